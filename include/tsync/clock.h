@@ -1,0 +1,147 @@
+/*
+ * tsync/clock.h - a globally ordered, core-local clock and its measured skew bound.
+ *
+ * Every tsync module orders events across threads by reading a clock that needs no
+ * shared cache line: the invariant time-stamp counter on x86-64, the generic timer
+ * (cntvct_el0) on aarch64, CLOCK_MONOTONIC elsewhere (seed 000 §3.2, "Using rdtsc for
+ * globally ordering events"). Counters on different cores may be offset from each other;
+ * at initialisation tsync measures that offset the way ORDO does (seed 003 §6): threads
+ * pinned to each pair of CPUs exchange timestamps through one cache line, and for each
+ * direction the smallest observed (receiver - sender) difference bounds the offset from
+ * above (it is the offset plus a positive one-way latency). The largest of those minima
+ * over all ordered pairs is the skew bound S. Two timestamps a, b taken on any two
+ * threads are ordered a-before-b only when a + S < b (tsync_clock_before()); every
+ * cross-thread comparison in tsync goes through that rule.
+ *
+ * Units: ticks of the chosen source. tsync_ticks_to_ns()/tsync_ns_to_ticks() convert
+ * with a rate calibrated against CLOCK_MONOTONIC at initialisation.
+ *
+ * Initialisation is lazy (first call of any function here, or of any tsync call) and
+ * runs once per process; it takes a few milliseconds (calibration plus the pairwise
+ * measurement, which pins a helper thread to each CPU in the caller's affinity mask).
+ * Environment overrides, read once at initialisation:
+ *   TSYNC_CLOCK=rdtsc|monotonic   force the source (rdtsc: the hardware counter)
+ *   TSYNC_SKEW=<ticks>            skip the measurement and use this bound
+ *
+ * Thread safety: every function may be called from any thread, registered or not.
+ */
+#ifndef TSYNC_CLOCK_H
+#define TSYNC_CLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <tsync/arch.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint64_t tsync_tick_t;
+
+enum tsync_clock_source {
+	TSYNC_CLOCK_UNINIT = 0,    /* before initialisation (never returned by the API) */
+	TSYNC_CLOCK_COUNTER = 1,   /* rdtsc (x86-64, invariant TSC) or cntvct_el0 (aarch64) */
+	TSYNC_CLOCK_MONOTONIC = 2, /* clock_gettime(CLOCK_MONOTONIC), in nanoseconds */
+};
+
+/* Internal: the source chosen at initialisation; read on every tsync_now(). */
+extern _Atomic int tsync__clock_source;
+tsync_tick_t tsync__now_slow(int ordered);
+
+/*
+ * tsync_now: the current time in ticks.
+ * Wait-free; no shared store. NOT ordered against the caller's surrounding memory
+ * accesses: the counter read may execute before earlier loads/stores complete and
+ * after later ones start. Use it where an early or late reading is harmless (e.g. the
+ * enter time of a parallel section, which a full fence orders after the fact).
+ * Monotonic per thread only within the skew bound: a thread that migrates may read a
+ * value up to tsync_clock_skew() below one it read earlier.
+ */
+static inline tsync_tick_t tsync_now(void)
+{
+#if TSYNC_ARCH_HAS_COUNTER
+	if (TSYNC_LIKELY(atomic_load_explicit(&tsync__clock_source, memory_order_relaxed) ==
+			 TSYNC_CLOCK_COUNTER))
+		return tsync_arch_counter();
+#endif
+	return tsync__now_slow(0);
+}
+
+/*
+ * tsync_now_ordered: the current time, read after every earlier load and store of the
+ * calling thread is globally visible (x86-64: MFENCE; LFENCE; RDTSC). This is the
+ * reading a reclaimer needs: the free time of an unlinked object must not be taken
+ * before the unlinking store is visible to other threads (seed 000 §3.2,
+ * "compensating for micro-architectural effects": an early timestamp could overlap an
+ * access that a reader made after it, so the node could be reused under the reader).
+ * Wait-free. Costs a full fence.
+ */
+static inline tsync_tick_t tsync_now_ordered(void)
+{
+#if TSYNC_ARCH_HAS_COUNTER
+	if (TSYNC_LIKELY(atomic_load_explicit(&tsync__clock_source, memory_order_relaxed) ==
+			 TSYNC_CLOCK_COUNTER))
+		return tsync_arch_counter_ordered();
+#endif
+	return tsync__now_slow(1);
+}
+
+/*
+ * tsync_now_before_loads: the current time, read before any later load of the calling
+ * thread is performed (x86-64: RDTSC; LFENCE). A scanner that reads other threads'
+ * records uses it so that what it reads reflects their state at or after the returned
+ * time. Wait-free.
+ */
+static inline tsync_tick_t tsync_now_before_loads(void)
+{
+#if TSYNC_ARCH_HAS_COUNTER
+	if (TSYNC_LIKELY(atomic_load_explicit(&tsync__clock_source, memory_order_relaxed) ==
+			 TSYNC_CLOCK_COUNTER))
+		return tsync_arch_counter_before_loads();
+#endif
+	return tsync__now_slow(1);
+}
+
+/*
+ * tsync_clock_init: choose the source, calibrate, measure the skew bound. Idempotent
+ * and thread-safe (the first caller does the work, others wait for it). Called lazily by
+ * every tsync entry point; call it explicitly to keep the cost off a latency-critical
+ * first operation. Returns 0; -1 with errno set only if no clock works at all.
+ */
+int tsync_clock_init(void);
+
+/* The chosen source. Initialises the clock if needed. */
+enum tsync_clock_source tsync_clock_source(void);
+/* "rdtsc", "cntvct" or "monotonic". */
+const char *tsync_clock_source_name(void);
+
+/*
+ * tsync_clock_skew: the cross-CPU ordering bound S in ticks (see the top of this file).
+ * 0 for CLOCK_MONOTONIC (one kernel clock) and when only one CPU is usable.
+ */
+tsync_tick_t tsync_clock_skew(void);
+
+/*
+ * tsync_clock_inversion: the largest inversion actually observed during the measurement,
+ * in ticks: max over ordered CPU pairs of (sender time - receiver time) for a message
+ * that was sent before it was received; 0 if no reading ever went backwards. Diagnostic:
+ * a large value means the counters are offset and S is doing real work.
+ */
+tsync_tick_t tsync_clock_inversion(void);
+
+/* True iff a timestamp a (taken on any thread) certainly precedes b: a + S < b. */
+static inline bool tsync_clock_before(tsync_tick_t a, tsync_tick_t b)
+{
+	extern tsync_tick_t tsync__clock_skew;
+	return a + tsync__clock_skew < b;
+}
+
+/* Calibrated rate of the source, in ticks per nanosecond (1.0 for monotonic). */
+double tsync_ticks_per_ns(void);
+uint64_t tsync_ticks_to_ns(tsync_tick_t ticks);
+tsync_tick_t tsync_ns_to_ticks(uint64_t ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSYNC_CLOCK_H */

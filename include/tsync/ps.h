@@ -1,0 +1,190 @@
+/*
+ * tsync/ps.h - ParSec parallel sections: scalable memory reclamation ordered by time.
+ *
+ * Seed 000 (Wang, Stamler, Parmer, "Parallel Sections", EuroSys 2016) §2.2 and §3.2-3.3.
+ *
+ * A parallel section is the span between ps_enter() and ps_exit() in which a thread may
+ * hold references into a data structure protected by a struct ps. ps_enter records the
+ * section's start time (tsync_now()) in the calling thread's own cache line, and
+ * ps_exit records exit = enter + 1 in the same line: the read path stores to no shared
+ * line and reads no line that updaters write. An object unlinked and freed at time t may
+ * be reused once every section that was active at t has ended; ps_quiesce(ps, t)
+ * decides that without waiting (wait-free) by comparing t against each thread's
+ * enter/exit times, with the clock's skew bound S applied to every comparison.
+ *
+ * Four optimisations of §3.3 are implemented:
+ *  1. one timestamp per section: exit is stored as enter + 1 (no second counter read);
+ *  2. each thread publishes its last computed quiescence point on its own line, and a
+ *     quiescer stops as soon as it finds its own or any other thread's point >= t;
+ *  3. each thread caches the enter/exit values it read from every other thread with the
+ *     time it read them, and reuses them for any t older than that time;
+ *  4. each thread starts its scan at its own id, spreading the reads of popular lines.
+ *
+ * Several struct ps are independent (seed 000, "nested parallel sections"): a thread may
+ * be inside sections of several instances at once, and quiescence of one ignores the
+ * others. Sections of one instance nest per thread: only the outermost enter/exit pair
+ * records times.
+ *
+ * Threads: any thread may call any function here; threads are registered lazily
+ * (<tsync/thread.h>). Memory ordering: see each function and docs/design.md.
+ */
+#ifndef TSYNC_PS_H
+#define TSYNC_PS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <tsync/arch.h>
+#include <tsync/clock.h>
+#include <tsync/thread.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ps;
+
+/* Configuration for ps_create(). Zero-initialise, set size = sizeof(struct ps_config),
+ * then change what you need; PS_CONFIG_INIT gives the defaults. */
+struct ps_config {
+	size_t size;          /* sizeof(struct ps_config), for forward compatibility */
+	uint64_t skew_margin; /* ticks added to the measured skew bound for this instance */
+};
+#define PS_CONFIG_INIT {sizeof(struct ps_config), 0}
+
+/*
+ * ps_create: a new, independent parallel-section domain.
+ * cfg: NULL for defaults. Initialises the clock (<tsync/clock.h>) if needed.
+ * Returns the instance, or NULL with errno = ENOMEM, or EINVAL (bad cfg->size).
+ * Blocking (allocates, takes the registry mutex). Any thread.
+ */
+struct ps *ps_create(const struct ps_config *cfg);
+
+/*
+ * ps_destroy: free an instance. Precondition (not checked): no thread is inside one of
+ * its sections or will use it again, and every ps_mem created on it was destroyed.
+ * NULL is ignored. Blocking.
+ */
+void ps_destroy(struct ps *ps);
+
+/*
+ * ps_quiesce: has every thread left every section of ps that was active at time t?
+ * t: a time from tsync_now_ordered() taken after the object was made unreachable (what
+ * ps_free records). Returns true only if, for every registered thread j, j was observed
+ * (now, or at a cached time that follows t by more than the skew bound) outside any
+ * section, or inside a section that began more than the skew bound after t; or if some
+ * thread already published a quiescence point >= t. False means "not yet": call again
+ * later. The caller's own sections count too: a thread inside a section that began
+ * before t makes ps_quiesce(ps, t) false, even when it is the caller.
+ * Wait-free: O(threads) loads in the worst case, usually O(1) (optimisations 2 and 3).
+ * Ordering: a true result happens-after the exit of every such section (acquire).
+ * Any thread, inside or outside a section.
+ */
+bool ps_quiesce(struct ps *ps, tsync_tick_t t);
+
+/*
+ * ps_synchronize: block until every section of ps active now has ended (the classic
+ * grace period, for callers that want to free memory themselves). Spins with
+ * tsync_arch_relax() and then sched_yield(). Must not be called inside a section of ps
+ * (it would wait for itself: the call aborts with a diagnostic). Blocking.
+ */
+void ps_synchronize(struct ps *ps);
+
+/*
+ * ps_quiescence_point: the calling thread's last computed quiescence point: every
+ * section of ps active at or before it has ended. 0 if none computed yet. Wait-free.
+ */
+tsync_tick_t ps_quiescence_point(struct ps *ps);
+
+/* Counters of the calling thread's ps_quiesce calls, for tests and diagnostics. */
+struct ps_stats {
+	uint64_t quiesce_calls;   /* ps_quiesce calls */
+	uint64_t quiesce_true;    /* ... that returned true */
+	uint64_t own_point_hits;  /* answered by the caller's own published point (opt. 2) */
+	uint64_t peer_point_hits; /* answered by another thread's published point (opt. 2) */
+	uint64_t cache_hits;      /* per-thread checks answered from the local cache (opt. 3) */
+	uint64_t remote_reads;    /* per-thread checks that read the other thread's line */
+};
+/* Fills *out with the calling thread's counters for ps. Returns 0. Wait-free. */
+int ps_stats_thread(struct ps *ps, struct ps_stats *out);
+
+/* ---- inline fast path (internal layout; do not use the ps__ names directly) ---- */
+
+/* One per thread per instance, on its own cache line. enter/exit/quiesced are written
+ * only by the owning thread (or by the registry when the owner exits). */
+struct ps__slot {
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t enter; /* start of the outermost section */
+	_Atomic uint64_t exit;     /* enter + 1 once that section ended; > enter when outside */
+	_Atomic uint64_t quiesced; /* owner's last computed quiescence point (opt. 2) */
+	uint32_t depth;            /* nesting depth, owner only */
+	uint32_t pad_;
+	void *qcache;              /* owner only: cache of other threads' values (opt. 3) */
+};
+#define PS__CHUNK_SHIFT 6u
+#define PS__CHUNK (1u << PS__CHUNK_SHIFT)
+struct ps__chunk {
+	struct ps__slot slot[PS__CHUNK];
+};
+struct ps__head {
+	struct ps__chunk *_Atomic *chunks; /* capacity / PS__CHUNK entries, filled lazily */
+};
+struct ps__slot *ps__slot_slow(struct ps *ps, unsigned tid);
+void ps__exit_unbalanced(void);
+
+static inline struct ps__slot *ps__slot(struct ps *ps)
+{
+	unsigned tid = tsync__self();
+	struct ps__chunk *c = atomic_load_explicit(
+	    &((struct ps__head *)ps)->chunks[tid >> PS__CHUNK_SHIFT], memory_order_acquire);
+	if (TSYNC_UNLIKELY(c == NULL))
+		return ps__slot_slow(ps, tid);
+	return &c->slot[tid & (PS__CHUNK - 1)];
+}
+
+/*
+ * ps_enter: begin a parallel section of ps (nestable; only the outermost one counts).
+ * Stores the current time to the caller's own line, then a full fence (seq_cst): the
+ * store is globally visible before any load the section makes, so a reclaimer that
+ * does not see it cannot have unlinked anything this section reads (docs/design.md §2).
+ * Wait-free; no shared store. Any thread (registers lazily; aborts if the registry is
+ * full, see <tsync/thread.h>).
+ */
+static inline void ps_enter(struct ps *ps)
+{
+	struct ps__slot *s = ps__slot(ps);
+	if (s->depth++ == 0) {
+		atomic_store_explicit(&s->enter, tsync_now(), memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+	}
+}
+
+/*
+ * ps_exit: end the innermost parallel section of ps. The outermost exit stores
+ * exit = enter + 1 with release ordering: every load of the section happens-before a
+ * reclaimer's acquire load that observes it. After the outermost exit the caller must
+ * hold no reference to memory protected by ps. Wait-free; no shared store.
+ * Precondition: the caller is inside a section of ps (checked by assert()).
+ */
+static inline void ps_exit(struct ps *ps)
+{
+	struct ps__slot *s = ps__slot(ps);
+#ifndef NDEBUG
+	if (TSYNC_UNLIKELY(s->depth == 0))
+		ps__exit_unbalanced();
+#endif
+	if (--s->depth == 0)
+		atomic_store_explicit(&s->exit,
+				      atomic_load_explicit(&s->enter, memory_order_relaxed) + 1,
+				      memory_order_release);
+}
+
+/* ps_in_section: is the calling thread inside a section of ps? Wait-free. */
+static inline bool ps_in_section(struct ps *ps)
+{
+	return ps__slot(ps)->depth != 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSYNC_PS_H */

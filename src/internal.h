@@ -1,0 +1,70 @@
+/*
+ * src/internal.h - what tsync's modules share and users do not see: the registry's
+ * thread-exit hooks and lazily allocated per-thread record arrays.
+ */
+#ifndef TSYNC_INTERNAL_H
+#define TSYNC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <tsync/thread.h>
+
+/*
+ * A client of the thread registry (each struct ps and struct ps_mem is one). When a
+ * registered thread unregisters (explicitly, or at exit through the pthread key
+ * destructor), thread_exit(c, tid) runs for every client, in the exiting thread, with
+ * the registry mutex held, before tid is released: it must return the thread's
+ * per-thread state to shared layers and must not register or unregister clients.
+ */
+struct tsync__client {
+	void (*thread_exit)(struct tsync__client *c, unsigned tid);
+	struct tsync__client *prev, *next;
+};
+/* Add/remove a client (registry mutex). After remove returns, thread_exit is not
+ * running for c and will not run again. */
+void tsync__client_add(struct tsync__client *c);
+void tsync__client_remove(struct tsync__client *c);
+
+/*
+ * Per-thread record arrays, indexed by thread id, grown in chunks of TSYNC__CHUNK ids:
+ * dir has tsync__chunk_count() entries, each NULL until some thread in that range
+ * needs its record. Chunks are never freed before the owning object is destroyed, so
+ * a pointer loaded from dir stays valid.
+ */
+#define TSYNC__CHUNK_SHIFT 6u
+#define TSYNC__CHUNK (1u << TSYNC__CHUNK_SHIFT)
+unsigned tsync__chunk_count(void);
+/*
+ * Return dir[idx], allocating it (chunk_bytes, aligned to a cache line, zeroed, then
+ * init(chunk, arg) if init is non-NULL) and publishing it with a release CAS if it is
+ * NULL. Returns NULL only if the allocation failed (errno = ENOMEM).
+ */
+void *tsync__chunk_get(void *_Atomic *dir, unsigned idx, size_t chunk_bytes,
+		       void (*init)(void *chunk, void *arg), void *arg);
+
+/* Print "tsync: <msg>" to stderr and abort: documented programming errors only. */
+_Noreturn void tsync__fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ps_mem object header, immediately before every object (seed 000 §3.4): the free time
+ * (0 while live), the link used by queues, caches and freelists, and the owning slab. */
+struct ps_mem_hdr {
+	_Atomic uint64_t free_tsc; /* 0: live; PS_MEM_MARKED: marked by ps_lock_release_free;
+				    * otherwise the free time (> PS_MEM_MARKED) */
+	struct ps_mem_hdr *next;
+	struct slab *slab;
+};
+#define PS_MEM_MARKED 1u
+#define HDR(obj) ((struct ps_mem_hdr *)((char *)(obj) - sizeof(struct ps_mem_hdr)))
+#define OBJ(h) ((void *)((char *)(h) + sizeof(struct ps_mem_hdr)))
+
+struct ps_mem;
+/* ps_free's body; marked: the header may carry PS_MEM_MARKED (ps_lock_release_free). */
+void ps__free(struct ps_mem *m, void *obj, int marked);
+
+static inline size_t tsync__round_up(size_t v, size_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+#endif

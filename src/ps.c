@@ -1,0 +1,285 @@
+/*
+ * src/ps.c - ParSec quiescence (seed 000 §3.2-3.3). The inline read path (ps_enter,
+ * ps_exit) is in include/tsync/ps.h; the argument for why no reader can observe reused
+ * memory is in docs/design.md §2.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tsync/ps.h>
+#include "internal.h"
+
+_Static_assert(PS__CHUNK == TSYNC__CHUNK, "ps chunks follow the registry's chunking");
+_Static_assert(sizeof(struct ps__slot) == TSYNC_CACHE_LINE, "one slot per cache line");
+
+struct ps {
+	struct ps__head head; /* first: the inline fast path casts struct ps * to it */
+	unsigned nchunks;
+	uint64_t skew;        /* clock skew bound + cfg->skew_margin */
+	struct tsync__client client;
+};
+
+/* What a quiescer last read of another thread's slot, and when (optimisation 3). */
+struct ps_view {
+	uint64_t enter, exit;
+	uint64_t at; /* tsync_now_before_loads() taken before the two loads */
+};
+struct ps_view_chunk {
+	struct ps_view v[PS__CHUNK];
+};
+/* A quiescer's private state, hung off its own slot (owner only). */
+struct ps_qcache {
+	struct ps_stats stats;
+	struct ps_view_chunk *chunks[]; /* nchunks entries, allocated on demand */
+};
+
+static void slot_chunk_init(void *chunk, void *arg)
+{
+	(void)arg;
+	struct ps__chunk *c = chunk;
+	for (unsigned i = 0; i < PS__CHUNK; i++)
+		atomic_store_explicit(&c->slot[i].exit, 1, memory_order_relaxed); /* outside */
+}
+
+struct ps__slot *ps__slot_slow(struct ps *ps, unsigned tid)
+{
+	struct ps__chunk *c = tsync__chunk_get((void *_Atomic *)ps->head.chunks,
+					       tid >> PS__CHUNK_SHIFT, sizeof(struct ps__chunk),
+					       slot_chunk_init, NULL);
+	if (c == NULL)
+		tsync__fatal("out of memory allocating parallel-section records");
+	return &c->slot[tid & (PS__CHUNK - 1)];
+}
+
+void ps__exit_unbalanced(void)
+{
+	tsync__fatal("ps_exit without a matching ps_enter");
+}
+
+static struct ps__slot *slot_if_exists(struct ps *ps, unsigned tid)
+{
+	struct ps__chunk *c = atomic_load_explicit(&ps->head.chunks[tid >> PS__CHUNK_SHIFT],
+						   memory_order_acquire);
+	return c ? &c->slot[tid & (PS__CHUNK - 1)] : NULL;
+}
+
+/* Registry hook: the exiting thread closes its sections (it can hold no references
+ * any more) and forgets its statistics; its caches stay with the id (still true). */
+static void ps_thread_exit(struct tsync__client *c, unsigned tid)
+{
+	struct ps *ps = (struct ps *)((char *)c - offsetof(struct ps, client));
+	struct ps__slot *s = slot_if_exists(ps, tid);
+	if (s == NULL)
+		return;
+	if (s->depth != 0) {
+		s->depth = 0;
+		atomic_store_explicit(&s->exit, atomic_load_explicit(&s->enter, memory_order_relaxed) + 1,
+				      memory_order_release);
+	}
+	struct ps_qcache *qc = s->qcache;
+	if (qc)
+		memset(&qc->stats, 0, sizeof(qc->stats));
+}
+
+struct ps *ps_create(const struct ps_config *cfg)
+{
+	struct ps_config def = PS_CONFIG_INIT;
+	if (cfg == NULL)
+		cfg = &def;
+	if (cfg->size < sizeof(size_t) || cfg->size > 4096) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct ps_config c = def;
+	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
+
+	tsync_clock_init();
+	struct ps *ps = calloc(1, sizeof(*ps));
+	if (ps == NULL)
+		return NULL;
+	ps->nchunks = tsync__chunk_count();
+	ps->head.chunks = calloc(ps->nchunks, sizeof(*ps->head.chunks));
+	if (ps->head.chunks == NULL) {
+		free(ps);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ps->skew = tsync_clock_skew() + c.skew_margin;
+	ps->client.thread_exit = ps_thread_exit;
+	tsync__client_add(&ps->client);
+	return ps;
+}
+
+void ps_destroy(struct ps *ps)
+{
+	if (ps == NULL)
+		return;
+	tsync__client_remove(&ps->client);
+	for (unsigned i = 0; i < ps->nchunks; i++) {
+		struct ps__chunk *c = atomic_load_explicit(&ps->head.chunks[i], memory_order_acquire);
+		if (c == NULL)
+			continue;
+		for (unsigned j = 0; j < PS__CHUNK; j++) {
+			struct ps_qcache *qc = c->slot[j].qcache;
+			if (qc == NULL)
+				continue;
+			for (unsigned k = 0; k < ps->nchunks; k++)
+				free(qc->chunks[k]);
+			free(qc);
+		}
+		free(c);
+	}
+	free(ps->head.chunks);
+	free(ps);
+}
+
+static struct ps_qcache *qcache_of(struct ps *ps, struct ps__slot *me)
+{
+	if (TSYNC_LIKELY(me->qcache != NULL))
+		return me->qcache;
+	struct ps_qcache *qc = calloc(1, sizeof(*qc) + ps->nchunks * sizeof(qc->chunks[0]));
+	if (qc == NULL)
+		tsync__fatal("out of memory allocating quiescence caches");
+	me->qcache = qc;
+	return qc;
+}
+
+/* The cached view of thread j, or NULL if its chunk cannot be allocated (then the
+ * scan simply reads j's slot every time: the cache is an optimisation only). */
+static struct ps_view *view_of(struct ps_qcache *qc, unsigned j)
+{
+	struct ps_view_chunk *vc = qc->chunks[j >> PS__CHUNK_SHIFT];
+	if (TSYNC_UNLIKELY(vc == NULL)) {
+		vc = calloc(1, sizeof(*vc));
+		if (vc == NULL)
+			return NULL;
+		qc->chunks[j >> PS__CHUNK_SHIFT] = vc;
+	}
+	return &vc->v[j & (PS__CHUNK - 1)];
+}
+
+static void publish(struct ps__slot *me, uint64_t q)
+{
+	if (q > atomic_load_explicit(&me->quiesced, memory_order_relaxed))
+		atomic_store_explicit(&me->quiesced, q, memory_order_release);
+}
+
+/*
+ * ps_quiesce. Each thread j is quiescent with respect to t when it was seen, at a time
+ * that certainly follows t, outside any section or inside one that certainly began
+ * after t. While checking, compute the quiescence point q this scan proves - the
+ * earliest of (the scan's start, every observed in-section enter time, every cached
+ * view's time), less the skew bound - and publish it on the caller's line (opt. 2).
+ */
+bool ps_quiesce(struct ps *ps, tsync_tick_t t)
+{
+	unsigned me_id = tsync__self();
+	struct ps__slot *me = ps__slot(ps);
+	struct ps_qcache *qc = qcache_of(ps, me);
+	const uint64_t S = ps->skew;
+	qc->stats.quiesce_calls++;
+
+	/* Optimisation 2, own point: every section active at or before it has ended. */
+	if (t <= atomic_load_explicit(&me->quiesced, memory_order_acquire)) {
+		qc->stats.own_point_hits++;
+		qc->stats.quiesce_true++;
+		return true;
+	}
+
+	/* Loads below observe the other threads at or after `now` (RDTSC; LFENCE). */
+	const uint64_t now = tsync_now_before_loads();
+	uint64_t min = now;
+	const unsigned hw = tsync_thread_high_water();
+
+	/* Optimisation 4: start at our own id (and check ourselves first, for free). */
+	for (unsigned k = 0; k < hw; k++) {
+		unsigned j = me_id + k;
+		if (j >= hw)
+			j -= hw;
+		struct ps__slot *s = j == me_id ? me : slot_if_exists(ps, j);
+		if (s == NULL) {
+			/* No record: j never entered a section of ps before `now` (its record is
+			 * published before its first enter store, docs/design.md §2.3). */
+			continue;
+		}
+		struct ps_view *v = NULL;
+		if (j != me_id) {
+			v = view_of(qc, j);
+			/* Optimisation 3: a view taken certainly after t answers for t. */
+			if (v && v->at > t + S) {
+				if (v->exit > v->enter) {
+					qc->stats.cache_hits++;
+					if (v->at < min)
+						min = v->at;
+					continue;
+				}
+				if (v->enter > t + S) {
+					qc->stats.cache_hits++;
+					if (v->enter < min)
+						min = v->enter;
+					continue;
+				}
+			}
+			/* Optimisation 2, peer's point: it is on the line we are about to read. */
+			uint64_t qj = atomic_load_explicit(&s->quiesced, memory_order_acquire);
+			if (qj >= t) {
+				qc->stats.peer_point_hits++;
+				qc->stats.quiesce_true++;
+				publish(me, qj);
+				return true;
+			}
+			qc->stats.remote_reads++;
+		}
+		/* exit before enter: if we see exit == enter + 1 for the enter we then read,
+		 * j was outside between the two loads (docs/design.md §2.2). */
+		uint64_t x = atomic_load_explicit(&s->exit, memory_order_acquire);
+		uint64_t e = atomic_load_explicit(&s->enter, memory_order_acquire);
+		if (v) {
+			v->enter = e;
+			v->exit = x;
+			v->at = now;
+		}
+		if (x > e)
+			continue; /* outside at a time after `now`: bounded by min = now already */
+		if (e > t + S) {
+			if (e < min)
+				min = e;
+			continue;
+		}
+		return false; /* j is (or may be) inside a section that began by t */
+	}
+	qc->stats.quiesce_true++;
+	if (min > S + 1)
+		publish(me, min - S - 1);
+	return true;
+}
+
+void ps_synchronize(struct ps *ps)
+{
+	if (ps_in_section(ps))
+		tsync__fatal("ps_synchronize called inside a parallel section of the same ps");
+	uint64_t t = tsync_now_ordered();
+	for (unsigned spins = 0; !ps_quiesce(ps, t); spins++) {
+		if (spins < 64)
+			tsync_arch_relax();
+		else
+			sched_yield();
+	}
+}
+
+tsync_tick_t ps_quiescence_point(struct ps *ps)
+{
+	return atomic_load_explicit(&ps__slot(ps)->quiesced, memory_order_relaxed);
+}
+
+int ps_stats_thread(struct ps *ps, struct ps_stats *out)
+{
+	struct ps__slot *me = ps__slot(ps);
+	if (me->qcache)
+		*out = ((struct ps_qcache *)me->qcache)->stats;
+	else
+		memset(out, 0, sizeof(*out));
+	return 0;
+}

@@ -1,0 +1,48 @@
+/*
+ * src/ps_lock.c - node locks that fail on freed nodes (seed 000 §2.2, §3.5, Fig. 1).
+ * Why a contender can never use a freed node: docs/design.md §4.
+ */
+#include <tsync/ps_lock.h>
+#include "internal.h"
+
+void ps_lock_init(struct ps_lock *lock)
+{
+	atomic_init(&lock->next, 0);
+	atomic_init(&lock->owner, 0);
+}
+
+bool ps_lock_take(void *node, struct ps_lock *lock)
+{
+	uint32_t ticket = atomic_fetch_add_explicit(&lock->next, 1, memory_order_relaxed);
+	while (atomic_load_explicit(&lock->owner, memory_order_acquire) != ticket)
+		tsync_arch_relax();
+	/* The deleter marked the node before releasing the lock we just acquired. */
+	if (atomic_load_explicit(&HDR(node)->free_tsc, memory_order_acquire) != 0) {
+		ps_lock_release(node, lock);
+		return false;
+	}
+	return true;
+}
+
+void ps_lock_release(void *node, struct ps_lock *lock)
+{
+	(void)node;
+	uint32_t o = atomic_load_explicit(&lock->owner, memory_order_relaxed);
+	atomic_store_explicit(&lock->owner, o + 1, memory_order_release);
+}
+
+void ps_lock_release_free(void *node, struct ps_lock *lock)
+{
+	struct ps_mem_hdr *h = HDR(node);
+	if (atomic_load_explicit(&h->free_tsc, memory_order_relaxed) != 0)
+		tsync__fatal("ps_lock_release_free: node %p already freed", node);
+	/* Mark first, release second: the mark is visible to the next lock holder. */
+	atomic_store_explicit(&h->free_tsc, PS_MEM_MARKED, memory_order_relaxed);
+	ps_lock_release(node, lock);
+	ps__free(ps_mem_of(node), node, 1);
+}
+
+bool ps_lock_is_freed(const void *node)
+{
+	return atomic_load_explicit(&HDR((void *)node)->free_tsc, memory_order_acquire) != 0;
+}

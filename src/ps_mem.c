@@ -1,0 +1,754 @@
+/*
+ * src/ps_mem.c - the SMR-integrated slab allocator (seed 000 §3.4, seed 004 App. A).
+ *
+ * Layers (include/tsync/ps_mem.h):
+ *   quiescence queue --reclaim--> object cache --flush/refill--> owned slabs
+ *   owned slabs <--> slab pool (mutex) <--> system (mmap/munmap)
+ * Ownership rules (docs/design.md §3):
+ *  - a thread's queue, cache and owned-slab lists are touched only by that thread (and by
+ *    the registry hook that runs in it when it exits);
+ *  - a slab's freelist is touched only by its owner, or under the pool mutex while the
+ *    pool owns it; ownership changes only under the pool mutex;
+ *  - anyone may push onto an owner's remote lists (CAS); only the owner empties them.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <tsync/ps_mem.h>
+#include <tsync/ps_lock.h>
+#include "internal.h"
+
+enum slab_list_id { L_NONE, L_OWN_PARTIAL, L_OWN_FULL, L_POOL_PARTIAL, L_POOL_EMPTY, L_POOL_FULL };
+#define OWNER_POOL (-1)
+
+struct slab {
+	struct ps_mem *m;
+	_Atomic int owner;          /* thread id, or OWNER_POOL */
+	struct ps_mem_hdr *free;    /* objects free in this slab */
+	unsigned nfree, nobj;
+	enum slab_list_id list;
+	struct slab *prev, *next;   /* in the list `list` */
+	struct slab *all_prev, *all_next; /* every slab of m (pool mutex) */
+};
+
+struct slab_list {
+	struct slab *head;
+	size_t n;
+};
+
+/* Per-thread state, per ps_mem. remote[] heads are written by other threads, each on its
+ * own line; the rest is written only by the owning thread (counters are atomics only so
+ * that ps_mem_stats may read them while it runs). */
+struct ps_mem_pt {
+	struct {
+		_Alignas(TSYNC_CACHE_LINE) _Atomic(struct ps_mem_hdr *) head;
+	} remote[PS_MEM_REMOTE_LINES];
+	_Alignas(TSYNC_CACHE_LINE) struct ps_mem_hdr *cache; /* object cache (LIFO) */
+	unsigned ncache;
+	unsigned nempty;                   /* owned slabs with every object free */
+	struct ps_mem_hdr *qhead, *qtail;  /* quiescence queue, by free time */
+	struct slab_list partial, full;    /* owned slabs with / without free objects */
+	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
+	    c_flushes, c_remote, c_max_wait;
+};
+struct ps_mem_pt_chunk {
+	struct ps_mem_pt pt[TSYNC__CHUNK];
+};
+
+struct orphan {
+	struct ps_mem_hdr *head, *tail;
+	uint64_t n;
+	struct orphan *next;
+};
+
+struct ps_mem {
+	struct ps *ps;
+	size_t obj_size, align, hdr_area, stride, first, slab_size;
+	unsigned nobj, cache_size, batch, slabs_kept;
+	unsigned nchunks;
+	struct ps_mem_pt_chunk *_Atomic *chunks;
+	struct tsync__client client;
+
+	pthread_mutex_t pool_lock; /* protects everything below */
+	struct slab_list pool_partial, pool_empty, pool_full;
+	struct slab *all;
+	uint64_t slabs, peak_slabs, grows, shrinks, pool_remote;
+	struct orphan *orphans;
+	_Atomic uint64_t orphan_pending;
+};
+
+static inline void cnt_add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+			      memory_order_relaxed);
+}
+static inline void cnt_sub(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) - v,
+			      memory_order_relaxed);
+}
+
+/* ---- slab lists ------------------------------------------------------------------ */
+
+static struct slab_list *list_of(struct ps_mem *m, struct ps_mem_pt *pt, enum slab_list_id id)
+{
+	switch (id) {
+	case L_OWN_PARTIAL: return &pt->partial;
+	case L_OWN_FULL: return &pt->full;
+	case L_POOL_PARTIAL: return &m->pool_partial;
+	case L_POOL_EMPTY: return &m->pool_empty;
+	case L_POOL_FULL: return &m->pool_full;
+	default: return NULL;
+	}
+}
+
+static void list_del(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
+{
+	struct slab_list *l = list_of(m, pt, s->list);
+	if (l == NULL)
+		return;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		l->head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->prev = s->next = NULL;
+	s->list = L_NONE;
+	l->n--;
+}
+
+static void list_add(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s, enum slab_list_id id)
+{
+	struct slab_list *l = list_of(m, pt, id);
+	s->prev = NULL;
+	s->next = l->head;
+	if (l->head)
+		l->head->prev = s;
+	l->head = s;
+	l->n++;
+	s->list = id;
+}
+
+static enum slab_list_id pool_list_for(const struct slab *s)
+{
+	if (s->nfree == s->nobj)
+		return L_POOL_EMPTY;
+	return s->nfree ? L_POOL_PARTIAL : L_POOL_FULL;
+}
+
+/* ---- slabs from and to the system (pool mutex held) ------------------------------- */
+
+static struct slab *slab_map(struct ps_mem *m)
+{
+	/* Map twice the size and trim, for a slab_size-aligned slab. */
+	size_t sz = m->slab_size;
+	char *raw = mmap(NULL, 2 * sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	char *base = (char *)tsync__round_up((uintptr_t)raw, sz);
+	if (base > raw)
+		munmap(raw, (size_t)(base - raw));
+	if (base + sz < raw + 2 * sz)
+		munmap(base + sz, (size_t)(raw + 2 * sz - (base + sz)));
+
+	struct slab *s = (struct slab *)base;
+	s->m = m;
+	atomic_init(&s->owner, OWNER_POOL);
+	s->nobj = m->nobj;
+	s->nfree = m->nobj;
+	s->list = L_NONE;
+	struct ps_mem_hdr *prev = NULL;
+	for (unsigned i = m->nobj; i-- > 0;) {
+		char *obj = base + m->first + (size_t)i * m->stride + m->hdr_area;
+		struct ps_mem_hdr *h = HDR(obj);
+		atomic_init(&h->free_tsc, 0);
+		h->slab = s;
+		h->next = prev;
+		prev = h;
+	}
+	s->free = prev;
+	s->all_prev = NULL;
+	s->all_next = m->all;
+	if (m->all)
+		m->all->all_prev = s;
+	m->all = s;
+	m->slabs++;
+	m->grows++;
+	if (m->slabs > m->peak_slabs)
+		m->peak_slabs = m->slabs;
+	return s;
+}
+
+static void slab_unmap(struct ps_mem *m, struct slab *s)
+{
+	if (s->all_prev)
+		s->all_prev->all_next = s->all_next;
+	else
+		m->all = s->all_next;
+	if (s->all_next)
+		s->all_next->all_prev = s->all_prev;
+	m->slabs--;
+	m->shrinks++;
+	munmap(s, m->slab_size);
+}
+
+/* Keep at most slabs_kept fully free slabs in the pool (pool mutex held). */
+static void pool_trim(struct ps_mem *m)
+{
+	while (m->pool_empty.n > m->slabs_kept) {
+		struct slab *s = m->pool_empty.head;
+		list_del(m, NULL, s);
+		slab_unmap(m, s);
+	}
+}
+
+/* ---- per-thread state ------------------------------------------------------------- */
+
+static struct ps_mem_pt *pt_get(struct ps_mem *m, unsigned tid)
+{
+	struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[tid >> TSYNC__CHUNK_SHIFT],
+							 memory_order_acquire);
+	if (TSYNC_UNLIKELY(c == NULL)) {
+		c = tsync__chunk_get((void *_Atomic *)m->chunks, tid >> TSYNC__CHUNK_SHIFT,
+				     sizeof(struct ps_mem_pt_chunk), NULL, NULL);
+		if (c == NULL)
+			return NULL;
+	}
+	return &c->pt[tid & (TSYNC__CHUNK - 1)];
+}
+
+static struct ps_mem_pt *pt_if_exists(struct ps_mem *m, unsigned tid)
+{
+	struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[tid >> TSYNC__CHUNK_SHIFT],
+							 memory_order_acquire);
+	return c ? &c->pt[tid & (TSYNC__CHUNK - 1)] : NULL;
+}
+
+/* ---- returning objects to slabs ---------------------------------------------------- */
+
+/* A slab owned by `me` got objects back: fix its list; hand a second fully free slab to
+ * the pool, so a thread keeps at most one empty slab of its own. */
+static void own_slab_gained(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s, unsigned was)
+{
+	if (was == 0) {
+		list_del(m, pt, s);
+		list_add(m, pt, s, L_OWN_PARTIAL);
+	}
+	if (s->nfree == s->nobj && was != s->nobj) {
+		if (pt->nempty == 0) {
+			pt->nempty = 1;
+			return;
+		}
+		pthread_mutex_lock(&m->pool_lock);
+		list_del(m, pt, s);
+		atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
+		list_add(m, NULL, s, L_POOL_EMPTY);
+		pool_trim(m);
+		pthread_mutex_unlock(&m->pool_lock);
+	}
+}
+
+/* Return one free object to its slab, wherever that slab is owned. */
+static void free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, struct ps_mem_hdr *h)
+{
+	struct slab *s = h->slab;
+	for (;;) {
+		int o = atomic_load_explicit(&s->owner, memory_order_acquire);
+		if (o == (int)me) {
+			unsigned was = s->nfree;
+			h->next = s->free;
+			s->free = h;
+			s->nfree++;
+			own_slab_gained(m, pt, s, was);
+			return;
+		}
+		if (o == OWNER_POOL) {
+			pthread_mutex_lock(&m->pool_lock);
+			if (atomic_load_explicit(&s->owner, memory_order_relaxed) != OWNER_POOL) {
+				pthread_mutex_unlock(&m->pool_lock); /* adopted meanwhile: retry */
+				continue;
+			}
+			list_del(m, NULL, s);
+			h->next = s->free;
+			s->free = h;
+			s->nfree++;
+			list_add(m, NULL, s, pool_list_for(s));
+			m->pool_remote++;
+			pool_trim(m);
+			pthread_mutex_unlock(&m->pool_lock);
+			return;
+		}
+		/* Remote free (seed 004 App. A): onto the owner's list for our line. */
+		struct ps_mem_pt *opt = pt_if_exists(m, (unsigned)o);
+		_Atomic(struct ps_mem_hdr *) *head = &opt->remote[me % PS_MEM_REMOTE_LINES].head;
+		struct ps_mem_hdr *old = atomic_load_explicit(head, memory_order_relaxed);
+		do
+			h->next = old;
+		while (!atomic_compare_exchange_weak_explicit(head, &old, h, memory_order_release,
+							      memory_order_relaxed));
+		cnt_add(&pt->c_remote, 1);
+		return;
+	}
+}
+
+/* Empty our remote lists: one exchange per line. */
+static void drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
+{
+	for (unsigned i = 0; i < PS_MEM_REMOTE_LINES; i++) {
+		if (atomic_load_explicit(&pt->remote[i].head, memory_order_relaxed) == NULL)
+			continue;
+		struct ps_mem_hdr *h = atomic_exchange_explicit(&pt->remote[i].head, NULL,
+								memory_order_acquire);
+		while (h) {
+			struct ps_mem_hdr *next = h->next;
+			free_to_slab(m, me, pt, h);
+			h = next;
+		}
+	}
+}
+
+/* Flush n objects from the cache back to their slabs. */
+static void cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, unsigned n)
+{
+	if (n == 0)
+		return;
+	for (unsigned i = 0; i < n && pt->cache; i++) {
+		struct ps_mem_hdr *h = pt->cache;
+		pt->cache = h->next;
+		pt->ncache--;
+		free_to_slab(m, me, pt, h);
+	}
+	cnt_add(&pt->c_flushes, 1);
+	atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
+}
+
+static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, struct ps_mem_hdr *h)
+{
+	if (TSYNC_UNLIKELY(pt->ncache >= m->cache_size))
+		cache_flush(m, me, pt, (m->cache_size + 1) / 2);
+	h->next = pt->cache;
+	pt->cache = h;
+	pt->ncache++;
+}
+
+/* ---- quiescence queue -------------------------------------------------------------- */
+
+/* Move up to `limit` quiesced objects from the head of our queue into our cache. */
+static size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit)
+{
+	size_t n = 0;
+	uint64_t max_wait = 0, now = 0;
+	while (n < limit && pt->qhead) {
+		struct ps_mem_hdr *h = pt->qhead;
+		uint64_t t = atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
+		if (!ps_quiesce(m->ps, t))
+			break;
+		pt->qhead = h->next;
+		if (pt->qhead == NULL)
+			pt->qtail = NULL;
+		if (now == 0)
+			now = tsync_now();
+		if (now > t && now - t > max_wait)
+			max_wait = now - t;
+		cache_push(m, me, pt, h);
+		n++;
+	}
+	if (n) {
+		cnt_sub(&pt->c_pending, n);
+		cnt_add(&pt->c_reclaimed, n);
+		atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
+		if (max_wait > atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed))
+			atomic_store_explicit(&pt->c_max_wait, max_wait, memory_order_relaxed);
+	}
+	return n;
+}
+
+/* Merge a queue segment (sorted by free time) into ours. */
+static void queue_merge(struct ps_mem_pt *pt, struct ps_mem_hdr *b)
+{
+	struct ps_mem_hdr *a = pt->qhead, head = {0}, *tail = &head;
+	while (a && b) {
+		uint64_t ta = atomic_load_explicit(&a->free_tsc, memory_order_relaxed);
+		uint64_t tb = atomic_load_explicit(&b->free_tsc, memory_order_relaxed);
+		if (ta <= tb) {
+			tail->next = a;
+			a = a->next;
+		} else {
+			tail->next = b;
+			b = b->next;
+		}
+		tail = tail->next;
+	}
+	tail->next = a ? a : b;
+	while (tail->next)
+		tail = tail->next;
+	pt->qhead = head.next;
+	pt->qtail = pt->qhead ? tail : NULL;
+}
+
+/* Take over one queue left behind by an exited thread. */
+static void adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	pthread_mutex_lock(&m->pool_lock);
+	struct orphan *o = m->orphans;
+	if (o) {
+		m->orphans = o->next;
+		atomic_store_explicit(&m->orphan_pending,
+				      atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) - o->n,
+				      memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&m->pool_lock);
+	if (o == NULL)
+		return;
+	queue_merge(pt, o->head);
+	cnt_add(&pt->c_pending, o->n);
+	free(o);
+}
+
+/* ---- refill ------------------------------------------------------------------------- */
+
+/* Take up to half a cache of objects from our partial slabs. Returns the count. */
+static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	unsigned want = (m->cache_size + 1) / 2, got = 0;
+	while (got < want && pt->partial.head) {
+		struct slab *s = pt->partial.head;
+		if (s->nfree == s->nobj && pt->nempty)
+			pt->nempty--;
+		while (got < want && s->free) {
+			struct ps_mem_hdr *h = s->free;
+			s->free = h->next;
+			s->nfree--;
+			h->next = pt->cache;
+			pt->cache = h;
+			pt->ncache++;
+			got++;
+		}
+		if (s->nfree == 0) {
+			list_del(m, pt, s);
+			list_add(m, pt, s, L_OWN_FULL);
+		}
+	}
+	return got;
+}
+
+/* Get a slab from the pool (partial first: keeps empty ones returnable) or the system. */
+static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
+{
+	pthread_mutex_lock(&m->pool_lock);
+	struct slab *s = m->pool_partial.head ? m->pool_partial.head : m->pool_empty.head;
+	if (s)
+		list_del(m, NULL, s);
+	else
+		s = slab_map(m);
+	if (s)
+		atomic_store_explicit(&s->owner, (int)me, memory_order_relaxed);
+	pthread_mutex_unlock(&m->pool_lock);
+	if (s == NULL)
+		return -1;
+	if (s->nfree == s->nobj)
+		pt->nempty++;
+	list_add(m, pt, s, L_OWN_PARTIAL);
+	return 0;
+}
+
+static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
+{
+	/* 1. quiesced memory first: reuse is the point of the queue */
+	if (reclaim(m, me, pt, m->batch) == 0) {
+		/* 2. objects others returned to our slabs, then our slabs */
+		drain_remote(m, me, pt);
+		if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
+			adopt_orphan(m, pt);
+			reclaim(m, me, pt, m->batch);
+		}
+		if (pt->cache == NULL) {
+			unsigned got = take_from_own(m, pt);
+			/* 3. nothing quiesced and no free object: fresh memory, never wait */
+			if (got == 0) {
+				if (acquire_slab(m, me, pt) != 0) {
+					errno = ENOMEM;
+					return NULL;
+				}
+				got = take_from_own(m, pt);
+			}
+			if (got)
+				cnt_add(&pt->c_refills, 1);
+		}
+	}
+	struct ps_mem_hdr *h = pt->cache;
+	pt->cache = h->next;
+	pt->ncache--;
+	atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
+	atomic_store_explicit(&h->free_tsc, 0, memory_order_relaxed);
+	cnt_add(&pt->c_allocs, 1);
+	return OBJ(h);
+}
+
+static struct ps_mem_pt *self_pt(struct ps_mem *m, unsigned *me)
+{
+	*me = tsync__self();
+	struct ps_mem_pt *pt = pt_get(m, *me);
+	if (TSYNC_UNLIKELY(pt == NULL))
+		tsync__fatal("out of memory allocating per-thread allocator state");
+	return pt;
+}
+
+void *ps_alloc(struct ps_mem *m)
+{
+	unsigned me;
+	struct ps_mem_pt *pt = self_pt(m, &me);
+	struct ps_mem_hdr *h = pt->cache;
+	if (TSYNC_LIKELY(h != NULL)) {
+		pt->cache = h->next;
+		pt->ncache--;
+		atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
+		atomic_store_explicit(&h->free_tsc, 0, memory_order_relaxed);
+		cnt_add(&pt->c_allocs, 1);
+		return OBJ(h);
+	}
+	return alloc_slow(m, me, pt);
+}
+
+/* Shared by ps_free and ps_lock_release_free (which marked the header first). */
+void ps__free(struct ps_mem *m, void *obj, int marked)
+{
+	struct ps_mem_hdr *h = HDR(obj);
+	uint64_t old = atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
+	if (TSYNC_UNLIKELY(old != 0 && !(marked && old == PS_MEM_MARKED)))
+		tsync__fatal("ps_free: double free of %p", obj);
+	if (TSYNC_UNLIKELY(h->slab->m != m))
+		tsync__fatal("ps_free: %p does not belong to this ps_mem", obj);
+	unsigned me;
+	struct ps_mem_pt *pt = self_pt(m, &me);
+	/* The free time follows every earlier store of ours, the unlink included. */
+	uint64_t t = tsync_now_ordered();
+	if (t <= PS_MEM_MARKED)
+		t = PS_MEM_MARKED + 1;
+	atomic_store_explicit(&h->free_tsc, t, memory_order_release);
+	h->next = NULL;
+	if (pt->qtail)
+		pt->qtail->next = h;
+	else
+		pt->qhead = h;
+	pt->qtail = h;
+	cnt_add(&pt->c_pending, 1);
+	cnt_add(&pt->c_frees, 1);
+	reclaim(m, me, pt, m->batch);
+}
+
+void ps_free(struct ps_mem *m, void *obj)
+{
+	if (obj != NULL)
+		ps__free(m, obj, 0);
+}
+
+size_t ps_mem_reclaim(struct ps_mem *m)
+{
+	unsigned me;
+	struct ps_mem_pt *pt = self_pt(m, &me);
+	return reclaim(m, me, pt, SIZE_MAX);
+}
+
+/* ---- thread exit --------------------------------------------------------------------- */
+
+/* Runs in the exiting thread (registry mutex held): give everything back. */
+static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
+{
+	struct ps_mem *m = (struct ps_mem *)((char *)c - offsetof(struct ps_mem, client));
+	struct ps_mem_pt *pt = pt_if_exists(m, tid);
+	if (pt == NULL)
+		return;
+	reclaim(m, tid, pt, SIZE_MAX);
+	cache_flush(m, tid, pt, pt->ncache);
+	drain_remote(m, tid, pt);
+
+	struct orphan *o = NULL;
+	if (pt->qhead) {
+		o = malloc(sizeof(*o));
+		if (o == NULL) /* cannot hand it over: keep it with the id; its next user adopts it */
+			return;
+		o->head = pt->qhead;
+		o->tail = pt->qtail;
+		o->n = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
+		pt->qhead = pt->qtail = NULL;
+		atomic_store_explicit(&pt->c_pending, 0, memory_order_relaxed);
+	}
+	pthread_mutex_lock(&m->pool_lock);
+	if (o) {
+		o->next = m->orphans;
+		m->orphans = o;
+		atomic_store_explicit(&m->orphan_pending,
+				      atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) + o->n,
+				      memory_order_relaxed);
+	}
+	struct slab_list *lists[2] = {&pt->partial, &pt->full};
+	for (int i = 0; i < 2; i++) {
+		while (lists[i]->head) {
+			struct slab *s = lists[i]->head;
+			list_del(m, pt, s);
+			atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
+			list_add(m, NULL, s, pool_list_for(s));
+		}
+	}
+	pt->nempty = 0;
+	pool_trim(m);
+	pthread_mutex_unlock(&m->pool_lock);
+}
+
+/* ---- create / destroy / stats ---------------------------------------------------------- */
+
+#ifdef TSYNC_TEST_SMALL
+#define DEF_CACHE 4u
+#define DEF_BATCH 2u
+#define DEF_KEPT 1u
+#define DEF_SLAB 4096u
+#else
+#define DEF_CACHE 64u
+#define DEF_BATCH 16u
+#define DEF_KEPT 4u
+#define DEF_SLAB (64u * 1024u)
+#endif
+
+struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem_config *cfg)
+{
+	struct ps_mem_config def = PS_MEM_CONFIG_INIT, c = def;
+	if (cfg) {
+		if (cfg->size < sizeof(size_t) || cfg->size > 4096) {
+			errno = EINVAL;
+			return NULL;
+		}
+		memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
+	}
+	if (ps == NULL || obj_size == 0 || obj_size > ((size_t)1 << 30)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	size_t align = c.align ? c.align : 16;
+	if ((align & (align - 1)) || align > 4096 || (c.slab_size & (c.slab_size - 1)) ||
+	    (c.slab_size && c.slab_size < 4096)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align < sizeof(void *))
+		align = sizeof(void *);
+	/* Slot: [pad][header][object], header immediately before the object; the object is
+	 * aligned to `align` because first and stride are multiples of it. */
+	size_t hdr_area = tsync__round_up(sizeof(struct ps_mem_hdr), align);
+	size_t stride = tsync__round_up(hdr_area + obj_size, align);
+	size_t first = tsync__round_up(sizeof(struct slab), align > TSYNC_CACHE_LINE ? align : TSYNC_CACHE_LINE);
+	size_t slab = c.slab_size ? c.slab_size : DEF_SLAB;
+	if (!c.slab_size)
+		while (first + 8 * stride > slab)
+			slab <<= 1;
+	if (first + stride > slab) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct ps_mem *m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return NULL;
+	m->ps = ps;
+	m->obj_size = obj_size;
+	m->align = align;
+	m->hdr_area = hdr_area;
+	m->stride = stride;
+	m->first = first;
+	m->slab_size = slab;
+	m->nobj = (unsigned)((slab - first) / stride);
+	m->cache_size = c.cache_size ? c.cache_size : DEF_CACHE;
+	m->batch = c.reclaim_batch ? c.reclaim_batch : DEF_BATCH;
+	m->slabs_kept = c.slabs_kept ? c.slabs_kept : DEF_KEPT;
+	m->nchunks = tsync__chunk_count();
+	m->chunks = calloc(m->nchunks, sizeof(*m->chunks));
+	if (m->chunks == NULL) {
+		free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&m->pool_lock, NULL);
+	m->client.thread_exit = ps_mem_thread_exit;
+	tsync__client_add(&m->client);
+	return m;
+}
+
+void ps_mem_destroy(struct ps_mem *m)
+{
+	if (m == NULL)
+		return;
+	tsync__client_remove(&m->client);
+	pthread_mutex_lock(&m->pool_lock);
+	while (m->all)
+		slab_unmap(m, m->all);
+	while (m->orphans) {
+		struct orphan *o = m->orphans;
+		m->orphans = o->next;
+		free(o);
+	}
+	pthread_mutex_unlock(&m->pool_lock);
+	for (unsigned i = 0; i < m->nchunks; i++)
+		free(atomic_load_explicit(&m->chunks[i], memory_order_relaxed));
+	free(m->chunks);
+	pthread_mutex_destroy(&m->pool_lock);
+	free(m);
+}
+
+struct ps_mem *ps_mem_of(const void *obj)
+{
+	return HDR(obj)->slab->m;
+}
+
+struct ps *ps_mem_ps(const struct ps_mem *m)
+{
+	return m->ps;
+}
+
+size_t ps_mem_obj_size(const struct ps_mem *m)
+{
+	return m->obj_size;
+}
+
+int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
+{
+	if (m == NULL || out == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	uint64_t allocs = 0, frees = 0;
+	for (unsigned i = 0; i < m->nchunks; i++) {
+		struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[i], memory_order_acquire);
+		if (c == NULL)
+			continue;
+		for (unsigned j = 0; j < TSYNC__CHUNK; j++) {
+			struct ps_mem_pt *pt = &c->pt[j];
+			allocs += atomic_load_explicit(&pt->c_allocs, memory_order_relaxed);
+			frees += atomic_load_explicit(&pt->c_frees, memory_order_relaxed);
+			out->pending += atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
+			out->cached += atomic_load_explicit(&pt->c_cached, memory_order_relaxed);
+			out->reclaimed += atomic_load_explicit(&pt->c_reclaimed, memory_order_relaxed);
+			out->cache_refills += atomic_load_explicit(&pt->c_refills, memory_order_relaxed);
+			out->cache_flushes += atomic_load_explicit(&pt->c_flushes, memory_order_relaxed);
+			out->remote_frees += atomic_load_explicit(&pt->c_remote, memory_order_relaxed);
+			uint64_t w = atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed);
+			if (w > out->max_wait_ticks)
+				out->max_wait_ticks = w;
+		}
+	}
+	out->allocs = allocs;
+	out->frees = frees;
+	out->in_use = allocs > frees ? allocs - frees : 0;
+	out->pending += atomic_load_explicit(&m->orphan_pending, memory_order_relaxed);
+	pthread_mutex_lock(&m->pool_lock);
+	out->slabs = m->slabs;
+	out->peak_slabs = m->peak_slabs;
+	out->slab_grows = m->grows;
+	out->slab_shrinks = m->shrinks;
+	out->remote_frees += m->pool_remote;
+	pthread_mutex_unlock(&m->pool_lock);
+	return 0;
+}

@@ -1,0 +1,225 @@
+/*
+ * src/thread.c - the thread registry: ids, capacity, lazy registration, exit cleanup.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tsync/clock.h>
+#include <tsync/thread.h>
+#include "internal.h"
+
+_Thread_local unsigned tsync__tid1 __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned capacity;      /* 0 until fixed by the first registration or a query */
+static unsigned char *id_used; /* capacity bytes, allocated at the first registration */
+static unsigned nregistered;
+static _Atomic unsigned high_water;
+static struct tsync__client clients = {NULL, &clients, &clients};
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+_Noreturn void tsync__fatal(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("tsync: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	abort();
+}
+
+/* Fix the capacity (registry mutex held). */
+static unsigned capacity_locked(void)
+{
+	if (capacity == 0) {
+		unsigned c = TSYNC_THREADS_DEFAULT;
+		const char *env = getenv("TSYNC_MAX_THREADS");
+		if (env && *env) {
+			char *end;
+			unsigned long v = strtoul(env, &end, 10);
+			if (*end == '\0' && v >= 1 && v <= TSYNC_THREADS_MAX)
+				c = (unsigned)v;
+		}
+		capacity = c;
+	}
+	return capacity;
+}
+
+unsigned tsync_thread_capacity(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	unsigned c = capacity_locked();
+	pthread_mutex_unlock(&reg_lock);
+	return c;
+}
+
+unsigned tsync__chunk_count(void)
+{
+	return (tsync_thread_capacity() + TSYNC__CHUNK - 1) / TSYNC__CHUNK;
+}
+
+int tsync_thread_set_capacity(unsigned n)
+{
+	if (n < 1 || n > TSYNC_THREADS_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	int rc = 0;
+	pthread_mutex_lock(&reg_lock);
+	if (id_used != NULL) {
+		errno = EBUSY;
+		rc = -1;
+	} else {
+		capacity = n;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return rc;
+}
+
+unsigned tsync_thread_high_water(void)
+{
+	return atomic_load_explicit(&high_water, memory_order_acquire);
+}
+
+unsigned tsync_thread_count(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	unsigned n = nregistered;
+	pthread_mutex_unlock(&reg_lock);
+	return n;
+}
+
+static void unregister_id(unsigned tid);
+
+/* pthread key destructor: runs in the exiting thread, whose thread-locals are still live. */
+static void thread_exit_destructor(void *v)
+{
+	unsigned tid1 = (unsigned)(uintptr_t)v;
+	if (tid1 != 0 && tsync__tid1 == tid1)
+		unregister_id(tid1 - 1);
+}
+
+static void make_key(void)
+{
+	if (pthread_key_create(&exit_key, thread_exit_destructor) != 0)
+		tsync__fatal("pthread_key_create failed");
+}
+
+int tsync_thread_register(void)
+{
+	if (tsync__tid1 != 0)
+		return 0;
+	/* The clock first: its initialisation starts (and joins) helper threads, which must
+	 * not happen under the registry mutex. */
+	tsync_clock_init();
+	pthread_once(&key_once, make_key);
+	pthread_mutex_lock(&reg_lock);
+	unsigned cap = capacity_locked();
+	if (id_used == NULL) {
+		id_used = calloc(cap, 1);
+		if (id_used == NULL) {
+			pthread_mutex_unlock(&reg_lock);
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	unsigned id;
+	for (id = 0; id < cap && id_used[id]; id++)
+		;
+	if (id == cap) {
+		pthread_mutex_unlock(&reg_lock);
+		errno = EAGAIN;
+		return -1;
+	}
+	id_used[id] = 1;
+	nregistered++;
+	if (id + 1 > atomic_load_explicit(&high_water, memory_order_relaxed))
+		atomic_store_explicit(&high_water, id + 1, memory_order_seq_cst);
+	pthread_mutex_unlock(&reg_lock);
+	tsync__tid1 = id + 1;
+	if (pthread_setspecific(exit_key, (void *)(uintptr_t)(id + 1)) != 0) {
+		unregister_id(id);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+unsigned tsync__thread_lazy_register(void)
+{
+	if (tsync_thread_register() != 0)
+		tsync__fatal("cannot register thread (%s): capacity %u threads; raise it with "
+			     "tsync_thread_set_capacity() or TSYNC_MAX_THREADS",
+			     strerror(errno), tsync_thread_capacity());
+	return tsync__tid1 - 1;
+}
+
+static void unregister_id(unsigned tid)
+{
+	pthread_mutex_lock(&reg_lock);
+	for (struct tsync__client *c = clients.next; c != &clients; c = c->next)
+		c->thread_exit(c, tid);
+	id_used[tid] = 0;
+	nregistered--;
+	pthread_mutex_unlock(&reg_lock);
+	tsync__tid1 = 0;
+	pthread_setspecific(exit_key, NULL);
+}
+
+int tsync_thread_unregister(void)
+{
+	if (tsync__tid1 == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	unregister_id(tsync__tid1 - 1);
+	return 0;
+}
+
+void tsync__client_add(struct tsync__client *c)
+{
+	pthread_mutex_lock(&reg_lock);
+	c->next = &clients;
+	c->prev = clients.prev;
+	clients.prev->next = c;
+	clients.prev = c;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void tsync__client_remove(struct tsync__client *c)
+{
+	pthread_mutex_lock(&reg_lock);
+	c->prev->next = c->next;
+	c->next->prev = c->prev;
+	c->next = c->prev = c;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void *tsync__chunk_get(void *_Atomic *dir, unsigned idx, size_t chunk_bytes,
+		       void (*init)(void *chunk, void *arg), void *arg)
+{
+	void *c = atomic_load_explicit(&dir[idx], memory_order_acquire);
+	if (c != NULL)
+		return c;
+	void *fresh = aligned_alloc(TSYNC_CACHE_LINE, tsync__round_up(chunk_bytes, TSYNC_CACHE_LINE));
+	if (fresh == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(fresh, 0, chunk_bytes);
+	if (init)
+		init(fresh, arg);
+	void *expected = NULL;
+	if (atomic_compare_exchange_strong_explicit(&dir[idx], &expected, fresh,
+						    memory_order_acq_rel, memory_order_acquire))
+		return fresh;
+	free(fresh);
+	return expected;
+}
