@@ -17,7 +17,7 @@ _Static_assert(sizeof(struct ps__slot) == TSYNC_CACHE_LINE, "one slot per cache 
 struct ps {
 	struct ps__head head; /* first: the inline fast path casts struct ps * to it */
 	unsigned nchunks;
-	uint64_t skew;        /* clock skew bound + cfg->skew_margin */
+	uint64_t skew;        /* clock skew bound + cfg->skew_margin + 1 */
 	struct tsync__client client;
 };
 
@@ -106,7 +106,9 @@ struct ps *ps_create(const struct ps_config *cfg)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ps->skew = tsync_clock_skew() + c.skew_margin;
+	/* +1: an enter time may be the previous one + 1 rather than a counter reading (see
+	 * ps_enter); one more tick keeps it a lower bound under the a + S < b rule. */
+	ps->skew = tsync_clock_skew() + c.skew_margin + 1;
 	ps->client.thread_exit = ps_thread_exit;
 	tsync__client_add(&ps->client);
 	return ps;

@@ -40,15 +40,17 @@ static inline uint64_t tsync_arch_counter(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-/* Counter read that happens after every earlier load and store is globally visible:
- * MFENCE drains the store buffer, LFENCE keeps RDTSC from executing before the
- * MFENCE has completed (Intel SDM vol. 2B, RDTSC; AMD documents LFENCE as
- * dispatch-serializing when its "LFENCE serializing" MSR bit is set, which every
- * Linux kernel since 4.15 sets). */
+/* Counter read that happens after every earlier load and store is globally visible.
+ * The C11 seq_cst fence is what the language model (and ThreadSanitizer) sees; on x86-64
+ * it is a locked instruction or MFENCE, which drains the store buffer. LFENCE then
+ * keeps RDTSC from executing before the fence has completed (Intel SDM vol. 2B, RDTSC;
+ * AMD documents LFENCE as dispatch-serializing when the "LFENCE serializing" MSR bit is
+ * set, which every Linux kernel since 4.15 sets). */
 static inline uint64_t tsync_arch_counter_ordered(void)
 {
 	uint32_t lo, hi;
-	__asm__ __volatile__("mfence\n\tlfence\n\trdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+	atomic_thread_fence(memory_order_seq_cst);
+	__asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi) : : "memory");
 	return ((uint64_t)hi << 32) | lo;
 }
 
@@ -77,10 +79,12 @@ static inline uint64_t tsync_arch_counter(void)
 	return v;
 }
 
-/* DSB SY completes every earlier memory access; ISB then orders the counter read. */
+/* The C11 fence for the language model; DSB SY completes every earlier memory access;
+ * ISB then orders the counter read after it. */
 static inline uint64_t tsync_arch_counter_ordered(void)
 {
 	uint64_t v;
+	atomic_thread_fence(memory_order_seq_cst);
 	__asm__ __volatile__("dsb sy\n\tisb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
 	return v;
 }

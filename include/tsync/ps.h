@@ -143,7 +143,8 @@ static inline struct ps__slot *ps__slot(struct ps *ps)
 
 /*
  * ps_enter: begin a parallel section of ps (nestable; only the outermost one counts).
- * Stores the current time to the caller's own line, then a full fence (seq_cst): the
+ * Stores the current time (made strictly greater than the thread's previous enter time)
+ * to the caller's own line, then a full fence (seq_cst): the
  * store is globally visible before any load the section makes, so a reclaimer that
  * does not see it cannot have unlinked anything this section reads (docs/design.md §2).
  * Wait-free; no shared store. Any thread (registers lazily; aborts if the registry is
@@ -153,7 +154,14 @@ static inline void ps_enter(struct ps *ps)
 {
 	struct ps__slot *s = ps__slot(ps);
 	if (s->depth++ == 0) {
-		atomic_store_explicit(&s->enter, tsync_now(), memory_order_relaxed);
+		uint64_t e = tsync_now();
+		uint64_t prev = atomic_load_explicit(&s->enter, memory_order_relaxed);
+		/* Strictly increasing per thread, also after migrating to a CPU whose counter
+		 * reads lower: a scanner that sees exit == old enter + 1 must never mistake it
+		 * for the exit of this section (docs/design.md §2, reason 1). */
+		if (TSYNC_UNLIKELY(e <= prev))
+			e = prev + 1;
+		atomic_store_explicit(&s->enter, e, memory_order_relaxed);
 		atomic_thread_fence(memory_order_seq_cst);
 	}
 }
