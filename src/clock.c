@@ -36,7 +36,8 @@ static int counter_is_invariant(void)
 #if defined(__x86_64__)
 	unsigned a, b, c, d;
 	/* CPUID.80000007H:EDX[8] = invariant TSC (Intel SDM 17.17.1; AMD APM "TscInvariant"). */
-	if (__get_cpuid_max(0x80000000u, NULL) < 0x80000007u)
+	unsigned max_ext = (unsigned)__get_cpuid_max(0x80000000u, NULL);
+	if (max_ext < 0x80000007u)
 		return 0;
 	__cpuid(0x80000007u, a, b, c, d);
 	(void)a, (void)b, (void)c;

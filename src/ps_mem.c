@@ -337,16 +337,34 @@ static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *p
 
 /* ---- quiescence queue -------------------------------------------------------------- */
 
-/* Move up to `limit` quiesced objects from the head of our queue into our cache. */
-static size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit)
+/*
+ * Move up to `limit` quiesced objects from the head of our queue into our cache.
+ * Objects freed before our own published quiescence point cost one comparison each.
+ * A scan of the other threads (ps_quiesce beyond that point) is made at most once per
+ * call, and by ps_free only once the queue holds reclaim_batch objects: a longer queue
+ * means one scan proves more objects quiesced (seed 000 §3.4), so a scan's remote loads
+ * are amortised over about a batch of frees. `scan`: allow the scan regardless (allocation
+ * slow path, explicit reclaim, thread exit).
+ */
+static size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, int scan)
 {
 	size_t n = 0;
 	uint64_t max_wait = 0, now = 0;
+	uint64_t q = ps_quiescence_point(m->ps);
+	int scanned = 0;
+	if (!scan && atomic_load_explicit(&pt->c_pending, memory_order_relaxed) < m->batch)
+		scanned = 1; /* queue too short to be worth a scan: own point only */
 	while (n < limit && pt->qhead) {
 		struct ps_mem_hdr *h = pt->qhead;
 		uint64_t t = atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
-		if (!ps_quiesce(m->ps, t))
-			break;
+		if (t > q) {
+			if (scanned)
+				break;
+			scanned = 1;
+			if (!ps_quiesce(m->ps, t))
+				break;
+			q = ps_quiescence_point(m->ps);
+		}
 		pt->qhead = h->next;
 		if (pt->qhead == NULL)
 			pt->qtail = NULL;
@@ -459,12 +477,12 @@ static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	/* 1. quiesced memory first: reuse is the point of the queue */
-	if (reclaim(m, me, pt, m->batch) == 0) {
+	if (reclaim(m, me, pt, m->batch, 1) == 0) {
 		/* 2. objects others returned to our slabs, then our slabs */
 		drain_remote(m, me, pt);
 		if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
 			adopt_orphan(m, pt);
-			reclaim(m, me, pt, m->batch);
+			reclaim(m, me, pt, m->batch, 1);
 		}
 		if (pt->cache == NULL) {
 			unsigned got = take_from_own(m, pt);
@@ -538,7 +556,7 @@ void ps__free(struct ps_mem *m, void *obj, int marked)
 	pt->qtail = h;
 	cnt_add(&pt->c_pending, 1);
 	cnt_add(&pt->c_frees, 1);
-	reclaim(m, me, pt, m->batch);
+	reclaim(m, me, pt, m->batch, 0);
 }
 
 void ps_free(struct ps_mem *m, void *obj)
@@ -551,7 +569,7 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 {
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
-	return reclaim(m, me, pt, SIZE_MAX);
+	return reclaim(m, me, pt, SIZE_MAX, 1);
 }
 
 /* ---- thread exit --------------------------------------------------------------------- */
@@ -563,7 +581,7 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 	struct ps_mem_pt *pt = pt_if_exists(m, tid);
 	if (pt == NULL)
 		return;
-	reclaim(m, tid, pt, SIZE_MAX);
+	reclaim(m, tid, pt, SIZE_MAX, 1);
 	cache_flush(m, tid, pt, pt->ncache);
 	drain_remote(m, tid, pt);
 

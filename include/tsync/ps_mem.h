@@ -73,7 +73,8 @@ void ps_mem_destroy(struct ps_mem *m);
  * an earlier incarnation, but no reader can still see that incarnation).
  * Returns NULL with errno = ENOMEM only when the system refuses more memory.
  * Wait-free on the fast path (pop from the thread's object cache); a refill reclaims at
- * most reclaim_batch quiesced objects, takes remote-freed objects with one exchange per
+ * most reclaim_batch quiesced objects (with at most one ps_quiesce scan, whatever the
+ * queue length), takes remote-freed objects with one exchange per
  * list, and only then takes the pool mutex or maps a new slab. Never waits for
  * quiescence. Any thread, inside or outside a section.
  */
@@ -84,15 +85,22 @@ void *ps_alloc(struct ps_mem *m);
  * including the caller's own. The caller must already have made obj unreachable for
  * new readers (the free time is read after all the caller's earlier stores are visible,
  * tsync_now_ordered()). obj must come from ps_alloc(m) and not be freed twice (a double
- * free aborts with a diagnostic in debug builds). Then reclaims at most reclaim_batch
- * objects from the head of the caller's queue. Never waits for another thread; may take
- * the pool mutex only when a flush returns a slab to the pool. NULL is ignored.
+ * free aborts with a diagnostic). Then reclaims at most reclaim_batch objects from the
+ * head of the caller's queue: those freed before the caller's published quiescence point
+ * (ps_quiescence_point) at the cost of one comparison each, and, once the queue holds at
+ * least reclaim_batch objects, more after one ps_quiesce scan - so a scan's loads of
+ * other threads' lines are amortised over about reclaim_batch frees (seed 000 §3.4: a
+ * longer queue lets one quiescence computation free more). Never waits for another
+ * thread; may take the pool mutex only when a flush returns a slab to the pool.
+ * NULL is ignored.
  */
 void ps_free(struct ps_mem *m, void *obj);
 
 /*
- * ps_mem_reclaim: reclaim every quiesced object at the head of the caller's queue (not
- * bounded by reclaim_batch). Returns the number reclaimed. Never waits.
+ * ps_mem_reclaim: reclaim the quiesced objects at the head of the caller's queue, not
+ * bounded by reclaim_batch, with at most one ps_quiesce scan (objects freed within the
+ * skew bound of the scan may need a second call). Returns the number reclaimed. Never
+ * waits.
  */
 size_t ps_mem_reclaim(struct ps_mem *m);
 
