@@ -1,0 +1,803 @@
+/*
+ * bench/smr.c - `tsync-bench smr`: the SMR micro-benchmark of seed 000 §5.1 (Figs. 4-6).
+ *
+ * For every (mechanism, update %, thread count): a trace of --requests operations
+ * (read or update, uniform at the given update %, each naming one of SMR_SLOTS slots) is
+ * generated before timing and partitioned over the workers; each worker cycles through
+ * its partition until the deadline. Every op is timed (one tsync_now() between
+ * consecutive ops, so a latency includes the harness's few ns of per-op bookkeeping, the
+ * same for every mechanism) into a per-thread histogram. A sampler thread polls the
+ * mechanism's pending count every ~1 ms.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_* */
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tsync/clock.h>
+
+#include "smr.h"
+
+#ifndef TSYNC_REPORT_PY
+#define TSYNC_REPORT_PY "report.py"
+#endif
+#ifndef TSYNC_BENCH_PYTHON
+#define TSYNC_BENCH_PYTHON "python3"
+#endif
+
+extern char **environ;
+
+/* Canonical order: rows come out in this order. */
+static const struct smr_peer *const all_peers[] = {
+	&smr_peer_ps,
+	&smr_peer_urcu_mb_sync,   &smr_peer_urcu_mb_call,
+	&smr_peer_urcu_memb_sync, &smr_peer_urcu_memb_call,
+	&smr_peer_urcu_qsbr_sync, &smr_peer_urcu_qsbr_call,
+	&smr_peer_ck_epoch_sync,  &smr_peer_ck_epoch_call,
+	&smr_peer_ck_brlock,
+	&smr_peer_pthread_rwlock,
+	&smr_peer_unsafe, /* last: not selected by 'all' or a prefix, only by its name */
+};
+#define NPEERS (sizeof all_peers / sizeof all_peers[0])
+
+static bool is_control(const struct smr_peer *p)
+{
+	return p == &smr_peer_unsafe;
+}
+
+#define CSV_HEADER                                                                         \
+	"mechanism,threads,update_pct,read_mops,update_mops,read_p50_ns,read_p99_ns,"      \
+	"update_p50_ns,update_p99_ns,peak_pending"
+
+#define TRACE_UPDATE 0x8000u /* trace entry: bit 15 = update, low bits = slot */
+_Static_assert(SMR_SLOTS <= TRACE_UPDATE && (SMR_SLOTS & (SMR_SLOTS - 1)) == 0,
+	       "slots must be a power of two that fits below the update bit");
+
+#define DEFAULT_REQUESTS 10000000u
+#define MAX_THREADS 1024u
+#define MAX_LIST 64u
+#define SAMPLE_NS 1000000L
+
+struct opts {
+	bool sel[NPEERS];
+	unsigned threads[MAX_LIST], nthreads;
+	unsigned updates[MAX_LIST], nupdates;
+	double seconds;
+	const char *csv;
+	const char *out;
+	bool pin;
+	size_t requests;
+	unsigned lat_every;
+};
+
+struct result {
+	double read_mops, update_mops, elapsed_s;
+	uint64_t read_p50_ns, read_p99_ns, update_p50_ns, update_p99_ns;
+	uint64_t peak_pending;
+};
+
+/* ---- state of the run in progress (read by workers, sampler and peers) ---- */
+static const struct smr_peer *g_peer;
+static struct bench_thread *g_threads;
+static unsigned g_nthreads;
+static const uint16_t *g_trace;
+static size_t g_trace_len;
+static pthread_barrier_t g_ready, g_go;
+static _Atomic uint64_t g_deadline;
+static _Atomic int g_init_failed;
+static _Atomic int g_sampling;
+static _Atomic uint64_t g_peak_pending;
+static unsigned g_lat_every = 1;
+
+static int g_cpus[CPU_SETSIZE];
+static unsigned g_ncpus;
+
+struct bench_thread *smr_thread(unsigned id)
+{
+	return &g_threads[id];
+}
+
+uint64_t smr_pending_counted(void)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < g_nthreads; i++) {
+		/* done first: every completion it counts was queued before (release/acquire
+		 * through the mechanism's queue and the done increment), so queued >= done. */
+		uint64_t d = atomic_load_explicit(&g_threads[i].done, memory_order_acquire);
+		uint64_t q = atomic_load_explicit(&g_threads[i].queued, memory_order_relaxed);
+		sum += q > d ? q - d : 0;
+	}
+	return sum;
+}
+
+void smr_node_fail(const struct smr_node *n, unsigned slot, uint64_t magic, uint64_t gen,
+		   uint64_t check, unsigned nslot)
+{
+	const char *why = magic == SMR_NODE_POISON ? "a freed (poisoned) node"
+			  : magic != SMR_NODE_LIVE ? "a node with a corrupt magic"
+			  : nslot != slot ? "a node installed in another slot"
+					  : "a node with an inconsistent incarnation";
+	fprintf(stderr,
+		"tsync-bench smr: FATAL: mechanism '%s': a reader of slot %u saw %s\n"
+		"  node %p: magic %#" PRIx64 " gen %#" PRIx64 " check %#" PRIx64
+		" (expected %#" PRIx64 ") slot %u\n"
+		"  the mechanism let a reader access memory that was freed or reused.\n",
+		g_peer ? g_peer->name : "?", slot, why, (const void *)n, magic, gen, check,
+		smr_node_hash(gen, slot), nslot);
+	abort();
+}
+
+void smr_oom(void)
+{
+	fprintf(stderr, "tsync-bench smr: FATAL: mechanism '%s': node allocation failed\n",
+		g_peer ? g_peer->name : "?");
+	abort();
+}
+
+/* ---- traces ---- */
+
+/* n entries, update with probability pct/100, slot uniform; deterministic per pct. */
+static uint16_t *make_trace(size_t n, unsigned pct)
+{
+	uint16_t *tr = malloc(n * sizeof(*tr));
+	if (!tr)
+		return NULL;
+	uint64_t x = 0x5eed5eed5eed5eedull ^ ((uint64_t)pct * 0x9e3779b97f4a7c15ull);
+	uint64_t thresh = ((uint64_t)pct << 32) / 100u; /* update iff high 32 bits < thresh */
+	for (size_t i = 0; i < n; i++) {
+		x ^= x >> 12; /* xorshift64* */
+		x ^= x << 25;
+		x ^= x >> 27;
+		uint64_t r = x * 0x2545f4914f6cdd1dull;
+		unsigned slot = (unsigned)(r >> 8) & (SMR_SLOTS - 1u);
+		tr[i] = (uint16_t)(slot | ((r >> 32) < thresh ? TRACE_UPDATE : 0u));
+	}
+	return tr;
+}
+
+/* ---- workers and sampler ---- */
+
+/* Every op timed: one clock read between consecutive ops serves as the end of one op and
+ * the start of the next. */
+static void run_loop_all(struct bench_thread *t, size_t lo, size_t hi, uint64_t deadline)
+{
+	const uint16_t *tr = g_trace;
+	void (*rd)(struct bench_thread *, unsigned) = g_peer->read;
+	void (*up)(struct bench_thread *, unsigned) = g_peer->update;
+	struct hist *hr = t->rd, *hu = t->up;
+	uint64_t prev = tsync_now(), now, nrd = 0, nup = 0;
+	size_t i = lo;
+
+	/* The deadline is checked after every op: a run overshoots by at most one op (one
+	 * grace period for the synchronize-based mechanisms). */
+	for (;;) {
+		unsigned e = tr[i];
+		if (++i == hi)
+			i = lo;
+		if (e & TRACE_UPDATE) {
+			up(t, e & (SMR_SLOTS - 1u));
+			now = tsync_now();
+			hist_add(hu, now > prev ? now - prev : 0); /* a migration may step back */
+			nup++;
+		} else {
+			rd(t, e & (SMR_SLOTS - 1u));
+			now = tsync_now();
+			hist_add(hr, now > prev ? now - prev : 0);
+			nrd++;
+		}
+		prev = now;
+		if (now >= deadline)
+			break;
+	}
+	t->nreads = nrd;
+	t->nupdates = nup;
+	t->end_tick = prev;
+}
+
+/* One op in `every` timed (clock read before and after it); the deadline is checked at
+ * those ops, so a run overshoots by at most `every` ops. */
+static void run_loop_sampled(struct bench_thread *t, size_t lo, size_t hi, uint64_t deadline,
+			     unsigned every)
+{
+	const uint16_t *tr = g_trace;
+	void (*rd)(struct bench_thread *, unsigned) = g_peer->read;
+	void (*up)(struct bench_thread *, unsigned) = g_peer->update;
+	uint64_t nrd = 0, nup = 0, t1 = 0;
+	unsigned left = every;
+	size_t i = lo;
+
+	for (;;) {
+		unsigned e = tr[i];
+		if (++i == hi)
+			i = lo;
+		bool is_up = (e & TRACE_UPDATE) != 0;
+		unsigned slot = e & (SMR_SLOTS - 1u);
+		nup += is_up;
+		nrd += !is_up;
+		if (--left != 0) {
+			if (is_up)
+				up(t, slot);
+			else
+				rd(t, slot);
+			continue;
+		}
+		left = every;
+		uint64_t t0 = tsync_now();
+		if (is_up)
+			up(t, slot);
+		else
+			rd(t, slot);
+		t1 = tsync_now();
+		hist_add(is_up ? t->up : t->rd, t1 > t0 ? t1 - t0 : 0);
+		if (t1 >= deadline)
+			break;
+	}
+	t->nreads = nrd;
+	t->nupdates = nup;
+	t->end_tick = t1;
+}
+
+static void run_loop(struct bench_thread *t)
+{
+	size_t lo = g_trace_len * t->id / g_nthreads;
+	size_t hi = g_trace_len * (t->id + 1) / g_nthreads;
+	uint64_t deadline = atomic_load_explicit(&g_deadline, memory_order_acquire);
+	if (g_lat_every <= 1)
+		run_loop_all(t, lo, hi, deadline);
+	else
+		run_loop_sampled(t, lo, hi, deadline, g_lat_every);
+}
+
+static void *worker(void *arg)
+{
+	struct bench_thread *t = arg;
+	if (t->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		int err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		if (err && t->id == 0)
+			fprintf(stderr, "tsync-bench smr: warning: pinning to CPU %d: %s\n", t->cpu,
+				strerror(err));
+	}
+	int ok = g_peer->thread_init(t) == 0;
+	if (!ok)
+		atomic_store(&g_init_failed, 1);
+	pthread_barrier_wait(&g_ready);
+	pthread_barrier_wait(&g_go); /* main has set the deadline */
+	if (!atomic_load(&g_init_failed))
+		run_loop(t);
+	if (ok)
+		g_peer->thread_fini(t);
+	return NULL;
+}
+
+static void *sampler(void *arg)
+{
+	(void)arg;
+	const struct timespec period = {0, SAMPLE_NS};
+	uint64_t peak = 0;
+	while (atomic_load_explicit(&g_sampling, memory_order_acquire)) {
+		uint64_t v = g_peer->pending();
+		if (v > peak)
+			peak = v;
+		nanosleep(&period, NULL);
+	}
+	atomic_store(&g_peak_pending, peak);
+	return NULL;
+}
+
+static void die_errno(const char *what, int err)
+{
+	fprintf(stderr, "tsync-bench smr: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+static int run_one(const struct smr_peer *p, unsigned nthr, const struct opts *o,
+		   struct result *res)
+{
+	int err;
+	size_t bytes = (size_t)nthr * sizeof(struct bench_thread);
+	struct bench_thread *th = aligned_alloc(SMR_CACHE_LINE, bytes);
+	pthread_t *tid = calloc(nthr, sizeof(*tid));
+	if (!th || !tid)
+		die_errno("allocating threads", ENOMEM);
+	memset(th, 0, bytes);
+	for (unsigned i = 0; i < nthr; i++) {
+		th[i].id = i;
+		th[i].cpu = o->pin ? g_cpus[i % g_ncpus] : -1;
+		th[i].rd = calloc(1, sizeof(struct hist));
+		th[i].up = calloc(1, sizeof(struct hist));
+		if (!th[i].rd || !th[i].up)
+			die_errno("allocating histograms", ENOMEM);
+	}
+	g_peer = p;
+	g_threads = th;
+	g_nthreads = nthr;
+	atomic_store(&g_init_failed, 0);
+	atomic_store(&g_peak_pending, 0);
+
+	if (p->init(nthr) != 0) {
+		fprintf(stderr, "tsync-bench smr: %s: initialisation failed\n", p->name);
+		return -1;
+	}
+	pthread_barrier_init(&g_ready, NULL, nthr + 1);
+	pthread_barrier_init(&g_go, NULL, nthr + 1);
+	for (unsigned i = 0; i < nthr; i++)
+		if ((err = pthread_create(&tid[i], NULL, worker, &th[i])) != 0)
+			die_errno("pthread_create", err); /* the barriers would never open */
+	pthread_t samp;
+	if (p->pending) {
+		atomic_store(&g_sampling, 1);
+		if ((err = pthread_create(&samp, NULL, sampler, NULL)) != 0)
+			die_errno("pthread_create (sampler)", err);
+	}
+	pthread_barrier_wait(&g_ready);
+	uint64_t start = tsync_now();
+	atomic_store_explicit(&g_deadline, start + tsync_ns_to_ticks((uint64_t)(o->seconds * 1e9)),
+			      memory_order_release);
+	pthread_barrier_wait(&g_go);
+	for (unsigned i = 0; i < nthr; i++)
+		pthread_join(tid[i], NULL);
+	if (p->pending) {
+		atomic_store_explicit(&g_sampling, 0, memory_order_release);
+		pthread_join(samp, NULL);
+	}
+	p->fini(); /* callbacks may still count into th[]: free it only after */
+	pthread_barrier_destroy(&g_ready);
+	pthread_barrier_destroy(&g_go);
+
+	int failed = atomic_load(&g_init_failed);
+	struct hist *rd = calloc(1, sizeof(*rd)), *up = calloc(1, sizeof(*up));
+	if (!rd || !up)
+		die_errno("allocating histograms", ENOMEM);
+	uint64_t end = start, nreads = 0, nupdates = 0;
+	for (unsigned i = 0; i < nthr; i++) {
+		nreads += th[i].nreads;
+		nupdates += th[i].nupdates;
+		hist_merge(rd, th[i].rd);
+		hist_merge(up, th[i].up);
+		if (th[i].end_tick > end)
+			end = th[i].end_tick;
+		free(th[i].rd);
+		free(th[i].up);
+	}
+	double secs = (double)tsync_ticks_to_ns(end - start) / 1e9;
+	if (secs <= 0)
+		secs = 1e-9;
+	res->elapsed_s = secs;
+	res->read_mops = (double)nreads / secs / 1e6;
+	res->update_mops = (double)nupdates / secs / 1e6;
+	res->read_p50_ns = tsync_ticks_to_ns(hist_quantile(rd, 0.50));
+	res->read_p99_ns = tsync_ticks_to_ns(hist_quantile(rd, 0.99));
+	res->update_p50_ns = tsync_ticks_to_ns(hist_quantile(up, 0.50));
+	res->update_p99_ns = tsync_ticks_to_ns(hist_quantile(up, 0.99));
+	res->peak_pending = atomic_load(&g_peak_pending);
+	free(rd);
+	free(up);
+	free(th);
+	free(tid);
+	g_threads = NULL;
+	g_nthreads = 0;
+	if (failed) {
+		fprintf(stderr, "tsync-bench smr: %s: thread initialisation failed\n", p->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- options ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tsync-bench smr [options]\n"
+		"\n"
+		"SMR micro-benchmark of seed 000 (ParSec) sec. 5.1: reads and updates of %u shared\n"
+		"slots, each pointing to a %u-byte node.\n"
+		"  read:   enter the read-side section, load a slot, validate the node, exit.\n"
+		"  update: allocate and initialise a node, swap it into a slot, free the old\n"
+		"          node through the mechanism (deferred, or after a grace period).\n"
+		"A trace of --requests ops (uniform read/update choice at the update %%, uniform\n"
+		"slot) is generated before timing and partitioned over the threads; each thread\n"
+		"cycles through its partition until --seconds have passed.\n"
+		"By default every op is timed: one tsync_now() (rdtsc on x86-64) between\n"
+		"consecutive ops, so latencies include a few ns of harness bookkeeping and the\n"
+		"throughput includes one clock read per op - the same for every mechanism, but\n"
+		"not small next to a read (rdtsc costs ~10-40 cycles, more under some\n"
+		"hypervisors). --lat-every N times one op in N instead. Readers abort the run if\n"
+		"they ever see a freed (poisoned) or reused node.\n"
+		"\n"
+		"options:\n"
+		"  -m, --mechanisms LIST  comma-separated names or family prefixes (urcu, urcu-mb,\n"
+		"                         ck-epoch, ...) or 'all' (default: all); 'unsafe' is a\n"
+		"                         control without protection that must abort\n"
+		"  -t, --threads LIST     thread counts (default: 1..nproc and 2*nproc)\n"
+		"  -u, --updates LIST     update percentages (default: 0,10,50,90)\n"
+		"  -s, --seconds S        seconds per run, fractional allowed (default: 1)\n"
+		"  -c, --csv FILE|-       write CSV rows to FILE ('-': stdout)\n"
+		"  -o, --out DIR          write DIR/smr.csv, then run report.py for DIR/table.md\n"
+		"                         and PNG plots (needs python3 with matplotlib)\n"
+		"      --pin / --no-pin   pin worker i to the i-th CPU of the affinity mask,\n"
+		"                         modulo their number (default: --pin); the pending-count\n"
+		"                         sampler and library helper threads are never pinned\n"
+		"  -r, --requests N       trace length (default: %u)\n"
+		"      --lat-every N      time one op in N, with a clock read before and after\n"
+		"                         it (default 1: every op, chained); the deadline is then\n"
+		"                         checked every N ops\n"
+		"  -l, --list             list the mechanisms of 'all' and exit\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"CSV columns: " CSV_HEADER "\n"
+		"  *_mops: completed ops of all threads per second / 1e6; *_p50_ns, *_p99_ns:\n"
+		"  latency percentiles (0 when no op of that kind ran); peak_pending: most objects\n"
+		"  freed but not yet reusable, sampled every ~1 ms (0 for mechanisms that free\n"
+		"  right after the grace period or under a lock).\n"
+		"Progress goes to stderr. Environment: TSYNC_BENCH_PYTHON overrides the Python\n"
+		"interpreter used for --out (default: %s).\n",
+		SMR_SLOTS, SMR_NODE_BYTES, DEFAULT_REQUESTS, TSYNC_BENCH_PYTHON);
+}
+
+/* The mechanisms 'all' selects, then (with controls) the control. */
+static void list_peers(FILE *f, bool controls)
+{
+	for (size_t i = 0; i < NPEERS; i++)
+		if (controls || !is_control(all_peers[i]))
+			fprintf(f, "%-15s %s\n", all_peers[i]->name, all_peers[i]->what);
+}
+
+/* Parse "a,b,c" of unsigned values in [lo, hi]; returns the count or -1. */
+static int parse_list(const char *arg, const char *what, unsigned *out, unsigned lo, unsigned hi)
+{
+	unsigned n = 0;
+	const char *s = arg;
+	for (;;) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(s, &end, 10);
+		if (end == s || errno || v < lo || v > hi || (*end != ',' && *end != '\0')) {
+			fprintf(stderr, "tsync-bench smr: bad %s list '%s' (values %u..%u)\n", what,
+				arg, lo, hi);
+			return -1;
+		}
+		if (n == MAX_LIST) {
+			fprintf(stderr, "tsync-bench smr: at most %u %s values\n", MAX_LIST, what);
+			return -1;
+		}
+		out[n++] = (unsigned)v;
+		if (*end == '\0')
+			return (int)n;
+		s = end + 1;
+	}
+}
+
+/* "all", a full name, or a prefix ending at a '-' boundary (urcu-mb: urcu-mb-sync and
+ * urcu-mb-call, not urcu-memb-*). */
+static int select_peers(const char *arg, bool *sel)
+{
+	char *copy = strdup(arg);
+	if (!copy)
+		return -1;
+	int rc = 0;
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t len = strlen(tok);
+		bool any = false;
+		for (size_t i = 0; i < NPEERS; i++) {
+			const char *name = all_peers[i]->name;
+			bool group = strcmp(tok, "all") == 0 ||
+				     (strncmp(tok, name, len) == 0 && name[len] == '-');
+			if (strcmp(tok, name) == 0 || (group && !is_control(all_peers[i]))) {
+				sel[i] = true;
+				any = true;
+			}
+		}
+		if (!any) {
+			fprintf(stderr, "tsync-bench smr: unknown mechanism '%s'; known:\n", tok);
+			list_peers(stderr, true);
+			rc = -1;
+		}
+	}
+	free(copy);
+	return rc;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char *p = strdup(dir);
+	if (!p)
+		return -1;
+	for (char *s = p + 1;; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+				free(p);
+				return -1;
+			}
+			*s = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	free(p);
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{"mechanisms", required_argument, NULL, 'm'},
+		{"threads", required_argument, NULL, 't'},
+		{"updates", required_argument, NULL, 'u'},
+		{"seconds", required_argument, NULL, 's'},
+		{"csv", required_argument, NULL, 'c'},
+		{"out", required_argument, NULL, 'o'},
+		{"pin", no_argument, NULL, 'P'},
+		{"no-pin", no_argument, NULL, 'N'},
+		{"requests", required_argument, NULL, 'r'},
+		{"lat-every", required_argument, NULL, 'L'},
+		{"list", no_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	bool any_sel = false;
+	int c, n;
+	unsigned long lv;
+	char *end;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "m:t:u:s:c:o:r:lh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (select_peers(optarg, o->sel) != 0)
+				return -1;
+			any_sel = true;
+			break;
+		case 't':
+			if ((n = parse_list(optarg, "thread", o->threads, 1, MAX_THREADS)) < 0)
+				return -1;
+			o->nthreads = (unsigned)n;
+			break;
+		case 'u':
+			if ((n = parse_list(optarg, "update %", o->updates, 0, 100)) < 0)
+				return -1;
+			o->nupdates = (unsigned)n;
+			break;
+		case 's':
+			errno = 0;
+			o->seconds = strtod(optarg, &end);
+			if (end == optarg || *end || errno || !(o->seconds > 0) || o->seconds > 3600) {
+				fprintf(stderr, "tsync-bench smr: bad --seconds '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'c':
+			o->csv = optarg;
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case 'P':
+			o->pin = true;
+			break;
+		case 'N':
+			o->pin = false;
+			break;
+		case 'r':
+			errno = 0;
+			o->requests = strtoull(optarg, &end, 10);
+			if (end == optarg || *end || errno || o->requests < MAX_THREADS ||
+			    o->requests > ((size_t)1 << 32)) {
+				fprintf(stderr, "tsync-bench smr: bad --requests '%s' (%u..2^32)\n",
+					optarg, MAX_THREADS);
+				return -1;
+			}
+			break;
+		case 'L':
+			errno = 0;
+			lv = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || errno || lv < 1 || lv > 1000000) {
+				fprintf(stderr, "tsync-bench smr: bad --lat-every '%s' (1..1000000)\n",
+					optarg);
+				return -1;
+			}
+			o->lat_every = (unsigned)lv;
+			break;
+		case 'l':
+			list_peers(stdout, false);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tsync-bench smr: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (!any_sel)
+		for (size_t i = 0; i < NPEERS; i++)
+			o->sel[i] = !is_control(all_peers[i]);
+	if (!o->csv && !o->out)
+		o->csv = "-"; /* results must go somewhere */
+	return 0;
+}
+
+/* ---- output ---- */
+
+static void csv_row(FILE *f, const char *name, unsigned thr, unsigned pct, const struct result *r)
+{
+	fprintf(f, "%s,%u,%u,%.6g,%.6g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+		name, thr, pct, r->read_mops, r->update_mops, r->read_p50_ns, r->read_p99_ns,
+		r->update_p50_ns, r->update_p99_ns, r->peak_pending);
+	fflush(f);
+}
+
+/* Runs report.py; a missing interpreter or matplotlib only warns (the CSV is written). */
+static void run_report(const char *dir, const char *csv_path, const char *cmdline,
+		       const char *clockdesc)
+{
+	const char *py = getenv("TSYNC_BENCH_PYTHON");
+	if (!py || !*py)
+		py = TSYNC_BENCH_PYTHON;
+	if (access(TSYNC_REPORT_PY, R_OK) != 0) {
+		fprintf(stderr, "tsync-bench smr: warning: %s not found; wrote %s only\n",
+			TSYNC_REPORT_PY, csv_path);
+		return;
+	}
+	char *args[] = {(char *)py,       (char *)TSYNC_REPORT_PY, (char *)"smr",
+			(char *)csv_path, (char *)dir,             (char *)"--command",
+			(char *)cmdline,  (char *)"--clock",       (char *)clockdesc,
+			NULL};
+	pid_t pid;
+	int err = posix_spawnp(&pid, py, NULL, NULL, args, environ);
+	if (err) {
+		fprintf(stderr,
+			"tsync-bench smr: warning: cannot run %s (%s): no table or plots; "
+			"the CSV is in %s (run %s smr %s %s yourself)\n",
+			py, strerror(err), csv_path, TSYNC_REPORT_PY, csv_path, dir);
+		return;
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		fprintf(stderr, "tsync-bench smr: wrote %s/table.md and plots\n", dir);
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+		fprintf(stderr,
+			"tsync-bench smr: warning: %s has no matplotlib: wrote %s and %s/table.md, "
+			"no plots (set TSYNC_BENCH_PYTHON to an interpreter with matplotlib)\n",
+			py, csv_path, dir);
+	else
+		fprintf(stderr, "tsync-bench smr: warning: %s failed; the CSV is in %s\n",
+			TSYNC_REPORT_PY, csv_path);
+}
+
+static void init_cpus(void)
+{
+	cpu_set_t set;
+	g_ncpus = 0;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (int i = 0; i < CPU_SETSIZE; i++)
+			if (CPU_ISSET(i, &set))
+				g_cpus[g_ncpus++] = i;
+	if (g_ncpus == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		for (long i = 0; i < (n > 0 ? n : 1) && i < CPU_SETSIZE; i++)
+			g_cpus[g_ncpus++] = (int)i;
+	}
+}
+
+int smr_main(int argc, char **argv, const char *cmdline)
+{
+	struct opts o = {.seconds = 1.0, .pin = true, .requests = DEFAULT_REQUESTS, .lat_every = 1};
+	init_cpus();
+	if (parse_opts(argc, argv, &o) != 0)
+		return 2;
+	g_lat_every = o.lat_every;
+	if (o.nthreads == 0) {
+		for (unsigned i = 1; i <= g_ncpus && o.nthreads < MAX_LIST - 1; i++)
+			o.threads[o.nthreads++] = i;
+		o.threads[o.nthreads++] = 2 * g_ncpus;
+	}
+	if (o.nupdates == 0) {
+		static const unsigned def[] = {0, 10, 50, 90};
+		for (unsigned i = 0; i < 4; i++)
+			o.updates[o.nupdates++] = def[i];
+	}
+
+	FILE *outs[2] = {NULL, NULL};
+	char csv_path[4096] = "";
+	if (o.csv)
+		outs[0] = strcmp(o.csv, "-") == 0 ? stdout : fopen(o.csv, "w");
+	if (o.csv && !outs[0]) {
+		fprintf(stderr, "tsync-bench smr: %s: %s\n", o.csv, strerror(errno));
+		return 1;
+	}
+	if (o.out) {
+		if (mkdir_p(o.out) != 0) {
+			fprintf(stderr, "tsync-bench smr: mkdir %s: %s\n", o.out, strerror(errno));
+			return 1;
+		}
+		snprintf(csv_path, sizeof(csv_path), "%s/smr.csv", o.out);
+		if (!(outs[1] = fopen(csv_path, "w"))) {
+			fprintf(stderr, "tsync-bench smr: %s: %s\n", csv_path, strerror(errno));
+			return 1;
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		if (outs[k]) {
+			fputs(CSV_HEADER "\n", outs[k]);
+			fflush(outs[k]);
+		}
+
+	if (tsync_clock_init() != 0) {
+		perror("tsync_clock_init");
+		return 1;
+	}
+	char clockdesc[128];
+	snprintf(clockdesc, sizeof(clockdesc), "tsync %s, skew bound %" PRIu64 " ticks, %.4f ticks/ns",
+		 tsync_clock_source_name(), (uint64_t)tsync_clock_skew(), tsync_ticks_per_ns());
+	fprintf(stderr,
+		"tsync-bench smr: clock: %s; %u CPUs; pinning %s; %zu requests per trace; "
+		"timing 1 op in %u\n",
+		clockdesc, g_ncpus, o.pin ? "on" : "off", o.requests, o.lat_every);
+
+	/* One trace per update %, shared by every mechanism and thread count. */
+	uint16_t *traces[MAX_LIST] = {NULL};
+	int status = 0;
+	for (size_t m = 0; m < NPEERS && status == 0; m++) {
+		if (!o.sel[m])
+			continue;
+		const struct smr_peer *p = all_peers[m];
+		for (unsigned u = 0; u < o.nupdates && status == 0; u++) {
+			if (!traces[u] && !(traces[u] = make_trace(o.requests, o.updates[u])))
+				die_errno("allocating the trace", ENOMEM);
+			g_trace = traces[u];
+			g_trace_len = o.requests;
+			for (unsigned k = 0; k < o.nthreads; k++) {
+				struct result r;
+				if (run_one(p, o.threads[k], &o, &r) != 0) {
+					status = 1;
+					break;
+				}
+				for (int f = 0; f < 2; f++)
+					if (outs[f])
+						csv_row(outs[f], p->name, o.threads[k], o.updates[u], &r);
+				fprintf(stderr,
+					"smr: %-15s threads=%-3u updates=%3u%%: read %9.3f Mops, "
+					"update %9.4f Mops, p99 read %6" PRIu64 " ns, update %9" PRIu64
+					" ns, peak pending %" PRIu64 " (%.2f s)\n",
+					p->name, o.threads[k], o.updates[u], r.read_mops, r.update_mops,
+					r.read_p99_ns, r.update_p99_ns, r.peak_pending, r.elapsed_s);
+			}
+		}
+	}
+	for (unsigned u = 0; u < MAX_LIST; u++)
+		free(traces[u]);
+	if (outs[0] && outs[0] != stdout)
+		fclose(outs[0]);
+	if (outs[1]) {
+		fclose(outs[1]);
+		if (status == 0)
+			run_report(o.out, csv_path, cmdline, clockdesc);
+	}
+	return status;
+}

@@ -1,0 +1,68 @@
+/*
+ * bench/tsync_bench.c - `tsync-bench`: benchmarks of tsync against its peers.
+ * Subcommands: smr (seed 000 §5.1). Each subcommand parses its own options.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "smr.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: tsync-bench COMMAND [options]\n"
+	      "commands:\n"
+	      "  smr    ParSec SMR micro-benchmark against liburcu, ck_epoch, ck_brlock and\n"
+	      "         pthread_rwlock (seed 000 sec. 5.1); see tsync-bench smr --help\n",
+	      f);
+}
+
+/* The command line, shell-quoted where needed, for the report's header. */
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	for (int i = 0; i < argc; i++)
+		len += 4 * strlen(argv[i]) + 3;
+	char *s = malloc(len), *p = s;
+	if (!s)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool plain = *a != '\0' && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
+					       "UVWXYZ0123456789-_.,/=:+@%") == strlen(a);
+		if (i)
+			*p++ = ' ';
+		if (plain) {
+			p = stpcpy(p, a);
+			continue;
+		}
+		*p++ = '\'';
+		for (; *a; a++) {
+			if (*a == '\'')
+				p = stpcpy(p, "'\\''");
+			else
+				*p++ = *a;
+		}
+		*p++ = '\'';
+	}
+	*p = '\0';
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "smr") == 0) {
+		char *cmdline = join_args(argc, argv);
+		int rc = smr_main(argc - 1, argv + 1, cmdline ? cmdline : "tsync-bench smr");
+		free(cmdline);
+		return rc;
+	}
+	fprintf(stderr, "tsync-bench: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
