@@ -19,7 +19,7 @@
 #endif
 
 _Atomic int tsync__clock_source = TSYNC_CLOCK_UNINIT;
-tsync_tick_t tsync__clock_skew;
+static tsync_tick_t clock_skew;
 static tsync_tick_t clock_inversion;
 static double ticks_per_ns = 1.0;
 static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
@@ -166,7 +166,7 @@ static void measure_skew(void)
 	 * direction's minimum then already exceeds it, but keep the bound >= inversion. */
 	if (inv > skew)
 		skew = inv;
-	tsync__clock_skew = (tsync_tick_t)skew;
+	clock_skew = (tsync_tick_t)skew;
 	clock_inversion = (tsync_tick_t)inv;
 }
 
@@ -190,7 +190,7 @@ static void clock_init_once(void)
 			char *end;
 			unsigned long long v = strtoull(s, &end, 10);
 			if (*end == '\0')
-				tsync__clock_skew = v;
+				clock_skew = v;
 			else
 				measure_skew();
 		} else {
@@ -198,7 +198,7 @@ static void clock_init_once(void)
 		}
 	} else {
 		ticks_per_ns = 1.0;
-		tsync__clock_skew = 0;
+		clock_skew = 0;
 	}
 	atomic_store_explicit(&tsync__clock_source, src, memory_order_release);
 }
@@ -246,7 +246,7 @@ const char *tsync_clock_source_name(void)
 tsync_tick_t tsync_clock_skew(void)
 {
 	tsync_clock_init();
-	return tsync__clock_skew;
+	return clock_skew;
 }
 
 tsync_tick_t tsync_clock_inversion(void)

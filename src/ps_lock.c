@@ -2,6 +2,8 @@
  * src/ps_lock.c - node locks that fail on freed nodes (seed 000 §2.2, §3.5, Fig. 1).
  * Why a contender can never use a freed node: docs/design.md §4.
  */
+#include <sched.h>
+
 #include <tsync/ps_lock.h>
 #include "internal.h"
 
@@ -14,8 +16,15 @@ void ps_lock_init(struct ps_lock *lock)
 bool ps_lock_take(void *node, struct ps_lock *lock)
 {
 	uint32_t ticket = atomic_fetch_add_explicit(&lock->next, 1, memory_order_relaxed);
-	while (atomic_load_explicit(&lock->owner, memory_order_acquire) != ticket)
-		tsync_arch_relax();
+	/* Spin briefly, then yield: with more threads than CPUs the holder, or the thread
+	 * whose turn is next, may be preempted, and a FIFO lock cannot let us overtake it. */
+	for (unsigned spins = 0;
+	     atomic_load_explicit(&lock->owner, memory_order_acquire) != ticket; spins++) {
+		if (spins < 128)
+			tsync_arch_relax();
+		else
+			sched_yield();
+	}
 	/* The deleter marked the node before releasing the lock we just acquired. */
 	if (atomic_load_explicit(&HDR(node)->free_tsc, memory_order_acquire) != 0) {
 		ps_lock_release(node, lock);

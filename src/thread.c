@@ -16,7 +16,8 @@
 _Thread_local unsigned tsync__tid1 __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned capacity;      /* 0 until fixed by the first registration or a query */
+static unsigned capacity;      /* 0 until set or fixed */
+static int capacity_fixed;     /* set by the first registration, query or table sizing */
 static unsigned char *id_used; /* capacity bytes, allocated at the first registration */
 static unsigned nregistered;
 static _Atomic unsigned high_water;
@@ -49,6 +50,7 @@ static unsigned capacity_locked(void)
 		}
 		capacity = c;
 	}
+	capacity_fixed = 1;
 	return capacity;
 }
 
@@ -73,7 +75,7 @@ int tsync_thread_set_capacity(unsigned n)
 	}
 	int rc = 0;
 	pthread_mutex_lock(&reg_lock);
-	if (id_used != NULL) {
+	if (capacity_fixed) {
 		errno = EBUSY;
 		rc = -1;
 	} else {

@@ -129,11 +129,11 @@ tsync_tick_t tsync_clock_skew(void);
  */
 tsync_tick_t tsync_clock_inversion(void);
 
-/* True iff a timestamp a (taken on any thread) certainly precedes b: a + S < b. */
+/* True iff a timestamp a (taken on any thread) certainly precedes b: a + S < b.
+ * Initialises the clock if needed (then one load and a compare). */
 static inline bool tsync_clock_before(tsync_tick_t a, tsync_tick_t b)
 {
-	extern tsync_tick_t tsync__clock_skew;
-	return a + tsync__clock_skew < b;
+	return a + tsync_clock_skew() < b;
 }
 
 /* Calibrated rate of the source, in ticks per nanosecond (1.0 for monotonic). */

@@ -171,7 +171,9 @@ static inline void ps_enter(struct ps *ps)
  * exit = enter + 1 with release ordering: every load of the section happens-before a
  * reclaimer's acquire load that observes it. After the outermost exit the caller must
  * hold no reference to memory protected by ps. Wait-free; no shared store.
- * Precondition: the caller is inside a section of ps (checked by assert()).
+ * Precondition: the caller is inside a section of ps; an unbalanced exit aborts with a
+ * diagnostic when the caller's code is compiled without NDEBUG (ps_exit is inline, so
+ * the caller's build flags decide).
  */
 static inline void ps_exit(struct ps *ps)
 {

@@ -41,8 +41,9 @@ void ps_lock_init(struct ps_lock *lock);
  * ps_lock_take: take lock, unless node has been freed.
  * Returns true with the lock held (acquire: the previous holder's critical section
  * happens-before ours), or false if node was freed by ps_free or ps_lock_release_free
- * before we got the lock (the lock is then not held). Blocking: spins FIFO behind
- * earlier takers. Precondition: inside a section of the node's ps.
+ * before we got the lock (the lock is then not held). Blocking: waits FIFO behind
+ * earlier takers, spinning briefly and then calling sched_yield() (so it stays usable
+ * with more threads than CPUs). Precondition: inside a section of the node's ps.
  */
 bool ps_lock_take(void *node, struct ps_lock *lock);
 

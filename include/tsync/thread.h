@@ -15,8 +15,8 @@
  * shared layers so that nothing it freed is lost. Ids are reused, lowest first.
  *
  * Capacity: TSYNC_THREADS_DEFAULT unless set with tsync_thread_set_capacity() before
- * the first registration, or by the environment variable TSYNC_MAX_THREADS (read at
- * the first registration). Memory for records grows with the highest id in use (in
+ * it is fixed (by the first registration or the first ps_create/ps_mem_create), or by
+ * the environment variable TSYNC_MAX_THREADS (read when it is fixed). Memory for records grows with the highest id in use (in
  * chunks of 64 threads), not with the capacity. Registering past capacity fails with
  * EAGAIN (explicit registration) or prints a diagnostic and aborts (lazy registration
  * inside a call that cannot fail, such as ps_enter): never memory corruption.
@@ -80,12 +80,14 @@ static inline unsigned tsync__self(void)
 
 /*
  * tsync_thread_set_capacity: set the maximum number of simultaneously registered
- * threads, n in [1, TSYNC_THREADS_MAX]. Only before any thread has registered.
- * Returns 0, or -1 with errno = EBUSY (a thread already registered) or EINVAL.
+ * threads, n in [1, TSYNC_THREADS_MAX]. Only before the capacity is fixed, which the
+ * first registration, the first ps_create/ps_mem_create (they size their per-thread
+ * tables by it) or the first tsync_thread_capacity() call does.
+ * Returns 0, or -1 with errno = EBUSY (capacity already fixed) or EINVAL.
  */
 int tsync_thread_set_capacity(unsigned n);
 
-/* The capacity in force (fixes it, if no thread has registered yet). */
+/* The capacity in force (fixes it: tsync_thread_set_capacity fails afterwards). */
 unsigned tsync_thread_capacity(void);
 
 /*
