@@ -1,0 +1,166 @@
+# tsync - top-level Makefile (GNU make). The two commands that matter:
+#
+#   make test     install missing Debian packages, then: release build + ctest, ThreadSanitizer
+#                 build (clang) + ctest, AddressSanitizer+UBSan build + ctest, pytest, and an
+#                 install check (install to a temporary prefix, build examples/ against it
+#                 with CMake and with pkg-config, run them)
+#   make bench    install missing packages, release build, run the SMR benchmark into
+#                 docs/results/smr/ (with COMMAND.txt: the command line and the machine)
+#
+# Installing packages needs root (apt-get); as another user `make deps` prints the
+# `sudo apt-get install ...` line. `make help` lists every target and knob.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+MAKEFLAGS += --no-print-directory
+
+# ---- knobs (override on the command line: make test SANITIZERS= JOBS=4) -----------------
+JOBS        ?= 2
+BUILD_TYPE  ?= RelWithDebInfo
+WERROR      ?= ON
+BENCH       ?= ON
+PREFIX      ?= /usr/local
+BUILD_DIR   ?= build
+TSAN_DIR    ?= build-tsan
+ASAN_DIR    ?= build-asan
+TSAN_CC     ?= clang
+# Sanitizer builds keep assertions (no NDEBUG) but optimise a little to keep tests fast.
+SAN_BUILD_TYPE ?= Debug
+SAN_CFLAGS     ?= -O1 -g
+CMAKE       ?= cmake
+CTEST       ?= ctest
+CMAKE_ARGS  ?=
+CTEST_ARGS  ?=
+CTEST_JOBS  ?= 1
+# Safety net for tests that set no TIMEOUT property of their own (seconds).
+CTEST_TIMEOUT ?= 300
+# Debian's interpreter: apt installs python3-pytest and python3-matplotlib for it.
+PYTHON      ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+PYTEST_PATHS ?= bench python
+PYTEST_ARGS ?=
+
+# Which steps `make test` runs, in order. `make test SANITIZERS=` skips both sanitizer
+# builds; `make test TEST_STEPS="release python"` runs just those.
+SANITIZERS  ?= thread address
+TEST_STEPS  ?= release $(SANITIZERS) python install
+
+# What `make bench` runs: $(BUILD_DIR)/tsync-bench $(BENCH_ARGS).
+BENCH_OUT   ?= docs/results/smr
+BENCH_ARGS  ?= smr --out $(BENCH_OUT)
+
+# Debian 12 packages. clang and its sanitizer runtimes (which clang only *recommends*; we
+# install without recommends) are needed only by the ThreadSanitizer step, so `make`,
+# `make bench` and `make test SANITIZERS=` do not ask for them; `make deps` installs all.
+DEB_BASE := make cmake gcc libc6-dev pkg-config liburcu-dev libck-dev \
+	python3 python3-pytest python3-matplotlib
+DEB_TSAN := clang libclang-rt-14-dev
+_goals := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
+_want_tsan := $(or $(filter deps test-thread,$(_goals)),$(and $(filter test,$(_goals)),$(filter thread,$(TEST_STEPS))))
+DEB_PACKAGES ?= $(DEB_BASE) $(if $(_want_tsan),$(DEB_TSAN))
+EXTRA_DEB_PACKAGES ?=
+
+CTEST_RUN = $(CTEST) --output-on-failure --no-tests=error --timeout $(CTEST_TIMEOUT) \
+	-j $(CTEST_JOBS) $(CTEST_ARGS)
+
+export DEBIAN_FRONTEND := noninteractive
+
+.PHONY: all help deps build configure install bench test clean \
+	test-release test-thread test-address test-python test-install
+
+all: build
+
+help:
+	@echo "targets:"
+	@echo "  make deps      install missing Debian packages (root), or print the sudo line"
+	@echo "  make build     release build ($(BUILD_TYPE), -Werror=$(WERROR)) under $(BUILD_DIR)/"
+	@echo "  make test      deps + steps: $(TEST_STEPS)"
+	@echo "                 steps: release thread address python install"
+	@echo "                 e.g. make test SANITIZERS=   |  make test TEST_STEPS=release"
+	@echo "  make test-STEP one step (test-release, test-thread, test-address, test-python, test-install)"
+	@echo "  make bench     build, then $(BUILD_DIR)/tsync-bench $(BENCH_ARGS)"
+	@echo "  make install   install to PREFIX=$(PREFIX)"
+	@echo "  make clean     remove $(BUILD_DIR)/ $(TSAN_DIR)/ $(ASAN_DIR)/"
+	@echo "knobs: JOBS=$(JOBS) WERROR=$(WERROR) BENCH=$(BENCH) CTEST_ARGS='$(CTEST_ARGS)'" \
+		"CTEST_JOBS=$(CTEST_JOBS) CMAKE_ARGS='$(CMAKE_ARGS)' PYTHON=$(PYTHON) TSYNC_SKIP_DEPS=1"
+
+# ---- dependencies -------------------------------------------------------------------------
+# DEPS_DONE=1 is set for sub-makes of `make test` so the check runs once.
+deps:
+ifneq ($(DEPS_DONE),1)
+	@bash scripts/deps.sh $(DEB_PACKAGES) $(EXTRA_DEB_PACKAGES)
+endif
+
+# ---- release build ------------------------------------------------------------------------
+# Configuring every time is cheap (about a second) and applies changed knobs.
+# CMAKE_INSTALL_PREFIX is set here (not only at install) because tsync.pc is generated at
+# configure time with the prefix in it.
+configure: deps
+	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+		-DCMAKE_INSTALL_PREFIX=$(abspath $(PREFIX)) -DTSYNC_WERROR=$(WERROR) \
+		-DTSYNC_BUILD_TESTS=ON -DTSYNC_BUILD_BENCH=$(BENCH) -DTSYNC_SANITIZE= $(CMAKE_ARGS)
+
+build: configure
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
+
+install: build
+	$(CMAKE) --install $(BUILD_DIR) --prefix $(abspath $(PREFIX))
+
+# ---- tests --------------------------------------------------------------------------------
+test: deps
+	@bash scripts/run-steps.sh "$(MAKE)" $(TEST_STEPS)
+
+test-release: build
+	$(CTEST_RUN) --test-dir $(BUILD_DIR)
+
+# ThreadSanitizer with clang. check-sanitizer.sh first proves that clang can build and run
+# a TSan program (clear message if libclang-rt-14-dev is missing) and prints a wrapper
+# (setarch -R) when TSan cannot start under this kernel's address-space randomisation.
+test-thread: deps
+	@bash scripts/check-sanitizer.sh $(TSAN_CC) thread >/dev/null
+	CC=$(TSAN_CC) $(CMAKE) -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
+		-DCMAKE_C_FLAGS_DEBUG="$(SAN_CFLAGS)" -DTSYNC_WERROR=$(WERROR) \
+		-DTSYNC_SANITIZE=thread -DTSYNC_BUILD_TESTS=ON -DTSYNC_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS)
+	@wrap=$$(bash scripts/check-sanitizer.sh $(TSAN_CC) thread); \
+	echo "$${wrap:+$$wrap }$(CTEST_RUN) --test-dir $(TSAN_DIR)"; \
+	TSAN_OPTIONS="second_deadlock_stack=1 $${TSAN_OPTIONS:-}" \
+		$$wrap $(CTEST_RUN) --test-dir $(TSAN_DIR)
+
+test-address: deps
+	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
+		-DCMAKE_C_FLAGS_DEBUG="$(SAN_CFLAGS)" -DTSYNC_WERROR=$(WERROR) \
+		-DTSYNC_SANITIZE=address -DTSYNC_BUILD_TESTS=ON -DTSYNC_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
+	ASAN_OPTIONS="detect_stack_use_after_return=1 strict_string_checks=1 $${ASAN_OPTIONS:-}" \
+	UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 $${UBSAN_OPTIONS:-}" \
+		$(CTEST_RUN) --test-dir $(ASAN_DIR)
+
+# pytest over PYTEST_PATHS that hold tests (pytest exits 5 on "no tests"; a tree with no
+# Python tests yet is skipped with a message instead). The tests find the release build
+# through TSYNC_BUILD_DIR.
+test-python: deps
+	@paths=""; \
+	for d in $(PYTEST_PATHS); do \
+		if [ -d "$$d" ] && find "$$d" -name 'test_*.py' -o -name '*_test.py' | grep -q .; then \
+			paths="$$paths $$d"; fi; \
+	done; \
+	if [ -z "$$paths" ]; then echo "test-python: no Python tests under $(PYTEST_PATHS); skipped"; exit 0; fi; \
+	echo "TSYNC_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q$$paths"; \
+	TSYNC_BUILD_DIR=$(abspath $(BUILD_DIR)) MPLBACKEND=Agg \
+		$(PYTHON) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) $$paths
+
+# Install into a throw-away prefix, then build and run examples/ against it, once through
+# CMake's find_package(tsync) and once through pkg-config.
+test-install: deps
+	@prefix=$$(mktemp -d "$${TMPDIR:-/tmp}/tsync-prefix.XXXXXX"); \
+	trap 'rm -rf "$$prefix"' EXIT; \
+	$(MAKE) install PREFIX="$$prefix" DEPS_DONE=1; \
+	bash scripts/check-install.sh "$$prefix"
+
+# ---- benchmark ----------------------------------------------------------------------------
+bench: build
+	bash scripts/run-bench.sh $(BUILD_DIR) $(BENCH_ARGS)
+
+clean:
+	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR)

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# scripts/check-install.sh PREFIX - check an installed tsync the way a user would use it.
+#
+# Builds examples/ (a standalone project) against the tsync installed under PREFIX twice:
+#   1. CMake: find_package(tsync) with CMAKE_PREFIX_PATH=PREFIX, linking tsync::tsync and
+#      tsync::tsync_static;
+#   2. pkg-config: examples/Makefile.pkgconfig with PKG_CONFIG_PATH=PREFIX/.../pkgconfig;
+# and runs every example binary. Used by `make test` (step test-install).
+set -euo pipefail
+prefix=${1:?usage: $0 PREFIX}
+prefix=$(cd "$prefix" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=${JOBS:-2}
+work=$(mktemp -d "${TMPDIR:-/tmp}/tsync-examples.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+run() {
+	echo "+ $*"
+	"$@"
+}
+run_example() { # run_example BINARY: run it (bounded), fail loudly on a non-zero exit
+	local bin=$1
+	[ -x "$bin" ] || { echo "check-install: $bin was not built" >&2; exit 1; }
+	echo "+ $bin"
+	if ! timeout 120 "$bin"; then
+		echo "check-install: $bin failed" >&2
+		exit 1
+	fi
+}
+
+echo "check-install: tsync installed under $prefix"
+for f in include/tsync/tsync.h include/tsync/ps.h; do
+	[ -f "$prefix/$f" ] || { echo "check-install: $prefix/$f missing" >&2; exit 1; }
+done
+
+# ---- 1. CMake find_package ------------------------------------------------------------
+run cmake -S "$root/examples" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+	-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSYNC_EXAMPLES_WERROR=ON >"$work/cmake.log" ||
+	{ cat "$work/cmake.log"; exit 1; }
+found=$(sed -n 's/^tsync_DIR:PATH=//p' "$work/cmake/CMakeCache.txt")
+case "$found" in
+	"$prefix"/*) echo "check-install: find_package(tsync) used $found" ;;
+	*) echo "check-install: find_package(tsync) found '$found', not the package under $prefix" >&2
+	   exit 1 ;;
+esac
+run cmake --build "$work/cmake" -j "$jobs"
+for ex in rcu_list node_lock rcu_list_static; do
+	run_example "$work/cmake/$ex"
+done
+
+# ---- 2. pkg-config --------------------------------------------------------------------
+pc=$(find "$prefix" -name tsync.pc -path '*/pkgconfig/*' | head -n 1)
+[ -n "$pc" ] || { echo "check-install: no tsync.pc under $prefix" >&2; exit 1; }
+export PKG_CONFIG_PATH
+PKG_CONFIG_PATH=$(dirname "$pc")
+# Compare real paths: a relocatable tsync.pc (prefix=${pcfiledir}/../..) is fine too.
+pc_prefix=$(pkg-config --variable=prefix tsync)
+if [ "$(cd "$pc_prefix" 2>/dev/null && pwd -P)" != "$(cd "$prefix" && pwd -P)" ]; then
+	echo "check-install: $pc says prefix=$pc_prefix, but it was installed under $prefix" >&2
+	exit 1
+fi
+echo "check-install: pkg-config --cflags --libs tsync: $(pkg-config --cflags --libs tsync)"
+run make -s -f "$root/examples/Makefile.pkgconfig" O="$work/pc" EXTRA_CFLAGS=-Werror
+for ex in rcu_list node_lock; do
+	run_example "$work/pc/$ex"
+done
+echo "check-install: ok (CMake find_package and pkg-config builds of examples/ ran)"
