@@ -144,7 +144,8 @@ static inline struct ps__slot *ps__slot(struct ps *ps)
 /*
  * ps_enter: begin a parallel section of ps (nestable; only the outermost one counts).
  * Stores the current time (made strictly greater than the thread's previous enter time)
- * to the caller's own line, then a full fence (seq_cst): the
+ * to the caller's own line with release ordering (so the previous section's accesses
+ * happen-before any scanner that sees the new time), then a full fence (seq_cst): the
  * store is globally visible before any load the section makes, so a reclaimer that
  * does not see it cannot have unlinked anything this section reads (docs/design.md §2).
  * Wait-free; no shared store. Any thread (registers lazily; aborts if the registry is
@@ -161,7 +162,9 @@ static inline void ps_enter(struct ps *ps)
 		 * for the exit of this section (docs/design.md §2, reason 1). */
 		if (TSYNC_UNLIKELY(e <= prev))
 			e = prev + 1;
-		atomic_store_explicit(&s->enter, e, memory_order_relaxed);
+		/* release: the previous section's exit happens-before a scanner that sees this
+		 * enter and concludes "began after t" (docs/design.md §2, reason 2). */
+		atomic_store_explicit(&s->enter, e, memory_order_release);
 		atomic_thread_fence(memory_order_seq_cst);
 	}
 }
