@@ -1,0 +1,263 @@
+/*
+ * tests/stress/stress_oversub.c - premature-reuse hunt (3): more threads than cores,
+ * thread churn, and threads that exit inside a section.
+ *
+ * N workers (half readers, half writers) run the list/hash workload of slist.h on a
+ * 2-core machine, so sections are preempted all the time. Beside them a churner keeps
+ * starting short-lived threads that register (explicitly or lazily), do a few
+ * operations and leave: normally, with pthread_exit inside a section, by returning
+ * inside a nested section, or by tsync_thread_unregister inside a section. After each
+ * exit inside a section the churner checks that quiescence still progresses
+ * (ps_quiesce of a later time becomes true). At the end, ids must have stayed dense
+ * (high water bounded), the registry count back to its base, and every pending object,
+ * including those of exited threads, reclaimable.
+ *
+ *   stress_oversub <threads> [small]     Duration: TSYNC_STRESS_SECONDS (default 2).
+ */
+#include <tsync/tsync.h>
+
+#include "check.h"
+#include "slist.h"
+
+static struct wl W;
+static _Atomic int stop;
+static pthread_mutex_t tot_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct wl_counts tot;
+static _Atomic uint64_t churned, exits_inside, unregs_inside, max_quiesce_wait_ns;
+
+static void add_counts(const struct wl_counts *c)
+{
+	pthread_mutex_lock(&tot_lock);
+	wl_counts_add(&tot, c);
+	pthread_mutex_unlock(&tot_lock);
+}
+
+struct worker {
+	pthread_t t;
+	bool writer;
+	uint64_t seed;
+};
+
+static void *worker_main(void *p)
+{
+	struct worker *w = p;
+	struct wl_counts c = {0};
+	uint64_t rng = w->seed;
+	unsigned n = 0;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed) &&
+	       !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
+		if (!w->writer || (test_rand(&rng) & 7) == 0)
+			wl_read_op(&W, &rng, &c);
+		else
+			wl_write_op(&W, &rng, &c);
+		if ((++n & 1023) == 0 && w->writer)
+			ps_mem_reclaim(W.mem);
+	}
+	add_counts(&c);
+	return NULL;
+}
+
+enum { END_NORMAL, END_PTHREAD_EXIT, END_RETURN_INSIDE, END_UNREGISTER_INSIDE, END_UNREGISTER };
+
+struct child {
+	pthread_t t;
+	int mode;
+	bool explicit_register;
+	uint64_t seed;
+};
+
+static void *child_main(void *p)
+{
+	struct child *ch = p;
+	struct wl_counts c = {0};
+	uint64_t rng = ch->seed;
+	if (ch->explicit_register)
+		CHECK_EQ(tsync_thread_register(), 0);
+	int ops = 5 + (int)(test_rand(&rng) % 60);
+	for (int i = 0; i < ops; i++) {
+		if (test_rand(&rng) & 1)
+			wl_read_op(&W, &rng, &c);
+		else
+			wl_write_op(&W, &rng, &c);
+	}
+	add_counts(&c);
+	struct wl_seen rec[64];
+	size_t nrec;
+	switch (ch->mode) {
+	case END_PTHREAD_EXIT:
+		ps_enter(W.ps);
+		slist_walk(&W, &W.lists[0], UINT64_MAX, rec, 64, &nrec);
+		pthread_exit(NULL); /* inside a section, holding references */
+	case END_RETURN_INSIDE:
+		ps_enter(W.ps);
+		ps_enter(W.ps);
+		slist_walk(&W, &W.lists[1], UINT64_MAX, rec, 64, &nrec);
+		return NULL; /* inside a nested section */
+	case END_UNREGISTER_INSIDE:
+		ps_enter(W.ps);
+		slist_walk(&W, &W.buckets[0], UINT64_MAX, rec, 64, &nrec);
+		CHECK_EQ(tsync_thread_unregister(), 0);
+		atomic_fetch_add(&unregs_inside, 1);
+		return NULL;
+	case END_UNREGISTER:
+		CHECK_EQ(tsync_thread_unregister(), 0);
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
+static void *churner_main(void *p)
+{
+	uint64_t rng = test_seed((uint64_t)(uintptr_t)p + 1000);
+	uint64_t deadline_ns = TEST_SMALL ? 30000000000ull : 10000000000ull;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed) &&
+	       !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
+		struct child ch[2];
+		bool inside = false;
+		for (int i = 0; i < 2; i++) {
+			uint64_t r = test_rand(&rng);
+			ch[i] = (struct child){.mode = (int)(r % 6), .explicit_register = (r >> 8) & 1,
+					       .seed = test_rand(&rng)};
+			if (ch[i].mode > END_UNREGISTER)
+				ch[i].mode = END_NORMAL;
+			inside |= ch[i].mode == END_PTHREAD_EXIT || ch[i].mode == END_RETURN_INSIDE ||
+				  ch[i].mode == END_UNREGISTER_INSIDE;
+			ch[i].t = test_spawn(child_main, &ch[i]);
+		}
+		for (int i = 0; i < 2; i++) {
+			test_join(ch[i].t);
+			if (ch[i].mode == END_PTHREAD_EXIT || ch[i].mode == END_RETURN_INSIDE)
+				atomic_fetch_add(&exits_inside, 1);
+		}
+		atomic_fetch_add(&churned, 2);
+		if (!inside)
+			continue;
+		/* a thread left inside a section: a time after that must still quiesce */
+		tsync_tick_t t = tsync_now_ordered();
+		uint64_t t0 = test_now_ns();
+		while (!ps_quiesce(W.ps, t)) {
+			if (test_now_ns() - t0 > deadline_ns) {
+				wl_violation("ps_quiesce(t) still false %.1f s after threads exited "
+					     "inside sections: quiescence is stuck",
+					     (double)deadline_ns / 1e9);
+				return NULL;
+			}
+			sched_yield();
+		}
+		uint64_t waited = test_now_ns() - t0;
+		if (waited > atomic_load(&max_quiesce_wait_ns))
+			atomic_store(&max_quiesce_wait_ns, waited);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int nthreads = argc > 1 ? atoi(argv[1]) : 8;
+	bool small = argc > 2 && strcmp(argv[2], "small") == 0;
+	double secs = test_stress_seconds(2.0);
+	test_watchdog((unsigned)(secs * 10) + 120);
+	CHECK(nthreads >= 2 && nthreads <= 256);
+
+	struct ps *ps = ps_create(NULL);
+	CHECK(ps != NULL);
+	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
+	if (small) {
+		cfg.cache_size = 4;
+		cfg.reclaim_batch = 2;
+		cfg.slab_size = 4096;
+		cfg.slabs_kept = 1;
+	}
+	struct ps_mem *mem = ps_mem_create(ps, sizeof(struct tnode), &cfg);
+	CHECK(mem != NULL);
+	W.read_work = 500;
+	wl_init(&W, ps, mem, 2, 256, 128, 4096);
+	unsigned count0 = tsync_thread_count();
+
+	struct worker *w = calloc((size_t)nthreads, sizeof *w);
+	CHECK(w != NULL);
+	for (int i = 0; i < nthreads; i++) {
+		/* half writers up to 8 threads, a quarter beyond: node locks are FIFO spin
+		 * locks, and a convoy behind a preempted waiter keeps sections open for
+		 * seconds when many writers share 2 cores */
+		w[i].writer = nthreads <= 8 ? (i & 1) : (i % 4 == 1);
+		w[i].seed = test_seed((uint64_t)i + 1);
+		w[i].t = test_spawn(worker_main, &w[i]);
+	}
+	pthread_t churner = test_spawn(churner_main, NULL);
+
+	uint64_t t0 = test_now_ns(), dl = t0 + (uint64_t)(secs * 1e9);
+	uint64_t max_pending = 0;
+	unsigned max_hw = 0;
+	while (test_now_ns() < dl && !atomic_load(&wl_violations)) {
+		test_sleep_ms(10);
+		struct ps_mem_stats s;
+		CHECK_EQ(ps_mem_stats(mem, &s), 0);
+		if (s.pending > max_pending)
+			max_pending = s.pending;
+		unsigned hw = tsync_thread_high_water();
+		if (hw > max_hw)
+			max_hw = hw;
+	}
+	if (atomic_load(&wl_violations))
+		test_bail_soon(10);
+	atomic_store(&stop, 1);
+	test_join(churner);
+	for (int i = 0; i < nthreads; i++)
+		test_join(w[i].t);
+	double el = (double)(test_now_ns() - t0) / 1e9;
+
+	/* ids stayed dense: at most workers + churner + 2 children + main (+ slack) */
+	unsigned hw = tsync_thread_high_water();
+	CHECK_MSG(hw <= (unsigned)nthreads + 8,
+		  "high water %u with at most %d threads registered at once: ids not reused", hw,
+		  nthreads + 4);
+	CHECK_MSG(tsync_thread_count() <= count0 + 1, "%u threads still registered (base %u)",
+		  tsync_thread_count(), count0);
+
+	/* every pending object, including those of exited threads, can be reclaimed now */
+	struct ps_mem_stats s;
+	CHECK_EQ(ps_mem_stats(mem, &s), 0);
+	uint64_t pending_at_end = s.pending;
+	void *batch[512];
+	uint64_t dl2 = test_now_ns() + 3000000000ull;
+	for (;;) {
+		ps_mem_reclaim(mem);
+		CHECK_EQ(ps_mem_stats(mem, &s), 0);
+		if (s.pending <= 64)
+			break;
+		if (test_now_ns() > dl2) {
+			wl_violation("%" PRIu64 " objects still pending (%" PRIu64 " when the threads "
+				     "stopped) with no thread inside a section: frees of exited "
+				     "threads are never reclaimed",
+				     s.pending, pending_at_end);
+			break;
+		}
+		/* allocation traffic: refills, remote lists, orphaned queues */
+		for (int i = 0; i < 512; i++)
+			CHECK((batch[i] = ps_alloc(mem)) != NULL);
+		for (int i = 0; i < 512; i++)
+			ps_free(mem, batch[i]);
+	}
+	CHECK_EQ(ps_mem_stats(mem, &s), 0);
+	uint64_t live = wl_destroy(&W);
+	CHECK_MSG(s.in_use == live, "in_use %" PRIu64 ", %" PRIu64 " nodes linked", s.in_use, live);
+
+	uint64_t v = atomic_load(&wl_violations);
+	printf("stress_oversub%s: %d threads, %.2f s: reads %" PRIu64 " updates %" PRIu64
+	       ", %" PRIu64 " short-lived threads (%" PRIu64 " exited inside a section, %" PRIu64
+	       " unregistered inside), max quiesce wait after such exits %.1f ms, high water %u"
+	       " (max %u), max pending %" PRIu64 ", pending at end %" PRIu64 " -> %" PRIu64
+	       ", peak slabs %" PRIu64 ", reuses detected %" PRIu64 "\n",
+	       small ? " (small)" : "", nthreads, el, tot.reads,
+	       tot.inserts + tot.deletes + tot.replaces, atomic_load(&churned),
+	       atomic_load(&exits_inside), atomic_load(&unregs_inside),
+	       (double)atomic_load(&max_quiesce_wait_ns) / 1e6, hw, max_hw, max_pending,
+	       pending_at_end, s.pending, s.peak_slabs, v);
+	CHECK_MSG(atomic_load(&churned) > 0, "no thread churn happened");
+	free(w);
+	ps_mem_destroy(mem);
+	ps_destroy(ps);
+	return v ? 1 : 0;
+}

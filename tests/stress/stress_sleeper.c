@@ -1,0 +1,185 @@
+/*
+ * tests/stress/stress_sleeper.c - premature-reuse hunt (2): a reader sleeps 300 ms
+ * inside a section while writers keep replacing and deleting nodes.
+ *
+ * During the sleep: every object freed after the reader's enter stays pending (checked
+ * exactly, with the writers paused outside their sections for a quiet snapshot), the
+ * writers keep going on fresh memory (ps_alloc never waits), ps_alloc never hands out a
+ * node unlinked after the enter (pin generation, tests/common/slist.h), and the nodes
+ * the sleeper holds keep their incarnations. After the sleeper exits, reclamation
+ * resumes: pending falls back below a bound while updates continue.
+ *
+ *   stress_sleeper [small]      Duration: TSYNC_STRESS_SECONDS (default 2; at least
+ *                               one 300 ms sleep).
+ */
+#include <tsync/tsync.h>
+
+#include "check.h"
+#include "slist.h"
+
+#define NWRITERS 2
+#define SLEEP_MS 300
+
+static struct wl W;
+static _Atomic int stop, pause_req, paused;
+
+struct worker {
+	pthread_t t;
+	bool writer;
+	uint64_t seed;
+	struct wl_counts c;
+};
+
+static void *worker_main(void *p)
+{
+	struct worker *w = p;
+	uint64_t rng = w->seed;
+	unsigned n = 0;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		if (atomic_load_explicit(&pause_req, memory_order_acquire)) {
+			atomic_fetch_add(&paused, 1);
+			while (atomic_load_explicit(&pause_req, memory_order_acquire))
+				sched_yield();
+			atomic_fetch_sub(&paused, 1);
+		}
+		if (w->writer) {
+			wl_write_op(&W, &rng, &w->c);
+			if ((++n & 255) == 0)
+				ps_mem_reclaim(W.mem);
+		} else {
+			wl_read_op(&W, &rng, &w->c);
+		}
+	}
+	return NULL;
+}
+
+/* A quiet snapshot: every worker parked outside its sections. */
+static struct ps_mem_stats quiet_stats(int nworkers)
+{
+	atomic_store(&pause_req, 1);
+	uint64_t dl = test_now_ns() + 10000000000ull;
+	while (atomic_load(&paused) != nworkers) {
+		CHECK_MSG(test_now_ns() < dl, "workers did not pause");
+		sched_yield();
+	}
+	struct ps_mem_stats s;
+	CHECK_EQ(ps_mem_stats(W.mem, &s), 0);
+	atomic_store(&pause_req, 0);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	bool small = argc > 1 && strcmp(argv[1], "small") == 0;
+	double secs = test_stress_seconds(2.0);
+	test_watchdog((unsigned)(secs * 10) + 90);
+	struct ps *ps = ps_create(NULL);
+	CHECK(ps != NULL);
+	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
+	if (small) {
+		cfg.cache_size = 4;
+		cfg.reclaim_batch = 2;
+		cfg.slab_size = 4096;
+		cfg.slabs_kept = 1;
+	}
+	struct ps_mem *mem = ps_mem_create(ps, sizeof(struct tnode), &cfg);
+	CHECK(mem != NULL);
+	wl_init(&W, ps, mem, 2, 128, 64, 2048);
+
+	const int nworkers = NWRITERS + 1;
+	struct worker w[NWRITERS + 1];
+	for (int i = 0; i < nworkers; i++) {
+		w[i] = (struct worker){.writer = i < NWRITERS, .seed = test_seed((uint64_t)i + 7)};
+		w[i].t = test_spawn(worker_main, &w[i]);
+	}
+	test_sleep_ms(50); /* warm up */
+
+	uint64_t t_start = test_now_ns();
+	int rounds = 0;
+	uint64_t pinned_total = 0, drained_rounds = 0;
+	struct wl_counts mine = {0};
+	do {
+		/* ---- the sleeping reader ---- */
+		struct wl_seen rec[256];
+		size_t nrec = 0, k;
+		ps_enter(ps);
+		wl_pin_begin();
+		struct ps_mem_stats s1 = quiet_stats(nworkers);
+		slist_walk(&W, &W.lists[rounds % 2], UINT64_MAX, rec, 128, &nrec);
+		for (unsigned b = 0; b < 8; b++) {
+			slist_walk(&W, &W.buckets[(rounds * 8 + b) % W.nbuckets], UINT64_MAX,
+				   rec + nrec, 256 - nrec, &k);
+			nrec += k;
+		}
+		test_sleep_ms(SLEEP_MS * 5 / 6);
+		struct ps_mem_stats s2 = quiet_stats(nworkers);
+		test_sleep_ms(SLEEP_MS / 6);
+		size_t bad = wl_recheck(rec, nrec, "sleeping reader");
+		wl_pin_end();
+		ps_exit(ps);
+
+		uint64_t freed = s2.frees - s1.frees;
+		CHECK_MSG(freed >= 20, "writers stalled while a reader slept (%" PRIu64
+			  " frees in %d ms)", freed, SLEEP_MS * 5 / 6);
+		CHECK_MSG(s2.pending >= freed,
+			  "pending %" PRIu64 " < %" PRIu64 " objects freed after the sleeper's enter: "
+			  "some were reclaimed under it",
+			  s2.pending, freed);
+		CHECK_MSG(s2.reclaimed - s1.reclaimed <= s1.pending,
+			  "reclaimed %" PRIu64 " while only %" PRIu64 " were pending at the enter",
+			  s2.reclaimed - s1.reclaimed, s1.pending);
+		CHECK_EQ(bad, 0);
+		pinned_total += freed;
+
+		/* ---- after the exit, reclamation resumes ---- */
+		uint64_t bound = s2.pending / 4 + 256;
+		uint64_t dl = test_now_ns() + (uint64_t)(TEST_SMALL ? 20e9 : 5e9);
+		struct ps_mem_stats s3;
+		for (;;) {
+			test_sleep_ms(10);
+			s3 = quiet_stats(nworkers);
+			if (s3.pending <= bound)
+				break;
+			CHECK_MSG(test_now_ns() < dl,
+				  "pending still %" PRIu64 " (bound %" PRIu64 ", %" PRIu64
+				  " at the end of the sleep) after the sleeper exited",
+				  s3.pending, bound, s2.pending);
+		}
+		drained_rounds++;
+		printf("stress_sleeper: round %d: %zu nodes held, %" PRIu64 " frees pinned during "
+		       "the sleep, pending %" PRIu64 " -> %" PRIu64 " -> %" PRIu64
+		       ", slabs %" PRIu64 " -> %" PRIu64 "\n",
+		       rounds, nrec, freed, s1.pending, s2.pending, s3.pending, s1.slabs, s2.slabs);
+		fflush(stdout);
+		rounds++;
+		if (atomic_load(&wl_violations))
+			break;
+	} while (test_now_ns() - t_start < (uint64_t)(secs * 1e9));
+
+	if (atomic_load(&wl_violations))
+		test_bail_soon(10);
+	atomic_store(&stop, 1);
+	struct wl_counts tot = mine;
+	for (int i = 0; i < nworkers; i++) {
+		test_join(w[i].t);
+		wl_counts_add(&tot, &w[i].c);
+	}
+	struct ps_mem_stats s;
+	CHECK_EQ(ps_mem_stats(mem, &s), 0);
+	uint64_t live = wl_destroy(&W);
+	CHECK_EQ(s.in_use, live);
+	uint64_t v = atomic_load(&wl_violations);
+	printf("stress_sleeper%s: %d sleeps of %d ms, %" PRIu64 " frees pinned, updates %" PRIu64
+	       ", reads %" PRIu64 ", max_wait %" PRIu64 " ns, peak slabs %" PRIu64
+	       ", reuses detected %" PRIu64 "\n",
+	       small ? " (small)" : "", rounds, SLEEP_MS, pinned_total,
+	       tot.inserts + tot.deletes + tot.replaces, tot.reads,
+	       tsync_ticks_to_ns(s.max_wait_ticks), s.peak_slabs, v);
+	CHECK(drained_rounds == (uint64_t)rounds);
+	CHECK_MSG(tsync_ticks_to_ns(s.max_wait_ticks) >= (uint64_t)SLEEP_MS * 1000000u * 2 / 3,
+		  "max_wait_ticks (%" PRIu64 " ns) does not show the %d ms sleep",
+		  tsync_ticks_to_ns(s.max_wait_ticks), SLEEP_MS);
+	ps_mem_destroy(mem);
+	ps_destroy(ps);
+	return v ? 1 : 0;
+}

@@ -1,0 +1,209 @@
+/*
+ * tests/unit/test_ps_lock.c - <tsync/ps_lock.h>: take/release, take fails on a node
+ * freed by ps_lock_release_free or by ps_free, the mark is gone once the memory is
+ * reused, and mutual exclusion under contention.
+ */
+#include <tsync/tsync.h>
+
+#include "check.h"
+
+struct lnode {
+	uint64_t before[3]; /* the lock need not be the first member */
+	struct ps_lock lock;
+	uint64_t value;
+	_Atomic int inside;
+};
+
+static struct ps *ps;
+static struct ps_mem *m;
+
+static struct lnode *new_node(void)
+{
+	struct lnode *n = ps_alloc(m);
+	CHECK(n != NULL);
+	ps_lock_init(&n->lock);
+	n->value = 0;
+	atomic_store_explicit(&n->inside, 0, memory_order_relaxed);
+	return n;
+}
+
+static void test_basic(void)
+{
+	struct ps_lock stat = PS_LOCK_INIT;
+	(void)stat;
+	ps_enter(ps);
+	struct lnode *n = new_node();
+	CHECK(!ps_lock_is_freed(n));
+	CHECK(ps_lock_take(n, &n->lock));
+	n->value++;
+	ps_lock_release(n, &n->lock);
+	CHECK(ps_lock_take(n, &n->lock));
+	ps_lock_release(n, &n->lock);
+	CHECK(!ps_lock_is_freed(n));
+
+	struct ps_mem_stats s0, s1;
+	ps_mem_stats(m, &s0);
+	CHECK(ps_lock_take(n, &n->lock));
+	ps_lock_release_free(n, &n->lock);
+	ps_mem_stats(m, &s1);
+	CHECK_EQ(s1.frees, s0.frees + 1); /* release_free frees into n's ps_mem */
+	CHECK_EQ(s1.in_use + 1, s0.in_use);
+	CHECK(ps_lock_is_freed(n)); /* still readable: we are inside the section */
+	for (int i = 0; i < 3; i++)
+		CHECK_MSG(!ps_lock_take(n, &n->lock), "ps_lock_take succeeded on a freed node");
+	CHECK_EQ(s1.pending, s0.pending + 1);
+
+	/* a node freed with plain ps_free is also refused */
+	struct lnode *f = new_node();
+	ps_free(m, f);
+	CHECK(ps_lock_is_freed(f));
+	CHECK(!ps_lock_take(f, &f->lock));
+	ps_exit(ps);
+	/* past the skew bound of the frees, so that one scan proves them quiescent */
+	tsync_tick_t tf = tsync_now_ordered() + tsync_clock_skew() + tsync_ns_to_ticks(10000);
+	while (!tsync_clock_before(tf, tsync_now_ordered()))
+		sched_yield();
+	ps_mem_reclaim(m);
+
+	/* once reused, the memory is a fresh node: not freed, lockable */
+	bool seen_n = false, seen_f = false;
+	struct lnode *keep[256];
+	int k;
+	for (k = 0; k < 256 && !(seen_n && seen_f); k++) {
+		keep[k] = ps_alloc(m);
+		CHECK(keep[k] != NULL);
+		CHECK_MSG(!ps_lock_is_freed(keep[k]), "a reallocated node still carries the mark");
+		seen_n |= keep[k] == n;
+		seen_f |= keep[k] == f;
+	}
+	CHECK_MSG(seen_n || seen_f, "freed nodes not reused after quiescence");
+	ps_enter(ps);
+	for (int i = 0; i < k; i++) {
+		ps_lock_init(&keep[i]->lock);
+		CHECK(ps_lock_take(keep[i], &keep[i]->lock));
+		ps_lock_release(keep[i], &keep[i]->lock);
+	}
+	ps_exit(ps);
+	for (int i = 0; i < k; i++)
+		ps_free(m, keep[i]);
+}
+
+/* Mutual exclusion: a counter protected by one lock, from more threads than cores.
+ * Time-bounded rather than iteration-bounded: a FIFO spin lock hands the lock to the
+ * next ticket even when that thread is preempted, so throughput under oversubscription
+ * depends on the scheduler (see the summary line). */
+struct excl {
+	struct lnode *n;
+	_Atomic int stop;
+	_Atomic uint64_t overlaps;
+	_Atomic uint64_t acquired;
+};
+
+static void *excl_thread(void *p)
+{
+	struct excl *e = p;
+	uint64_t mine = 0;
+	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
+		ps_enter(ps);
+		CHECK(ps_lock_take(e->n, &e->n->lock));
+		if (atomic_fetch_add_explicit(&e->n->inside, 1, memory_order_relaxed) != 0)
+			atomic_fetch_add(&e->overlaps, 1);
+		e->n->value++;
+		if ((mine & 255) == 255)
+			sched_yield(); /* get preempted while holding it, now and then */
+		atomic_fetch_sub_explicit(&e->n->inside, 1, memory_order_relaxed);
+		ps_lock_release(e->n, &e->n->lock);
+		ps_exit(ps);
+		mine++;
+	}
+	atomic_fetch_add(&e->acquired, mine);
+	return NULL;
+}
+
+static void test_exclusion(int nthreads, unsigned ms)
+{
+	static struct excl e;
+	memset(&e, 0, sizeof e);
+	e.n = new_node();
+	pthread_t t[8];
+	uint64_t t0 = test_now_ns();
+	for (int i = 0; i < nthreads; i++)
+		t[i] = test_spawn(excl_thread, &e);
+	test_sleep_ms(ms);
+	atomic_store(&e.stop, 1);
+	for (int i = 0; i < nthreads; i++)
+		test_join(t[i]);
+	double el = (double)(test_now_ns() - t0) / 1e9;
+	CHECK_EQ(atomic_load(&e.overlaps), 0);
+	CHECK_EQ(e.n->value, atomic_load(&e.acquired));
+	CHECK_GT(e.n->value, 0);
+	test_log("ps_lock: %d threads on one lock: %" PRIu64 " acquisitions in %.2f s (%.0f/s)",
+		 nthreads, e.n->value, el, (double)e.n->value / el);
+	ps_enter(ps);
+	CHECK(ps_lock_take(e.n, &e.n->lock));
+	ps_lock_release_free(e.n, &e.n->lock);
+	ps_exit(ps);
+}
+
+/* Waiters queued behind a deleter all fail. */
+struct waiter {
+	struct lnode *n;
+	_Atomic int *go;
+	_Atomic int queued;
+	int result;
+};
+
+static void *waiter_thread(void *p)
+{
+	struct waiter *w = p;
+	ps_enter(ps);
+	atomic_store(&w->queued, 1);
+	w->result = ps_lock_take(w->n, &w->n->lock);
+	if (w->result)
+		ps_lock_release(w->n, &w->n->lock);
+	ps_exit(ps);
+	return NULL;
+}
+
+static void test_waiters_fail(void)
+{
+	for (int round = 0; round < 20; round++) {
+		ps_enter(ps);
+		struct lnode *n = new_node();
+		CHECK(ps_lock_take(n, &n->lock));
+		struct waiter w[3];
+		pthread_t t[3];
+		for (int i = 0; i < 3; i++) {
+			w[i] = (struct waiter){.n = n};
+			t[i] = test_spawn(waiter_thread, &w[i]);
+		}
+		for (int i = 0; i < 3; i++)
+			while (!atomic_load(&w[i].queued))
+				sched_yield();
+		test_sleep_ms(1); /* let them reach the spin */
+		ps_lock_release_free(n, &n->lock);
+		ps_exit(ps);
+		for (int i = 0; i < 3; i++) {
+			test_join(t[i]);
+			CHECK_MSG(w[i].result == 0, "a waiter got the lock of a node freed by its holder");
+		}
+	}
+}
+
+int main(void)
+{
+	test_watchdog(120);
+	ps = ps_create(NULL);
+	CHECK(ps != NULL);
+	m = ps_mem_create(ps, sizeof(struct lnode), NULL);
+	CHECK(m != NULL);
+	test_basic();
+	test_exclusion(2, 300);
+	test_exclusion(3, 300);
+	test_waiters_fail();
+	ps_mem_reclaim(m);
+	ps_mem_destroy(m);
+	ps_destroy(ps);
+	test_log("ps_lock: ok");
+	return 0;
+}

@@ -1,0 +1,536 @@
+/*
+ * tests/unit/test_ps_mem.c - <tsync/ps_mem.h>: configuration errors, distinct and
+ * aligned objects, reuse only after quiescence, exact counters when quiet, slabs
+ * returned to the system, remote frees with bounded memory, ENOMEM.
+ */
+#include <sys/resource.h>
+#include <tsync/tsync.h>
+
+#include "check.h"
+#include "holder.h"
+
+static tsync_tick_t S;
+
+static struct ps_mem_stats mstats(struct ps_mem *m)
+{
+	struct ps_mem_stats s;
+	memset(&s, 0xff, sizeof s);
+	CHECK_EQ(ps_mem_stats(m, &s), 0);
+	/* invariants of any quiet snapshot */
+	CHECK_EQ(s.slabs, s.slab_grows - s.slab_shrinks);
+	CHECK_GE(s.peak_slabs, s.slabs);
+	return s;
+}
+
+static struct ps_mem_config small_cfg(void)
+{
+	struct ps_mem_config c = PS_MEM_CONFIG_INIT;
+	c.cache_size = 4;
+	c.reclaim_batch = 2;
+	c.slab_size = 4096;
+	c.slabs_kept = 1;
+	return c;
+}
+
+static void wait_past(tsync_tick_t t, tsync_tick_t extra)
+{
+	uint64_t dl = test_now_ns() + 5000000000ull;
+	extra += tsync_ns_to_ticks(10000) + 2; /* margin: ps adds a tick or so to the bound */
+	while (!tsync_clock_before(t + extra, tsync_now_ordered())) {
+		CHECK(test_now_ns() < dl);
+		sched_yield();
+	}
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* ---- configuration errors ------------------------------------------------------------ */
+#define CHECK_CREATE_FAILS(ps, size, cfgp, err)                                            \
+	do {                                                                               \
+		errno = 0;                                                                 \
+		struct ps_mem *bad_ = ps_mem_create((ps), (size), (cfgp));                 \
+		CHECK_MSG(bad_ == NULL, "ps_mem_create(%s) succeeded", #cfgp);             \
+		CHECK_EQ_I(errno, (err));                                                  \
+	} while (0)
+
+static void test_invalid(struct ps *ps)
+{
+	struct ps_mem_config c;
+	CHECK_CREATE_FAILS(ps, 0, NULL, EINVAL);
+	c = (struct ps_mem_config)PS_MEM_CONFIG_INIT;
+	c.size = 0;
+	CHECK_CREATE_FAILS(ps, 32, &c, EINVAL);
+	c.size = 3;
+	CHECK_CREATE_FAILS(ps, 32, &c, EINVAL);
+	static const size_t bad_align[] = {3, 24, 48, 8192, 1u << 20};
+	for (size_t i = 0; i < sizeof bad_align / sizeof bad_align[0]; i++) {
+		c = (struct ps_mem_config)PS_MEM_CONFIG_INIT;
+		c.align = bad_align[i];
+		CHECK_CREATE_FAILS(ps, 32, &c, EINVAL);
+	}
+	static const size_t bad_slab[] = {2048, 5000, 4095, 65537, 3 * 4096};
+	for (size_t i = 0; i < sizeof bad_slab / sizeof bad_slab[0]; i++) {
+		c = (struct ps_mem_config)PS_MEM_CONFIG_INIT;
+		c.slab_size = bad_slab[i];
+		CHECK_CREATE_FAILS(ps, 32, &c, EINVAL);
+	}
+	/* an object that does not fit an explicit slab size */
+	c = (struct ps_mem_config)PS_MEM_CONFIG_INIT;
+	c.slab_size = 4096;
+	CHECK_CREATE_FAILS(ps, 8192, &c, EINVAL);
+	CHECK_CREATE_FAILS(ps, 4096, &c, EINVAL); /* the header has to fit too */
+	/* absurd sizes: EINVAL (or ENOMEM), never a wrapped-around small allocator */
+	errno = 0;
+	CHECK(ps_mem_create(ps, SIZE_MAX / 2, NULL) == NULL);
+	CHECK_MSG(errno == EINVAL || errno == ENOMEM, "errno %d", errno);
+	errno = 0;
+	CHECK(ps_mem_create(ps, SIZE_MAX - 8, NULL) == NULL);
+	CHECK_MSG(errno == EINVAL || errno == ENOMEM, "errno %d", errno);
+
+	/* the valid extremes are accepted */
+	c = (struct ps_mem_config)PS_MEM_CONFIG_INIT;
+	c.align = 4096;
+	struct ps_mem *m = ps_mem_create(ps, 1, &c);
+	CHECK(m != NULL);
+	ps_mem_destroy(m);
+	c = (struct ps_mem_config)PS_MEM_CONFIG_INIT;
+	c.slab_size = 4096;
+	m = ps_mem_create(ps, 200, &c);
+	CHECK(m != NULL);
+	ps_mem_destroy(m);
+
+	struct ps_mem_stats s;
+	m = ps_mem_create(ps, 16, NULL);
+	CHECK(m != NULL);
+	CHECK_ERRNO(ps_mem_stats(NULL, &s), -1, EINVAL);
+	CHECK_ERRNO(ps_mem_stats(m, NULL), -1, EINVAL);
+	ps_free(m, NULL); /* ignored */
+	ps_mem_destroy(m);
+	ps_mem_destroy(NULL);
+}
+
+/* ---- basics: distinct, aligned, attributed objects ---------------------------------- */
+static void check_objects(struct ps_mem *m, size_t size, size_t align, size_t n)
+{
+	void **p = calloc(n, sizeof *p);
+	CHECK(p != NULL);
+	for (size_t i = 0; i < n; i++) {
+		p[i] = ps_alloc(m);
+		CHECK(p[i] != NULL);
+		CHECK_MSG((uintptr_t)p[i] % align == 0, "object %p not aligned to %zu", p[i], align);
+		CHECK(ps_mem_of(p[i]) == m);
+		memset(p[i], (int)(i & 0xff), size);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *b = p[i];
+		for (size_t k = 0; k < size; k++)
+			CHECK_MSG(b[k] == (i & 0xff), "object %zu overwritten at byte %zu", i, k);
+	}
+	qsort(p, n, sizeof *p, cmp_ptr);
+	for (size_t i = 0; i + 1 < n; i++)
+		CHECK_MSG((uintptr_t)p[i + 1] - (uintptr_t)p[i] >= size,
+			  "live objects %p and %p overlap (size %zu)", p[i], p[i + 1], size);
+	struct ps_mem_stats s = mstats(m);
+	CHECK_EQ(s.in_use, n);
+	for (size_t i = 0; i < n; i++)
+		ps_free(m, p[i]);
+	s = mstats(m);
+	CHECK_EQ(s.in_use, 0);
+	CHECK_EQ(s.frees, n);
+	free(p);
+}
+
+static void test_basic(struct ps *ps)
+{
+	struct ps_mem *m = ps_mem_create(ps, 40, NULL);
+	CHECK(m != NULL);
+	CHECK(ps_mem_ps(m) == ps);
+	CHECK_GE(ps_mem_obj_size(m), 40);
+	check_objects(m, 40, 16, test_scale(5000, 4));
+	ps_mem_destroy(m);
+
+	static const size_t aligns[] = {8, 16, 64, 256, 4096};
+	for (size_t i = 0; i < sizeof aligns / sizeof aligns[0]; i++) {
+		struct ps_mem_config c = PS_MEM_CONFIG_INIT;
+		c.align = aligns[i];
+		m = ps_mem_create(ps, 24, &c);
+		CHECK(m != NULL);
+		check_objects(m, 24, aligns[i], aligns[i] >= 4096 ? 40 : 700);
+		ps_mem_destroy(m);
+	}
+	struct ps_mem_config c = small_cfg();
+	m = ps_mem_create(ps, 100, &c);
+	CHECK(m != NULL);
+	check_objects(m, 100, 16, 300);
+	ps_mem_destroy(m);
+
+	/* two allocators on one ps: objects know where they came from */
+	struct ps_mem *a = ps_mem_create(ps, 32, NULL), *b = ps_mem_create(ps, 32, NULL);
+	CHECK(a && b);
+	void *x = ps_alloc(a), *y = ps_alloc(b);
+	CHECK(x && y && x != y);
+	CHECK(ps_mem_of(x) == a && ps_mem_of(y) == b);
+	ps_free(b, y);
+	ps_free(a, x);
+	ps_mem_destroy(a);
+	ps_mem_destroy(b);
+}
+
+/* ---- exact counters, slabs growing and shrinking ------------------------------------ */
+static void test_exact_stats(struct ps *ps)
+{
+	struct ps_mem_config c = small_cfg();
+	struct ps_mem *m = ps_mem_create(ps, 64, &c);
+	CHECK(m != NULL);
+	struct ps_mem_stats s = mstats(m);
+	CHECK_EQ(s.in_use, 0);
+	CHECK_EQ(s.pending, 0);
+	CHECK_EQ(s.allocs, 0);
+	CHECK_EQ(s.frees, 0);
+	CHECK_EQ(s.reclaimed, 0);
+	CHECK_EQ(s.remote_frees, 0);
+
+	const size_t n = 2000;
+	void **p = calloc(n, sizeof *p);
+	CHECK(p != NULL);
+	for (size_t i = 0; i < n; i++)
+		CHECK((p[i] = ps_alloc(m)) != NULL);
+	s = mstats(m);
+	CHECK_EQ(s.allocs, n);
+	CHECK_EQ(s.in_use, n);
+	CHECK_EQ(s.frees, 0);
+	CHECK_LE(s.cached, c.cache_size);
+	CHECK_GE(s.slab_grows * 4096, n * 64);
+	CHECK_GE(s.cache_refills, 1);
+	uint64_t grown = s.slab_grows;
+
+	for (size_t i = 0; i < n; i++)
+		ps_free(m, p[i]);
+	s = mstats(m);
+	CHECK_EQ(s.frees, n);
+	CHECK_EQ(s.in_use, 0);
+	CHECK_EQ(s.pending + s.reclaimed, n); /* freed: waiting or reclaimed, nothing lost */
+	/* objects freed within the skew bound of a scan cannot be proven quiescent by it */
+	wait_past(tsync_now_ordered(), S);
+	size_t got = ps_mem_reclaim(m);
+	s = mstats(m);
+	CHECK_EQ(s.pending, 0);
+	CHECK_EQ(s.reclaimed, n);
+	CHECK_LE(got, n);
+	CHECK_LE(s.cached, c.cache_size);
+	CHECK_GE(s.cache_flushes, 1);
+	CHECK_MSG(s.slab_shrinks > 0, "no slab returned to the system after freeing %zu objects "
+		  "(%" PRIu64 " slabs, slabs_kept %u)", n, s.slabs, c.slabs_kept);
+	CHECK_MSG(s.slabs <= c.slabs_kept + c.cache_size + 2,
+		  "%" PRIu64 " slabs kept after freeing everything (grown %" PRIu64
+		  ", slabs_kept %u, cache %u)",
+		  s.slabs, grown, c.slabs_kept, c.cache_size);
+	CHECK_GE(s.peak_slabs, grown);
+
+	/* the caller's own section holds its own frees back */
+	ps_enter(ps);
+	void *x = ps_alloc(m);
+	CHECK(x != NULL);
+	ps_free(m, x);
+	s = mstats(m);
+	CHECK_EQ(s.pending, 1);
+	CHECK_EQ(ps_mem_reclaim(m), 0);
+	for (int i = 0; i < 10; i++) { /* more traffic does not reclaim it either */
+		void *y = ps_alloc(m);
+		CHECK(y != NULL && y != x);
+		ps_free(m, y);
+	}
+	CHECK_EQ(mstats(m).pending, 11);
+	ps_exit(ps);
+	wait_past(tsync_now_ordered(), S);
+	CHECK_EQ(ps_mem_reclaim(m), 11);
+	s = mstats(m);
+	CHECK_EQ(s.pending, 0);
+	CHECK_EQ(s.allocs, n + 11);
+	CHECK_EQ(s.frees, n + 11);
+	CHECK_EQ(s.reclaimed, n + 11);
+
+	/* unregistering hands the object cache back */
+	CHECK_EQ(tsync_thread_unregister(), 0);
+	s = mstats(m);
+	CHECK_EQ(s.cached, 0);
+	CHECK_EQ(s.in_use, 0);
+	CHECK_EQ(s.pending, 0);
+	CHECK_EQ(tsync_thread_register(), 0);
+	/* and everything still works */
+	x = ps_alloc(m);
+	CHECK(x != NULL);
+	ps_free(m, x);
+	CHECK_EQ(mstats(m).in_use, 0);
+	free(p);
+	ps_mem_destroy(m);
+}
+
+/* ---- reuse only after quiescence ------------------------------------------------------ */
+static bool in_set(void *const *set, size_t n, const void *p)
+{
+	return bsearch(&p, set, n, sizeof *set, cmp_ptr) != NULL;
+}
+
+static void test_reuse_after_quiescence(struct ps *ps, const struct ps_mem_config *cfg)
+{
+	struct ps_mem *m = ps_mem_create(ps, 48, cfg);
+	CHECK(m != NULL);
+	const size_t K = 300, MORE = 3000;
+	void **freed = calloc(K, sizeof *freed), **live = calloc(MORE, sizeof *live);
+	CHECK(freed && live);
+	/* warm up: some objects through the cache */
+	for (size_t i = 0; i < K; i++)
+		freed[i] = ps_alloc(m);
+	for (size_t i = 0; i < K; i++)
+		ps_free(m, freed[i]);
+	wait_past(tsync_now_ordered(), S);
+	ps_mem_reclaim(m);
+
+	struct holder r;
+	holder_start(&r, ps);
+	holder_do(&r, HOLD_ENTER);
+	struct ps_mem_stats s0 = mstats(m);
+	for (size_t i = 0; i < K; i++)
+		CHECK((freed[i] = ps_alloc(m)) != NULL);
+	for (size_t i = 0; i < K; i++)
+		ps_free(m, freed[i]);
+	qsort(freed, K, sizeof *freed, cmp_ptr);
+	struct ps_mem_stats s1 = mstats(m);
+	/* every one of them waits for the reader; only objects already pending before its
+	 * enter (freed within the skew bound of the last scan) may have been reclaimed */
+	CHECK_GE(s1.pending, K);
+	CHECK_EQ(s1.reclaimed - s0.reclaimed, s0.pending + K - s1.pending);
+	CHECK_LE(s1.reclaimed - s0.reclaimed, s0.pending);
+	ps_mem_reclaim(m);
+	CHECK_GE(mstats(m).pending, K);
+	for (size_t i = 0; i < MORE; i++) {
+		CHECK((live[i] = ps_alloc(m)) != NULL);
+		CHECK_MSG(!in_set(freed, K, live[i]),
+			  "object %p reused while a reader that entered before its free is inside",
+			  live[i]);
+	}
+	struct ps_mem_stats s2 = mstats(m);
+	CHECK_EQ(s2.pending, s1.pending);
+	CHECK_GT(s2.slab_grows, s1.slab_grows); /* fresh memory instead of waiting */
+	test_sleep_ms(50);
+	holder_do(&r, HOLD_EXIT);
+	CHECK_EQ(ps_mem_reclaim(m), s2.pending);
+	struct ps_mem_stats s3 = mstats(m);
+	CHECK_EQ(s3.pending, 0);
+	CHECK_EQ(s3.reclaimed, s2.reclaimed + s2.pending);
+	CHECK_MSG(s3.max_wait_ticks >= tsync_ns_to_ticks(40000000),
+		  "max_wait_ticks %" PRIu64 " after a 50 ms wait", s3.max_wait_ticks);
+	/* now they are reused */
+	size_t reused = 0;
+	void *extra[64];
+	for (size_t i = 0; i < 64; i++) {
+		CHECK((extra[i] = ps_alloc(m)) != NULL);
+		reused += in_set(freed, K, extra[i]);
+	}
+	CHECK_MSG(reused > 0, "no freed object reused after quiescence");
+	for (size_t i = 0; i < 64; i++)
+		ps_free(m, extra[i]);
+	for (size_t i = 0; i < MORE; i++)
+		ps_free(m, live[i]);
+
+	/* a section that began more than S after the frees does not hold them */
+	for (size_t i = 0; i < K; i++)
+		CHECK((freed[i] = ps_alloc(m)) != NULL);
+	for (size_t i = 0; i < K; i++)
+		ps_free(m, freed[i]);
+	wait_past(tsync_now_ordered(), S);
+	holder_do(&r, HOLD_ENTER);
+	ps_mem_reclaim(m);
+	CHECK_MSG(mstats(m).pending == 0, "a reader that entered after the frees holds them");
+	holder_do(&r, HOLD_EXIT);
+
+	/* destroy with objects still pending (LeakSanitizer checks the slabs go) */
+	holder_do(&r, HOLD_ENTER);
+	for (size_t i = 0; i < K; i++)
+		CHECK((freed[i] = ps_alloc(m)) != NULL);
+	for (size_t i = 0; i < K; i++)
+		ps_free(m, freed[i]);
+	CHECK_EQ(mstats(m).pending, K);
+	holder_do(&r, HOLD_EXIT);
+	holder_stop(&r, HOLD_QUIT);
+	ps_mem_destroy(m);
+	free(freed);
+	free(live);
+}
+
+/* ---- remote frees: allocated by A, freed by B ---------------------------------------- */
+#define RBATCH 64
+struct remote {
+	struct ps_mem *m;
+	void *obj[RBATCH];
+	_Atomic uint64_t produced, consumed;
+	uint64_t rounds;
+	uint64_t mid_slabs;
+};
+
+static void *remote_producer(void *p)
+{
+	struct remote *r = p;
+	for (uint64_t k = 1; k <= r->rounds; k++) {
+		while (atomic_load_explicit(&r->consumed, memory_order_acquire) != k - 1)
+			sched_yield();
+		for (int i = 0; i < RBATCH; i++) {
+			r->obj[i] = ps_alloc(r->m);
+			CHECK(r->obj[i] != NULL);
+			memset(r->obj[i], 0xa5, 32);
+		}
+		atomic_store_explicit(&r->produced, k, memory_order_release);
+	}
+	return NULL;
+}
+
+static void *remote_consumer(void *p)
+{
+	struct remote *r = p;
+	for (uint64_t k = 1; k <= r->rounds; k++) {
+		while (atomic_load_explicit(&r->produced, memory_order_acquire) != k)
+			sched_yield();
+		for (int i = 0; i < RBATCH; i++) {
+			CHECK(ps_mem_of(r->obj[i]) == r->m);
+			ps_free(r->m, r->obj[i]);
+		}
+		if (k == r->rounds / 4) {
+			struct ps_mem_stats s;
+			ps_mem_stats(r->m, &s);
+			r->mid_slabs = s.slabs;
+		}
+		atomic_store_explicit(&r->consumed, k, memory_order_release);
+	}
+	return NULL;
+}
+
+static void test_remote(struct ps *ps, const struct ps_mem_config *cfg, const char *name)
+{
+	static struct remote r;
+	memset(&r, 0, sizeof r);
+	r.m = ps_mem_create(ps, 64, cfg);
+	CHECK(r.m != NULL);
+	r.rounds = test_scale(4000, 8);
+	pthread_t a = test_spawn(remote_producer, &r), b = test_spawn(remote_consumer, &r);
+	test_join(a);
+	test_join(b);
+	struct ps_mem_stats s = mstats(r.m);
+	CHECK_EQ(s.allocs, r.rounds * RBATCH);
+	CHECK_EQ(s.frees, r.rounds * RBATCH);
+	CHECK_EQ(s.in_use, 0);
+	CHECK_MSG(s.remote_frees > 0, "%s: objects freed by another thread never went back as "
+		  "remote frees", name);
+	/* bounded: about two batches live at once, plus caches and queues */
+	size_t slab = cfg && cfg->slab_size ? cfg->slab_size : 65536;
+	uint64_t bound_objs = 8 * RBATCH + 4 * (cfg && cfg->cache_size ? cfg->cache_size : 64) + 1024;
+	uint64_t bound_slabs = bound_objs * 96 / slab + 8;
+	CHECK_MSG(s.peak_slabs <= bound_slabs,
+		  "%s: peak %" PRIu64 " slabs for %d objects in flight (bound %" PRIu64
+		  "; %" PRIu64 " slabs at a quarter of the run, %" PRIu64 " now): memory grows",
+		  name, s.peak_slabs, RBATCH, bound_slabs, r.mid_slabs, s.slabs);
+	test_log("ps_mem: remote (%s): %" PRIu64 " objects, remote_frees %" PRIu64
+		 ", peak %" PRIu64 " slabs, grows %" PRIu64 " shrinks %" PRIu64,
+		 name, s.allocs, s.remote_frees, s.peak_slabs, s.slab_grows, s.slab_shrinks);
+	ps_mem_destroy(r.m);
+}
+
+/* ---- ENOMEM under an address-space limit (child process, release builds only) -------- */
+static void enomem_child(void *arg)
+{
+	struct ps *ps = arg;
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0;
+	if (f == NULL || fscanf(f, "%lu", &pages) != 1)
+		_exit(77);
+	fclose(f);
+	struct rlimit rl;
+	rl.rlim_cur = rl.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (64u << 20);
+	if (setrlimit(RLIMIT_AS, &rl) != 0)
+		_exit(77);
+	struct ps_mem *m = ps_mem_create(ps, 1000, NULL);
+	if (m == NULL)
+		_exit(10);
+	size_t n = 0, cap = 1u << 20;
+	void **keep = calloc(cap, sizeof *keep);
+	if (keep == NULL)
+		_exit(11);
+	for (;;) {
+		errno = 0;
+		void *p = ps_alloc(m);
+		if (p == NULL)
+			break;
+		keep[n++] = p;
+		if (n == cap)
+			_exit(12); /* the limit did not bite */
+	}
+	if (errno != ENOMEM)
+		_exit(13);
+	struct ps_mem_stats s;
+	if (ps_mem_stats(m, &s) != 0 || s.allocs != n || s.in_use != n)
+		_exit(14);
+	/* freeing makes room again */
+	for (size_t i = 0; i < 100 && i < n; i++)
+		ps_free(m, keep[--n]);
+	ps_mem_reclaim(m);
+	void *p = ps_alloc(m);
+	if (p == NULL)
+		_exit(15);
+	ps_free(m, p);
+	_exit(0);
+}
+
+#ifndef NDEBUG
+static void double_free(void *arg)
+{
+	struct ps_mem *m = ps_mem_create(arg, 32, NULL);
+	void *p = ps_alloc(m);
+	ps_free(m, p);
+	ps_free(m, p); /* documented to abort in builds without NDEBUG */
+}
+#endif
+
+static void test_enomem(struct ps *ps)
+{
+#ifndef NDEBUG
+	if (test_can_fork())
+		CHECK_MSG(test_dies(double_free, ps), "a double ps_free did not abort");
+#endif
+	if (TEST_ASAN || TEST_TSAN || !test_can_fork()) {
+		test_log("ps_mem: ENOMEM test skipped under sanitizers");
+		return;
+	}
+	int st = test_in_child(enomem_child, ps);
+	if (st == 77) {
+		test_log("ps_mem: ENOMEM test skipped (no RLIMIT_AS)");
+		return;
+	}
+	CHECK_MSG(st == 0, "ENOMEM child failed with status %d (12: no ENOMEM before 1M objects, "
+		  "13: NULL with errno != ENOMEM, 14: bad stats, 15: no alloc after free)", st);
+}
+
+int main(void)
+{
+	test_watchdog(180);
+	CHECK_EQ(tsync_clock_init(), 0);
+	S = tsync_clock_skew();
+	struct ps *ps = ps_create(NULL);
+	CHECK(ps != NULL);
+	CHECK_EQ(tsync_thread_register(), 0);
+	test_invalid(ps);
+	test_basic(ps);
+	test_exact_stats(ps);
+	test_reuse_after_quiescence(ps, NULL);
+	struct ps_mem_config small = small_cfg();
+	test_reuse_after_quiescence(ps, &small);
+	test_remote(ps, NULL, "default config");
+	test_remote(ps, &small, "small config");
+	test_enomem(ps);
+	ps_destroy(ps);
+	test_log("ps_mem: ok");
+	return 0;
+}
