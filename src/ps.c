@@ -253,8 +253,10 @@ bool ps_quiesce(struct ps *ps, tsync_tick_t t)
 		return false; /* j is (or may be) inside a section that began by t */
 	}
 	qc->stats.quiesce_true++;
-	if (min > S + 1)
-		publish(me, min - S - 1);
+	/* Both are quiescence points: t because every section active at t has ended (and so
+	 * has every section active at any earlier time), min - S - 1 by reason 4. */
+	uint64_t q = min > S + 1 ? min - S - 1 : 0;
+	publish(me, q > t ? q : t);
 	return true;
 }
 

@@ -50,6 +50,9 @@ struct ps_mem_pt {
 	unsigned ncache;
 	unsigned nempty;                   /* owned slabs with every object free */
 	struct ps_mem_hdr *qhead, *qtail;  /* quiescence queue, by free time */
+	struct ps_mem_hdr *unstamped;      /* first queued object not yet stamped (a suffix) */
+	unsigned nunstamped;
+	uint64_t last_stamp;               /* the newest free time stamp() wrote */
 	struct slab_list partial, full;    /* owned slabs with / without free objects */
 	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
 	    c_flushes, c_remote, c_max_wait;
@@ -67,7 +70,7 @@ struct orphan {
 struct ps_mem {
 	struct ps *ps;
 	size_t obj_size, align, hdr_area, stride, first, slab_size;
-	unsigned nobj, cache_size, batch, slabs_kept;
+	unsigned nobj, cache_size, batch, slabs_kept, stamp_batch;
 	unsigned nchunks;
 	struct ps_mem_pt_chunk *_Atomic *chunks;
 	struct tsync__client client;
@@ -340,28 +343,61 @@ static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *p
 /*
  * Move up to `limit` quiesced objects from the head of our queue into our cache.
  * Objects freed before our own published quiescence point cost one comparison each.
- * A scan of the other threads (ps_quiesce beyond that point) is made at most once per
- * call, and by ps_free only once the queue holds reclaim_batch objects: a longer queue
+ * A scan of the other threads (ps_quiesce beyond that point: for the newest stamp, then
+ * if that fails for the head) is made once per call at most, and by ps_free only once
+ * the queue holds reclaim_batch objects: a longer queue
  * means one scan proves more objects quiesced (seed 000 §3.4), so a scan's remote loads
- * are amortised over about a batch of frees. `scan`: allow the scan regardless (allocation
- * slow path, explicit reclaim, thread exit).
+ * are amortised over about a batch of frees. `scan`: RECLAIM_FREE (ps_free: scan only past
+ * the threshold), RECLAIM_ALLOC (allocation slow path: scan regardless), RECLAIM_ALL
+ * (explicit reclaim, thread exit: stamp everything, scan for the newest stamp first).
  */
+enum { RECLAIM_FREE, RECLAIM_ALLOC, RECLAIM_ALL };
+/*
+ * Stamp every queued, not yet stamped object with one ordered clock reading. It is read
+ * after each of their ps_free calls, hence after each unlink was visible: a valid free
+ * time for all of them, at most reclaim_batch frees late (docs/design.md §3).
+ */
+static void stamp(struct ps_mem_pt *pt)
+{
+	if (pt->unstamped == NULL)
+		return;
+	uint64_t t = tsync_now_ordered();
+	if (t <= PS_MEM_MARKED)
+		t = PS_MEM_MARKED + 1;
+	for (struct ps_mem_hdr *h = pt->unstamped; h; h = h->next)
+		atomic_store_explicit(&h->free_tsc, t, memory_order_relaxed);
+	pt->last_stamp = t;
+	pt->unstamped = NULL;
+	pt->nunstamped = 0;
+}
+
 static size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, int scan)
 {
 	size_t n = 0;
+	if (scan != RECLAIM_FREE)
+		stamp(pt);
 	uint64_t max_wait = 0, now = 0;
 	uint64_t q = ps_quiescence_point(m->ps);
 	int scanned = 0;
-	if (!scan && atomic_load_explicit(&pt->c_pending, memory_order_relaxed) < m->batch)
+	if (scan == RECLAIM_FREE && atomic_load_explicit(&pt->c_pending, memory_order_relaxed) < m->batch)
 		scanned = 1; /* queue too short to be worth a scan: own point only */
 	while (n < limit && pt->qhead) {
 		struct ps_mem_hdr *h = pt->qhead;
+		if (h == pt->unstamped)
+			break; /* the rest has no free time yet */
 		uint64_t t = atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
 		if (t > q) {
 			if (scanned)
 				break;
 			scanned = 1;
-			if (!ps_quiesce(m->ps, t))
+			/* RECLAIM_ALL: ask for the newest stamp first - if it has quiesced, so
+			 * has everything stamped before it - then for the head. Not on the hot
+			 * paths: no cached view is newer than a fresh stamp, so that query always
+			 * reads the other threads' lines, which optimisation 3 exists to avoid
+			 * (on the allocation slow path it cut 2-thread throughput by half). */
+			uint64_t newest = pt->last_stamp;
+			if (!(scan == RECLAIM_ALL && newest > t && ps_quiesce(m->ps, newest)) &&
+			    !ps_quiesce(m->ps, t))
 				break;
 			q = ps_quiescence_point(m->ps);
 		}
@@ -422,6 +458,7 @@ static void adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
 	pthread_mutex_unlock(&m->pool_lock);
 	if (o == NULL)
 		return;
+	stamp(pt); /* merging needs every free time */
 	queue_merge(pt, o->head);
 	cnt_add(&pt->c_pending, o->n);
 	free(o);
@@ -477,12 +514,12 @@ static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	/* 1. quiesced memory first: reuse is the point of the queue */
-	if (reclaim(m, me, pt, m->batch, 1) == 0) {
+	if (reclaim(m, me, pt, m->batch, RECLAIM_ALLOC) == 0) {
 		/* 2. objects others returned to our slabs, then our slabs */
 		drain_remote(m, me, pt);
 		if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
 			adopt_orphan(m, pt);
-			reclaim(m, me, pt, m->batch, 1);
+			reclaim(m, me, pt, m->batch, RECLAIM_ALLOC);
 		}
 		if (pt->cache == NULL) {
 			unsigned got = take_from_own(m, pt);
@@ -543,20 +580,23 @@ void ps__free(struct ps_mem *m, void *obj, int marked)
 		tsync__fatal("ps_free: %p does not belong to this ps_mem", obj);
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
-	/* The free time follows every earlier store of ours, the unlink included. */
-	uint64_t t = tsync_now_ordered();
-	if (t <= PS_MEM_MARKED)
-		t = PS_MEM_MARKED + 1;
-	atomic_store_explicit(&h->free_tsc, t, memory_order_release);
+	/* Freed from now on for ps_lock_take and the double-free check; the free time is
+	 * stamped below, once per reclaim_batch frees, by one ordered clock reading that
+	 * follows every earlier store of ours, the unlinks included. */
+	atomic_store_explicit(&h->free_tsc, PS_MEM_MARKED, memory_order_release);
 	h->next = NULL;
 	if (pt->qtail)
 		pt->qtail->next = h;
 	else
 		pt->qhead = h;
 	pt->qtail = h;
+	if (pt->unstamped == NULL)
+		pt->unstamped = h;
+	if (++pt->nunstamped >= m->stamp_batch)
+		stamp(pt);
 	cnt_add(&pt->c_pending, 1);
 	cnt_add(&pt->c_frees, 1);
-	reclaim(m, me, pt, m->batch, 0);
+	reclaim(m, me, pt, m->batch, RECLAIM_FREE);
 }
 
 void ps_free(struct ps_mem *m, void *obj)
@@ -569,7 +609,7 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 {
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
-	return reclaim(m, me, pt, SIZE_MAX, 1);
+	return reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
 }
 
 /* ---- thread exit --------------------------------------------------------------------- */
@@ -581,7 +621,7 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 	struct ps_mem_pt *pt = pt_if_exists(m, tid);
 	if (pt == NULL)
 		return;
-	reclaim(m, tid, pt, SIZE_MAX, 1);
+	reclaim(m, tid, pt, SIZE_MAX, RECLAIM_ALL); /* stamps the whole queue first */
 	cache_flush(m, tid, pt, pt->ncache);
 	drain_remote(m, tid, pt);
 
@@ -681,6 +721,7 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	m->cache_size = c.cache_size ? c.cache_size : DEF_CACHE;
 	m->batch = c.reclaim_batch ? c.reclaim_batch : DEF_BATCH;
 	m->slabs_kept = c.slabs_kept ? c.slabs_kept : DEF_KEPT;
+	m->stamp_batch = c.stamp_batch ? c.stamp_batch : m->batch;
 	m->nchunks = tsync__chunk_count();
 	m->chunks = calloc(m->nchunks, sizeof(*m->chunks));
 	if (m->chunks == NULL) {

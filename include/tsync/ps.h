@@ -76,6 +76,7 @@ void ps_destroy(struct ps *ps);
  * thread already published a quiescence point >= t. False means "not yet": call again
  * later. The caller's own sections count too: a thread inside a section that began
  * before t makes ps_quiesce(ps, t) false, even when it is the caller.
+ * A true result publishes t (or a later proven point) as the caller's quiescence point.
  * Wait-free: O(threads) loads in the worst case, usually O(1) (optimisations 2 and 3).
  * Ordering: a true result happens-after the exit of every such section (acquire).
  * Any thread, inside or outside a section.

@@ -3,8 +3,11 @@
  * with the predictable remote frees of seed 004 Appendix A).
  *
  * A struct ps_mem hands out objects of one size. ps_free() does not make an object
- * reusable: it stamps the object with its free time (tsync_now_ordered()) and appends it
- * to the calling thread's quiescence queue, which is therefore ordered by free time.
+ * reusable: it marks the object freed and appends it to the calling thread's
+ * quiescence queue, where it is stamped with a free time: one ordered clock reading
+ * (tsync_now_ordered(), ~23 ns on x86-64) per cfg->stamp_batch frees stamps every
+ * object freed since the previous one. A later reading is a valid free time (it only
+ * delays reuse), so the queue stays ordered by free time at a fraction of the cost.
  * Objects leave that queue - a bounded batch per ps_free/ps_alloc call, never waiting
  * on another thread - once ps_quiesce() says every section active at their free time
  * has ended. When nothing has quiesced, ps_alloc takes fresh memory rather than wait
@@ -51,8 +54,11 @@ struct ps_mem_config {
 	unsigned cache_size;  /* per-thread object cache capacity C (default 64) */
 	unsigned reclaim_batch; /* most objects reclaimed per ps_free/ps_alloc (default 16) */
 	unsigned slabs_kept;  /* fully free slabs kept in the pool before unmapping (def. 4) */
+	unsigned stamp_batch; /* frees per ordered clock reading (default reclaim_batch);
+			       * 1: every free gets its own time (the precise contract
+			       * that real-time analysis assumes, at ~23 ns per free) */
 };
-#define PS_MEM_CONFIG_INIT {sizeof(struct ps_mem_config), 0, 0, 0, 0, 0}
+#define PS_MEM_CONFIG_INIT {sizeof(struct ps_mem_config), 0, 0, 0, 0, 0, 0}
 
 /*
  * ps_mem_create: an object allocator of obj_size-byte objects reclaimed through ps.
@@ -84,7 +90,11 @@ void *ps_alloc(struct ps_mem *m);
  * ps_free: defer reuse of obj until every section of m's ps active now has ended,
  * including the caller's own. The caller must already have made obj unreachable for
  * new readers (the free time is read after all the caller's earlier stores are visible,
- * tsync_now_ordered()). obj must come from ps_alloc(m) and not be freed twice (a double
+ * tsync_now_ordered(), at this call or at a later one of the same thread: at the
+ * stamp_batch-th free since the last stamp, or at the thread's next forced reclamation;
+ * a section that begins in between may therefore also hold obj back - it may wait
+ * longer, never less; stamp_batch = 1 stamps every free at once). ps_lock_take fails on
+ * obj from this call on. obj must come from ps_alloc(m) and not be freed twice (a double
  * free aborts with a diagnostic). Then reclaims at most reclaim_batch objects from the
  * head of the caller's queue: those freed before the caller's published quiescence point
  * (ps_quiescence_point) at the cost of one comparison each, and, once the queue holds at
@@ -97,10 +107,10 @@ void *ps_alloc(struct ps_mem *m);
 void ps_free(struct ps_mem *m, void *obj);
 
 /*
- * ps_mem_reclaim: reclaim the quiesced objects at the head of the caller's queue, not
- * bounded by reclaim_batch, with at most one ps_quiesce scan (objects freed within the
- * skew bound of the scan may need a second call). Returns the number reclaimed. Never
- * waits.
+ * ps_mem_reclaim: stamp the caller's queued frees and reclaim the quiesced objects at
+ * the head of its queue, not bounded by reclaim_batch, with one scan (ps_quiesce for the
+ * newest free time, then for the oldest if that fails). Returns the number reclaimed.
+ * Never waits.
  */
 size_t ps_mem_reclaim(struct ps_mem *m);
 
