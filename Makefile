@@ -159,8 +159,13 @@ test-install: deps
 	bash scripts/check-install.sh "$$prefix"
 
 # ---- benchmark ----------------------------------------------------------------------------
+# With the default output, the README's results block is refreshed from the new CSV.
 bench: build
 	bash scripts/run-bench.sh $(BUILD_DIR) $(BENCH_ARGS)
+	@if [ "$(BENCH_ARGS)" = "smr --out docs/results/smr" ]; then \
+		$(PYTHON) bench/report.py readme docs/results/smr/smr.csv README.md \
+			--command "make bench  (= $(BUILD_DIR)/tsync-bench $(BENCH_ARGS))" && \
+		echo "bench: README.md results refreshed"; fi
 
 clean:
 	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR)

@@ -110,6 +110,7 @@ def smr_table(rows, baseline="ps", command="", clock="", date=None, machine=None
     mechs = _mechanisms(rows)
     peers = [m for m in mechs if m != baseline]
     by = {(r["mechanism"], r["threads"], r["update_pct"]): r for r in rows}
+    summary = smr_summary(rows) if baseline == "ps" else []
     out = [
         "# tsync-bench smr",
         "",
@@ -122,6 +123,9 @@ def smr_table(rows, baseline="ps", command="", clock="", date=None, machine=None
         f"update p99 ratio = peer / {baseline}. Both > 1 where {baseline} is better.",
         "",
     ]
+    if summary:
+        out += ["## Headline", "", "| figure | measured |", "|---|---:|"]
+        out += [f"| {what} | {value} |" for what, value in summary] + [""]
     if baseline not in mechs:
         out += [f"No `{baseline}` rows: no ratios, total Mops per mechanism only.", ""]
     for pct in sorted({r["update_pct"] for r in rows}):
@@ -154,6 +158,63 @@ def smr_table(rows, baseline="ps", command="", clock="", date=None, machine=None
                                 for m in mechs] for t in threads]
             out += ["Throughput: read+update Mops.", "", _md_table(["threads"] + mechs, body), ""]
     return "\n".join(out)
+
+
+def smr_summary(rows, threads=None, pct=50):
+    """The headline figures (the foundation issue's targets): at `threads` (default: the
+    largest thread count not above this machine's CPUs) and `pct` % updates, ps total
+    throughput against the best ck-epoch mode and urcu-mb-sync, update p99 against
+    ck-epoch-sync, read-only ps against urcu-mb-sync, and ps's peak pending objects.
+    Returns a list of (what, value) string pairs; missing mechanisms are left out."""
+    by = {(r["mechanism"], r["threads"], r["update_pct"]): r for r in rows}
+    all_threads = sorted({r["threads"] for r in rows if r["mechanism"] == "ps"})
+    if not all_threads:
+        return []
+    if threads is None:
+        ncpu = os.cpu_count() or 1
+        fit = [t for t in all_threads if t <= ncpu]
+        threads = fit[-1] if fit else all_threads[0]
+    out = []
+    ps = by.get(("ps", threads, pct))
+    if ps:
+        epochs = [by[k] for k in by if k[0].startswith("ck-epoch") and k[1:] == (threads, pct)]
+        if epochs:
+            best = max(epochs, key=total_mops)
+            out.append((f"ps / best ck-epoch ({best['mechanism']}), total throughput, "
+                        f"{threads} threads, {pct}% updates", ratio(total_mops(ps), total_mops(best))))
+        mb = by.get(("urcu-mb-sync", threads, pct))
+        if mb:
+            out.append((f"ps / urcu-mb-sync, total throughput, {threads} threads, {pct}% updates",
+                        ratio(total_mops(ps), total_mops(mb))))
+        cks = by.get(("ck-epoch-sync", threads, pct))
+        if cks:
+            out.append((f"ck-epoch-sync / ps, update p99, {threads} threads, {pct}% updates",
+                        ratio(cks["update_p99_ns"], ps["update_p99_ns"])))
+    for t in all_threads:
+        r0, m0 = by.get(("ps", t, 0)), by.get(("urcu-mb-sync", t, 0))
+        if r0 and m0:
+            out.append((f"ps / urcu-mb-sync, read-only read throughput, {t} threads",
+                        ratio(r0["read_mops"], m0["read_mops"])))
+    peaks = [r["peak_pending"] for r in rows if r["mechanism"] == "ps"]
+    out.append(("ps peak pending objects, any run", str(max(peaks))))
+    return out
+
+
+def readme_block(rows, command):
+    """Markdown for README.md's results section."""
+    lines = [f"Command: `{command}` (the machine: `docs/results/smr/COMMAND.txt`).", "",
+             "| figure | measured |", "|---|---:|"]
+    lines += [f"| {what} | {value} |" for what, value in smr_summary(rows)]
+    lines += ["", "Full tables (every peer, thread count and update ratio) and plots: "
+              "[docs/results/smr/table.md](docs/results/smr/table.md)."]
+    return "\n".join(lines)
+
+
+def replace_between(text, block, begin="<!-- RESULTS -->", end="<!-- /RESULTS -->"):
+    i, j = text.find(begin), text.find(end)
+    if i < 0 or j < i:
+        raise ReportError(f"markers {begin} ... {end} not found")
+    return text[: i + len(begin)] + "\n" + block + "\n" + text[j:]
 
 
 def smr_plots(rows, outdir, baseline="ps"):
@@ -235,7 +296,23 @@ def main(argv=None):
     p.add_argument("--baseline", default="ps", help="mechanism the ratios compare against")
     p.add_argument("--command", default="", help="command line that produced the CSV")
     p.add_argument("--clock", default="", help="the benchmark's clock (from tsync-bench)")
+    p = sub.add_parser("readme", help="replace README's <!-- RESULTS --> block with the summary")
+    p.add_argument("csv")
+    p.add_argument("readme")
+    p.add_argument("--command", default="make bench")
     args = ap.parse_args(argv)
+
+    if args.cmd == "readme":
+        try:
+            rows = load_smr(args.csv)
+            with open(args.readme) as f:
+                text = replace_between(f.read(), readme_block(rows, args.command))
+        except (OSError, ReportError) as e:
+            print(f"report.py: {e}", file=sys.stderr)
+            return 1
+        with open(args.readme, "w") as f:
+            f.write(text)
+        return 0
 
     try:
         rows = load_smr(args.csv)

@@ -123,3 +123,31 @@ def test_ratio_format():
     assert report.ratio(3, 2) == "1.50"
     assert report.ratio(1, 0) == "inf"
     assert report.ratio(0, 0) == "n/a"
+
+
+def test_summary_headline_ratios(csv_path):
+    rows = report.load_smr(str(csv_path))
+    got = dict(report.smr_summary(rows, threads=2, pct=50))
+    # ps total 32 vs the only ck-epoch mode (call) 16, vs urcu-mb-sync 1
+    assert got["ps / best ck-epoch (ck-epoch-call), total throughput, 2 threads, 50% updates"] == "2.00"
+    assert got["ps / urcu-mb-sync, total throughput, 2 threads, 50% updates"] == "32.00"
+    # read-only reads: 30/10 at 1 thread, 60/15 at 2
+    assert got["ps / urcu-mb-sync, read-only read throughput, 1 threads"] == "3.00"
+    assert got["ps / urcu-mb-sync, read-only read throughput, 2 threads"] == "4.00"
+    assert got["ps peak pending objects, any run"] == "9"
+    # no ck-epoch-sync rows: no p99 figure against it
+    assert not any("ck-epoch-sync / ps" in k for k in got)
+
+
+def test_readme_block_replaced_between_markers(csv_path, tmp_path):
+    rows = report.load_smr(str(csv_path))
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- RESULTS -->\nold table\n<!-- /RESULTS -->\noutro\n")
+    assert report.main(["readme", str(csv_path), str(readme), "--command", "make bench"]) == 0
+    text = readme.read_text()
+    assert "old table" not in text
+    assert text.startswith("intro\n<!-- RESULTS -->\nCommand: `make bench`")
+    assert text.rstrip().endswith("<!-- /RESULTS -->\noutro")
+    assert "| figure | measured |" in text
+    with pytest.raises(report.ReportError):
+        report.replace_between("no markers here", "x")

@@ -56,8 +56,8 @@ cc=$("${ccpath:-cc}" --version 2>/dev/null | head -n 1 || true)
 btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build_dir/CMakeCache.txt" 2>/dev/null || true)
 commit=$(git rev-parse HEAD 2>/dev/null || echo "none (no commit yet)")
 if git rev-parse --verify -q HEAD >/dev/null 2>&1 &&
-	{ ! git diff-index --quiet HEAD -- 2>/dev/null ||
-	  [ -n "$(git ls-files --others --exclude-standard 2>/dev/null | head -n 1)" ]; }; then
+	{ ! git diff-index --quiet HEAD -- . ':(exclude)docs/results' ':(exclude)README.md' 2>/dev/null ||
+	  [ -n "$(git ls-files --others --exclude-standard -- . ':(exclude)docs/results' 2>/dev/null | head -n 1)" ]; }; then
 	commit="$commit (with uncommitted changes)"
 fi
 {
