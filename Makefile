@@ -48,6 +48,8 @@ TEST_STEPS  ?= release $(SANITIZERS) python install
 # What `make bench` runs: $(BUILD_DIR)/tsync-bench $(BENCH_ARGS).
 BENCH_OUT   ?= docs/results/smr
 BENCH_ARGS  ?= smr --out $(BENCH_OUT)
+# The second layout of the same benchmark (see tsync-bench smr --help): shared slots.
+BENCH_SLOTS_ARGS ?= smr --layout slots --out docs/results/smr-slots
 
 # Debian 12 packages. clang and its sanitizer runtimes (which clang only *recommends*; we
 # install without recommends) are needed only by the ThreadSanitizer step, so `make`,
@@ -159,12 +161,15 @@ test-install: deps
 	bash scripts/check-install.sh "$$prefix"
 
 # ---- benchmark ----------------------------------------------------------------------------
-# With the default output, the README's results block is refreshed from the new CSV.
+# With the default arguments: both layouts, then the README's results block is refreshed.
 bench: build
 	bash scripts/run-bench.sh $(BUILD_DIR) $(BENCH_ARGS)
 	@if [ "$(BENCH_ARGS)" = "smr --out docs/results/smr" ]; then \
-		$(PYTHON) bench/report.py readme docs/results/smr/smr.csv README.md \
-			--command "make bench  (= $(BUILD_DIR)/tsync-bench $(BENCH_ARGS))" && \
+		bash scripts/run-bench.sh $(BUILD_DIR) $(BENCH_SLOTS_ARGS) && \
+		$(PYTHON) bench/report.py readme README.md \
+			--section "Paper layout (seed 000 §5.1: one shared node read, private updates)=docs/results/smr/smr.csv" \
+			--section "Slots layout (updates replace nodes readers are reading)=docs/results/smr-slots/smr.csv" \
+			--command "make bench" && \
 		echo "bench: README.md results refreshed"; fi
 
 clean:

@@ -200,14 +200,15 @@ def smr_summary(rows, threads=None, pct=50):
     return out
 
 
-def readme_block(rows, command):
-    """Markdown for README.md's results section."""
-    lines = [f"Command: `{command}` (the machine: `docs/results/smr/COMMAND.txt`).", "",
-             "| figure | measured |", "|---|---:|"]
-    lines += [f"| {what} | {value} |" for what, value in smr_summary(rows)]
-    lines += ["", "Full tables (every peer, thread count and update ratio) and plots: "
-              "[docs/results/smr/table.md](docs/results/smr/table.md)."]
-    return "\n".join(lines)
+def readme_block(sections, command):
+    """Markdown for README.md's results section. sections: [(title, rows, table_path)]."""
+    lines = [f"Command: `{command}`; the machine is described in each directory's "
+             "`COMMAND.txt`.", ""]
+    for title, rows, path in sections:
+        lines += [f"**{title}**", "", "| figure | measured |", "|---|---:|"]
+        lines += [f"| {what} | {value} |" for what, value in smr_summary(rows)]
+        lines += ["", f"Every peer, thread count and update ratio, and plots: [{path}]({path}).", ""]
+    return "\n".join(lines).rstrip()
 
 
 def replace_between(text, block, begin="<!-- RESULTS -->", end="<!-- /RESULTS -->"):
@@ -297,16 +298,23 @@ def main(argv=None):
     p.add_argument("--command", default="", help="command line that produced the CSV")
     p.add_argument("--clock", default="", help="the benchmark's clock (from tsync-bench)")
     p = sub.add_parser("readme", help="replace README's <!-- RESULTS --> block with the summary")
-    p.add_argument("csv")
     p.add_argument("readme")
+    p.add_argument("--section", action="append", required=True, metavar="TITLE=CSV",
+                   help="a titled summary of one CSV (its table.md beside it); repeatable")
     p.add_argument("--command", default="make bench")
     args = ap.parse_args(argv)
 
     if args.cmd == "readme":
         try:
-            rows = load_smr(args.csv)
+            sections = []
+            for spec in args.section:
+                title, sep, path = spec.partition("=")
+                if not sep:
+                    raise ReportError(f"--section needs TITLE=CSV, got {spec!r}")
+                table = os.path.join(os.path.dirname(path), "table.md")
+                sections.append((title, load_smr(path), table))
             with open(args.readme) as f:
-                text = replace_between(f.read(), readme_block(rows, args.command))
+                text = replace_between(f.read(), readme_block(sections, args.command))
         except (OSError, ReportError) as e:
             print(f"report.py: {e}", file=sys.stderr)
             return 1

@@ -87,7 +87,7 @@ endif()
 
 # Sampled timing (--lat-every) takes the other loop: it must count ops and time some.
 execute_process(
-  COMMAND ${BENCH} smr --mechanisms ps,urcu-qsbr-sync --threads 2 --updates 50 --seconds 0.05
+  COMMAND ${BENCH} smr --layout slots --mechanisms ps,urcu-qsbr-sync --threads 2 --updates 50 --seconds 0.05
           --lat-every 16 --csv -
   OUTPUT_VARIABLE csv2 ERROR_VARIABLE progress2 RESULT_VARIABLE rc TIMEOUT 60)
 if(NOT rc EQUAL 0)

@@ -82,6 +82,7 @@ struct opts {
 	bool pin;
 	size_t requests;
 	unsigned lat_every;
+	bool paper; /* --layout paper (default) or slots */
 };
 
 struct result {
@@ -92,6 +93,7 @@ struct result {
 
 /* ---- state of the run in progress (read by workers, sampler and peers) ---- */
 static const struct smr_peer *g_peer;
+static bool g_paper;
 static struct bench_thread *g_threads;
 static unsigned g_nthreads;
 static const uint16_t *g_trace;
@@ -150,8 +152,9 @@ void smr_oom(void)
 
 /* ---- traces ---- */
 
-/* n entries, update with probability pct/100, slot uniform; deterministic per pct. */
-static uint16_t *make_trace(size_t n, unsigned pct)
+/* n entries, update with probability pct/100, slot uniform (or 0 for every entry in the
+ * paper layout, where workers add their private slot to updates); deterministic per pct. */
+static uint16_t *make_trace(size_t n, unsigned pct, bool paper)
 {
 	uint16_t *tr = malloc(n * sizeof(*tr));
 	if (!tr)
@@ -163,7 +166,7 @@ static uint16_t *make_trace(size_t n, unsigned pct)
 		x ^= x << 25;
 		x ^= x >> 27;
 		uint64_t r = x * 0x2545f4914f6cdd1dull;
-		unsigned slot = (unsigned)(r >> 8) & (SMR_SLOTS - 1u);
+		unsigned slot = paper ? 0u : (unsigned)(r >> 8) & (SMR_SLOTS - 1u);
 		tr[i] = (uint16_t)(slot | ((r >> 32) < thresh ? TRACE_UPDATE : 0u));
 	}
 	return tr;
@@ -189,7 +192,7 @@ static void run_loop_all(struct bench_thread *t, size_t lo, size_t hi, uint64_t 
 		if (++i == hi)
 			i = lo;
 		if (e & TRACE_UPDATE) {
-			up(t, e & (SMR_SLOTS - 1u));
+			up(t, (e + t->up_off) & (SMR_SLOTS - 1u));
 			now = tsync_now();
 			hist_add(hu, now > prev ? now - prev : 0); /* a migration may step back */
 			nup++;
@@ -225,7 +228,7 @@ static void run_loop_sampled(struct bench_thread *t, size_t lo, size_t hi, uint6
 		if (++i == hi)
 			i = lo;
 		bool is_up = (e & TRACE_UPDATE) != 0;
-		unsigned slot = e & (SMR_SLOTS - 1u);
+		unsigned slot = (e + (is_up ? t->up_off : 0u)) & (SMR_SLOTS - 1u);
 		nup += is_up;
 		nrd += !is_up;
 		if (--left != 0) {
@@ -319,6 +322,9 @@ static int run_one(const struct smr_peer *p, unsigned nthr, const struct opts *o
 	memset(th, 0, bytes);
 	for (unsigned i = 0; i < nthr; i++) {
 		th[i].id = i;
+		/* paper layout: slot 8 (i + 1): 64 bytes from any other thread's slot, so on a
+		 * line of its own, and never slot 0, the one readers read */
+		th[i].up_off = g_paper ? 8u + 8u * (i % (SMR_SLOTS / 8u - 1u)) : 0u;
 		th[i].cpu = o->pin ? g_cpus[i % g_ncpus] : -1;
 		th[i].rd = calloc(1, sizeof(struct hist));
 		th[i].up = calloc(1, sizeof(struct hist));
@@ -407,14 +413,21 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tsync-bench smr [options]\n"
 		"\n"
-		"SMR micro-benchmark of seed 000 (ParSec) sec. 5.1: reads and updates of %u shared\n"
-		"slots, each pointing to a %u-byte node.\n"
+		"SMR micro-benchmark of seed 000 (ParSec) sec. 5.1 over %u slots, each pointing\n"
+		"to a %u-byte node.\n"
 		"  read:   enter the read-side section, load a slot, validate the node, exit.\n"
 		"  update: allocate and initialise a node, swap it into a slot, free the old\n"
 		"          node through the mechanism (deferred, or after a grace period).\n"
-		"A trace of --requests ops (uniform read/update choice at the update %%, uniform\n"
-		"slot) is generated before timing and partitioned over the threads; each thread\n"
-		"cycles through its partition until --seconds have passed.\n"
+		"Layouts (--layout):\n"
+		"  paper   (default) the seed's set-up, which measures the mechanisms' own costs:\n"
+		"          every read reads one shared node (slot 0, never replaced); each\n"
+		"          thread's updates replace the node in its own slot, on its own line.\n"
+		"  slots   reads and updates name a uniformly random slot: updates replace nodes\n"
+		"          that readers are reading, so readers race with frees (and every\n"
+		"          mechanism also pays the coherence traffic of the shared slots).\n"
+		"A trace of --requests ops (uniform read/update choice at the update %%) is\n"
+		"generated before timing and partitioned over the threads; each thread cycles\n"
+		"through its partition until --seconds have passed.\n"
 		"By default every op is timed: one tsync_now() (rdtsc on x86-64) between\n"
 		"consecutive ops, so latencies include a few ns of harness bookkeeping and the\n"
 		"throughput includes one clock read per op - the same for every mechanism, but\n"
@@ -439,6 +452,7 @@ static void usage(FILE *f)
 		"      --lat-every N      time one op in N, with a clock read before and after\n"
 		"                         it (default 1: every op, chained); the deadline is then\n"
 		"                         checked every N ops\n"
+		"      --layout L         paper (default) or slots, see above\n"
 		"  -l, --list             list the mechanisms of 'all' and exit\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -551,6 +565,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"no-pin", no_argument, NULL, 'N'},
 		{"requests", required_argument, NULL, 'r'},
 		{"lat-every", required_argument, NULL, 'L'},
+		{"layout", required_argument, NULL, 'Y'},
 		{"list", no_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -616,6 +631,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			o->lat_every = (unsigned)lv;
+			break;
+		case 'Y':
+			if (strcmp(optarg, "paper") == 0) {
+				o->paper = true;
+			} else if (strcmp(optarg, "slots") == 0) {
+				o->paper = false;
+			} else {
+				fprintf(stderr, "tsync-bench smr: bad --layout '%s' (paper|slots)\n", optarg);
+				return -1;
+			}
 			break;
 		case 'l':
 			list_peers(stdout, false);
@@ -707,11 +732,13 @@ static void init_cpus(void)
 
 int smr_main(int argc, char **argv, const char *cmdline)
 {
-	struct opts o = {.seconds = 1.0, .pin = true, .requests = DEFAULT_REQUESTS, .lat_every = 1};
+	struct opts o = {.seconds = 1.0, .pin = true, .requests = DEFAULT_REQUESTS, .lat_every = 1,
+			 .paper = true};
 	init_cpus();
 	if (parse_opts(argc, argv, &o) != 0)
 		return 2;
 	g_lat_every = o.lat_every;
+	g_paper = o.paper;
 	if (o.nthreads == 0) {
 		for (unsigned i = 1; i <= g_ncpus && o.nthreads < MAX_LIST - 1; i++)
 			o.threads[o.nthreads++] = i;
@@ -768,7 +795,7 @@ int smr_main(int argc, char **argv, const char *cmdline)
 			continue;
 		const struct smr_peer *p = all_peers[m];
 		for (unsigned u = 0; u < o.nupdates && status == 0; u++) {
-			if (!traces[u] && !(traces[u] = make_trace(o.requests, o.updates[u])))
+			if (!traces[u] && !(traces[u] = make_trace(o.requests, o.updates[u], o.paper)))
 				die_errno("allocating the trace", ENOMEM);
 			g_trace = traces[u];
 			g_trace_len = o.requests;

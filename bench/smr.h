@@ -29,6 +29,8 @@ struct bench_thread {
 	_Alignas(SMR_CACHE_LINE) unsigned id; /* 0 .. threads-1 */
 	int cpu;               /* CPU the worker is pinned to, -1 if not pinned */
 	uint64_t seq;          /* incarnations handed out by this thread */
+	unsigned up_off;       /* added to an update's slot: 0, or this thread's private slot
+				* in the paper layout (see --layout) */
 	void *peer;            /* adapter's per-thread state, if it wants one */
 	struct hist *rd, *up;  /* latency histograms, in ticks */
 	uint64_t end_tick;     /* tsync_now() after the last op */

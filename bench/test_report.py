@@ -143,10 +143,14 @@ def test_readme_block_replaced_between_markers(csv_path, tmp_path):
     rows = report.load_smr(str(csv_path))
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- RESULTS -->\nold table\n<!-- /RESULTS -->\noutro\n")
-    assert report.main(["readme", str(csv_path), str(readme), "--command", "make bench"]) == 0
+    assert report.main(["readme", str(readme), "--section", f"Paper layout={csv_path}",
+                        "--section", f"Slots={csv_path}", "--command", "make bench"]) == 0
     text = readme.read_text()
     assert "old table" not in text
     assert text.startswith("intro\n<!-- RESULTS -->\nCommand: `make bench`")
+    assert "**Paper layout**" in text and "**Slots**" in text
+    assert text.count("| figure | measured |") == 2
+    assert report.main(["readme", str(readme), "--section", "no-equals-sign"]) == 1
     assert text.rstrip().endswith("<!-- /RESULTS -->\noutro")
     assert "| figure | measured |" in text
     with pytest.raises(report.ReportError):
