@@ -268,6 +268,23 @@ size_t wl_recheck(const struct wl_seen *rec, size_t n, const char *what)
 	return bad;
 }
 
+struct ps_mem *wl_create_mem(struct ps **ps_out, bool small)
+{
+	struct ps *ps = ps_create(NULL);
+	CHECK(ps != NULL);
+	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
+	if (small) {
+		cfg.cache_size = 4;
+		cfg.reclaim_batch = 2;
+		cfg.slab_size = 4096;
+		cfg.slabs_kept = 1;
+	}
+	struct ps_mem *mem = ps_mem_create(ps, sizeof(struct tnode), &cfg);
+	CHECK(mem != NULL);
+	*ps_out = ps;
+	return mem;
+}
+
 void wl_init(struct wl *w, struct ps *ps, struct ps_mem *mem, unsigned nlists,
 	     uint64_t list_keys, unsigned nbuckets, uint64_t hash_keys)
 {

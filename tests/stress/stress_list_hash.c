@@ -51,17 +51,8 @@ int main(int argc, char **argv)
 	test_watchdog((unsigned)(secs * 10) + 60);
 	CHECK(readers >= 0 && writers >= 1 && readers + writers + 1 <= 64);
 
-	struct ps *ps = ps_create(NULL);
-	CHECK(ps != NULL);
-	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
-	if (small) {
-		cfg.cache_size = 4;
-		cfg.reclaim_batch = 2;
-		cfg.slab_size = 4096;
-		cfg.slabs_kept = 1;
-	}
-	struct ps_mem *mem = ps_mem_create(ps, sizeof(struct tnode), &cfg);
-	CHECK(mem != NULL);
+	struct ps *ps;
+	struct ps_mem *mem = wl_create_mem(&ps, small);
 	wl_init(&W, ps, mem, 2, 128, 64, 2048);
 
 	struct worker w[64];

@@ -160,17 +160,8 @@ int main(int argc, char **argv)
 	test_watchdog((unsigned)(secs * 10) + 120);
 	CHECK(nthreads >= 2 && nthreads <= 256);
 
-	struct ps *ps = ps_create(NULL);
-	CHECK(ps != NULL);
-	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
-	if (small) {
-		cfg.cache_size = 4;
-		cfg.reclaim_batch = 2;
-		cfg.slab_size = 4096;
-		cfg.slabs_kept = 1;
-	}
-	struct ps_mem *mem = ps_mem_create(ps, sizeof(struct tnode), &cfg);
-	CHECK(mem != NULL);
+	struct ps *ps;
+	struct ps_mem *mem = wl_create_mem(&ps, small);
 	W.read_work = 500;
 	wl_init(&W, ps, mem, 2, 256, 128, 4096);
 	unsigned count0 = tsync_thread_count();
