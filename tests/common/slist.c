@@ -268,7 +268,7 @@ size_t wl_recheck(const struct wl_seen *rec, size_t n, const char *what)
 	return bad;
 }
 
-struct ps_mem *wl_create_mem(struct ps **ps_out, bool small)
+struct ps_mem *wl_create_mem(struct ps **ps_out, size_t obj_size, bool small)
 {
 	struct ps *ps = ps_create(NULL);
 	CHECK(ps != NULL);
@@ -279,7 +279,7 @@ struct ps_mem *wl_create_mem(struct ps **ps_out, bool small)
 		cfg.slab_size = 4096;
 		cfg.slabs_kept = 1;
 	}
-	struct ps_mem *mem = ps_mem_create(ps, sizeof(struct tnode), &cfg);
+	struct ps_mem *mem = ps_mem_create(ps, obj_size, &cfg);
 	CHECK(mem != NULL);
 	*ps_out = ps;
 	return mem;

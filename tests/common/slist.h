@@ -92,9 +92,10 @@ void wl_violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Set up nlists lists of list_keys keys and a table of nbuckets buckets of hash_keys
  * keys, each about half full. Call outside any section. */
-/* A new ps (stored in *ps_out) and a ps_mem of tnodes on it; small: a 4-object cache,
- * batches of 2, 4 KiB slabs, 1 slab kept - to provoke races. Fails the test on error. */
-struct ps_mem *wl_create_mem(struct ps **ps_out, bool small);
+/* A new ps (stored in *ps_out) and a ps_mem of obj_size-byte objects on it; small: a
+ * 4-object cache, batches of 2, 4 KiB slabs, 1 slab kept - to provoke races. Fails the
+ * test on error. */
+struct ps_mem *wl_create_mem(struct ps **ps_out, size_t obj_size, bool small);
 
 void wl_init(struct wl *w, struct ps *ps, struct ps_mem *mem, unsigned nlists,
 	     uint64_t list_keys, unsigned nbuckets, uint64_t hash_keys);

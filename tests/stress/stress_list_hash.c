@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 	CHECK(readers >= 0 && writers >= 1 && readers + writers + 1 <= 64);
 
 	struct ps *ps;
-	struct ps_mem *mem = wl_create_mem(&ps, small);
+	struct ps_mem *mem = wl_create_mem(&ps, sizeof(struct tnode), small);
 	wl_init(&W, ps, mem, 2, 128, 64, 2048);
 
 	struct worker w[64];

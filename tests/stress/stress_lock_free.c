@@ -190,17 +190,7 @@ int main(int argc, char **argv)
 	published = calloc(max_inc, sizeof *published);
 	CHECK(mods && del_wins && final_count && published);
 
-	ps = ps_create(NULL);
-	CHECK(ps != NULL);
-	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
-	if (small) {
-		cfg.cache_size = 4;
-		cfg.reclaim_batch = 2;
-		cfg.slab_size = 4096;
-		cfg.slabs_kept = 1;
-	}
-	mem = ps_mem_create(ps, sizeof(struct lnode), &cfg);
-	CHECK(mem != NULL);
+	mem = wl_create_mem(&ps, sizeof(struct lnode), small);
 	struct counts mc = {0};
 	ps_enter(ps);
 	for (uint64_t i = 0; i < NSLOTS; i++)

@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 	CHECK(nthreads >= 2 && nthreads <= 256);
 
 	struct ps *ps;
-	struct ps_mem *mem = wl_create_mem(&ps, small);
+	struct ps_mem *mem = wl_create_mem(&ps, sizeof(struct tnode), small);
 	W.read_work = 500;
 	wl_init(&W, ps, mem, 2, 256, 128, 4096);
 	unsigned count0 = tsync_thread_count();

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 	double secs = test_stress_seconds(2.0);
 	test_watchdog((unsigned)(secs * 10) + 90);
 	struct ps *ps;
-	struct ps_mem *mem = wl_create_mem(&ps, small);
+	struct ps_mem *mem = wl_create_mem(&ps, sizeof(struct tnode), small);
 	wl_init(&W, ps, mem, 2, 128, 64, 2048);
 
 	const int nworkers = NWRITERS + 1;
