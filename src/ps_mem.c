@@ -511,6 +511,18 @@ static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	return 0;
 }
 
+/* Hand out the cache's top object (the cache must not be empty). */
+static inline void *cache_pop(struct ps_mem_pt *pt)
+{
+	struct ps_mem_hdr *h = pt->cache;
+	pt->cache = h->next;
+	pt->ncache--;
+	atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
+	atomic_store_explicit(&h->free_tsc, 0, memory_order_relaxed);
+	cnt_add(&pt->c_allocs, 1);
+	return OBJ(h);
+}
+
 static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	/* 1. quiesced memory first: reuse is the point of the queue */
@@ -535,13 +547,7 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 				cnt_add(&pt->c_refills, 1);
 		}
 	}
-	struct ps_mem_hdr *h = pt->cache;
-	pt->cache = h->next;
-	pt->ncache--;
-	atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
-	atomic_store_explicit(&h->free_tsc, 0, memory_order_relaxed);
-	cnt_add(&pt->c_allocs, 1);
-	return OBJ(h);
+	return cache_pop(pt);
 }
 
 static struct ps_mem_pt *self_pt(struct ps_mem *m, unsigned *me)
@@ -557,15 +563,8 @@ void *ps_alloc(struct ps_mem *m)
 {
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
-	struct ps_mem_hdr *h = pt->cache;
-	if (TSYNC_LIKELY(h != NULL)) {
-		pt->cache = h->next;
-		pt->ncache--;
-		atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
-		atomic_store_explicit(&h->free_tsc, 0, memory_order_relaxed);
-		cnt_add(&pt->c_allocs, 1);
-		return OBJ(h);
-	}
+	if (TSYNC_LIKELY(pt->cache != NULL))
+		return cache_pop(pt);
 	return alloc_slow(m, me, pt);
 }
 
