@@ -290,25 +290,6 @@ static inline bool test_can_fork(void)
 	return !TEST_TSAN;
 }
 
-/* Run fn(arg) in a child process; true iff the child died (signal or non-zero exit).
- * The child's stderr is kept (the diagnostic is part of the log). */
-static inline bool test_dies(void (*fn)(void *), void *arg)
-{
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		fn(arg);
-		_exit(0);
-	}
-	int st = 0;
-	CHECK(waitpid(pid, &st, 0) == pid);
-	if (WIFSIGNALED(st))
-		return true;
-	return WIFEXITED(st) && WEXITSTATUS(st) != 0;
-}
-
 /* Run fn(arg) in a child process and return its exit status (or 128 + signal). */
 static inline int test_in_child(void (*fn)(void *), void *arg)
 {
@@ -325,6 +306,13 @@ static inline int test_in_child(void (*fn)(void *), void *arg)
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return WEXITSTATUS(st);
+}
+
+/* Run fn(arg) in a child process; true iff the child died (signal or non-zero exit).
+ * The child's stderr is kept (the diagnostic is part of the log). */
+static inline bool test_dies(void (*fn)(void *), void *arg)
+{
+	return test_in_child(fn, arg) != 0;
 }
 
 #endif /* TSYNC_TEST_CHECK_H */

@@ -106,6 +106,22 @@ static struct tnode *find(struct wl *w, struct slist *l, uint64_t key, struct tn
 	return n;
 }
 
+/* Lock p and check it still links to n (a concurrent insert or delete may have changed
+ * it, or freed p). False, with no lock held and a retry counted, if not. */
+static bool lock_pred(struct tnode *p, struct tnode *n, struct wl_counts *c)
+{
+	if (!ps_lock_take(p, &p->lock)) {
+		c->retries++;
+		return false;
+	}
+	if (atomic_load_explicit(&p->next, memory_order_relaxed) != n) {
+		ps_lock_release(p, &p->lock);
+		c->retries++;
+		return false;
+	}
+	return true;
+}
+
 int slist_insert(struct wl *w, struct slist *l, uint64_t key, struct wl_counts *c)
 {
 	struct tnode *nn = NULL;
@@ -122,15 +138,8 @@ int slist_insert(struct wl *w, struct slist *l, uint64_t key, struct wl_counts *
 		}
 		if (nn == NULL)
 			nn = wl_node_new(w, key, l->tag, c);
-		if (!ps_lock_take(p, &p->lock)) {
-			c->retries++;
+		if (!lock_pred(p, n, c))
 			continue;
-		}
-		if (atomic_load_explicit(&p->next, memory_order_relaxed) != n) {
-			ps_lock_release(p, &p->lock);
-			c->retries++;
-			continue;
-		}
 		atomic_store_explicit(&nn->next, n, memory_order_relaxed);
 		atomic_store_explicit(&p->next, nn, memory_order_release);
 		ps_lock_release(p, &p->lock);
@@ -148,15 +157,8 @@ static struct tnode *lock_pair(struct wl *w, struct slist *l, uint64_t key, stru
 		struct tnode *p, *n = find(w, l, key, &p);
 		if (n == NULL || n->key != key)
 			return NULL;
-		if (!ps_lock_take(p, &p->lock)) {
-			c->retries++;
+		if (!lock_pred(p, n, c))
 			continue;
-		}
-		if (atomic_load_explicit(&p->next, memory_order_relaxed) != n) {
-			ps_lock_release(p, &p->lock);
-			c->retries++;
-			continue;
-		}
 		if (!ps_lock_take(n, &n->lock)) {
 			wl_violation("ps_lock_take failed on %p (inc %" PRIu64 "), linked behind "
 				     "a locked, live predecessor",
