@@ -1,6 +1,6 @@
 /*
  * bench/tsync_bench.c - `tsync-bench`: benchmarks of tsync against its peers.
- * Subcommands: smr (seed 000 §5.1). Each subcommand parses its own options.
+ * Subcommands are listed in cmds[] below; each parses its own options.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,13 +9,24 @@
 
 #include "smr.h"
 
+/* One row per subcommand; each parses its own options from argv[0] = its name. */
+struct bench_cmd {
+	const char *name;
+	int (*main)(int argc, char **argv, const char *cmdline);
+	const char *help;
+};
+
+static const struct bench_cmd cmds[] = {
+	{ "smr", smr_main,
+	  "ParSec SMR micro-benchmark against liburcu, ck_epoch, ck_brlock and\n"
+	  "         pthread_rwlock (seed 000 sec. 5.1); see tsync-bench smr --help" },
+};
+
 static void usage(FILE *f)
 {
-	fputs("usage: tsync-bench COMMAND [options]\n"
-	      "commands:\n"
-	      "  smr    ParSec SMR micro-benchmark against liburcu, ck_epoch, ck_brlock and\n"
-	      "         pthread_rwlock (seed 000 sec. 5.1); see tsync-bench smr --help\n",
-	      f);
+	fputs("usage: tsync-bench COMMAND [options]\ncommands:\n", f);
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		fprintf(f, "  %-6s %s\n", cmds[i].name, cmds[i].help);
 }
 
 /* The command line, shell-quoted where needed, for the report's header. */
@@ -56,9 +67,11 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	if (strcmp(argv[1], "smr") == 0) {
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+		if (strcmp(argv[1], cmds[i].name) != 0)
+			continue;
 		char *cmdline = join_args(argc, argv);
-		int rc = smr_main(argc - 1, argv + 1, cmdline ? cmdline : "tsync-bench smr");
+		int rc = cmds[i].main(argc - 1, argv + 1, cmdline ? cmdline : cmds[i].name);
 		free(cmdline);
 		return rc;
 	}
