@@ -1,0 +1,433 @@
+"""Memory and response-time analysis of real-time SMR (seed 004 §VI, Fig. 16).
+
+Equation map (every function's docstring repeats its equation):
+
+    Eq. 1  A_i(W) = ceil((W + r_i) / p_i) * a_i                 allocations_task
+    Eq. 2  A(W)   = Σ_i A_i(W)                                   allocations
+    Eq. 3  δ      = L* + Δ* + q*          (RT-ParSec, temporal)  delta
+    Eq. 4  δ_U    = L* + q*               (U-RCU)                delta
+    Eq. 5  G*     = Σ_i (1 + ceil((δ + r_σ* + r_i) / p_i)) a_i   garbage_bound
+    Eq. 6  r_i    = e_i + b_i + Σ_hp ceil(r_i/p_k) e_k (+ Eq. 7) response_time
+    Eq. 7  I(σ)_i = Σ_ghp ceil(r_i/q_k) α + A(δ + r_i) β         smr_interference
+    Eq. 8  Δʳ_i   = Γʳ_i + Σ_hp ceil(Δ/p_k) e_k + Σ_ghp ceil(Δ/q_k) α + A(δ+Δ) β
+                                                                 read_response_time
+    Fig. 16 lines 1-17   schedulability_test (the global fixed point)
+    Fig. 16 lines 18-25  select_quiescence_period
+
+Writer blocking b_i (§VI-B "Writer Mutex Blocking") comes from blocking.py: the
+inflation-based bound or the ILP of the seed's ref. [20] (HiGHS).
+
+Modelling choices the seed leaves open are listed in docs/rt-analysis.md; in short:
+* reclamation tasks σ_k (§VI-B) have priority just above their host writer, period and
+  implicit deadline q_k, cost α (U-RCU: α + Δ*, its blocking wait for readers);
+* rt/temporal: the highest-priority writer of each core hosts σ; U-RCU: one σ, on the
+  highest-priority writer of the lowest-numbered core with a writer (§VII-B) - unless
+  tasks say `quiesce:`;
+* the β term of Eq. 7 applies to τ_i only when some σ_k of its core has higher priority
+  (otherwise no collection can run ahead of it);
+* in Eq. 8, higher-priority jobs' own spinning (not inflated into e_k under the ILP
+  bound) is added as the ILP spin bound for the request window, with no arrival blocking;
+* L* defaults to the largest writer response time (§V-C: "L* is upper-bounded by the
+  maximum response time of writer tasks");
+* reclaim: on_free (reclamation tried at frees, at most every q, as tsync's ps_mem does)
+  uses q* = q + max over writers (p_k + r_k) in Eq. 3/4.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Optional
+
+from .blocking import (BlockingQuery, ilp_blocking, inflation_blocking, inflation_spin,
+                       window_jobs)
+from .model import Task, TaskSet
+
+BLOCKING_METHODS = ("ilp", "inflation")
+MAX_ITER = 100000
+
+
+# ---------------------------------------------------------------------------------------
+# Eq. 1-5: memory
+# ---------------------------------------------------------------------------------------
+
+def allocations_task(W: float, r_i: float, p_i: float, a_i: int) -> int:
+    """Eq. 1 (Lemma 6.1): A_i(W) = ceil((W + r_i) / p_i) * a_i, the most objects τ_i
+    allocates in a window of length W."""
+    if a_i == 0:
+        return 0
+    return int(math.ceil((W + r_i) / p_i)) * a_i
+
+
+def allocations(W: float, tasks, r: dict) -> int:
+    """Eq. 2: A(W) = Σ_i A_i(W) over all tasks (r: task name -> r_i)."""
+    return sum(allocations_task(W, r[t.name], t.p, t.a) for t in tasks)
+
+
+def delta(policy: str, L_star: float, Delta_star: float, q_star: float) -> float:
+    """Eq. 3 (Lemma 6.2), RT-ParSec and temporal quiescence: δ = L* + Δ* + q*.
+    Eq. 4, U-RCU (its quiescence waits for readers): δ_U = L* + q*."""
+    if policy == "urcu":
+        return L_star + q_star
+    return L_star + Delta_star + q_star
+
+
+def garbage_bound(tasks, r: dict, delta_: float, r_sigma_star: float) -> int:
+    """Eq. 5 (Theorem 6.3): G* = A(δ + r_σ*) = Σ_i (1 + ceil((δ + r_σ* + r_i)/p_i)) a_i,
+    the most zombie + garbage objects at any time. (Eq. 5's closed form has one job more
+    per task than Eq. 1 would give; we use the closed form, the larger.)"""
+    W = delta_ + r_sigma_star
+    return sum((1 + int(math.ceil((W + r[t.name]) / t.p))) * t.a for t in tasks if t.a)
+
+
+# ---------------------------------------------------------------------------------------
+# Eq. 6-8: response times
+# ---------------------------------------------------------------------------------------
+
+def smr_interference(window: float, ghp_q: list, alpha: float, beta: float,
+                     A_of) -> float:
+    """Eq. 7 (Theorem 6.4): I(σ)_i = Σ_{σ_k ∈ ghp_i} ceil(window / q_k) α
+    + A(δ + window) β, where A_of(window) returns A(δ + window) (Eq. 2)."""
+    return sum(math.ceil(window / q) * alpha for q in ghp_q) + A_of(window) * beta
+
+
+def response_time(e_i: float, b_i: float, hp: list, ghp_q: list, alpha: float,
+                  beta: float, A_of, with_collection: bool, limit: float) -> float:
+    """Eq. 6 with Eq. 7: the least r_i with
+    r_i = e_i + b_i + Σ_{τ_k ∈ hp_i} ceil(r_i/p_k) e_k + I(σ)_i (Audsley et al. [19]).
+    hp: [(p_k, e_k)]; ghp_q: periods q_k of σ_k ∈ ghp_i; A_of(W) = A(δ + W);
+    with_collection: include the A(δ + r_i) β term of Eq. 7. Returns math.inf once the
+    iteration exceeds `limit` (the deadline)."""
+    A_use = A_of if with_collection else (lambda _w: 0)
+    r = e_i + b_i
+    for _ in range(MAX_ITER):
+        nxt = (e_i + b_i + sum(math.ceil(r / p) * e for (p, e) in hp)
+               + smr_interference(r, ghp_q, alpha, beta, A_use))
+        if nxt > limit:
+            return math.inf
+        if nxt == r:
+            return r
+        r = nxt
+    raise RuntimeError("Eq. 6 iteration did not converge")
+
+
+def read_response_time(gamma_r: float, hp: list, ghp_q: list, alpha: float, beta: float,
+                       A_of, with_collection: bool, limit: float,
+                       hp_spin=lambda _w: 0.0) -> float:
+    """Eq. 8: the least Δʳ_i with
+    Δʳ_i = Γʳ_i + Σ_{τ_k ∈ hp_i} ceil(Δʳ_i/p_k) e_k + Σ_{σ_k ∈ ghp_i} ceil(Δʳ_i/q_k) α
+           + A(δ + Δʳ_i) β
+    (Eq. 6 with e_i -> Γʳ_i and b_i = 0: a parallel section never blocks). hp_spin(W)
+    adds the spinning of higher-priority jobs' write requests in W when those are not
+    inflated into e_k (ILP mode). math.inf once above `limit`."""
+    A_use = A_of if with_collection else (lambda _w: 0)
+    d = gamma_r
+    for _ in range(MAX_ITER):
+        nxt = (gamma_r + sum(math.ceil(d / p) * e for (p, e) in hp)
+               + smr_interference(d, ghp_q, alpha, beta, A_use) + hp_spin(d))
+        if nxt > limit:
+            return math.inf
+        if nxt == d:
+            return d
+        d = nxt
+    raise RuntimeError("Eq. 8 iteration did not converge")
+
+
+# ---------------------------------------------------------------------------------------
+# the global fixed point (Fig. 16)
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class _Job:
+    """A task τ_i, or a reclamation task σ_k (§VI-B) hosted by writer `host`."""
+    name: str
+    core: int
+    prio: float
+    e: float
+    period: float
+    writes: int = 0
+    gamma_w: float = 0.0
+    reads: int = 0
+    gamma_r: float = 0.0
+    a: int = 0
+    sigma: bool = False
+    host: Optional[str] = None
+
+
+@dataclass
+class Result:
+    """The analysis of one task set at one quiescence period (JSON-ready via to_dict)."""
+    policy: str
+    blocking: str
+    q: Optional[float]
+    schedulable: bool
+    reason: str = ""
+    r: dict = field(default_factory=dict)
+    Delta_r: dict = field(default_factory=dict)
+    b: dict = field(default_factory=dict)
+    sigma: list = field(default_factory=list)
+    delta: Optional[float] = None
+    L_star: Optional[float] = None
+    Delta_star: Optional[float] = None
+    q_star: Optional[float] = None
+    r_sigma_star: Optional[float] = None
+    G_objects: Optional[int] = None
+    G_bytes: Optional[int] = None
+    grace: Optional[float] = None
+    q_tried: list = field(default_factory=list)
+
+    def to_dict(self, ts: Optional[TaskSet] = None) -> dict:
+        def num(x):
+            if x is None or (isinstance(x, float) and math.isinf(x)):
+                return None
+            if isinstance(x, float):  # whole nanoseconds, rounded up (bounds stay bounds)
+                return math.ceil(x * 1000 - 1e-6) / 1000
+            return x
+        d = {"policy": self.policy, "blocking": self.blocking,
+             "schedulable": self.schedulable, "q_us": num(self.q),
+             "delta_us": num(self.delta), "L_star_us": num(self.L_star),
+             "Delta_star_us": num(self.Delta_star), "q_star_us": num(self.q_star),
+             "r_sigma_star_us": num(self.r_sigma_star),
+             "memory_bound_objects": self.G_objects, "memory_bound_bytes": self.G_bytes}
+        if self.policy == "temporal":
+            d["grace_us"] = num(self.grace)
+        if self.reason:
+            d["reason"] = self.reason
+        if self.q_tried:
+            d["q_tried_us"] = self.q_tried
+        tasks = []
+        for name, r in self.r.items():
+            t = {"name": name, "r_us": num(r), "b_us": num(self.b.get(name)),
+                 "Delta_r_us": num(self.Delta_r.get(name))}
+            if ts is not None:
+                tt = next(x for x in ts.tasks if x.name == name)
+                t.update({"core": tt.core, "prio": tt.prio, "p_us": tt.p,
+                          "meets_deadline": r is not None and not math.isinf(r) and r <= tt.p})
+            tasks.append(t)
+        d["tasks"] = tasks
+        d["reclaimers"] = [{"host": s["host"], "core": s["core"], "q_us": s["q"],
+                            "r_us": num(s["r"])} for s in self.sigma]
+        return d
+
+
+def reclaimer_hosts(ts: TaskSet, policy: str) -> list:
+    """Tasks that host a reclamation task σ (§VI-B, §VII-B). Explicit `quiesce: true`
+    flags win; otherwise rt/temporal: the highest-priority writer (a_i > 0) of each core,
+    U-RCU: a single one, on the lowest-numbered core that has a writer."""
+    if any(t.quiesce is not None for t in ts.tasks):
+        return [t for t in ts.tasks if t.quiesce]
+    best: dict = {}
+    for t in ts.tasks:
+        if t.a > 0 and (t.core not in best or t.prio > best[t.core].prio):
+            best[t.core] = t
+    hosts = [best[c] for c in sorted(best)]
+    if policy == "urcu":
+        hosts = hosts[:1]
+    return hosts
+
+
+class _Analyzer:
+    def __init__(self, ts: TaskSet, policy: str, blocking: str, q: float):
+        if policy not in ("rt", "temporal", "urcu"):
+            raise ValueError(f"policy: must be rt, temporal or urcu, got {policy!r}")
+        if blocking not in BLOCKING_METHODS:
+            raise ValueError(f"blocking: must be one of {BLOCKING_METHODS}, got {blocking!r}")
+        self.ts, self.policy, self.blocking, self.q = ts, policy, blocking, q
+        self.tasks = list(ts.tasks)
+        self.writers = [t for t in self.tasks if t.writes > 0]
+        self.hosts = reclaimer_hosts(ts, policy)
+        self.jobs = [_Job(t.name, t.core, t.prio, t.e, t.p, t.writes, t.gamma_w, t.reads,
+                          t.gamma_r, t.a) for t in self.tasks]
+        self.sigmas = [_Job(f"sigma[{h.name}]", h.core, h.prio + 0.5, ts.alpha, q,
+                            sigma=True, host=h.name) for h in self.hosts]
+        # per-core inflation spin s(c) = Σ_{other cores} max Γʷ
+        max_w = {}
+        for t in self.writers:
+            max_w[t.core] = max(max_w.get(t.core, 0.0), t.gamma_w)
+        self.spin = {c: inflation_spin([v for k, v in max_w.items() if k != c])
+                     for c in range(ts.cores)}
+        self._ilp = lru_cache(maxsize=None)(ilp_blocking)
+
+    # e_k as seen by lower-priority jobs: inflation mode charges hp spinning here
+    def _e_eff(self, j: _Job) -> float:
+        if self.blocking == "inflation" and j.writes:
+            return j.e + j.writes * self.spin[j.core]
+        return j.e
+
+    def _hp(self, j: _Job) -> list:
+        return [x for x in self.jobs if x.core == j.core and x.prio > j.prio]
+
+    def _ghp_q(self, j: _Job) -> list:
+        return [s.period for s in self.sigmas if s.core == j.core and s.prio > j.prio
+                and s is not j]
+
+    def _lp_writers(self, j: _Job) -> list:
+        return [x for x in self.jobs if x.core == j.core and x.prio < j.prio and x.writes]
+
+    def _query(self, j: _Job, window: float, r: dict, own: int, arrival: bool):
+        remote = []
+        for c in range(self.ts.cores):
+            if c == j.core:
+                continue
+            reqs = tuple(sorted((x.gamma_w, x.writes * window_jobs(window, r[x.name], x.period))
+                                for x in self.jobs if x.core == c and x.writes))
+            if reqs:
+                remote.append(reqs)
+        n_spin = own + sum(math.ceil(window / h.period) * h.writes for h in self._hp(j) if h.writes)
+        lp = tuple(sorted(x.gamma_w for x in self._lp_writers(j))) if arrival else ()
+        return BlockingQuery(tuple(remote), int(n_spin), lp)
+
+    def blocking_of(self, j: _Job, window: float, r: dict) -> float:
+        """b_j of Eq. 6 for a window of length `window` (Fig. 16 line 6)."""
+        if self.blocking == "inflation":
+            lp = tuple(x.gamma_w for x in self._lp_writers(j))
+            return inflation_blocking(j.writes, self.spin[j.core], lp)
+        return self._ilp(self._query(j, window, r, j.writes, True))
+
+    def hp_spin(self, j: _Job, r: dict):
+        if self.blocking == "inflation":
+            return lambda _w: 0.0
+        return lambda w: self._ilp(self._query(j, w, r, 0, False))
+
+    def run(self) -> Result:
+        ts, pol = self.ts, self.policy
+        res = Result(pol, self.blocking, self.q, False)
+        if self.writers and not any(t.a for t in self.tasks):
+            pass  # writers that allocate nothing: no garbage, σ optional
+        if any(t.a for t in self.tasks) and not self.sigmas:
+            res.reason = "tasks allocate (a > 0) but no task hosts a reclamation task"
+            return res
+        alljobs = self.jobs + self.sigmas
+        r = {j.name: j.e for j in alljobs}
+        D = {j.name: j.gamma_r for j in self.jobs if j.reads}
+
+        def compute_delta():
+            writers = [r[t.name] for t in self.tasks if t.a > 0 or t.writes > 0]
+            L = ts.L_star if ts.L_star is not None else max(writers, default=0.0)
+            Dstar = max(D.values(), default=0.0)
+            if ts.reclaim == "on_free":
+                qs = self.q + max((t.p + r[t.name] for t in self.tasks if t.a > 0), default=0.0)
+            else:
+                qs = max((s.period for s in self.sigmas), default=0.0)
+            return delta(pol, L, Dstar, qs), L, Dstar, qs
+
+        dlt, L, Dstar, qstar = compute_delta()                       # Fig. 16 line 3
+        old = None
+        b: dict = {}
+        for _outer in range(MAX_ITER):                               # line 4
+            if dlt == old:
+                break
+            for _mid in range(MAX_ITER):                             # line 5
+                if pol == "urcu":   # σ waits for all pre-existing readers (§VI-B)
+                    for s in self.sigmas:
+                        s.e = ts.alpha + max(D.values(), default=0.0)
+                b = {j.name: self.blocking_of(j, r[j.name], r) for j in alljobs}  # line 6
+                A_of = (lambda W, _d=dlt, _r=dict(r): allocations(_d + W, self.tasks, _r))
+                new_r = {}
+                for j in alljobs:                                    # lines 7-8
+                    hp = [(x.period, self._e_eff(x)) for x in self._hp(j)]
+                    ghp = self._ghp_q(j)
+                    new_r[j.name] = response_time(
+                        j.e, b[j.name], hp, ghp, ts.alpha, ts.beta, A_of,
+                        with_collection=j.sigma or bool(ghp), limit=j.period)
+                newD = {}
+                for j in self.jobs:                                  # lines 9-11
+                    if not j.reads:
+                        continue
+                    hp = [(x.period, self._e_eff(x)) for x in self._hp(j)]
+                    ghp = self._ghp_q(j)
+                    newD[j.name] = read_response_time(
+                        j.gamma_r, hp, ghp, ts.alpha, ts.beta, A_of, bool(ghp),
+                        limit=j.period, hp_spin=self.hp_spin(j, r))
+                bad = [j for j in alljobs if new_r[j.name] > j.period] + \
+                      [j for j in self.jobs if j.reads and newD[j.name] > j.period]
+                if bad:                                              # lines 12-13
+                    j = bad[0]
+                    res.r = {t.name: new_r[t.name] for t in self.tasks}
+                    res.Delta_r = newD
+                    res.b = {t.name: b[t.name] for t in self.tasks}
+                    what = "reclamation task " if j.sigma else "task "
+                    res.reason = (f"{what}{j.name} misses its deadline {j.period:g} us "
+                                  f"(response time above it)")
+                    res.sigma = [{"host": s.host, "core": s.core, "q": s.period,
+                                  "r": new_r[s.name]} for s in self.sigmas]
+                    return res
+                if new_r == r and newD == D:
+                    break
+                r, D = new_r, newD
+            else:
+                raise RuntimeError("Fig. 16 r-loop did not converge")
+            old = dlt                                                # lines 14-15
+            dlt, L, Dstar, qstar = compute_delta()
+        else:
+            raise RuntimeError("Fig. 16 δ-loop did not converge")
+
+        res.schedulable = True
+        res.r = {t.name: r[t.name] for t in self.tasks}
+        res.b = {t.name: b[t.name] for t in self.tasks}
+        res.Delta_r = {t.name: D.get(t.name) for t in self.tasks}
+        res.sigma = [{"host": s.host, "core": s.core, "q": s.period, "r": r[s.name]}
+                     for s in self.sigmas]
+        res.delta, res.L_star, res.Delta_star, res.q_star = dlt, L, Dstar, qstar
+        res.r_sigma_star = max((r[s.name] for s in self.sigmas), default=0.0)
+        res.G_objects = garbage_bound(self.tasks, r, dlt, res.r_sigma_star)
+        res.G_bytes = res.G_objects * ts.obj_size
+        res.grace = Dstar
+        return res
+
+
+def schedulability_test(ts: TaskSet, q: float, policy: Optional[str] = None,
+                        blocking: str = "ilp") -> Result:
+    """Fig. 16 lines 1-17: the global fixed point of blocking (ILP or inflation), task
+    response times (Eqs. 6-7), read-request response times (Eq. 8) and δ (Eq. 3/4) at
+    quiescence period q for every reclamation task. Result.schedulable is False as soon
+    as a response time exceeds its period (line 13); otherwise Result carries r_i, Δʳ_i,
+    δ and the memory bound G* (Eq. 5)."""
+    return _Analyzer(ts, policy or ts.policy, blocking, float(q)).run()
+
+
+def q_candidates(ts: TaskSet) -> list:
+    """Fig. 16 lines 19-21: candidate periods from the minimum to the maximum task
+    period in steps of the minimum task period (§VI-C), or ts.q_search if given."""
+    if ts.q_search is not None:
+        lo, hi, step = ts.q_search.min, ts.q_search.max, ts.q_search.step
+    else:
+        lo = min(t.p for t in ts.tasks)
+        hi = max(t.p for t in ts.tasks)
+        step = lo
+    out, k = [], 0
+    while lo + k * step <= hi * (1 + 1e-12):
+        out.append(lo + k * step)
+        k += 1
+    return out
+
+
+def select_quiescence_period(ts: TaskSet, policy: Optional[str] = None,
+                             blocking: str = "ilp", candidates=None) -> Result:
+    """Fig. 16 lines 18-25: the smallest candidate q whose schedulability_test passes
+    (smallest q = least memory, Fig. 13(d)). Returns that Result; if none passes, the
+    Result of the smallest candidate (schedulable False, q_tried lists all tried)."""
+    cands = list(candidates) if candidates is not None else q_candidates(ts)
+    first = None
+    for qp in cands:
+        res = schedulability_test(ts, qp, policy, blocking)
+        if res.schedulable:
+            res.q_tried = cands[:cands.index(qp) + 1]
+            return res
+        if first is None:
+            first = res
+    assert first is not None, "no candidate quiescence periods"
+    first.q_tried = cands
+    first.reason = f"no candidate q in [{cands[0]:g}, {cands[-1]:g}] us is schedulable; at q={cands[0]:g}: {first.reason}"
+    return first
+
+
+def analyze(ts: TaskSet, policy: Optional[str] = None, blocking: str = "ilp",
+            q: Optional[float] = None) -> Result:
+    """The `tsync-rta analyze` entry point: a fixed q (argument, else ts.q) is tested
+    (Fig. 16 lines 1-17); without one, Fig. 16 lines 18-25 choose it."""
+    q = q if q is not None else ts.q
+    if q is not None:
+        return schedulability_test(ts, q, policy, blocking)
+    return select_quiescence_period(ts, policy, blocking)
