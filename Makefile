@@ -38,6 +38,9 @@ CTEST_TIMEOUT ?= 300
 # Debian's interpreter: apt installs python3-pytest and python3-matplotlib for it.
 PYTHON      ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 PYTEST_PATHS ?= bench python
+# The Python steps run in this venv (system site-packages + what pip must fetch: highspy,
+# and tsync-rta from python/ in editable mode); scripts/pyenv.sh makes it on first use.
+VENV        ?= .venv
 PYTEST_ARGS ?=
 
 # Which steps `make test` runs, in order. `make test SANITIZERS=` skips both sanitizer
@@ -55,7 +58,8 @@ BENCH_SLOTS_ARGS ?= smr --layout slots --out docs/results/smr-slots
 # install without recommends) are needed only by the ThreadSanitizer step, so `make`,
 # `make bench` and `make test SANITIZERS=` do not ask for them; `make deps` installs all.
 DEB_BASE := make cmake gcc libc6-dev pkg-config liburcu-dev libck-dev \
-	python3 python3-pytest python3-matplotlib
+	python3 python3-venv python3-pytest python3-matplotlib python3-numpy python3-yaml \
+	python3-tqdm
 DEB_TSAN := clang libclang-rt-14-dev
 _goals := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 _want_tsan := $(or $(filter deps test-thread,$(_goals)),$(and $(filter test,$(_goals)),$(filter thread,$(TEST_STEPS))))
@@ -148,9 +152,10 @@ test-python: deps
 			paths="$$paths $$d"; fi; \
 	done; \
 	if [ -z "$$paths" ]; then echo "test-python: no Python tests under $(PYTEST_PATHS); skipped"; exit 0; fi; \
-	echo "TSYNC_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q$$paths"; \
+	py=$$(bash scripts/pyenv.sh $(PYTHON) $(VENV)); \
+	echo "TSYNC_BUILD_DIR=$(abspath $(BUILD_DIR)) $$py -m pytest -q$$paths"; \
 	TSYNC_BUILD_DIR=$(abspath $(BUILD_DIR)) MPLBACKEND=Agg \
-		$(PYTHON) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) $$paths
+		$$py -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) $$paths
 
 # Install into a throw-away prefix, then build and run examples/ against it, once through
 # CMake's find_package(tsync) and once through pkg-config.
@@ -173,4 +178,4 @@ bench: build
 		echo "bench: README.md results refreshed"; fi
 
 clean:
-	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR) $(VENV)
