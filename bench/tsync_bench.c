@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "smr.h"
+#include "rt/rt.h"
 
 /* One row per subcommand; each parses its own options from argv[0] = its name. */
 struct bench_cmd {
@@ -20,6 +21,9 @@ static const struct bench_cmd cmds[] = {
 	{ "smr", smr_main,
 	  "ParSec SMR micro-benchmark against liburcu, ck_epoch, ck_brlock and\n"
 	  "         pthread_rwlock (seed 000 sec. 5.1); see tsync-bench smr --help" },
+	{ "rt", rt_main,
+	  "periodic task set on the rt/temporal policies: alpha, beta, request\n"
+	  "         times, peak pending (seed 004 sec. VII); see tsync-bench rt --help" },
 };
 
 static void usage(FILE *f)

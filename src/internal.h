@@ -58,6 +58,16 @@ struct ps_mem_hdr {
 #define HDR(obj) ((struct ps_mem_hdr *)((char *)(obj) - sizeof(struct ps_mem_hdr)))
 #define OBJ(h) ((void *)((char *)(h) + sizeof(struct ps_mem_hdr)))
 
+/* ps internals for ps_mem's diagnostics (src/ps.c). */
+struct ps;
+/* The thread whose section made the caller's last failed quiescence computation on ps
+ * fail (its enter time in *enter), or -1 if none is known (no failure yet, TEMPORAL, or
+ * a point held back by the skew margin only). Caller's own state: wait-free. */
+int ps__last_blocker(struct ps *ps, uint64_t *enter);
+/* Scan every record of ps now: the thread inside a section with the earliest enter time
+ * (its enter in *enter), -1 if none; *inside = number of threads inside a section. */
+int ps__oldest_section(struct ps *ps, uint64_t *enter, unsigned *inside);
+
 struct ps_mem;
 /* ps_free's body; marked: the header may carry PS_MEM_MARKED (ps_lock_release_free). */
 void ps__free(struct ps_mem *m, void *obj, int marked);

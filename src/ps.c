@@ -17,7 +17,9 @@ _Static_assert(sizeof(struct ps__slot) == TSYNC_CACHE_LINE, "one slot per cache 
 struct ps {
 	struct ps__head head; /* first: the inline fast path casts struct ps * to it */
 	unsigned nchunks;
+	int policy;           /* enum ps_policy */
 	uint64_t skew;        /* clock skew bound + cfg->skew_margin + 1 */
+	uint64_t grace;       /* PS_POLICY_TEMPORAL: grace period in ticks */
 	struct tsync__client client;
 };
 
@@ -32,6 +34,8 @@ struct ps_view_chunk {
 /* A quiescer's private state, hung off its own slot (owner only). */
 struct ps_qcache {
 	struct ps_stats stats;
+	int blocker;            /* thread that made the last failed quiescence fail, or -1 */
+	uint64_t blocker_enter; /* ... and the enter time of its section */
 	struct ps_view_chunk *chunks[]; /* nchunks entries, allocated on demand */
 };
 
@@ -94,6 +98,12 @@ struct ps *ps_create(const struct ps_config *cfg)
 	}
 	struct ps_config c = def;
 	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
+	if ((c.policy != PS_POLICY_GENERAL && c.policy != PS_POLICY_RT &&
+	     c.policy != PS_POLICY_TEMPORAL) ||
+	    ((c.policy == PS_POLICY_TEMPORAL) != (c.grace_ns != 0))) {
+		errno = EINVAL;
+		return NULL;
+	}
 
 	tsync_clock_init();
 	struct ps *ps = calloc(1, sizeof(*ps));
@@ -109,6 +119,12 @@ struct ps *ps_create(const struct ps_config *cfg)
 	/* +1: an enter time may be the previous one + 1 rather than a counter reading (see
 	 * ps_enter); one more tick keeps it a lower bound under the a + S < b rule. */
 	ps->skew = tsync_clock_skew() + c.skew_margin + 1;
+	ps->policy = c.policy;
+	if (c.policy == PS_POLICY_TEMPORAL) {
+		ps->grace = tsync_ns_to_ticks(c.grace_ns);
+		if (ps->grace == 0)
+			ps->grace = 1;
+	}
 	ps->client.thread_exit = ps_thread_exit;
 	tsync__client_add(&ps->client);
 	return ps;
@@ -144,6 +160,7 @@ static struct ps_qcache *qcache_of(struct ps *ps, struct ps__slot *me)
 	struct ps_qcache *qc = calloc(1, sizeof(*qc) + ps->nchunks * sizeof(qc->chunks[0]));
 	if (qc == NULL)
 		tsync__fatal("out of memory allocating quiescence caches");
+	qc->blocker = -1;
 	me->qcache = qc;
 	return qc;
 }
@@ -169,6 +186,123 @@ static void publish(struct ps__slot *me, uint64_t q)
 }
 
 /*
+ * RT-ParSec's quiescence point (seed 004 Fig. 8, lines 15-22), exact: every thread's
+ * record is read now. Loads follow `now` (RDTSC; LFENCE), so a thread seen outside was
+ * outside at a time after `now`, and one seen inside with enter time e has been inside
+ * since e: every section active at any time before min(now, e_min) - S has ended or
+ * began after it (docs/design.md §2, reasons 2-4, and docs/rt.md §2). The caller's own
+ * record counts like any other. The thread with the earliest enter time is remembered as
+ * the blocker (for ps_stall_report).
+ */
+static uint64_t point_exact(struct ps *ps, unsigned me_id, struct ps__slot *me,
+			    struct ps_qcache *qc)
+{
+	const uint64_t S = ps->skew;
+	const uint64_t now = tsync_now_before_loads();
+	const unsigned hw = tsync_thread_high_water();
+	uint64_t min = now;
+	int blocker = -1;
+	for (unsigned j = 0; j < hw; j++) {
+		struct ps__slot *s = j == me_id ? me : slot_if_exists(ps, j);
+		if (s == NULL)
+			continue; /* never entered a section of ps before `now` */
+		if (j != me_id)
+			qc->stats.remote_reads++;
+		uint64_t x = atomic_load_explicit(&s->exit, memory_order_acquire);
+		uint64_t e = atomic_load_explicit(&s->enter, memory_order_acquire);
+		if (x > e)
+			continue;
+		if (e < min) {
+			min = e;
+			blocker = (int)j;
+		}
+	}
+	qc->blocker = blocker;
+	qc->blocker_enter = blocker >= 0 ? min : 0;
+	return min > S + 1 ? min - S - 1 : 0;
+}
+
+/* Temporal quiescence (seed 004 Fig. 9): now - grace - S - 1. `now` is read before any
+ * later load or store of the caller (RDTSC; LFENCE), so reuse follows it. */
+static uint64_t point_temporal(struct ps *ps, struct ps_qcache *qc)
+{
+	const uint64_t now = tsync_now_before_loads();
+	const uint64_t d = ps->grace + ps->skew + 1;
+	qc->blocker = -1;
+	return now > d ? now - d : 0;
+}
+
+/* The policy's point now (GENERAL uses the exact scan too), published (opt. 2). */
+static uint64_t point_now(struct ps *ps, unsigned me_id, struct ps__slot *me,
+			  struct ps_qcache *qc)
+{
+	uint64_t q = ps->policy == PS_POLICY_TEMPORAL ? point_temporal(ps, qc)
+						       : point_exact(ps, me_id, me, qc);
+	publish(me, q);
+	uint64_t p = atomic_load_explicit(&me->quiesced, memory_order_relaxed);
+	return p > q ? p : q;
+}
+
+tsync_tick_t ps_quiesce_time(struct ps *ps)
+{
+	unsigned me_id = tsync__self();
+	struct ps__slot *me = ps__slot(ps);
+	struct ps_qcache *qc = qcache_of(ps, me);
+	qc->stats.quiesce_calls++;
+	return point_now(ps, me_id, me, qc);
+}
+
+enum ps_policy ps_policy(const struct ps *ps)
+{
+	return (enum ps_policy)ps->policy;
+}
+
+tsync_tick_t ps_grace_ticks(const struct ps *ps)
+{
+	return ps->grace;
+}
+
+tsync_tick_t ps_skew_ticks(const struct ps *ps)
+{
+	return ps->skew;
+}
+
+int ps__last_blocker(struct ps *ps, uint64_t *enter)
+{
+	struct ps__slot *me = ps__slot(ps);
+	struct ps_qcache *qc = me->qcache;
+	if (qc == NULL || qc->blocker < 0)
+		return -1;
+	*enter = qc->blocker_enter;
+	return qc->blocker;
+}
+
+int ps__oldest_section(struct ps *ps, uint64_t *enter, unsigned *inside)
+{
+	const unsigned hw = tsync_thread_high_water();
+	uint64_t min = UINT64_MAX;
+	int who = -1;
+	unsigned n = 0;
+	for (unsigned j = 0; j < hw; j++) {
+		struct ps__slot *s = slot_if_exists(ps, j);
+		if (s == NULL)
+			continue;
+		uint64_t x = atomic_load_explicit(&s->exit, memory_order_acquire);
+		uint64_t e = atomic_load_explicit(&s->enter, memory_order_acquire);
+		if (x > e)
+			continue;
+		n++;
+		if (e < min) {
+			min = e;
+			who = (int)j;
+		}
+	}
+	*inside = n;
+	*enter = who >= 0 ? min : 0;
+	return who;
+}
+
+/*
  * ps_quiesce. Each thread j is quiescent with respect to t when it was seen, at a time
  * that certainly follows t, outside any section or inside one that certainly began
  * after t. While checking, compute the quiescence point q this scan proves - the
@@ -188,6 +322,15 @@ bool ps_quiesce(struct ps *ps, tsync_tick_t t)
 		qc->stats.own_point_hits++;
 		qc->stats.quiesce_true++;
 		return true;
+	}
+	if (ps->policy != PS_POLICY_GENERAL) {
+		/* RT / TEMPORAL (seed 004 Figs. 8-9): compare with a fresh point. */
+		uint64_t q = point_now(ps, me_id, me, qc);
+		if (t <= q) {
+			qc->stats.quiesce_true++;
+			return true;
+		}
+		return false;
 	}
 
 	/* Loads below observe the other threads at or after `now` (RDTSC; LFENCE). */
@@ -250,6 +393,8 @@ bool ps_quiesce(struct ps *ps, tsync_tick_t t)
 				min = e;
 			continue;
 		}
+		qc->blocker = (int)j;
+		qc->blocker_enter = e;
 		return false; /* j is (or may be) inside a section that began by t */
 	}
 	qc->stats.quiesce_true++;

@@ -54,8 +54,13 @@ struct ps_mem_pt {
 	unsigned nunstamped;
 	uint64_t last_stamp;               /* the newest free time stamp() wrote */
 	struct slab_list partial, full;    /* owned slabs with / without free objects */
+	uint64_t last_reclaim;             /* when the schedule last let us reclaim */
 	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
 	    c_flushes, c_remote, c_max_wait;
+	/* Stall summary of the last reclamation attempt (ps_stall_report): blocker id + 1
+	 * (0: none), its enter time, objects it left queued; objects the hook held back. */
+	_Atomic uint64_t c_blocker1, c_blocker_enter, c_blocked, c_hook_blocked, c_refused;
+	_Atomic uint64_t c_head_tsc;       /* free time of the queue head, 0 if unknown */
 };
 struct ps_mem_pt_chunk {
 	struct ps_mem_pt pt[TSYNC__CHUNK];
@@ -72,6 +77,17 @@ struct ps_mem {
 	size_t obj_size, align, hdr_area, stride, first, slab_size;
 	unsigned nobj, cache_size, batch, slabs_kept, stamp_batch;
 	unsigned nchunks;
+	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (seed 004 Fig. 8) */
+	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
+	bool ext;         /* any of rt, exact, period, hooks: the paths of reclaim_ext */
+	uint64_t period;  /* reclamation period q in ticks, 0: every free */
+	ps_mem_grace_fn grace_fn;
+	void *grace_arg;
+	uint64_t threshold;
+	ps_mem_pending_fn pending_fn;
+	void *pending_arg;
+	ps_mem_reclaim_fn reclaim_fn;
+	void *reclaim_arg;
 	struct ps_mem_pt_chunk *_Atomic *chunks;
 	struct tsync__client client;
 
@@ -81,7 +97,39 @@ struct ps_mem {
 	uint64_t slabs, peak_slabs, grows, shrinks, pool_remote;
 	struct orphan *orphans;
 	_Atomic uint64_t orphan_pending;
+
+	/* EXACT accounting: live in the low 32 bits, pending in the high 32 bits, so one
+	 * atomic add moves an object between the two states, and peaks over it. */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t acct;
+	_Atomic uint64_t peak_live, peak_pending, peak_foot;
 };
+
+#define ACCT_LIVE(v) ((v) & 0xffffffffu)
+#define ACCT_PENDING(v) ((v) >> 32)
+#define ACCT_ALLOC 1u                      /* live + 1 */
+#define ACCT_FREE 0xffffffffu              /* live - 1, pending + 1 (the carry) */
+#define ACCT_RECLAIM(n) ((uint64_t)(n) << 32) /* subtracted: pending - n */
+
+static inline void peak_max(_Atomic uint64_t *p, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);
+	while (v > cur && !atomic_compare_exchange_weak_explicit(p, &cur, v, memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
+
+/* Apply one accounting event; returns the word after it. */
+static uint64_t acct_add(struct ps_mem *m, uint64_t delta, int sub)
+{
+	uint64_t v = sub ? atomic_fetch_sub_explicit(&m->acct, delta, memory_order_relaxed) - delta
+			 : atomic_fetch_add_explicit(&m->acct, delta, memory_order_relaxed) + delta;
+	if (!sub) {
+		peak_max(&m->peak_live, ACCT_LIVE(v));
+		peak_max(&m->peak_pending, ACCT_PENDING(v));
+		peak_max(&m->peak_foot, ACCT_LIVE(v) + ACCT_PENDING(v));
+	}
+	return v;
+}
 
 static inline void cnt_add(_Atomic uint64_t *c, uint64_t v)
 {
@@ -351,7 +399,7 @@ static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *p
  * the threshold), RECLAIM_ALLOC (allocation slow path: scan regardless), RECLAIM_ALL
  * (explicit reclaim, thread exit: stamp everything, scan for the newest stamp first).
  */
-enum { RECLAIM_FREE, RECLAIM_ALLOC, RECLAIM_ALL };
+enum { RECLAIM_FREE, RECLAIM_ALLOC, RECLAIM_ALL, RECLAIM_COLLECT };
 /*
  * Stamp every queued, not yet stamped object with one ordered clock reading. It is read
  * after each of their ps_free calls, hence after each unlink was visible: a valid free
@@ -371,7 +419,44 @@ static void stamp(struct ps_mem_pt *pt)
 	pt->nunstamped = 0;
 }
 
-static size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, int scan)
+/* Publish the queue head's free time (stall report: oldest pending). */
+static inline void head_published(struct ps_mem_pt *pt)
+{
+	uint64_t t = 0;
+	if (pt->qhead && pt->qhead != pt->unstamped)
+		t = atomic_load_explicit(&pt->qhead->free_tsc, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_head_tsc, t, memory_order_relaxed);
+}
+
+/* Record, on a quiescence computation that failed, which section held the queue back. */
+static void note_blocked(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	uint64_t be = 0;
+	int b = ps__last_blocker(m->ps, &be);
+	atomic_store_explicit(&pt->c_blocker1, b >= 0 ? (uint64_t)b + 1 : 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_blocker_enter, be, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_blocked, atomic_load_explicit(&pt->c_pending, memory_order_relaxed),
+			      memory_order_relaxed);
+	head_published(pt);
+}
+
+static void note_unblocked(struct ps_mem_pt *pt)
+{
+	if (atomic_load_explicit(&pt->c_blocked, memory_order_relaxed) == 0)
+		return;
+	atomic_store_explicit(&pt->c_blocker1, 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_blocked, 0, memory_order_relaxed);
+	head_published(pt);
+}
+
+/*
+ * The foundation's reclamation, for GENERAL instances without any of issue 6's options
+ * (no hook, observer, schedule or exact accounting): kept apart from reclaim_ext so that
+ * the common ps_free pays nothing for them. The stall summary is written only on the
+ * scan path (about once per reclaim_batch frees), and only when it changes.
+ */
+static size_t reclaim_general(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+			      size_t limit, int scan)
 {
 	size_t n = 0;
 	if (scan != RECLAIM_FREE)
@@ -379,7 +464,9 @@ static size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_
 	uint64_t max_wait = 0, now = 0;
 	uint64_t q = ps_quiescence_point(m->ps);
 	int scanned = 0;
-	if (scan == RECLAIM_FREE && atomic_load_explicit(&pt->c_pending, memory_order_relaxed) < m->batch)
+	if ((scan == RECLAIM_FREE &&
+	     atomic_load_explicit(&pt->c_pending, memory_order_relaxed) < m->batch) ||
+	    scan == RECLAIM_COLLECT)
 		scanned = 1; /* queue too short to be worth a scan: own point only */
 	while (n < limit && pt->qhead) {
 		struct ps_mem_hdr *h = pt->qhead;
@@ -397,8 +484,11 @@ static size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_
 			 * (on the allocation slow path it cut 2-thread throughput by half). */
 			uint64_t newest = pt->last_stamp;
 			if (!(scan == RECLAIM_ALL && newest > t && ps_quiesce(m->ps, newest)) &&
-			    !ps_quiesce(m->ps, t))
+			    !ps_quiesce(m->ps, t)) {
+				note_blocked(m, pt);
 				break;
+			}
+			note_unblocked(pt);
 			q = ps_quiescence_point(m->ps);
 		}
 		pt->qhead = h->next;
@@ -419,6 +509,137 @@ static size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_
 			atomic_store_explicit(&pt->c_max_wait, max_wait, memory_order_relaxed);
 	}
 	return n;
+}
+
+/* Everything else: RT/TEMPORAL collection of all quiesced objects (seed 004 Fig. 8),
+ * the grace hook, the observer, exact accounting. */
+static size_t reclaim_ext(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
+			  int scan)
+{
+	size_t n = 0;
+	if (scan != RECLAIM_FREE)
+		stamp(pt);
+	uint64_t max_wait = 0, now = 0, t0 = 0, alpha = 0;
+	if (TSYNC_UNLIKELY(m->reclaim_fn != NULL))
+		t0 = tsync_now();
+	uint64_t q = ps_quiescence_point(m->ps);
+	int scanned = 0, attempted = 0, blocked = 0, refused = 0;
+	if (m->rt) {
+		limit = SIZE_MAX; /* seed 004 Fig. 8, lines 27-30: collect all quiesced */
+		if (scan == RECLAIM_COLLECT)
+			scanned = 1;
+	} else if ((scan == RECLAIM_FREE &&
+		    atomic_load_explicit(&pt->c_pending, memory_order_relaxed) < m->batch) ||
+		   scan == RECLAIM_COLLECT) {
+		scanned = 1; /* queue too short to be worth a scan: own point only */
+	}
+	while (n < limit && pt->qhead) {
+		struct ps_mem_hdr *h = pt->qhead;
+		if (h == pt->unstamped)
+			break; /* the rest has no free time yet */
+		uint64_t t = atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
+		if (t > q) {
+			if (scanned)
+				break;
+			scanned = 1;
+			attempted = 1;
+			if (m->rt) {
+				/* One exact computation (RT) or clock reading (TEMPORAL). */
+				uint64_t a0 = m->reclaim_fn ? tsync_now() : 0;
+				q = ps_quiesce_time(m->ps);
+				if (m->reclaim_fn)
+					alpha = tsync_now() - a0;
+				if (t > q) {
+					blocked = 1;
+					break;
+				}
+			} else {
+				/* RECLAIM_ALL: ask for the newest stamp first - if it has
+				 * quiesced, so has everything stamped before it - then for the
+				 * head. Not on the hot paths: no cached view is newer than a fresh
+				 * stamp, so that query always reads the other threads' lines,
+				 * which optimisation 3 exists to avoid (on the allocation slow
+				 * path it cut 2-thread throughput by half). */
+				uint64_t newest = pt->last_stamp;
+				uint64_t a0 = m->reclaim_fn ? tsync_now() : 0;
+				bool ok = (scan == RECLAIM_ALL && newest > t &&
+					   ps_quiesce(m->ps, newest)) ||
+					  ps_quiesce(m->ps, t);
+				if (m->reclaim_fn)
+					alpha = tsync_now() - a0;
+				if (!ok) {
+					blocked = 1;
+					break;
+				}
+				q = ps_quiescence_point(m->ps);
+			}
+		}
+		/* Custom grace period (seed 000 §3.7): asked last, in free-time order. */
+		if (m->grace_fn && !m->grace_fn(m, OBJ(h), t, m->grace_arg)) {
+			refused = 1;
+			break;
+		}
+		pt->qhead = h->next;
+		if (pt->qhead == NULL)
+			pt->qtail = NULL;
+		if (now == 0)
+			now = tsync_now();
+		if (now > t && now - t > max_wait)
+			max_wait = now - t;
+		cache_push(m, me, pt, h);
+		n++;
+	}
+	if (n) {
+		cnt_sub(&pt->c_pending, n);
+		cnt_add(&pt->c_reclaimed, n);
+		atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
+		if (max_wait > atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed))
+			atomic_store_explicit(&pt->c_max_wait, max_wait, memory_order_relaxed);
+		if (m->exact)
+			acct_add(m, ACCT_RECLAIM(n), 1);
+	}
+	if (blocked || refused ||
+	    ((attempted || n) && (atomic_load_explicit(&pt->c_blocked, memory_order_relaxed) |
+				  atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed)))) {
+		/* Stall summary (ps_stall_report): who kept the rest of the queue waiting,
+		 * and the free time of the head it kept waiting. Written when a quiescence
+		 * computation failed or the hook refused, and cleared by the next
+		 * reclamation that gets past that; reclamations with nothing to report (the
+		 * common case) add two loads of the owner's own line, no store. */
+		uint64_t left = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
+		uint64_t b1 = 0, be = 0;
+		if (blocked) {
+			int b = ps__last_blocker(m->ps, &be);
+			b1 = b >= 0 ? (uint64_t)b + 1 : 0;
+		}
+		atomic_store_explicit(&pt->c_blocker1, b1, memory_order_relaxed);
+		atomic_store_explicit(&pt->c_blocker_enter, be, memory_order_relaxed);
+		atomic_store_explicit(&pt->c_blocked, blocked ? left : 0, memory_order_relaxed);
+		atomic_store_explicit(&pt->c_hook_blocked, refused ? left : 0, memory_order_relaxed);
+		if (refused)
+			cnt_add(&pt->c_refused, 1);
+		head_published(pt);
+	}
+	if (TSYNC_UNLIKELY(m->reclaim_fn != NULL) && (n || attempted)) {
+		uint64_t t1 = tsync_now();
+		struct ps_mem_reclaim_info info = {
+		    .quiesce_ticks = alpha,
+		    .collect_ticks = t1 - t0 > alpha ? t1 - t0 - alpha : 0,
+		    .collected = n,
+		    .queued = atomic_load_explicit(&pt->c_pending, memory_order_relaxed),
+		    .quiesced = attempted != 0,
+		};
+		m->reclaim_fn(m, &info, m->reclaim_arg);
+	}
+	return n;
+}
+
+static inline size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
+			     int scan)
+{
+	if (TSYNC_LIKELY(!m->ext))
+		return reclaim_general(m, me, pt, limit, scan);
+	return reclaim_ext(m, me, pt, limit, scan);
 }
 
 /* Merge a queue segment (sorted by free time) into ours. */
@@ -523,15 +744,29 @@ static inline void *cache_pop(struct ps_mem_pt *pt)
 	return OBJ(h);
 }
 
+/* May this thread reclaim now under the schedule (cfg->reclaim_period_ns)? */
+static inline bool reclaim_due(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (TSYNC_LIKELY(m->period == 0))
+		return true;
+	uint64_t now = tsync_now();
+	if (pt->last_reclaim != 0 && now - pt->last_reclaim < m->period)
+		return false;
+	pt->last_reclaim = now ? now : 1;
+	return true;
+}
+
 static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	/* 1. quiesced memory first: reuse is the point of the queue */
-	if (reclaim(m, me, pt, m->batch, RECLAIM_ALLOC) == 0) {
+	bool due = reclaim_due(m, pt);
+	if (!due || reclaim(m, me, pt, m->batch, RECLAIM_ALLOC) == 0) {
 		/* 2. objects others returned to our slabs, then our slabs */
 		drain_remote(m, me, pt);
 		if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
 			adopt_orphan(m, pt);
-			reclaim(m, me, pt, m->batch, RECLAIM_ALLOC);
+			if (due)
+				reclaim(m, me, pt, m->batch, RECLAIM_ALLOC);
 		}
 		if (pt->cache == NULL) {
 			unsigned got = take_from_own(m, pt);
@@ -563,9 +798,18 @@ void *ps_alloc(struct ps_mem *m)
 {
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
-	if (TSYNC_LIKELY(pt->cache != NULL))
-		return cache_pop(pt);
-	return alloc_slow(m, me, pt);
+	void *obj;
+	if (TSYNC_LIKELY(pt->cache != NULL)) {
+		obj = cache_pop(pt);
+		if (TSYNC_LIKELY(!m->exact))
+			return obj;
+	} else {
+		obj = alloc_slow(m, me, pt);
+		if (!m->exact || obj == NULL)
+			return obj;
+	}
+	acct_add(m, ACCT_ALLOC, 0);
+	return obj;
 }
 
 /* Shared by ps_free and ps_lock_release_free (which marked the header first). */
@@ -595,7 +839,20 @@ void ps__free(struct ps_mem *m, void *obj, int marked)
 		stamp(pt);
 	cnt_add(&pt->c_pending, 1);
 	cnt_add(&pt->c_frees, 1);
-	reclaim(m, me, pt, m->batch, RECLAIM_FREE);
+	if (TSYNC_LIKELY(!m->ext)) {
+		reclaim_general(m, me, pt, m->batch, RECLAIM_FREE);
+		return;
+	}
+	uint64_t crossed = 0;
+	if (m->exact) {
+		uint64_t v = acct_add(m, ACCT_FREE, 0);
+		if (m->pending_fn && ACCT_PENDING(v) == m->threshold)
+			crossed = ACCT_PENDING(v);
+	}
+	if (reclaim_due(m, pt))
+		reclaim(m, me, pt, m->batch, RECLAIM_FREE);
+	if (TSYNC_UNLIKELY(crossed))
+		m->pending_fn(m, crossed, m->pending_arg);
 }
 
 void ps_free(struct ps_mem *m, void *obj)
@@ -609,6 +866,14 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
 	return reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
+}
+
+size_t ps_mem_collect(struct ps_mem *m)
+{
+	unsigned me;
+	struct ps_mem_pt *pt = self_pt(m, &me);
+	stamp(pt);
+	return reclaim(m, me, pt, SIZE_MAX, RECLAIM_COLLECT);
 }
 
 /* ---- thread exit --------------------------------------------------------------------- */
@@ -635,6 +900,11 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 		pt->qhead = pt->qtail = NULL;
 		atomic_store_explicit(&pt->c_pending, 0, memory_order_relaxed);
 	}
+	atomic_store_explicit(&pt->c_blocker1, 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_blocked, 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_hook_blocked, 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_head_tsc, 0, memory_order_relaxed);
+	pt->last_reclaim = 0;
 	pthread_mutex_lock(&m->pool_lock);
 	if (o) {
 		o->next = m->orphans;
@@ -720,7 +990,29 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	m->cache_size = c.cache_size ? c.cache_size : DEF_CACHE;
 	m->batch = c.reclaim_batch ? c.reclaim_batch : DEF_BATCH;
 	m->slabs_kept = c.slabs_kept ? c.slabs_kept : DEF_KEPT;
-	m->stamp_batch = c.stamp_batch ? c.stamp_batch : m->batch;
+	m->rt = ps_policy(ps) != PS_POLICY_GENERAL;
+	m->stamp_batch = c.stamp_batch ? c.stamp_batch : m->rt ? 1 : m->batch;
+	if (c.accounting < PS_MEM_ACCOUNT_AUTO || c.accounting > PS_MEM_ACCOUNT_EXACT ||
+	    (c.pending_fn && c.pending_threshold == 0) ||
+	    (c.pending_threshold && c.pending_fn == NULL) ||
+	    (c.pending_fn && c.accounting == PS_MEM_ACCOUNT_PER_THREAD)) {
+		free(m);
+		errno = EINVAL;
+		return NULL;
+	}
+	m->exact = c.accounting == PS_MEM_ACCOUNT_EXACT ||
+		   (c.accounting == PS_MEM_ACCOUNT_AUTO && (m->rt || c.pending_fn));
+	m->period = c.reclaim_period_ns ? tsync_ns_to_ticks(c.reclaim_period_ns) : 0;
+	if (c.reclaim_period_ns && m->period == 0)
+		m->period = 1;
+	m->grace_fn = c.grace_fn;
+	m->grace_arg = c.grace_arg;
+	m->threshold = c.pending_threshold;
+	m->pending_fn = c.pending_fn;
+	m->pending_arg = c.pending_arg;
+	m->reclaim_fn = c.reclaim_fn;
+	m->reclaim_arg = c.reclaim_arg;
+	m->ext = m->rt || m->exact || m->period || m->grace_fn || m->pending_fn || m->reclaim_fn;
 	m->nchunks = tsync__chunk_count();
 	m->chunks = calloc(m->nchunks, sizeof(*m->chunks));
 	if (m->chunks == NULL) {
@@ -792,6 +1084,7 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 			out->cache_refills += atomic_load_explicit(&pt->c_refills, memory_order_relaxed);
 			out->cache_flushes += atomic_load_explicit(&pt->c_flushes, memory_order_relaxed);
 			out->remote_frees += atomic_load_explicit(&pt->c_remote, memory_order_relaxed);
+			out->grace_refusals += atomic_load_explicit(&pt->c_refused, memory_order_relaxed);
 			uint64_t w = atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed);
 			if (w > out->max_wait_ticks)
 				out->max_wait_ticks = w;
@@ -801,6 +1094,19 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 	out->frees = frees;
 	out->in_use = allocs > frees ? allocs - frees : 0;
 	out->pending += atomic_load_explicit(&m->orphan_pending, memory_order_relaxed);
+	if (m->exact) {
+		/* One word: live and pending at one instant. */
+		uint64_t v = atomic_load_explicit(&m->acct, memory_order_relaxed);
+		out->live = ACCT_LIVE(v);
+		out->pending = ACCT_PENDING(v);
+		out->in_use = out->live;
+		out->peak_live = atomic_load_explicit(&m->peak_live, memory_order_relaxed);
+		out->peak_pending = atomic_load_explicit(&m->peak_pending, memory_order_relaxed);
+		out->peak_footprint = atomic_load_explicit(&m->peak_foot, memory_order_relaxed);
+		out->exact = 1;
+	} else {
+		out->live = out->in_use;
+	}
 	pthread_mutex_lock(&m->pool_lock);
 	out->slabs = m->slabs;
 	out->peak_slabs = m->peak_slabs;
@@ -808,5 +1114,55 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 	out->slab_shrinks = m->shrinks;
 	out->remote_frees += m->pool_remote;
 	pthread_mutex_unlock(&m->pool_lock);
+	uint64_t cap = out->slabs * m->nobj, used = out->live + out->pending;
+	out->freed = cap > used ? cap - used : 0;
+	return 0;
+}
+
+int ps_stall_report(struct ps *ps, struct ps_mem *m, struct ps_stall *out)
+{
+	if (ps == NULL || out == NULL || (m != NULL && m->ps != ps)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	uint64_t enter = 0;
+	unsigned inside = 0;
+	out->tid = ps__oldest_section(ps, &enter, &inside);
+	uint64_t now = tsync_now();
+	out->inside = inside;
+	if (out->tid >= 0) {
+		out->enter = enter;
+		out->section_ticks = now > enter ? now - enter : 0;
+		out->section_ns = tsync_ticks_to_ns(out->section_ticks);
+		out->over_grace = ps_policy(ps) == PS_POLICY_TEMPORAL &&
+				  out->section_ticks > ps_grace_ticks(ps);
+	}
+	if (m == NULL)
+		return 0;
+	uint64_t oldest = UINT64_MAX;
+	for (unsigned i = 0; i < m->nchunks; i++) {
+		struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[i], memory_order_acquire);
+		if (c == NULL)
+			continue;
+		for (unsigned j = 0; j < TSYNC__CHUNK; j++) {
+			struct ps_mem_pt *pt = &c->pt[j];
+			uint64_t b1 = atomic_load_explicit(&pt->c_blocker1, memory_order_relaxed);
+			uint64_t be = atomic_load_explicit(&pt->c_blocker_enter, memory_order_relaxed);
+			if (out->tid >= 0 && b1 == (uint64_t)out->tid + 1 && be == enter)
+				out->waiting += atomic_load_explicit(&pt->c_blocked, memory_order_relaxed);
+			out->waiting_hook += atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed);
+			uint64_t h = atomic_load_explicit(&pt->c_head_tsc, memory_order_relaxed);
+			bool held = atomic_load_explicit(&pt->c_blocked, memory_order_relaxed) ||
+				    atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed);
+			if (held && h > PS_MEM_MARKED && h < oldest)
+				oldest = h;
+		}
+	}
+	if (oldest != UINT64_MAX && now > oldest)
+		out->oldest_pending_ticks = now - oldest;
+	struct ps_mem_stats st;
+	ps_mem_stats(m, &st);
+	out->pending = st.pending;
 	return 0;
 }

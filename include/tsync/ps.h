@@ -44,18 +44,60 @@ extern "C" {
 
 struct ps;
 
+/*
+ * Quiescence policies (seed 004 §IV), chosen per instance at creation.
+ *
+ *  PS_POLICY_GENERAL   ParSec as above (seed 000 §3.3): wait-free ps_quiesce with the
+ *                      four optimisations. A quiescer may answer from cached views and
+ *                      published points, so the quiescence point it proves can lag the
+ *                      true one: throughput first, no garbage bound. The default (a
+ *                      zero-initialised config selects it).
+ *  PS_POLICY_RT        RT-ParSec (seed 004 §IV-A, Fig. 8): every quiescence computation
+ *                      reads every thread's record now - no cached views, no other
+ *                      thread's published point, no early exit - and returns the earliest
+ *                      enter time among the threads inside a section (less the skew
+ *                      bound), or the scan's start if none is. Exact, so the garbage
+ *                      bound of seed 004 Eq. 5 applies; costs O(threads) remote loads per
+ *                      computation (α of §V-C). Sections are marked with ps_enter/ps_exit
+ *                      exactly as for GENERAL (same inline code, same cost).
+ *  PS_POLICY_TEMPORAL  Temporal quiescence (seed 004 §IV-B, Fig. 9): the quiescence point
+ *                      is now - grace_ns - S. No thread record is read. CONTRACT: every
+ *                      section (from the first access to protected memory to the last,
+ *                      including preemption and interrupts) lasts less than grace_ns of
+ *                      real time, a bound the task model and response-time analysis must
+ *                      establish (seed 004 §VI, Eq. 8: grace_ns >= max Δʳ). A section
+ *                      that overruns it may see its objects reused under it - undetected
+ *                      unless the reader also calls ps_enter/ps_exit, see below.
+ *                      Enter and exit do no work: readers of a temporal instance need not
+ *                      call ps_enter/ps_exit at all (Fig. 9's empty functions; the general
+ *                      read path is not given a policy branch, so GENERAL does not pay for
+ *                      TEMPORAL). Calling them anyway is allowed and costs what it costs
+ *                      for GENERAL; then ps_in_section() works and ps_stall_report()
+ *                      (<tsync/ps_mem.h>) flags a section that has outlived grace_ns.
+ *                      ps_quiesce never reads the records.
+ */
+enum ps_policy {
+	PS_POLICY_GENERAL = 0,
+	PS_POLICY_RT = 1,
+	PS_POLICY_TEMPORAL = 2,
+};
+
 /* Configuration for ps_create(). Zero-initialise, set size = sizeof(struct ps_config),
  * then change what you need; PS_CONFIG_INIT gives the defaults. */
 struct ps_config {
 	size_t size;          /* sizeof(struct ps_config), for forward compatibility */
 	uint64_t skew_margin; /* ticks added to the measured skew bound for this instance */
+	int policy;           /* enum ps_policy (default PS_POLICY_GENERAL) */
+	uint64_t grace_ns;    /* PS_POLICY_TEMPORAL: the grace period, nanoseconds (> 0);
+			       * must be 0 for the other policies */
 };
-#define PS_CONFIG_INIT {sizeof(struct ps_config), 0}
+#define PS_CONFIG_INIT {sizeof(struct ps_config), 0, PS_POLICY_GENERAL, 0}
 
 /*
  * ps_create: a new, independent parallel-section domain.
  * cfg: NULL for defaults. Initialises the clock (<tsync/clock.h>) if needed.
- * Returns the instance, or NULL with errno = ENOMEM, or EINVAL (bad cfg->size).
+ * Returns the instance, or NULL with errno = ENOMEM, or EINVAL (bad cfg->size, unknown
+ * policy, TEMPORAL without grace_ns, grace_ns with another policy).
  * Blocking (allocates, takes the registry mutex). Any thread.
  */
 struct ps *ps_create(const struct ps_config *cfg);
@@ -80,8 +122,34 @@ void ps_destroy(struct ps *ps);
  * Wait-free: O(threads) loads in the worst case, usually O(1) (optimisations 2 and 3).
  * Ordering: a true result happens-after the exit of every such section (acquire).
  * Any thread, inside or outside a section.
+ * Policies: GENERAL as above. RT: t is compared with a fresh exact quiescence point
+ * (ps_quiesce_time) unless the caller's own published point already covers it; no
+ * cached view and no other thread's point is used. TEMPORAL: true iff
+ * t + grace + S < now (no record is read, nothing waits).
  */
 bool ps_quiesce(struct ps *ps, tsync_tick_t t);
+
+/*
+ * ps_quiesce_time: the most recent quiescence point, computed now (seed 004 Fig. 8's
+ * ps_quiesce for GENERAL and RT, Fig. 9's for TEMPORAL): every section of ps active at
+ * or before the returned time has ended, so an object whose free time (ps_free's stamp)
+ * is <= it may be reused.
+ *   GENERAL, RT: reads every registered thread's record (exact: no cached view, no
+ *     published point) and returns min(scan start, earliest enter time of a thread now
+ *     inside a section) - S - 1. O(threads) loads; the caller's own section counts.
+ *   TEMPORAL: now - grace - S - 1 (0 if that is negative); reads no record.
+ * If the caller's previously published point (ps_quiescence_point) is later, that one
+ * is returned instead (it is proven too). The result is published as the caller's
+ * point (which never decreases). Wait-free. Ordering: every section that ended by the returned
+ * time happens-before the return (acquire loads of the records). Any thread.
+ */
+tsync_tick_t ps_quiesce_time(struct ps *ps);
+
+/* The policy ps was created with, and its grace period in ticks (0 unless TEMPORAL);
+ * the skew bound ps applies to every comparison (S + skew_margin + 1), in ticks. */
+enum ps_policy ps_policy(const struct ps *ps);
+tsync_tick_t ps_grace_ticks(const struct ps *ps);
+tsync_tick_t ps_skew_ticks(const struct ps *ps);
 
 /*
  * ps_synchronize: block until every section of ps active now has ended (the classic

@@ -32,6 +32,7 @@
 #ifndef TSYNC_PS_MEM_H
 #define TSYNC_PS_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <tsync/ps.h>
@@ -44,6 +45,57 @@ struct ps_mem;
 
 #define PS_MEM_REMOTE_LINES 8
 
+/*
+ * Custom grace periods (seed 000 §3.7). Asked, in the owning thread's ps_free/ps_alloc/
+ * ps_mem_reclaim/ps_mem_collect, before an object that has passed normal quiescence (its
+ * free time is <= a proven quiescence point) is made reusable: return true to let it be
+ * reused, false to keep it (e.g. "not before the next TLB flush": compare free_time with
+ * the time of the last flush). Objects are asked in free-time order, per freeing thread;
+ * the first refusal ends that reclamation: the refused object stays at the head of its
+ * queue, every object freed after it waits behind it, and the refused object is asked
+ * again first at the next reclamation. So the hook never sees an object before every
+ * object freed earlier by the same thread has been accepted, and no object is lost or
+ * reordered. obj is the object (contents as the freeing thread left them; do not write
+ * it), free_time its stamp. Runs inside allocator calls: it must not block for long, and
+ * must not call ps_alloc, ps_free, ps_mem_reclaim or ps_mem_collect on the same ps_mem.
+ */
+typedef bool (*ps_mem_grace_fn)(struct ps_mem *m, void *obj, tsync_tick_t free_time, void *arg);
+
+/* Pending-garbage threshold callback: called once each time m's pending count rises to
+ * cfg->pending_threshold from below (edge-triggered: again only after it fell below),
+ * in the thread whose ps_free made it cross, after that ps_free finished its work.
+ * pending: the count just reached. It may call ps_mem_stats and ps_stall_report; it
+ * must not call ps_free on m. Requires exact accounting (enabled by setting it). */
+typedef void (*ps_mem_pending_fn)(struct ps_mem *m, uint64_t pending, void *arg);
+
+/* What one reclamation did, for measuring seed 004's α and β (§V-C, Fig. 10). */
+struct ps_mem_reclaim_info {
+	tsync_tick_t quiesce_ticks; /* the quiescence computation, if one was made (α) */
+	tsync_tick_t collect_ticks; /* the rest of the reclamation: moving `collected`
+				     * objects to the object cache (collected x β) */
+	uint64_t collected;         /* objects made reusable */
+	uint64_t queued;            /* objects left in the caller's queue */
+	bool quiesced;              /* a quiescence computation was made */
+};
+/* Reclamation observer: called at the end of every reclamation that computed quiescence
+ * or collected an object, in the reclaiming thread. Setting it adds two clock reads per
+ * reclamation. Must not call ps_alloc/ps_free/ps_mem_reclaim on m. */
+typedef void (*ps_mem_reclaim_fn)(struct ps_mem *m, const struct ps_mem_reclaim_info *info,
+				  void *arg);
+
+/* Accounting modes (cfg->accounting). */
+enum ps_mem_accounting {
+	PS_MEM_ACCOUNT_AUTO = 0,       /* EXACT if m's ps is RT or TEMPORAL or a pending
+					* threshold is set, else PER_THREAD */
+	PS_MEM_ACCOUNT_PER_THREAD = 1, /* per-thread counters only: no shared store on the
+					* allocation paths; no peaks (reported as 0) */
+	PS_MEM_ACCOUNT_EXACT = 2,      /* also one shared counter word updated with one
+					* atomic add per ps_alloc, ps_free and reclamation:
+					* exact live/pending counts at every instant, and
+					* exact peaks; at most 2^32 - 1 objects live and
+					* 2^32 - 1 pending at once */
+};
+
 /* Configuration for ps_mem_create(); PS_MEM_CONFIG_INIT gives the defaults (0 = default
  * for every field but size). */
 struct ps_mem_config {
@@ -54,11 +106,28 @@ struct ps_mem_config {
 	unsigned cache_size;  /* per-thread object cache capacity C (default 64) */
 	unsigned reclaim_batch; /* most objects reclaimed per ps_free/ps_alloc (default 16) */
 	unsigned slabs_kept;  /* fully free slabs kept in the pool before unmapping (def. 4) */
-	unsigned stamp_batch; /* frees per ordered clock reading (default reclaim_batch);
-			       * 1: every free gets its own time (the precise contract
-			       * that real-time analysis assumes, at ~23 ns per free) */
+	unsigned stamp_batch; /* frees per ordered clock reading (default reclaim_batch;
+			       * 1 when m's ps is RT or TEMPORAL); 1: every free gets its
+			       * own time (the precise contract that real-time analysis
+			       * assumes, at ~23 ns per free) */
+	/* Reclamation schedule (seed 004 §V-C, the quiescence period q): 0 (default):
+	 * every ps_free reclaims (and the allocation slow path does); > 0: a thread's
+	 * ps_free and allocation slow path reclaim at most once per reclaim_period_ns
+	 * (its first call always may), and otherwise only queue (ps_free) or take other
+	 * memory (ps_alloc). ps_mem_reclaim always reclaims. */
+	uint64_t reclaim_period_ns;
+	int accounting;                /* enum ps_mem_accounting (default AUTO) */
+	ps_mem_grace_fn grace_fn;      /* custom grace period hook, or NULL */
+	void *grace_arg;
+	uint64_t pending_threshold;    /* > 0 with pending_fn: see ps_mem_pending_fn */
+	ps_mem_pending_fn pending_fn;
+	void *pending_arg;
+	ps_mem_reclaim_fn reclaim_fn;  /* reclamation observer, or NULL */
+	void *reclaim_arg;
 };
-#define PS_MEM_CONFIG_INIT {sizeof(struct ps_mem_config), 0, 0, 0, 0, 0, 0}
+#define PS_MEM_CONFIG_INIT                                                                 \
+	{sizeof(struct ps_mem_config), 0, 0, 0, 0, 0, 0, 0, PS_MEM_ACCOUNT_AUTO, NULL, NULL, \
+	 0, NULL, NULL, NULL, NULL}
 
 /*
  * ps_mem_create: an object allocator of obj_size-byte objects reclaimed through ps.
@@ -95,14 +164,20 @@ void *ps_alloc(struct ps_mem *m);
  * a section that begins in between may therefore also hold obj back - it may wait
  * longer, never less; stamp_batch = 1 stamps every free at once). ps_lock_take fails on
  * obj from this call on. obj must come from ps_alloc(m) and not be freed twice (a double
- * free aborts with a diagnostic). Then reclaims at most reclaim_batch objects from the
+ * free aborts with a diagnostic). Then (when cfg->reclaim_period_ns lets it) reclaims at
+ * most reclaim_batch objects from the
  * head of the caller's queue: those freed before the caller's published quiescence point
  * (ps_quiescence_point) at the cost of one comparison each, and, once the queue holds at
  * least reclaim_batch objects, more after one ps_quiesce scan - so a scan's loads of
  * other threads' lines are amortised over about reclaim_batch frees (seed 000 §3.4: a
  * longer queue lets one quiescence computation free more). Never waits for another
  * thread; may take the pool mutex only when a flush returns a slab to the pool.
- * NULL is ignored.
+ * RT and TEMPORAL instances (seed 004 Fig. 8, lines 23-30): the reclamation computes the
+ * quiescence point (ps_quiesce_time) whenever the queue's head is past the caller's
+ * last point, and collects every queued object freed at or before it - not bounded by
+ * reclaim_batch, so each reclamation leaves no reclaimable garbage behind (the premise
+ * of the bound of seed 004 Eq. 5); its cost is bounded by that garbage bound.
+ * Objects pass the custom grace hook (cfg->grace_fn) last. NULL is ignored.
  */
 void ps_free(struct ps_mem *m, void *obj);
 
@@ -139,11 +214,68 @@ struct ps_mem_stats {
 	uint64_t slab_grows;    /* slabs obtained from the system */
 	uint64_t slab_shrinks;  /* slabs returned to the system */
 	uint64_t remote_frees;  /* objects returned to a slab owned by another thread */
-	uint64_t max_wait_ticks; /* longest free-to-reclaim time seen, in ticks */
+	uint64_t max_wait_ticks; /* longest free-to-reclaim time seen, in ticks (from the
+				  * free's stamp to the reclamation that made it reusable,
+				  * grace-hook delays included) */
+	/* Memory states of seed 004 §II-E. live == in_use; pending = zombie + garbage.
+	 * EXACT accounting: live and pending are read from one counter word (a consistent
+	 * pair at one instant) and the peaks are the exact maxima over every instant since
+	 * creation. PER_THREAD: sums as above, peaks 0. */
+	uint64_t live;           /* allocated, not freed */
+	uint64_t freed;          /* reusable now: slab capacity - live - pending (object
+				  * caches and slab free lists) */
+	uint64_t peak_live;
+	uint64_t peak_pending;
+	uint64_t peak_footprint; /* most objects live + pending at once (not reusable) */
+	uint64_t grace_refusals; /* custom grace hook refusals */
+	uint64_t exact;          /* 1 if accounting is EXACT */
 };
 /* ps_mem_stats: fill *out. Returns 0, or -1 with errno = EINVAL for NULL arguments.
  * Takes the pool mutex briefly. Any thread. */
 int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out);
+
+/*
+ * ps_mem_collect: reclaim without computing quiescence: move the objects at the head of
+ * the caller's queue freed at or before the caller's last computed quiescence point
+ * (ps_quiescence_point of m's ps, e.g. just set by ps_quiesce_time) - subject to the
+ * grace hook - to its object cache. The second half of seed 004 Fig. 8's ps_smr (lines
+ * 27-30), for callers that run quiescence as their own task. Returns the number
+ * collected. Never waits (bounded by the queue length). The caller's own queue only.
+ */
+size_t ps_mem_collect(struct ps_mem *m);
+
+/*
+ * Stall diagnostics. ps_stall_report: which thread holds back quiescence of ps now, and
+ * what waits because of it. Reads every thread's record of ps (like ps_quiesce_time) and,
+ * if m is not NULL, every thread's reclamation summary of m:
+ */
+struct ps_stall {
+	int tid;                 /* registry id (tsync_thread_id()) of the thread inside a
+				  * section of ps with the earliest enter time, -1 if no
+				  * thread is inside one */
+	unsigned inside;         /* threads inside a section of ps now */
+	tsync_tick_t enter;      /* that thread's enter time */
+	tsync_tick_t section_ticks; /* how long it has been inside its section */
+	uint64_t section_ns;
+	bool over_grace;         /* TEMPORAL: it has been inside for longer than the grace
+				  * period - the policy's contract is broken and objects it
+				  * reads may be reused under it */
+	uint64_t waiting;        /* objects of m that this section held back: the objects
+				  * each thread's last reclamation attempt left queued
+				  * because this section (this tid, this enter time) was the
+				  * one its quiescence computation stopped at */
+	uint64_t waiting_hook;   /* objects that the grace hook held back at each thread's
+				  * last reclamation attempt */
+	uint64_t pending;        /* all pending objects of m (zombie + garbage) */
+	tsync_tick_t oldest_pending_ticks; /* age of the oldest object held back (by a
+					    * section or the hook) at its owner's last
+					    * reclamation attempt; 0 if none */
+};
+/* Fills *out (m may be NULL: object counts 0). Returns 0, or -1 with errno = EINVAL
+ * (ps or out NULL, or m not on ps). Counts are snapshots of per-thread summaries written
+ * by their owners at their last reclamation: exact while the threads are quiet.
+ * Wait-free apart from ps_mem_stats' pool mutex. Any thread. */
+int ps_stall_report(struct ps *ps, struct ps_mem *m, struct ps_stall *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,51 @@
+# bench/rt/smoke_rt.cmake - run `tsync-bench rt` briefly and check its JSON (the contract
+# between the C and Python halves, docs/rt.md §5).
+if(RT_POLICY STREQUAL "temporal")
+  set(_extra --grace-us 20000)
+else()
+  set(_extra "")
+endif()
+execute_process(
+  COMMAND ${BENCH} rt --policy ${RT_POLICY} ${_extra} --q-us 0 --obj-size 64
+          --task period_us=1000,wcet_us=200,allocs=2,reads=2,core=0,prio=2
+          --task period_us=2000,wcet_us=300,allocs=1,reads=4,core=1,prio=1
+          --seconds 0.3 --json -
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tsync-bench rt exited with ${rc}:\n${err}\n${out}")
+endif()
+foreach(k policy q_us grace_us obj_size seconds ticks_per_us skew_ticks alpha_ns_max
+          alpha_ns_p99 beta_ns_max beta_ns_p99 read_ns_max write_ns_max peak_pending
+          peak_live max_wait_us tasks)
+  string(JSON v ERROR_VARIABLE e GET "${out}" ${k})
+  if(e)
+    message(FATAL_ERROR "key ${k} missing: ${e}\n${out}")
+  endif()
+endforeach()
+string(JSON p GET "${out}" policy)
+if(NOT p STREQUAL RT_POLICY)
+  message(FATAL_ERROR "policy ${p}, expected ${RT_POLICY}")
+endif()
+string(JSON n LENGTH "${out}" tasks)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "${n} tasks, expected 2")
+endif()
+foreach(i 0 1)
+  foreach(k period_us wcet_us allocs reads core prio jobs deadline_misses response_us_max)
+    string(JSON v ERROR_VARIABLE e GET "${out}" tasks ${i} ${k})
+    if(e)
+      message(FATAL_ERROR "tasks[${i}].${k} missing\n${out}")
+    endif()
+  endforeach()
+  string(JSON jobs GET "${out}" tasks ${i} jobs)
+  if(jobs LESS 50)
+    message(FATAL_ERROR "tasks[${i}] ran only ${jobs} jobs\n${out}")
+  endif()
+endforeach()
+string(JSON pk GET "${out}" peak_pending)
+string(JSON pl GET "${out}" peak_live)
+string(JSON v GET "${out}" violations)
+if(pk LESS 1 OR pl LESS 65 OR NOT v EQUAL 0)
+  message(FATAL_ERROR "peak_pending ${pk}, peak_live ${pl}, violations ${v}\n${out}")
+endif()
+message(STATUS "tsync-bench rt --policy ${RT_POLICY}: ok")
