@@ -12,6 +12,7 @@
  *  - anyone may push onto an owner's remote lists (CAS); only the owner empties them.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,9 @@ struct ps_mem {
 	struct ps_mem_pt_chunk *_Atomic *chunks;
 	struct tsync__client client;
 
+	/* Set when the pool holds more than slabs_kept empty slabs; pool_shrink() then
+	 * returns a few of them to the system. */
+	_Atomic bool pool_excess;
 	pthread_mutex_t pool_lock; /* protects everything below */
 	struct slab_list pool_partial, pool_empty, pool_full;
 	struct slab *all;
@@ -234,27 +238,65 @@ static struct slab *slab_map(struct ps_mem *m)
 	return s;
 }
 
-static void slab_unmap(struct ps_mem *m, struct slab *s)
+/*
+ * Detach up to `max` fully free slabs beyond slabs_kept from the pool (pool mutex held)
+ * and return them chained through `next`; slabs_unmap() gives them back to the system
+ * after the mutex is released, so munmap and its TLB shootdowns stall no other thread.
+ */
+static struct slab *pool_trim(struct ps_mem *m, unsigned max)
 {
-	if (s->all_prev)
-		s->all_prev->all_next = s->all_next;
-	else
-		m->all = s->all_next;
-	if (s->all_next)
-		s->all_next->all_prev = s->all_prev;
-	m->slabs--;
-	m->shrinks++;
-	munmap(s, m->slab_size);
-}
-
-/* Keep at most slabs_kept fully free slabs in the pool (pool mutex held). */
-static void pool_trim(struct ps_mem *m)
-{
-	while (m->pool_empty.n > m->slabs_kept) {
+	struct slab *out = NULL;
+	for (unsigned i = 0; i < max && m->pool_empty.n > m->slabs_kept; i++) {
 		struct slab *s = m->pool_empty.head;
 		list_del(m, NULL, s);
-		slab_unmap(m, s);
+		if (s->all_prev)
+			s->all_prev->all_next = s->all_next;
+		else
+			m->all = s->all_next;
+		if (s->all_next)
+			s->all_next->all_prev = s->all_prev;
+		m->slabs--;
+		m->shrinks++;
+		s->next = out;
+		out = s;
 	}
+	atomic_store_explicit(&m->pool_excess, m->pool_empty.n > m->slabs_kept,
+			      memory_order_relaxed);
+	return out;
+}
+
+static void slabs_unmap(struct ps_mem *m, struct slab *s)
+{
+	while (s) {
+		struct slab *next = s->next;
+		munmap(s, m->slab_size);
+		s = next;
+	}
+}
+
+/* A slab went to the pool's empty list (pool mutex held). It is not unmapped here: a
+ * burst of releases (say, the end of a long section that pinned thousands of slabs)
+ * would put thousands of munmap calls into one ps_alloc or ps_free. */
+static void pool_note_empty(struct ps_mem *m)
+{
+	if (m->pool_empty.n > m->slabs_kept)
+		atomic_store_explicit(&m->pool_excess, true, memory_order_relaxed);
+}
+
+/*
+ * Return at most PS_MEM_TRIM_MAX excess empty slabs to the system. Called once per
+ * allocator slow path (refill, flush, explicit reclaim), so the pool shrinks back to
+ * slabs_kept at a bounded cost per call; meanwhile, its slabs serve refills first.
+ */
+#define PS_MEM_TRIM_MAX 4u
+static void pool_shrink(struct ps_mem *m)
+{
+	if (!atomic_load_explicit(&m->pool_excess, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&m->pool_lock);
+	struct slab *s = pool_trim(m, PS_MEM_TRIM_MAX);
+	pthread_mutex_unlock(&m->pool_lock);
+	slabs_unmap(m, s);
 }
 
 /* ---- per-thread state ------------------------------------------------------------- */
@@ -298,7 +340,7 @@ static void own_slab_gained(struct ps_mem *m, struct ps_mem_pt *pt, struct slab 
 		list_del(m, pt, s);
 		atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
 		list_add(m, NULL, s, L_POOL_EMPTY);
-		pool_trim(m);
+		pool_note_empty(m);
 		pthread_mutex_unlock(&m->pool_lock);
 	}
 }
@@ -329,7 +371,7 @@ static void free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, st
 			s->nfree++;
 			list_add(m, NULL, s, pool_list_for(s));
 			m->pool_remote++;
-			pool_trim(m);
+			pool_note_empty(m);
 			pthread_mutex_unlock(&m->pool_lock);
 			return;
 		}
@@ -375,6 +417,7 @@ static void cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, uns
 	}
 	cnt_add(&pt->c_flushes, 1);
 	atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
+	pool_shrink(m);
 }
 
 static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, struct ps_mem_hdr *h)
@@ -781,6 +824,7 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 			if (got)
 				cnt_add(&pt->c_refills, 1);
 		}
+		pool_shrink(m);
 	}
 	return cache_pop(pt);
 }
@@ -865,7 +909,9 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 {
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
-	return reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
+	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
+	pool_shrink(m);
+	return n;
 }
 
 size_t ps_mem_collect(struct ps_mem *m)
@@ -923,8 +969,9 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 		}
 	}
 	pt->nempty = 0;
-	pool_trim(m);
+	struct slab *excess = pool_trim(m, UINT_MAX); /* not a hot path: all of it */
 	pthread_mutex_unlock(&m->pool_lock);
+	slabs_unmap(m, excess);
 }
 
 /* ---- create / destroy / stats ---------------------------------------------------------- */
@@ -1032,8 +1079,11 @@ void ps_mem_destroy(struct ps_mem *m)
 		return;
 	tsync__client_remove(&m->client);
 	pthread_mutex_lock(&m->pool_lock);
-	while (m->all)
-		slab_unmap(m, m->all);
+	while (m->all) {
+		struct slab *s = m->all;
+		m->all = s->all_next;
+		munmap(s, m->slab_size);
+	}
 	while (m->orphans) {
 		struct orphan *o = m->orphans;
 		m->orphans = o->next;
