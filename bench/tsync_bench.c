@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "smr.h"
+#include "rlu/rlu_bench.h"
 #include "rt/rt.h"
 
 /* One row per subcommand; each parses its own options from argv[0] = its name. */
@@ -21,6 +22,9 @@ static const struct bench_cmd cmds[] = {
 	{ "smr", smr_main,
 	  "ParSec SMR micro-benchmark against liburcu, ck_epoch, ck_brlock and\n"
 	  "         pthread_rwlock (seed 000 sec. 5.1); see tsync-bench smr --help" },
+	{ "rlu", rlu_main,
+	  "list / hash table with RCU, RLU, MV-RLU, ParSec and rwlock (seed 003\n"
+	  "         sec. 5); see tsync-bench rlu --help" },
 	{ "rt", rt_main,
 	  "periodic task set on the rt/temporal policies: alpha, beta, request\n"
 	  "         times, peak pending (seed 004 sec. VII); see tsync-bench rt --help" },

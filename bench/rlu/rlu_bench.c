@@ -1,0 +1,433 @@
+/*
+ * bench/rlu/rlu_bench.c - `tsync-bench rlu`: the list / hash-table study of seed 003 §5
+ * (Figs. 5-6) with tsync's RLU, MV-RLU and ParSec against liburcu RCU and an rwlock.
+ *
+ * Set-up (seed 003 §5.2): list of 1000 initial nodes over a key range of 2000; hash
+ * table of 1000 buckets with 5000 initial nodes over a range of 10000; keys uniform;
+ * an update is an insert or a delete with equal probability, so the size stays about
+ * constant; the rest are lookups. Each worker runs until --seconds have passed.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <tsync/clock.h>
+
+#include "rlu_bench.h"
+#include "sets.h"
+
+#ifndef TSYNC_RLU_PLOT_PY
+#define TSYNC_RLU_PLOT_PY "plot.py"
+#endif
+#ifndef TSYNC_BENCH_PYTHON
+#define TSYNC_BENCH_PYTHON "python3"
+#endif
+
+extern char **environ;
+
+#define CSV_HEADER "structure,mechanism,threads,update_pct,ops_per_us,aborts_per_kop"
+#define MAX_LIST 64
+#define MAX_THREADS 1024
+
+static const char *const default_mechs[] = {"rcu", "rcu-sync", "rlu", "mvrlu", "ps", "rwlock"};
+/* (a name set_find() does not know is skipped) */
+
+struct opts {
+	bool structs[2]; /* list, hash */
+	const struct set_ops *mech[16];
+	unsigned nmech;
+	unsigned threads[MAX_LIST], nthreads;
+	unsigned updates[MAX_LIST], nupdates;
+	double seconds;
+	const char *csv, *out;
+	bool pin;
+};
+
+struct worker {
+	_Alignas(64) unsigned id;
+	int cpu;
+	uint64_t seed, ops;
+};
+
+static const struct set_ops *g_ops;
+static void *g_set;
+static unsigned g_range, g_upd;
+static _Atomic uint64_t g_deadline;
+static pthread_barrier_t g_bar;
+static int g_cpus[CPU_SETSIZE];
+static unsigned g_ncpus;
+
+static inline uint64_t rnd(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static void *worker(void *arg)
+{
+	struct worker *w = arg;
+	if (w->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(w->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	g_ops->thread_init(g_set);
+	pthread_barrier_wait(&g_bar);
+	pthread_barrier_wait(&g_bar);
+	const struct set_ops *ops = g_ops;
+	void *set = g_set;
+	uint64_t s = w->seed, n = 0, deadline = atomic_load(&g_deadline);
+	uint64_t thresh = ((uint64_t)g_upd << 32) / 100u;
+	for (;;) {
+		for (unsigned i = 0; i < 64; i++) {
+			uint64_t r = rnd(&s);
+			uint64_t k = (r & 0xffffffffu) % g_range;
+			if ((r >> 32) < thresh) {
+				if (r & (1ull << 31))
+					ops->insert(set, k);
+				else
+					ops->remove(set, k);
+			} else {
+				ops->lookup(set, k);
+			}
+		}
+		n += 64;
+		if (tsync_now() >= deadline)
+			break;
+	}
+	w->ops = n;
+	g_ops->thread_fini(g_set);
+	return NULL;
+}
+
+static int run_one(const struct set_ops *ops, bool hash, unsigned nthr, unsigned upd,
+		   const struct opts *o, double *ops_per_us, double *aborts_per_kop)
+{
+	unsigned nb = hash ? 1000u : 1u, init = hash ? 5000u : 1000u;
+	g_range = hash ? 10000u : 2000u;
+	g_upd = upd;
+	g_ops = ops;
+	g_set = ops->create(nb);
+	if (!g_set) {
+		fprintf(stderr, "tsync-bench rlu: %s: cannot create the set\n", ops->name);
+		return -1;
+	}
+	/* Populate with `init` distinct uniform keys. */
+	ops->thread_init(g_set);
+	uint64_t s = 0x9e3779b97f4a7c15ull ^ g_range;
+	for (unsigned have = 0; have < init;)
+		have += ops->insert(g_set, rnd(&s) % g_range);
+	ops->thread_fini(g_set);
+
+	struct worker *w = aligned_alloc(64, sizeof(*w) * nthr);
+	pthread_t *t = calloc(nthr, sizeof(*t));
+	if (!w || !t) {
+		fprintf(stderr, "tsync-bench rlu: out of memory\n");
+		exit(1);
+	}
+	memset(w, 0, sizeof(*w) * nthr);
+	pthread_barrier_init(&g_bar, NULL, nthr + 1);
+	for (unsigned i = 0; i < nthr; i++) {
+		w[i].id = i;
+		w[i].cpu = o->pin ? g_cpus[i % g_ncpus] : -1;
+		w[i].seed = 0x5eed0000u + i * 7919u + upd;
+		int err = pthread_create(&t[i], NULL, worker, &w[i]);
+		if (err) {
+			fprintf(stderr, "tsync-bench rlu: pthread_create: %s\n", strerror(err));
+			exit(1);
+		}
+	}
+	pthread_barrier_wait(&g_bar);
+	uint64_t start = tsync_now();
+	atomic_store(&g_deadline, start + tsync_ns_to_ticks((uint64_t)(o->seconds * 1e9)));
+	pthread_barrier_wait(&g_bar);
+	uint64_t total = 0;
+	for (unsigned i = 0; i < nthr; i++) {
+		pthread_join(t[i], NULL);
+		total += w[i].ops;
+	}
+	uint64_t end = tsync_now();
+	pthread_barrier_destroy(&g_bar);
+	uint64_t aborts = ops->aborts(g_set);
+	ops->destroy(g_set);
+	free(w);
+	free(t);
+	double us = (double)tsync_ticks_to_ns(end - start) / 1e3;
+	*ops_per_us = (double)total / (us > 0 ? us : 1);
+	*aborts_per_kop = total ? (double)aborts * 1000.0 / (double)total : 0;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tsync-bench rlu [options]\n"
+		"\n"
+		"The list / hash-table study of seed 003 sec. 5: lookups, inserts and deletes of\n"
+		"uniform keys; updates are half inserts, half deletes.\n"
+		"  list: 1000 initial nodes, key range 2000 (one sorted list)\n"
+		"  hash: 1000 buckets, 5000 initial nodes, key range 10000\n"
+		"\n"
+		"options:\n"
+		"  -S, --structure list|hash|list,hash   (default: list,hash)\n"
+		"  -m, --mechanisms LIST  from: rcu, rcu-sync, rlu, rlu-defer, mvrlu, ps, rwlock\n"
+		"                         (default: rcu,rcu-sync,rlu,mvrlu,ps,rwlock)\n"
+		"  -t, --threads LIST     thread counts (default: 1..nproc)\n"
+		"  -u, --updates LIST     update percentages (default: 2,20,50)\n"
+		"  -s, --seconds S        seconds per run (default: 1)\n"
+		"  -c, --csv FILE|-       CSV rows to FILE ('-': stdout; default when no --out)\n"
+		"  -o, --out DIR          DIR/rlu.csv, then DIR/table.md and PNG plots (plot.py)\n"
+		"      --pin / --no-pin   pin worker i to the i-th CPU (default: --pin)\n"
+		"  -l, --list             list the mechanisms\n"
+		"\n"
+		"CSV columns: " CSV_HEADER "\n"
+		"  ops_per_us: completed operations of all threads per microsecond;\n"
+		"  aborts_per_kop: aborted attempts (rlu*: rlu_abort, mvrlu: mvrlu_abort; ps: failed lock or\n"
+		"  validation) per 1000 operations; 0 for the lock-based mechanisms.\n");
+}
+
+static int parse_list(const char *arg, unsigned *out, unsigned lo, unsigned hi)
+{
+	unsigned n = 0;
+	const char *s = arg;
+	for (;;) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(s, &end, 10);
+		if (end == s || errno || v < lo || v > hi || (*end != ',' && *end) || n == MAX_LIST)
+			return -1;
+		out[n++] = (unsigned)v;
+		if (!*end)
+			return (int)n;
+		s = end + 1;
+	}
+}
+
+static int parse_mechs(const char *arg, struct opts *o)
+{
+	char *copy = strdup(arg), *save = NULL;
+	o->nmech = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const struct set_ops *m = set_find(tok);
+		if (!m || o->nmech == 16) {
+			fprintf(stderr, "tsync-bench rlu: unknown mechanism '%s'\n", tok);
+			free(copy);
+			return -1;
+		}
+		o->mech[o->nmech++] = m;
+	}
+	free(copy);
+	return o->nmech ? 0 : -1;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char *p = strdup(dir);
+	for (char *s = p + 1;; s++) {
+		if (*s == '/' || !*s) {
+			char c = *s;
+			*s = 0;
+			if (mkdir(p, 0777) && errno != EEXIST) {
+				free(p);
+				return -1;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	free(p);
+	return 0;
+}
+
+static void run_plot(const char *dir, const char *csv, const char *cmdline, const char *clock)
+{
+	const char *py = getenv("TSYNC_BENCH_PYTHON");
+	if (!py || !*py)
+		py = TSYNC_BENCH_PYTHON;
+	char *args[] = {(char *)py, (char *)TSYNC_RLU_PLOT_PY, (char *)csv, (char *)dir,
+			(char *)"--command", (char *)cmdline, (char *)"--clock", (char *)clock, NULL};
+	pid_t pid;
+	if (posix_spawnp(&pid, py, NULL, NULL, args, environ) != 0) {
+		fprintf(stderr, "tsync-bench rlu: warning: cannot run %s; CSV in %s\n", py, csv);
+		return;
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st) || (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 3))
+		fprintf(stderr, "tsync-bench rlu: warning: plot.py failed; CSV in %s\n", csv);
+	else if (WEXITSTATUS(st) == 3)
+		fprintf(stderr, "tsync-bench rlu: warning: no matplotlib: table only\n");
+}
+
+int rlu_main(int argc, char **argv, const char *cmdline)
+{
+	static const struct option lo[] = {
+		{"structure", required_argument, NULL, 'S'}, {"mechanisms", required_argument, NULL, 'm'},
+		{"threads", required_argument, NULL, 't'},   {"updates", required_argument, NULL, 'u'},
+		{"seconds", required_argument, NULL, 's'},   {"csv", required_argument, NULL, 'c'},
+		{"out", required_argument, NULL, 'o'},       {"pin", no_argument, NULL, 'P'},
+		{"no-pin", no_argument, NULL, 'N'},          {"list", no_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+	};
+	struct opts o = {.seconds = 1.0, .pin = true};
+	int c, n;
+	char *end;
+	cpu_set_t cs;
+	g_ncpus = 0;
+	if (sched_getaffinity(0, sizeof(cs), &cs) == 0)
+		for (int i = 0; i < CPU_SETSIZE; i++)
+			if (CPU_ISSET(i, &cs))
+				g_cpus[g_ncpus++] = i;
+	if (!g_ncpus)
+		g_cpus[g_ncpus++] = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "S:m:t:u:s:c:o:lh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			o.structs[0] = strstr(optarg, "list") != NULL;
+			o.structs[1] = strstr(optarg, "hash") != NULL;
+			if (!o.structs[0] && !o.structs[1]) {
+				fprintf(stderr, "tsync-bench rlu: bad --structure '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+			if (parse_mechs(optarg, &o))
+				return 2;
+			break;
+		case 't':
+			if ((n = parse_list(optarg, o.threads, 1, MAX_THREADS)) < 0) {
+				fprintf(stderr, "tsync-bench rlu: bad --threads '%s'\n", optarg);
+				return 2;
+			}
+			o.nthreads = (unsigned)n;
+			break;
+		case 'u':
+			if ((n = parse_list(optarg, o.updates, 0, 100)) < 0) {
+				fprintf(stderr, "tsync-bench rlu: bad --updates '%s'\n", optarg);
+				return 2;
+			}
+			o.nupdates = (unsigned)n;
+			break;
+		case 's':
+			o.seconds = strtod(optarg, &end);
+			if (end == optarg || *end || !(o.seconds > 0) || o.seconds > 3600) {
+				fprintf(stderr, "tsync-bench rlu: bad --seconds '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'c':
+			o.csv = optarg;
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case 'P':
+			o.pin = true;
+			break;
+		case 'N':
+			o.pin = false;
+			break;
+		case 'l':
+			for (size_t i = 0; set_all[i]; i++)
+				printf("%-10s %s\n", set_all[i]->name, set_all[i]->what);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tsync-bench rlu: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!o.structs[0] && !o.structs[1])
+		o.structs[0] = o.structs[1] = true;
+	if (!o.nmech)
+		for (size_t i = 0; i < sizeof default_mechs / sizeof *default_mechs; i++)
+			if ((o.mech[o.nmech] = set_find(default_mechs[i])))
+				o.nmech++;
+	if (!o.nthreads)
+		for (unsigned i = 1; i <= g_ncpus && o.nthreads < MAX_LIST; i++)
+			o.threads[o.nthreads++] = i;
+	if (!o.nupdates) {
+		o.updates[0] = 2;
+		o.updates[1] = 20;
+		o.updates[2] = 50;
+		o.nupdates = 3;
+	}
+	if (!o.csv && !o.out)
+		o.csv = "-";
+	FILE *f[2] = {NULL, NULL};
+	char path[4096] = "";
+	if (o.csv && !(f[0] = strcmp(o.csv, "-") ? fopen(o.csv, "w") : stdout)) {
+		perror(o.csv);
+		return 1;
+	}
+	if (o.out) {
+		snprintf(path, sizeof path, "%s/rlu.csv", o.out);
+		if (mkdir_p(o.out) || !(f[1] = fopen(path, "w"))) {
+			perror(o.out);
+			return 1;
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		if (f[k])
+			fprintf(f[k], CSV_HEADER "\n");
+	tsync_clock_init();
+	char clockdesc[128];
+	snprintf(clockdesc, sizeof clockdesc, "tsync %s, skew bound %llu ticks, %.4f ticks/ns",
+		 tsync_clock_source_name(), (unsigned long long)tsync_clock_skew(), tsync_ticks_per_ns());
+	fprintf(stderr, "tsync-bench rlu: clock %s; %u CPUs; pinning %s\n", clockdesc, g_ncpus,
+		o.pin ? "on" : "off");
+	static const char *const sname[2] = {"list", "hash"};
+	for (int si = 0; si < 2; si++) {
+		if (!o.structs[si])
+			continue;
+		for (unsigned m = 0; m < o.nmech; m++)
+			for (unsigned u = 0; u < o.nupdates; u++)
+				for (unsigned t = 0; t < o.nthreads; t++) {
+					double opus, apk;
+					if (run_one(o.mech[m], si == 1, o.threads[t], o.updates[u], &o, &opus, &apk))
+						return 1;
+					for (int k = 0; k < 2; k++)
+						if (f[k]) {
+							fprintf(f[k], "%s,%s,%u,%u,%.4f,%.3f\n", sname[si],
+								o.mech[m]->name, o.threads[t], o.updates[u], opus, apk);
+							fflush(f[k]);
+						}
+					fprintf(stderr, "rlu: %s %-9s threads=%-3u updates=%2u%%: %8.3f ops/us, %8.3f aborts/kop\n",
+						sname[si], o.mech[m]->name, o.threads[t], o.updates[u], opus, apk);
+				}
+	}
+	if (f[0] && f[0] != stdout)
+		fclose(f[0]);
+	if (f[1]) {
+		fclose(f[1]);
+		run_plot(o.out, path, cmdline, clockdesc);
+	}
+	return 0;
+}

@@ -1,0 +1,777 @@
+/*
+ * src/mvrlu.c - Multi-Version Read-Log-Update (seed 003 §3.3; Kim et al., ASPLOS 2019).
+ *
+ * Layout. A master object is [struct mv_hdr][data]; hdr.head is NULL or the newest
+ * version of the object. A version lives in its writer's circular log as
+ * [struct mv_ver (its own mv_hdr last, head = MV_IS_COPY)][data], linked to the version
+ * it replaced through `older`. Every version points to its write set's clock word (a
+ * slot of the owner's ring of write-set records): INF while the section runs,
+ * COMMITTING for the instructions in which the commit takes its time, then the commit
+ * time c, or ABORTED. A version's dead_at is INF while it may be the newest version of
+ * its object, the commit time of the version that replaced it, or (detached, aborted)
+ * a time one skew bound after it was unlinked; the version can be recycled once every
+ * active section's local clock is >= dead_at.
+ *
+ * Clocks. Local clocks and commit times are tsync clock readings (ORDO's role). S is the
+ * measured skew bound: a reading a taken really before a reading b satisfies a <= b + S.
+ * docs/rlu.md §6 gives the whole argument; the comments name its steps (a)-(g).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tsync/clock.h>
+#include <tsync/mvrlu.h>
+#include <tsync/thread.h>
+
+#include "internal.h"
+
+#define INF UINT64_MAX
+#define COMMITTING (UINT64_MAX - 1)
+#define ABORTED (UINT64_MAX - 2)
+#define MARK (UINT64_MAX - 1) /* local_clock: a section is reading its clock */
+#define MV_IS_COPY ((struct mv_ver *)(uintptr_t)1)
+#define ALIGN 16u
+#define DEFAULT_LOG (256u * 1024u)
+#define SLOTS 1024u /* write-set records per thread */
+
+struct mv_ver;
+
+struct mv_hdr {
+	_Atomic(struct mv_ver *) head;
+	_Atomic uint32_t wb; /* write-back flag (1: a reclaimer owns the master's data) */
+	uint32_t size;
+};
+_Static_assert(sizeof(struct mv_hdr) == ALIGN, "header keeps data 16-byte aligned");
+
+enum { REC_VER = 1, REC_SKIP = 2 };
+enum { FREE_NONE = 0, FREE_PENDING = 1, FREE_DONE = 2 };
+
+struct mv_ver {
+	_Atomic(struct mv_ver *) older;
+	_Atomic uint64_t *wclk;   /* the write set's clock word */
+	struct mvrlu_thread *owner;
+	void *master;             /* the master's data */
+	_Atomic uint64_t dead_at;
+	uint32_t bytes;           /* record bytes (this header + data, rounded) */
+	uint32_t size;            /* data bytes */
+	uint8_t kind, freed;
+	uint8_t pad[14];
+	struct mv_hdr hdr;        /* hdr.head == MV_IS_COPY */
+};
+_Static_assert(sizeof(struct mv_ver) % ALIGN == 0, "versions keep data aligned");
+
+#define MHDR(p) ((struct mv_hdr *)((char *)(p) - sizeof(struct mv_hdr)))
+#define VER(p) ((struct mv_ver *)((char *)(p) - sizeof(struct mv_ver)))
+#define VDATA(v) ((void *)((char *)(v) + sizeof(struct mv_ver)))
+
+struct mv_ws {
+	_Atomic uint64_t clock;
+	uint64_t first, end;  /* log positions of its records */
+	uint64_t free_at;     /* its freed objects may go back to malloc when m >= free_at */
+	uint32_t nfree;
+};
+
+struct mvrlu_thread {
+	/* read by other threads */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t local_clock; /* INF: outside */
+	/* owner only (the ws clocks and log records are read through versions) */
+	_Alignas(TSYNC_CACHE_LINE) struct mvrlu *d;
+	bool inited, is_writer, in_section;
+	uint64_t L;
+	_Atomic uint64_t *cur_clk; /* the current write set's clock word, NULL if none */
+	struct mv_ws *cur;
+	char *log;
+	uint64_t lhead, ltail;     /* positions (bytes ever allocated / recycled) */
+	struct mv_ws *ws;
+	uint64_t ws_head, ws_tail;
+	size_t need;               /* bytes a failed try_lock needed (abort reclaims) */
+	unsigned streak;
+	struct mvrlu_stats st;
+};
+
+#define CHUNK_BYTES (TSYNC__CHUNK * sizeof(struct mvrlu_thread))
+
+struct mvrlu {
+	struct mvrlu_thread *_Atomic *dir;
+	unsigned nchunks;
+	size_t lb;          /* log bytes */
+	size_t threshold;   /* reclaim above this many bytes in use */
+	uint64_t skew;
+	bool poison;
+};
+
+static void chunk_init(void *chunk, void *arg)
+{
+	struct mvrlu_thread *t = chunk;
+	for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
+		t[i].d = arg;
+		atomic_init(&t[i].local_clock, INF);
+	}
+}
+
+static struct mvrlu_thread *thread_at(struct mvrlu *d, unsigned tid)
+{
+	struct mvrlu_thread *c = atomic_load_explicit(&d->dir[tid >> TSYNC__CHUNK_SHIFT], memory_order_acquire);
+	return c ? &c[tid & (TSYNC__CHUNK - 1)] : NULL;
+}
+
+struct mvrlu *mvrlu_create(const struct mvrlu_config *cfg)
+{
+	struct mvrlu_config c = MVRLU_CONFIG_INIT;
+	if (cfg) {
+		if (cfg->size != sizeof(struct mvrlu_config)) {
+			errno = EINVAL;
+			return NULL;
+		}
+		c = *cfg;
+	}
+	if (c.log_bytes == 0)
+		c.log_bytes = DEFAULT_LOG;
+	if (c.reclaim_pct == 0)
+		c.reclaim_pct = 50;
+	if (c.log_bytes < 4096 || c.log_bytes > (1u << 30) || c.reclaim_pct > 95) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (tsync_clock_init() != 0)
+		return NULL;
+	struct mvrlu *d = calloc(1, sizeof(*d));
+	if (!d) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->nchunks = tsync__chunk_count();
+	d->dir = calloc(d->nchunks, sizeof(*d->dir));
+	if (!d->dir) {
+		free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->lb = tsync__round_up(c.log_bytes, ALIGN);
+	d->threshold = d->lb / 100 * c.reclaim_pct;
+	d->skew = tsync_clock_skew();
+	d->poison = c.poison_on_free;
+	return d;
+}
+
+struct mvrlu_thread *mvrlu_thread_get(struct mvrlu *d)
+{
+	int id = tsync_thread_id();
+	if (id < 0)
+		return NULL;
+	unsigned tid = (unsigned)id;
+	struct mvrlu_thread *t = thread_at(d, tid);
+	if (TSYNC_UNLIKELY(t == NULL)) {
+		struct mvrlu_thread *ch = tsync__chunk_get((void *_Atomic *)d->dir, tid >> TSYNC__CHUNK_SHIFT,
+							   CHUNK_BYTES, chunk_init, d);
+		if (!ch)
+			return NULL;
+		t = &ch[tid & (TSYNC__CHUNK - 1)];
+	}
+	if (TSYNC_UNLIKELY(!t->inited)) {
+		t->log = aligned_alloc(ALIGN, d->lb);
+		t->ws = calloc(SLOTS, sizeof(*t->ws));
+		if (!t->log || !t->ws) {
+			free(t->log);
+			free(t->ws);
+			t->log = NULL;
+			t->ws = NULL;
+			errno = ENOMEM;
+			return NULL;
+		}
+		for (unsigned i = 0; i < SLOTS; i++)
+			atomic_init(&t->ws[i].clock, INF);
+		t->inited = true;
+	}
+	return t;
+}
+
+/* ---- objects ---- */
+
+static void release_obj(struct mvrlu *d, void *obj)
+{
+	struct mv_hdr *h = MHDR(obj);
+	if (d->poison)
+		memset(obj, 0xdb, h->size);
+	free(h);
+}
+
+void *mvrlu_alloc(size_t size)
+{
+	if (size > UINT32_MAX) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct mv_hdr *h = calloc(1, sizeof(*h) + size);
+	if (!h) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->size = (uint32_t)size;
+	return h + 1;
+}
+
+void mvrlu_free_unsafe(void *obj)
+{
+	if (obj)
+		free(MHDR(obj));
+}
+
+void *mvrlu_actual(void *a)
+{
+	if (a && atomic_load_explicit(&MHDR(a)->head, memory_order_relaxed) == MV_IS_COPY)
+		return VER(a)->master;
+	return a;
+}
+
+bool mvrlu_cmp_objs(const void *a, const void *b)
+{
+	return mvrlu_actual((void *)a) == mvrlu_actual((void *)b);
+}
+
+void mvrlu_assign_ptr(struct mvrlu_thread *self, void **p_ptr, void *obj)
+{
+	(void)self;
+	*p_ptr = mvrlu_actual(obj);
+}
+
+/* ---- the log ---- */
+
+/* The record at *pos, skipping fillers (a gap too small for a header is implicit). */
+static struct mv_ver *rec_at(struct mvrlu_thread *t, uint64_t *pos)
+{
+	const size_t lb = t->d->lb;
+	for (;;) {
+		size_t off = (size_t)(*pos % lb), rem = lb - off;
+		if (rem < sizeof(struct mv_ver)) {
+			*pos += rem;
+			continue;
+		}
+		struct mv_ver *v = (struct mv_ver *)(t->log + off);
+		if (v->kind == REC_SKIP) {
+			*pos += v->bytes;
+			continue;
+		}
+		return v;
+	}
+}
+
+/* Would `bytes` fit at the head (contiguously, with a filler up to the end if needed)? */
+static bool log_fits(const struct mvrlu_thread *t, size_t bytes)
+{
+	const size_t lb = t->d->lb;
+	size_t rem = lb - (size_t)(t->lhead % lb);
+	size_t pad = rem < bytes ? rem : 0;
+	return t->lhead + pad + bytes - t->ltail <= lb && t->ws_head - t->ws_tail < SLOTS;
+}
+
+static struct mv_ver *log_alloc(struct mvrlu_thread *t, size_t bytes)
+{
+	const size_t lb = t->d->lb;
+	size_t off = (size_t)(t->lhead % lb), rem = lb - off;
+	size_t pad = rem < bytes ? rem : 0;
+	if (t->lhead + pad + bytes - t->ltail > lb)
+		return NULL;
+	if (pad) {
+		if (pad >= sizeof(struct mv_ver)) {
+			struct mv_ver *f = (struct mv_ver *)(t->log + off);
+			f->kind = REC_SKIP;
+			f->bytes = (uint32_t)pad;
+		}
+		t->lhead += pad;
+	}
+	struct mv_ver *v = (struct mv_ver *)(t->log + (size_t)(t->lhead % lb));
+	t->lhead += bytes;
+	return v;
+}
+
+/* ---- clocks ---- */
+
+/* Publish "starting", then read the clock after that store is visible (seq_cst fence;
+ * LFENCE; RDTSC), then publish it with a seq_cst store. That store depends on the
+ * reading, and no later load of the section (all of them acquire loads) is performed
+ * before it (x86-64: a locked instruction; aarch64: STLR then LDAR): the section's
+ * loads follow its clock reading. (b) */
+static uint64_t publish_clock(struct mvrlu_thread *self)
+{
+	atomic_store_explicit(&self->local_clock, MARK, memory_order_relaxed);
+	uint64_t l = tsync_now_ordered();
+	if (TSYNC_UNLIKELY(l >= ABORTED))
+		l = ABORTED - 1;
+	atomic_store_explicit(&self->local_clock, l, memory_order_seq_cst);
+	return l;
+}
+
+/*
+ * m: a lower bound on the local clock of every section that is active now or begins
+ * later (c). t0 is read before the scan's loads; a thread seen outside (or with a stale
+ * clock) publishes its next MARK after our load, so that section reads its clock after
+ * t0 and gets >= t0 - S. A thread seen at MARK is between two instructions: wait for it,
+ * boundedly (then give up: 0 reclaims nothing).
+ */
+static uint64_t min_clock(struct mvrlu *d)
+{
+	const uint64_t S = d->skew;
+	uint64_t t0 = tsync_now_before_loads();
+	uint64_t m = t0 > S + 1 ? t0 - S - 1 : 0;
+	unsigned hw = tsync_thread_high_water();
+	for (unsigned j = 0; j < hw; j++) {
+		struct mvrlu_thread *t = thread_at(d, j);
+		if (!t)
+			continue;
+		uint64_t x = atomic_load_explicit(&t->local_clock, memory_order_acquire);
+		for (unsigned spins = 0; x == MARK; spins++) {
+			if (spins > 4096)
+				return 0;
+			if (spins > 64)
+				sched_yield();
+			else
+				tsync_arch_relax();
+			x = atomic_load_explicit(&t->local_clock, memory_order_acquire);
+		}
+		if (x < m)
+			m = x;
+	}
+	return m;
+}
+
+/* ---- reclamation ---- */
+
+/*
+ * One pass over the caller's log, oldest write set first: write back and detach the
+ * versions that are still the newest of their object (e), free the objects freed by
+ * write sets that no section can reach (g), and recycle every write set whose versions
+ * are all dead (f). Stops at the first write set that is not dead yet (the log is
+ * FIFO). The caller is inside a section (its own L holds m down) or brackets the pass
+ * with one (pseudo): that protects the master headers the pass reads (g).
+ */
+static void reclaim_pass(struct mvrlu_thread *self)
+{
+	struct mvrlu *d = self->d;
+	bool pseudo = !self->in_section;
+	if (pseudo)
+		(void)publish_clock(self);
+	const uint64_t m = min_clock(d);
+	self->st.reclaims++;
+	while (self->ws_tail < self->ws_head) {
+		struct mv_ws *w = &self->ws[self->ws_tail % SLOTS];
+		if (w == self->cur)
+			break;
+		uint64_t c = atomic_load_explicit(&w->clock, memory_order_acquire);
+		bool aborted = c == ABORTED;
+		if (!aborted && c > m)
+			break;
+		bool all_dead = true;
+		uint64_t n = 0;
+		for (uint64_t p = w->first; p < w->end;) {
+			struct mv_ver *v = rec_at(self, &p);
+			p += v->bytes;
+			n++;
+			uint64_t da = atomic_load_explicit(&v->dead_at, memory_order_acquire);
+			if (da <= m)
+				continue;
+			all_dead = false;
+			if (aborted)
+				continue;
+			struct mv_hdr *h = MHDR(v->master);
+			if (v->freed == FREE_PENDING) {
+				/* (g): unreachable for sections (c <= m) and for passes that could
+				 * still read its header (free_at <= m); take the write-back flag for
+				 * good so that no pass is inside a write-back of it. */
+				if (w->free_at > m)
+					continue;
+				uint32_t z = 0;
+				if (!atomic_compare_exchange_strong_explicit(&h->wb, &z, 1, memory_order_acquire,
+									     memory_order_relaxed))
+					continue;
+				v->freed = FREE_DONE;
+				release_obj(d, v->master);
+				self->st.frees++;
+				atomic_store_explicit(&v->dead_at, 0, memory_order_release);
+				continue;
+			}
+			if (v->freed == FREE_DONE || da != INF)
+				continue; /* replaced by a commit not yet <= m */
+			if (atomic_load_explicit(&h->head, memory_order_acquire) != v)
+				continue; /* a writer holds the object: its commit will stamp v */
+			uint32_t z = 0;
+			if (!atomic_compare_exchange_strong_explicit(&h->wb, &z, 1, memory_order_acquire,
+								     memory_order_relaxed))
+				continue;
+			struct mv_ver *e = v;
+			if (atomic_load_explicit(&h->head, memory_order_acquire) == v) {
+				/* (e): every section selects v (c <= m <= L): nobody reads the master. */
+				memcpy(v->master, VDATA(v), v->size);
+				self->st.writebacks++;
+				if (atomic_compare_exchange_strong_explicit(&h->head, &e, NULL, memory_order_release,
+									     memory_order_relaxed))
+					atomic_store_explicit(&v->dead_at, tsync_now_ordered() + d->skew + 1,
+							      memory_order_release);
+			}
+			atomic_store_explicit(&h->wb, 0, memory_order_release);
+		}
+		if (!all_dead)
+			break;
+		self->ltail = w->end;
+		self->ws_tail++;
+		self->st.recycled += n;
+	}
+	if (self->ws_tail == self->ws_head)
+		self->ltail = self->lhead; /* empty: nothing between them */
+	if (pseudo)
+		atomic_store_explicit(&self->local_clock, INF, memory_order_release);
+}
+
+static bool log_empty(const struct mvrlu_thread *t)
+{
+	return t->ws_tail == t->ws_head;
+}
+
+/* Last resort: reclaim until `bytes` fit (0: until the log is empty), waiting for
+ * readers and for lock holders between passes. Outside a section. */
+static void reclaim_until(struct mvrlu_thread *self, size_t bytes)
+{
+	for (unsigned i = 0;; i++) {
+		reclaim_pass(self);
+		if (bytes ? log_fits(self, bytes) : log_empty(self))
+			return;
+		if (i == 0)
+			self->st.waits++;
+		if (i < 16) {
+			for (unsigned k = 0; k < (32u << (i < 8 ? i : 8)); k++)
+				tsync_arch_relax();
+		} else {
+			sched_yield();
+		}
+	}
+}
+
+void mvrlu_flush(struct mvrlu_thread *self)
+{
+	reclaim_until(self, 0);
+}
+
+/* ---- sections ---- */
+
+void mvrlu_reader_lock(struct mvrlu_thread *self)
+{
+	self->L = publish_clock(self);
+	self->in_section = true;
+	self->is_writer = false;
+	self->st.sections++;
+}
+
+static void end_section(struct mvrlu_thread *self)
+{
+	self->in_section = false;
+	atomic_store_explicit(&self->local_clock, INF, memory_order_release);
+}
+
+/* Forget an allocated write-set record that holds no version (never visible). */
+static void drop_empty_ws(struct mvrlu_thread *self)
+{
+	if (self->cur && self->cur->first == self->lhead) {
+		self->ws_head--;
+		self->cur = NULL;
+		self->cur_clk = NULL;
+	}
+}
+
+void mvrlu_reader_unlock(struct mvrlu_thread *self)
+{
+	if (!self->is_writer) {
+		drop_empty_ws(self);
+		end_section(self);
+		return;
+	}
+	struct mvrlu *d = self->d;
+	struct mv_ws *w = self->cur;
+	w->end = self->lhead;
+	/* (a) Commit: COMMITTING, then the time, then publish it. */
+	atomic_store_explicit(&w->clock, COMMITTING, memory_order_seq_cst);
+	uint64_t c = tsync_now_ordered() + d->skew + 1;
+	atomic_store_explicit(&w->clock, c, memory_order_release);
+	/* (d) The versions this commit replaced die when c <= m. */
+	for (uint64_t p = w->first; p < w->end;) {
+		struct mv_ver *v = rec_at(self, &p);
+		p += v->bytes;
+		struct mv_ver *o = atomic_load_explicit(&v->older, memory_order_relaxed);
+		if (o)
+			atomic_store_explicit(&o->dead_at, c, memory_order_release);
+	}
+	/* (g) A pass that read dead_at == INF of such a version before the stores above may
+	 * still read its master's header: freed masters wait until those passes ended. */
+	if (w->nfree)
+		w->free_at = tsync_now_ordered() + d->skew + 1;
+	self->cur = NULL;
+	self->cur_clk = NULL;
+	self->is_writer = false;
+	self->streak = 0;
+	self->st.commits++;
+	end_section(self);
+	/* Real-time order: every section that begins after we return reads a clock >= c. */
+	while (tsync_now() <= c + d->skew)
+		tsync_arch_relax();
+	if (self->lhead - self->ltail > d->threshold)
+		reclaim_pass(self);
+}
+
+void mvrlu_abort(struct mvrlu_thread *self)
+{
+	struct mvrlu *d = self->d;
+	drop_empty_ws(self);
+	struct mv_ws *w = self->cur;
+	if (w) {
+		w->end = self->lhead;
+		w->nfree = 0;
+		/* We hold every object of the set: nobody else moves their heads. */
+		for (uint64_t p = w->first; p < w->end;) {
+			struct mv_ver *v = rec_at(self, &p);
+			p += v->bytes;
+			v->freed = FREE_NONE;
+			atomic_store_explicit(&MHDR(v->master)->head,
+					      atomic_load_explicit(&v->older, memory_order_relaxed),
+					      memory_order_release);
+		}
+		atomic_store_explicit(&w->clock, ABORTED, memory_order_release);
+		/* Sections that loaded one of these versions before the unlink may still walk
+		 * through it: recycle after they end (f). */
+		uint64_t da = tsync_now_ordered() + d->skew + 1;
+		for (uint64_t p = w->first; p < w->end;) {
+			struct mv_ver *v = rec_at(self, &p);
+			p += v->bytes;
+			atomic_store_explicit(&v->dead_at, da, memory_order_release);
+		}
+		self->cur = NULL;
+		self->cur_clk = NULL;
+	}
+	self->is_writer = false;
+	self->st.aborts++;
+	end_section(self);
+	if (self->need) {
+		size_t need = self->need;
+		self->need = 0;
+		reclaim_until(self, need);
+	}
+	unsigned n = ++self->streak;
+	if (n > 8) {
+		sched_yield();
+	} else {
+		for (unsigned i = 0; i < (1u << n); i++)
+			tsync_arch_relax();
+	}
+}
+
+void *mvrlu_deref(struct mvrlu_thread *self, void *obj)
+{
+	if (!obj)
+		return NULL;
+	struct mv_ver *v = atomic_load_explicit(&MHDR(obj)->head, memory_order_acquire);
+	if (TSYNC_LIKELY(v == NULL) || v == MV_IS_COPY)
+		return obj;
+	do {
+		if (v->wclk == self->cur_clk)
+			return VDATA(v); /* our own, uncommitted */
+		uint64_t c = atomic_load_explicit(v->wclk, memory_order_acquire);
+		while (TSYNC_UNLIKELY(c == COMMITTING)) {
+			tsync_arch_relax();
+			c = atomic_load_explicit(v->wclk, memory_order_acquire);
+		}
+		if (c <= self->L)
+			return VDATA(v);
+		self->st.chain_steps++;
+		v = atomic_load_explicit(&v->older, memory_order_acquire);
+	} while (v);
+	return obj;
+}
+
+static bool lock_common(struct mvrlu_thread *self, void **pobj, size_t size)
+{
+	struct mvrlu *d = self->d;
+	void *obj = mvrlu_actual(*pobj);
+	struct mv_hdr *h = MHDR(obj);
+	struct mv_ver *top = atomic_load_explicit(&h->head, memory_order_acquire);
+	if (top) {
+		if (top->wclk == self->cur_clk) {
+			*pobj = VDATA(top);
+			return true;
+		}
+		/* Held by another section (INF, COMMITTING, ABORTED not yet unlinked), or
+		 * committed after this section's clock: conflict. */
+		if (atomic_load_explicit(top->wclk, memory_order_acquire) > self->L)
+			return false;
+	}
+	size_t bytes = sizeof(struct mv_ver) + tsync__round_up(size, ALIGN);
+	if (!self->cur) {
+		if (self->ws_head - self->ws_tail >= SLOTS) {
+			reclaim_pass(self);
+			if (self->ws_head - self->ws_tail >= SLOTS) {
+				self->need = bytes;
+				self->st.log_full++;
+				return false;
+			}
+		}
+		struct mv_ws *w = &self->ws[self->ws_head % SLOTS];
+		self->ws_head++;
+		atomic_store_explicit(&w->clock, INF, memory_order_relaxed);
+		w->first = w->end = self->lhead;
+		w->nfree = 0;
+		w->free_at = 0;
+		self->cur = w;
+		self->cur_clk = &w->clock;
+	}
+	if ((self->lhead - self->cur->first) + bytes > d->lb / 2) {
+		errno = ENOSPC; /* the write set alone would not fit */
+		return false;
+	}
+	uint64_t save = self->lhead;
+	struct mv_ver *v = log_alloc(self, bytes);
+	if (!v) {
+		reclaim_pass(self);
+		v = log_alloc(self, bytes);
+		if (!v) {
+			self->need = bytes;
+			self->st.log_full++;
+			return false;
+		}
+	}
+	atomic_init(&v->older, top);
+	v->wclk = self->cur_clk;
+	v->owner = self;
+	v->master = obj;
+	atomic_init(&v->dead_at, INF);
+	v->bytes = (uint32_t)bytes;
+	v->size = (uint32_t)size;
+	v->kind = REC_VER;
+	v->freed = FREE_NONE;
+	atomic_init(&v->hdr.head, MV_IS_COPY);
+	atomic_init(&v->hdr.wb, 0);
+	v->hdr.size = (uint32_t)size;
+	memcpy(VDATA(v), top ? VDATA(top) : obj, size);
+	/* Release: publishes the version; fails if the head moved since we read it. */
+	if (!atomic_compare_exchange_strong_explicit(&h->head, &top, v, memory_order_release,
+						     memory_order_relaxed)) {
+		self->lhead = save;
+		return false;
+	}
+	self->cur->end = self->lhead;
+	self->is_writer = true;
+	*pobj = VDATA(v);
+	return true;
+}
+
+bool mvrlu_try_lock(struct mvrlu_thread *self, void **pobj, size_t size)
+{
+	return lock_common(self, pobj, size);
+}
+
+bool mvrlu_try_lock_const(struct mvrlu_thread *self, void **pobj, size_t size)
+{
+	return lock_common(self, pobj, size);
+}
+
+void mvrlu_free(struct mvrlu_thread *self, void *obj)
+{
+	if (!obj)
+		return;
+	void *m = mvrlu_actual(obj);
+	struct mv_ver *v = atomic_load_explicit(&MHDR(m)->head, memory_order_relaxed);
+	if (!v || v == MV_IS_COPY || v->wclk != self->cur_clk)
+		tsync__fatal("mvrlu_free: the caller does not hold the object's lock");
+	if (v->freed == FREE_NONE) {
+		v->freed = FREE_PENDING;
+		self->cur->nfree++;
+	}
+}
+
+size_t mvrlu_log_used(struct mvrlu_thread *self)
+{
+	return (size_t)(self->lhead - self->ltail);
+}
+
+/* ---- teardown and statistics ---- */
+
+void mvrlu_destroy(struct mvrlu *d)
+{
+	if (!d)
+		return;
+	/* Write back the newest versions first (their masters are all live), then free. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned ci = 0; ci < d->nchunks; ci++) {
+			struct mvrlu_thread *ch = atomic_load_explicit(&d->dir[ci], memory_order_acquire);
+			if (!ch)
+				continue;
+			for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
+				struct mvrlu_thread *t = &ch[i];
+				if (!t->inited)
+					continue;
+				for (uint64_t s = t->ws_tail; s < t->ws_head; s++) {
+					struct mv_ws *w = &t->ws[s % SLOTS];
+					uint64_t c = atomic_load_explicit(&w->clock, memory_order_relaxed);
+					if (c >= ABORTED)
+						continue;
+					for (uint64_t p = w->first; p < w->end;) {
+						struct mv_ver *v = rec_at(t, &p);
+						p += v->bytes;
+						if (pass == 1) {
+							if (v->freed == FREE_PENDING) {
+								v->freed = FREE_DONE;
+								release_obj(d, v->master);
+							}
+							continue;
+						}
+						if (v->freed != FREE_NONE ||
+						    atomic_load_explicit(&v->dead_at, memory_order_relaxed) != INF)
+							continue;
+						struct mv_hdr *h = MHDR(v->master);
+						if (atomic_load_explicit(&h->head, memory_order_relaxed) == v) {
+							memcpy(v->master, VDATA(v), v->size);
+							atomic_store_explicit(&h->head, NULL, memory_order_relaxed);
+						}
+					}
+				}
+			}
+		}
+	}
+	for (unsigned ci = 0; ci < d->nchunks; ci++) {
+		struct mvrlu_thread *ch = atomic_load_explicit(&d->dir[ci], memory_order_acquire);
+		if (!ch)
+			continue;
+		for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
+			free(ch[i].log);
+			free(ch[i].ws);
+		}
+		free(ch);
+	}
+	free(d->dir);
+	free(d);
+}
+
+void mvrlu_stats_thread(struct mvrlu_thread *self, struct mvrlu_stats *out)
+{
+	*out = self->st;
+}
+
+void mvrlu_stats(struct mvrlu *d, struct mvrlu_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned ci = 0; ci < d->nchunks; ci++) {
+		struct mvrlu_thread *ch = atomic_load_explicit(&d->dir[ci], memory_order_acquire);
+		if (!ch)
+			continue;
+		for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
+			const struct mvrlu_stats *s = &ch[i].st;
+			out->sections += s->sections;
+			out->commits += s->commits;
+			out->aborts += s->aborts;
+			out->reclaims += s->reclaims;
+			out->writebacks += s->writebacks;
+			out->recycled += s->recycled;
+			out->frees += s->frees;
+			out->log_full += s->log_full;
+			out->waits += s->waits;
+			out->chain_steps += s->chain_steps;
+		}
+	}
+}

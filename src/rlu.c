@@ -1,0 +1,548 @@
+/*
+ * src/rlu.c - Read-Log-Update (seed 003 §3.2; Matveev et al., SOSP 2015).
+ *
+ * Layout. An object is [struct rlu_hdr][data]; hdr.copy is NULL (unlocked), or the data
+ * pointer of the copy that locks it, or RLU_IS_COPY in the header of a copy. A copy lives
+ * in its owner's write log as [struct rlu_meta][struct rlu_hdr][data].
+ *
+ * Clocks. g_clock counts commits. A write set's clock word (ws_clock[gen][ws]) is INF
+ * while the section runs, COMMITTING for the two instructions in which the commit takes
+ * its clock, then the commit clock v, then INF again after write-back. Readers that
+ * find COMMITTING wait for v (see rlu_deref): without that state a reader whose local
+ * clock equals a concurrent committer's clock could see one of its copies before the
+ * clock word is stored and another after (a torn commit).
+ *
+ * Generations. Each thread has two logs and two rows of clock words; a sync writes back
+ * and unlocks generation g, then starts writing generation g ^ 1. A reader may still be
+ * reading a copy of g (it loaded hdr.copy before the unlock); g is reused only after
+ * the *next* sync, which waits for that reader (it began before the next commit).
+ * docs/rlu.md gives the full argument.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tsync/clock.h>
+#include <tsync/rlu.h>
+#include <tsync/thread.h>
+
+#include "internal.h"
+
+#define INF UINT64_MAX
+#define COMMITTING (UINT64_MAX - 1)
+#define RLU_IS_COPY ((void *)(uintptr_t)1)
+#define ALIGN 16u
+#define DEFAULT_LOG (64u * 1024u)
+
+struct rlu_hdr {
+	_Atomic(void *) copy;
+	uint64_t size; /* data bytes (objects from rlu_alloc; for poisoning) */
+};
+_Static_assert(sizeof(struct rlu_hdr) == ALIGN, "header keeps data 16-byte aligned");
+
+struct rlu_meta {
+	struct rlu_thread *owner;
+	void *actual;               /* the original object's data */
+	_Atomic uint64_t *wclk;     /* the write set's clock word */
+	uint32_t size;              /* data bytes */
+	uint16_t ws;                /* write set index within the generation */
+	uint8_t gen;                /* generation (log) index */
+	uint8_t is_const;           /* locked with rlu_try_lock_const: not written back */
+};
+_Static_assert(sizeof(struct rlu_meta) % ALIGN == 0, "meta keeps data aligned");
+
+#define RHDR(p) ((struct rlu_hdr *)((char *)(p) - sizeof(struct rlu_hdr)))
+#define RMETA(p) ((struct rlu_meta *)((char *)(p) - sizeof(struct rlu_hdr) - sizeof(struct rlu_meta)))
+#define ENTRY_BYTES(sz) (sizeof(struct rlu_meta) + sizeof(struct rlu_hdr) + tsync__round_up((sz), ALIGN))
+
+struct rlu_free_ent {
+	void *obj;
+};
+
+struct rlu_thread {
+	/* read by other threads */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t run_counter; /* odd inside a section */
+	_Atomic uint64_t local_clock;
+	_Atomic int sync_request;
+	/* owner only, except ws_clock (read by stealers) */
+	_Alignas(TSYNC_CACHE_LINE) struct rlu *r;
+	bool inited, is_writer, need_sync;
+	uint8_t gen;
+	unsigned ws_cur;          /* write sets committed (and pending) in this generation */
+	size_t log_used, ws_start; /* bytes used in log[gen]; start of the current set */
+	char *log[2];
+	struct rlu_free_ent *frees;
+	size_t nfrees, frees_cap, frees_ws_start;
+	uint64_t local;           /* copy of local_clock */
+	unsigned streak;          /* consecutive aborts (backoff) */
+	struct rlu_stats st;
+	_Atomic uint64_t ws_clock[2][RLU_MAX_WRITE_SETS];
+};
+
+#define CHUNK_BYTES (TSYNC__CHUNK * sizeof(struct rlu_thread))
+
+struct rlu {
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t g_clock;
+	_Alignas(TSYNC_CACHE_LINE) struct tsync__client client;
+	struct rlu_thread *_Atomic *dir;
+	unsigned nchunks;
+	unsigned max_ws;
+	size_t log_bytes;
+	bool poison;
+};
+
+static void sync_now(struct rlu_thread *self);
+
+static void chunk_init(void *chunk, void *arg)
+{
+	struct rlu_thread *t = chunk;
+	for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
+		t[i].r = arg;
+		for (unsigned g = 0; g < 2; g++)
+			for (unsigned w = 0; w < RLU_MAX_WRITE_SETS; w++)
+				atomic_init(&t[i].ws_clock[g][w], INF);
+	}
+}
+
+static struct rlu_thread *thread_at(struct rlu *r, unsigned tid)
+{
+	struct rlu_thread *c = atomic_load_explicit(&r->dir[tid >> TSYNC__CHUNK_SHIFT], memory_order_acquire);
+	return c ? &c[tid & (TSYNC__CHUNK - 1)] : NULL;
+}
+
+static void thread_exit_hook(struct tsync__client *c, unsigned tid)
+{
+	struct rlu *r = (struct rlu *)((char *)c - offsetof(struct rlu, client));
+	struct rlu_thread *t = thread_at(r, tid);
+	if (t && t->inited && t->ws_cur > 0)
+		sync_now(t);
+}
+
+struct rlu *rlu_create(const struct rlu_config *cfg)
+{
+	struct rlu_config c = RLU_CONFIG_INIT;
+	if (cfg) {
+		if (cfg->size != sizeof(struct rlu_config)) {
+			errno = EINVAL;
+			return NULL;
+		}
+		c = *cfg;
+	}
+	if (c.max_write_sets == 0)
+		c.max_write_sets = 1;
+	if (c.log_bytes == 0)
+		c.log_bytes = DEFAULT_LOG;
+	if (c.max_write_sets > RLU_MAX_WRITE_SETS || c.log_bytes < 1024 || c.log_bytes > (1u << 30)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct rlu *r = aligned_alloc(TSYNC_CACHE_LINE, tsync__round_up(sizeof(*r), TSYNC_CACHE_LINE));
+	if (!r) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(r, 0, sizeof(*r));
+	r->nchunks = tsync__chunk_count();
+	r->dir = calloc(r->nchunks, sizeof(*r->dir));
+	if (!r->dir) {
+		free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	atomic_init(&r->g_clock, 0);
+	r->max_ws = c.max_write_sets;
+	r->log_bytes = tsync__round_up(c.log_bytes, ALIGN);
+	r->poison = c.poison_on_free;
+	r->client.thread_exit = thread_exit_hook;
+	tsync__client_add(&r->client);
+	return r;
+}
+
+static void release_obj(struct rlu *r, void *obj)
+{
+	struct rlu_hdr *h = RHDR(obj);
+	if (r->poison)
+		memset(obj, 0xdb, h->size);
+	free(h);
+}
+
+void rlu_destroy(struct rlu *r)
+{
+	if (!r)
+		return;
+	tsync__client_remove(&r->client);
+	for (unsigned ci = 0; ci < r->nchunks; ci++) {
+		struct rlu_thread *ch = atomic_load_explicit(&r->dir[ci], memory_order_acquire);
+		if (!ch)
+			continue;
+		for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
+			struct rlu_thread *t = &ch[i];
+			if (!t->inited)
+				continue;
+			if (t->ws_cur > 0)
+				sync_now(t);
+			free(t->log[0]);
+			free(t->log[1]);
+			free(t->frees);
+		}
+		free(ch);
+	}
+	free(r->dir);
+	free(r);
+}
+
+struct rlu_thread *rlu_thread_get(struct rlu *r)
+{
+	int id = tsync_thread_id();
+	if (id < 0)
+		return NULL;
+	unsigned tid = (unsigned)id;
+	struct rlu_thread *t = thread_at(r, tid);
+	if (TSYNC_UNLIKELY(t == NULL)) {
+		struct rlu_thread *ch = tsync__chunk_get((void *_Atomic *)r->dir, tid >> TSYNC__CHUNK_SHIFT,
+							 CHUNK_BYTES, chunk_init, r);
+		if (!ch)
+			return NULL;
+		t = &ch[tid & (TSYNC__CHUNK - 1)];
+	}
+	if (TSYNC_UNLIKELY(!t->inited)) {
+		t->log[0] = aligned_alloc(ALIGN, r->log_bytes);
+		t->log[1] = aligned_alloc(ALIGN, r->log_bytes);
+		t->frees_cap = 64;
+		t->frees = malloc(t->frees_cap * sizeof(*t->frees));
+		if (!t->log[0] || !t->log[1] || !t->frees) {
+			free(t->log[0]);
+			free(t->log[1]);
+			free(t->frees);
+			t->log[0] = t->log[1] = NULL;
+			t->frees = NULL;
+			errno = ENOMEM;
+			return NULL;
+		}
+		t->inited = true;
+	}
+	return t;
+}
+
+/* ---- the grace period, write-back, unlock ---- */
+
+/* Wait until every other thread that is inside a section begun with a local clock
+ * < wc has left it. Reader: run_counter++ (odd); seq_cst fence; load g_clock. Writer:
+ * COMMITTING store and g_clock increment (seq_cst), then load run_counter. Either we
+ * see the odd counter, or the reader's g_clock load follows our increment and its
+ * local clock is >= wc (it steals our copies and needs no waiting). */
+static void wait_for_readers(struct rlu_thread *self, uint64_t wc)
+{
+	struct rlu *r = self->r;
+	unsigned hw = tsync_thread_high_water();
+	for (unsigned j = 0; j < hw; j++) {
+		struct rlu_thread *t = thread_at(r, j);
+		if (!t || t == self)
+			continue;
+		uint64_t rc = atomic_load_explicit(&t->run_counter, memory_order_acquire);
+		if (!(rc & 1))
+			continue;
+		if (atomic_load_explicit(&t->local_clock, memory_order_acquire) >= wc)
+			continue;
+		/* A stale local clock (the store of the new one not yet seen) is older than
+		 * any commit after that section's previous start: we only wait longer. */
+		unsigned spins = 0;
+		while (atomic_load_explicit(&t->run_counter, memory_order_acquire) == rc) {
+			if (++spins < 128)
+				tsync_arch_relax();
+			else
+				sched_yield();
+		}
+	}
+}
+
+static void sync_now(struct rlu_thread *self)
+{
+	struct rlu *r = self->r;
+	unsigned g = self->gen;
+	self->need_sync = false;
+	atomic_store_explicit(&self->sync_request, 0, memory_order_relaxed);
+	if (self->ws_cur == 0)
+		return;
+	uint64_t wc = atomic_load_explicit(&self->ws_clock[g][self->ws_cur - 1], memory_order_relaxed);
+	wait_for_readers(self, wc);
+	/* Write back in log order (an object appears once per generation). */
+	char *p = self->log[g], *end = p + self->log_used;
+	for (; p < end;) {
+		struct rlu_meta *m = (struct rlu_meta *)p;
+		void *data = p + sizeof(struct rlu_meta) + sizeof(struct rlu_hdr);
+		if (!m->is_const) {
+			memcpy(m->actual, data, m->size);
+			self->st.writebacks++;
+		}
+		p += ENTRY_BYTES(m->size);
+	}
+	/* Unlock: readers that now load NULL read the original, written back above. */
+	for (p = self->log[g]; p < end;) {
+		struct rlu_meta *m = (struct rlu_meta *)p;
+		atomic_store_explicit(&RHDR(m->actual)->copy, NULL, memory_order_release);
+		p += ENTRY_BYTES(m->size);
+	}
+	/* Readers that loaded a copy pointer before the unlock now find INF and read the
+	 * original; the copies stay intact until generation g is reused after the next
+	 * sync (which waits for those readers). */
+	for (unsigned w = 0; w < self->ws_cur; w++)
+		atomic_store_explicit(&self->ws_clock[g][w], INF, memory_order_release);
+	for (size_t i = 0; i < self->nfrees; i++)
+		release_obj(r, self->frees[i].obj);
+	self->st.frees += self->nfrees;
+	self->st.syncs++;
+	self->nfrees = self->frees_ws_start = 0;
+	self->ws_cur = 0;
+	self->log_used = self->ws_start = 0;
+	self->gen = (uint8_t)(g ^ 1u);
+}
+
+void rlu_flush(struct rlu_thread *self)
+{
+	sync_now(self);
+}
+
+/* ---- sections ---- */
+
+void rlu_reader_lock(struct rlu_thread *self)
+{
+	if (TSYNC_UNLIKELY(atomic_load_explicit(&self->sync_request, memory_order_relaxed)))
+		sync_now(self);
+	uint64_t rc = atomic_load_explicit(&self->run_counter, memory_order_relaxed);
+	atomic_store_explicit(&self->run_counter, rc + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t l = atomic_load_explicit(&self->r->g_clock, memory_order_seq_cst);
+	self->local = l;
+	atomic_store_explicit(&self->local_clock, l, memory_order_relaxed);
+	self->is_writer = false;
+	self->st.sections++;
+}
+
+static void end_section(struct rlu_thread *self)
+{
+	uint64_t rc = atomic_load_explicit(&self->run_counter, memory_order_relaxed);
+	atomic_store_explicit(&self->run_counter, rc + 1, memory_order_release);
+}
+
+void rlu_reader_unlock(struct rlu_thread *self)
+{
+	end_section(self);
+	if (!self->is_writer) {
+		if (TSYNC_UNLIKELY(self->ws_cur > 0 &&
+				   atomic_load_explicit(&self->sync_request, memory_order_relaxed)))
+			sync_now(self);
+		return;
+	}
+	struct rlu *r = self->r;
+	_Atomic uint64_t *wclk = &self->ws_clock[self->gen][self->ws_cur];
+	/* Commit: COMMITTING first (seq_cst), then take the clock, then publish it. */
+	atomic_store_explicit(wclk, COMMITTING, memory_order_seq_cst);
+	uint64_t v = atomic_fetch_add_explicit(&r->g_clock, 1, memory_order_seq_cst) + 1;
+	atomic_store_explicit(wclk, v, memory_order_release);
+	self->is_writer = false;
+	self->streak = 0;
+	self->st.commits++;
+	self->ws_cur++;
+	self->ws_start = self->log_used;
+	self->frees_ws_start = self->nfrees;
+	if (self->ws_cur >= r->max_ws || self->need_sync || self->log_used > r->log_bytes / 2 ||
+	    atomic_load_explicit(&self->sync_request, memory_order_relaxed))
+		sync_now(self);
+}
+
+void rlu_abort(struct rlu_thread *self)
+{
+	/* Unlock this section's copies; nobody read them (the clock word is INF). */
+	char *p = self->log[self->gen] + self->ws_start, *end = self->log[self->gen] + self->log_used;
+	for (; p < end;) {
+		struct rlu_meta *m = (struct rlu_meta *)p;
+		atomic_store_explicit(&RHDR(m->actual)->copy, NULL, memory_order_release);
+		p += ENTRY_BYTES(m->size);
+	}
+	self->log_used = self->ws_start;
+	self->nfrees = self->frees_ws_start;
+	self->is_writer = false;
+	self->st.aborts++;
+	end_section(self);
+	if (self->ws_cur > 0 &&
+	    (self->need_sync || atomic_load_explicit(&self->sync_request, memory_order_relaxed)))
+		sync_now(self);
+	self->need_sync = false;
+	/* Back off: the holder of the lock we hit is usually waiting for a grace period;
+	 * retrying at once only burns the CPU it may need (threads > cores). */
+	unsigned n = ++self->streak;
+	if (n > 8) {
+		sched_yield();
+	} else {
+		for (unsigned i = 0; i < (1u << n); i++)
+			tsync_arch_relax();
+	}
+}
+
+/* ---- objects ---- */
+
+void *rlu_deref(struct rlu_thread *self, void *obj)
+{
+	if (!obj)
+		return NULL;
+	void *c = atomic_load_explicit(&RHDR(obj)->copy, memory_order_acquire);
+	if (TSYNC_LIKELY(c == NULL) || c == RLU_IS_COPY)
+		return obj;
+	struct rlu_meta *m = RMETA(c);
+	if (m->owner == self)
+		return c;
+	uint64_t w = atomic_load_explicit(m->wclk, memory_order_acquire);
+	while (TSYNC_UNLIKELY(w == COMMITTING)) {
+		tsync_arch_relax();
+		w = atomic_load_explicit(m->wclk, memory_order_acquire);
+	}
+	return w <= self->local ? c : obj;
+}
+
+void *rlu_actual(void *a)
+{
+	if (a && atomic_load_explicit(&RHDR(a)->copy, memory_order_relaxed) == RLU_IS_COPY)
+		return RMETA(a)->actual;
+	return a;
+}
+
+bool rlu_cmp_objs(const void *a, const void *b)
+{
+	return rlu_actual((void *)a) == rlu_actual((void *)b);
+}
+
+static bool lock_common(struct rlu_thread *self, void **pobj, size_t size, bool is_const)
+{
+	void *obj = *pobj;
+	void *c = atomic_load_explicit(&RHDR(obj)->copy, memory_order_acquire);
+	if (c == RLU_IS_COPY) {
+		obj = RMETA(obj)->actual;
+		c = atomic_load_explicit(&RHDR(obj)->copy, memory_order_acquire);
+	}
+	if (c != NULL) {
+		struct rlu_meta *m = RMETA(c);
+		if (m->owner == self) {
+			if (m->gen == self->gen && m->ws == self->ws_cur) {
+				if (!is_const)
+					m->is_const = 0;
+				*pobj = c;
+				return true;
+			}
+			self->need_sync = true; /* held from an earlier deferred write set */
+			return false;
+		}
+		/* Held by another thread: ask it to synchronize if it is deferring. */
+		if (!atomic_load_explicit(&m->owner->sync_request, memory_order_relaxed)) {
+			atomic_store_explicit(&m->owner->sync_request, 1, memory_order_relaxed);
+			self->st.sync_requests++;
+		}
+		return false;
+	}
+	struct rlu *r = self->r;
+	size_t need = ENTRY_BYTES(size);
+	if (self->log_used + need > r->log_bytes) {
+		if (self->ws_start == 0) {
+			errno = ENOSPC;
+			return false;
+		}
+		self->need_sync = true;
+		return false;
+	}
+	char *p = self->log[self->gen] + self->log_used;
+	struct rlu_meta *m = (struct rlu_meta *)p;
+	struct rlu_hdr *h = (struct rlu_hdr *)(p + sizeof(*m));
+	void *data = h + 1;
+	m->owner = self;
+	m->actual = obj;
+	m->wclk = &self->ws_clock[self->gen][self->ws_cur];
+	m->size = (uint32_t)size;
+	m->ws = (uint16_t)self->ws_cur;
+	m->gen = self->gen;
+	m->is_const = is_const;
+	atomic_store_explicit(&h->copy, RLU_IS_COPY, memory_order_relaxed);
+	h->size = size;
+	void *expect = NULL;
+	/* acq_rel: publishes the meta above; acquires the previous holder's write-back. */
+	if (!atomic_compare_exchange_strong_explicit(&RHDR(obj)->copy, &expect, data,
+						     memory_order_acq_rel, memory_order_acquire))
+		return false;
+	memcpy(data, obj, size);
+	self->log_used += need;
+	self->is_writer = true;
+	*pobj = data;
+	return true;
+}
+
+bool rlu_try_lock(struct rlu_thread *self, void **pobj, size_t size)
+{
+	return lock_common(self, pobj, size, false);
+}
+
+bool rlu_try_lock_const(struct rlu_thread *self, void **pobj, size_t size)
+{
+	return lock_common(self, pobj, size, true);
+}
+
+void rlu_assign_ptr(struct rlu_thread *self, void **p_ptr, void *obj)
+{
+	(void)self;
+	*p_ptr = rlu_actual(obj);
+}
+
+void *rlu_alloc(size_t size)
+{
+	struct rlu_hdr *h = calloc(1, sizeof(*h) + size);
+	if (!h) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->size = size;
+	return h + 1;
+}
+
+void rlu_free(struct rlu_thread *self, void *obj)
+{
+	if (!obj)
+		return;
+	if (self->nfrees == self->frees_cap) {
+		size_t cap = self->frees_cap * 2;
+		struct rlu_free_ent *n = realloc(self->frees, cap * sizeof(*n));
+		if (!n)
+			tsync__fatal("rlu_free: out of memory for the free list");
+		self->frees = n;
+		self->frees_cap = cap;
+	}
+	self->frees[self->nfrees++].obj = rlu_actual(obj);
+}
+
+void rlu_free_unsafe(void *obj)
+{
+	if (obj)
+		free(RHDR(obj));
+}
+
+void rlu_stats_thread(struct rlu_thread *self, struct rlu_stats *out)
+{
+	*out = self->st;
+}
+
+void rlu_stats(struct rlu *r, struct rlu_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned ci = 0; ci < r->nchunks; ci++) {
+		struct rlu_thread *ch = atomic_load_explicit(&r->dir[ci], memory_order_acquire);
+		if (!ch)
+			continue;
+		for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
+			const struct rlu_stats *s = &ch[i].st;
+			out->sections += s->sections;
+			out->commits += s->commits;
+			out->aborts += s->aborts;
+			out->syncs += s->syncs;
+			out->sync_requests += s->sync_requests;
+			out->writebacks += s->writebacks;
+			out->frees += s->frees;
+		}
+	}
+}
