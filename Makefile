@@ -57,7 +57,7 @@ BENCH_SLOTS_ARGS ?= smr --layout slots --out docs/results/smr-slots
 # Debian 12 packages. clang and its sanitizer runtimes (which clang only *recommends*; we
 # install without recommends) are needed only by the ThreadSanitizer step, so `make`,
 # `make bench` and `make test SANITIZERS=` do not ask for them; `make deps` installs all.
-DEB_BASE := make cmake gcc libc6-dev pkg-config liburcu-dev libck-dev libjansson-dev \
+DEB_BASE := make cmake gcc libc6-dev pkg-config liburcu-dev libck-dev libjansson-dev libxxhash-dev \
 	python3 python3-venv python3-pytest python3-matplotlib python3-numpy python3-yaml \
 	python3-tqdm
 DEB_TSAN := clang libclang-rt-14-dev

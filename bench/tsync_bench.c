@@ -10,6 +10,7 @@
 #include "smr.h"
 #include "rlu/rlu_bench.h"
 #include "rt/rt.h"
+#include "cache/cache_bench.h"
 
 /* One row per subcommand; each parses its own options from argv[0] = its name. */
 struct bench_cmd {
@@ -28,6 +29,9 @@ static const struct bench_cmd cmds[] = {
 	{ "rt", rt_main,
 	  "periodic task set on the rt/temporal policies: alpha, beta, request\n"
 	  "         times, peak pending (seed 004 sec. VII); see tsync-bench rt --help" },
+	{ "cache", cache_main,
+	  "in-process memcached study on the tsync-cached core: ps, ps-nocrp,\n"
+	  "         mcs-clock, locked (seed 000 sec. 5.2); see tsync-bench cache --help" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,578 @@
+/*
+ * bench/cache/cache_bench.c - `tsync-bench cache`: the in-process memcached study of
+ * seed 000 §5.2 (Figs. 7-8) on the tsync-cached core (apps/cached/core/cache.h).
+ *
+ * Workload (as in the paper): a YCSB-style trace of get/set requests over --keys records,
+ * keys drawn from YCSB's ScrambledZipfianGenerator (theta 0.99 over 10^10 items, then
+ * FNV-1a-64 hashed modulo the record count), 16-byte keys ("user" + 12 digits), 32-byte
+ * values, --requests requests (default 10 million) generated before timing and
+ * partitioned over the threads; each thread runs its partition once (or cycles it until
+ * --seconds). The cache is created per run with memory for every record (no eviction
+ * needed, as in the paper) and a table sized for the records, then preloaded with every
+ * key (YCSB's load phase). Every request is timed (one clock read between consecutive
+ * requests) into a per-thread histogram for gets and one for sets.
+ *
+ * CSV: variant,threads,set_pct,mops,get_p99_ns,set_p99_ns
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <tsync/clock.h>
+
+#include "cache.h"
+#include "cache_bench.h"
+#include "hist.h"
+
+#ifndef TSYNC_CACHE_REPORT_PY
+#define TSYNC_CACHE_REPORT_PY "report_cache.py"
+#endif
+#ifndef TSYNC_BENCH_PYTHON
+#define TSYNC_BENCH_PYTHON "python3"
+#endif
+
+extern char **environ;
+
+#define CSV_HEADER "variant,threads,set_pct,mops,get_p99_ns,set_p99_ns"
+#define MAX_LIST 64u
+#define MAX_THREADS 1024u
+#define KEY_LEN 16u
+#define VAL_LEN 32u
+#define SET_BIT 0x80000000u
+
+struct opts {
+	bool sel[4];
+	unsigned threads[MAX_LIST], nthreads;
+	unsigned pcts[MAX_LIST], npcts;
+	size_t requests;
+	uint64_t keys;
+	double seconds; /* 0: run the partition once */
+	const char *csv, *out;
+	bool pin;
+};
+
+struct worker {
+	_Alignas(64) unsigned id;
+	int cpu;
+	size_t lo, hi;
+	uint64_t ngets, nsets, start, end;
+	struct hist *hg, *hs;
+};
+
+static struct cache *g_cache;
+static const uint32_t *g_trace;
+static const char *g_keys; /* KEY_LEN bytes per record */
+static double g_seconds;
+static pthread_barrier_t g_ready, g_go;
+static _Atomic uint64_t g_deadline;
+static int g_cpus[CPU_SETSIZE];
+static unsigned g_ncpus;
+
+/* ---- YCSB's generators ------------------------------------------------------------- */
+
+/* YCSB Utils.fnvhash64: FNV-1a over the 8 bytes of val, low byte first; Math.abs. */
+static uint64_t fnvhash64(uint64_t val)
+{
+	int64_t h = (int64_t)0xCBF29CE484222325ull;
+	for (int i = 0; i < 8; i++) {
+		uint64_t octet = val & 0xff;
+		val >>= 8;
+		h ^= (int64_t)octet;
+		h = (int64_t)((uint64_t)h * 1099511628211ull);
+	}
+	return h < 0 ? (uint64_t)(-(h + 1)) + 1 : (uint64_t)h;
+}
+
+/* YCSB ScrambledZipfianGenerator: ZipfianGenerator(0, 10^10, 0.99, zetan = 26.469...)
+ * scrambled by fnvhash64 modulo the record count. */
+struct zipf {
+	double theta, zetan, alpha, eta, zeta2;
+	uint64_t items, records;
+	uint64_t rng;
+};
+
+static void zipf_init(struct zipf *z, uint64_t records, uint64_t seed)
+{
+	z->items = 10000000000ull; /* YCSB ScrambledZipfianGenerator.ITEM_COUNT */
+	z->theta = 0.99;
+	z->zetan = 26.46902820178302; /* YCSB's precomputed zeta(10^10, 0.99) */
+	z->zeta2 = 1.0 + pow(0.5, z->theta);
+	z->alpha = 1.0 / (1.0 - z->theta);
+	z->eta = (1.0 - pow(2.0 / (double)z->items, 1.0 - z->theta)) / (1.0 - z->zeta2 / z->zetan);
+	z->records = records;
+	z->rng = seed;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double unif(uint64_t *s)
+{
+	return (double)(splitmix(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static uint64_t zipf_next(struct zipf *z)
+{
+	double u = unif(&z->rng);
+	double uz = u * z->zetan;
+	uint64_t v;
+	if (uz < 1.0)
+		v = 0;
+	else if (uz < 1.0 + pow(0.5, z->theta))
+		v = 1;
+	else
+		v = (uint64_t)((double)z->items * pow(z->eta * u - z->eta + 1.0, z->alpha));
+	return fnvhash64(v) % z->records;
+}
+
+static uint32_t *make_trace(size_t n, unsigned pct, uint64_t records)
+{
+	uint32_t *t = malloc(n * sizeof *t);
+	if (!t)
+		return NULL;
+	struct zipf z;
+	zipf_init(&z, records, 0x5eed0000ull + pct);
+	uint64_t r = 0xc0ffee00ull + pct;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = (uint32_t)zipf_next(&z);
+		bool set = (splitmix(&r) % 100) < pct;
+		t[i] = k | (set ? SET_BIT : 0);
+	}
+	return t;
+}
+
+/* ---- the run ------------------------------------------------------------------------ */
+
+static void run_part(struct worker *w)
+{
+	char val[VAL_LEN], buf[64];
+	memset(val, 'v', sizeof val);
+	uint64_t now, prev = tsync_now(), ng = 0, ns = 0;
+	uint64_t deadline = atomic_load_explicit(&g_deadline, memory_order_acquire);
+	w->start = prev;
+	size_t i = w->lo;
+	for (;;) {
+		uint32_t e = g_trace[i];
+		const char *key = g_keys + (size_t)(e & ~SET_BIT) * KEY_LEN;
+		if (e & SET_BIT) {
+			memcpy(val, &prev, sizeof prev); /* a fresh value each time */
+			enum cache_status st = cache_store(g_cache, CACHE_SET, key, KEY_LEN, val,
+							   VAL_LEN, 0, 0, 0, NULL);
+			if (st != CACHE_STORED) {
+				fprintf(stderr, "tsync-bench cache: set failed: %s\n",
+					cache_status_name(st));
+				abort();
+			}
+			now = tsync_now();
+			hist_add(w->hs, now > prev ? now - prev : 0);
+			ns++;
+		} else {
+			uint32_t n;
+			(void)cache_get_copy(g_cache, key, KEY_LEN, buf, sizeof buf, &n, NULL, NULL);
+			now = tsync_now();
+			hist_add(w->hg, now > prev ? now - prev : 0);
+			ng++;
+		}
+		prev = now;
+		if (++i == w->hi) {
+			if (g_seconds <= 0)
+				break;
+			i = w->lo;
+		}
+		if (g_seconds > 0 && now >= deadline)
+			break;
+	}
+	w->end = prev;
+	w->ngets = ng;
+	w->nsets = ns;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	if (w->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(w->cpu, &set);
+		(void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	}
+	pthread_barrier_wait(&g_ready);
+	pthread_barrier_wait(&g_go);
+	run_part(w);
+	return NULL;
+}
+
+struct result {
+	double mops;
+	uint64_t get_p99_ns, set_p99_ns;
+};
+
+static int run_one(enum cache_variant v, unsigned nthr, const uint32_t *trace,
+		   const struct opts *o, struct result *res)
+{
+	struct cache_config cfg = CACHE_CONFIG_INIT;
+	cfg.variant = v;
+	/* every record, a replaced item per thread in flight, and slack */
+	cfg.mem_limit = o->keys * 256 + (256ull << 20);
+	unsigned hp = 4;
+	while (hp < 30 && ((uint64_t)1 << hp) < o->keys)
+		hp++;
+	cfg.hash_power = hp;
+	cfg.no_grow = true;
+	g_cache = cache_create(&cfg);
+	if (!g_cache) {
+		perror("cache_create");
+		return -1;
+	}
+	char val[VAL_LEN];
+	memset(val, 'v', sizeof val);
+	for (uint64_t k = 0; k < o->keys; k++)
+		if (cache_store(g_cache, CACHE_SET, g_keys + k * KEY_LEN, KEY_LEN, val, VAL_LEN, 0,
+				0, 0, NULL) != CACHE_STORED) {
+			fprintf(stderr, "tsync-bench cache: preload failed\n");
+			return -1;
+		}
+	g_trace = trace;
+	g_seconds = o->seconds;
+	struct worker *ws = calloc(nthr, sizeof *ws);
+	pthread_t *th = calloc(nthr, sizeof *th);
+	if (!ws || !th)
+		return -1;
+	pthread_barrier_init(&g_ready, NULL, nthr + 1);
+	pthread_barrier_init(&g_go, NULL, nthr + 1);
+	for (unsigned i = 0; i < nthr; i++) {
+		ws[i].id = i;
+		ws[i].cpu = o->pin ? g_cpus[i % g_ncpus] : -1;
+		ws[i].lo = o->requests * i / nthr;
+		ws[i].hi = o->requests * (i + 1) / nthr;
+		ws[i].hg = calloc(1, sizeof(struct hist));
+		ws[i].hs = calloc(1, sizeof(struct hist));
+		if (!ws[i].hg || !ws[i].hs || pthread_create(&th[i], NULL, worker_main, &ws[i]))
+			return -1;
+	}
+	pthread_barrier_wait(&g_ready);
+	uint64_t t0 = tsync_now();
+	atomic_store_explicit(&g_deadline, t0 + tsync_ns_to_ticks((uint64_t)(o->seconds * 1e9)),
+			      memory_order_release);
+	pthread_barrier_wait(&g_go);
+	struct hist hg = {{0}}, hs = {{0}};
+	uint64_t ops = 0, t_end = 0;
+	for (unsigned i = 0; i < nthr; i++) {
+		pthread_join(th[i], NULL);
+		ops += ws[i].ngets + ws[i].nsets;
+		if (ws[i].end > t_end)
+			t_end = ws[i].end;
+		hist_merge(&hg, ws[i].hg);
+		hist_merge(&hs, ws[i].hs);
+		free(ws[i].hg);
+		free(ws[i].hs);
+	}
+	double secs = (double)tsync_ticks_to_ns(t_end - t0) / 1e9;
+	res->mops = secs > 0 ? (double)ops / secs / 1e6 : 0;
+	res->get_p99_ns = tsync_ticks_to_ns(hist_quantile(&hg, 0.99));
+	res->set_p99_ns = hist_count(&hs) ? tsync_ticks_to_ns(hist_quantile(&hs, 0.99)) : 0;
+	pthread_barrier_destroy(&g_ready);
+	pthread_barrier_destroy(&g_go);
+	free(ws);
+	free(th);
+	cache_destroy(g_cache);
+	g_cache = NULL;
+	return 0;
+}
+
+/* ---- options, output -------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fputs("usage: tsync-bench cache [options]\n"
+	      "  The in-process memcached study of seed 000 sec. 5.2 (Figs. 7-8): YCSB Zipfian\n"
+	      "  (theta 0.99, scrambled) gets and sets on the tsync-cached core, 16-byte keys,\n"
+	      "  32-byte values.\n"
+	      "  --variants LIST   ps,ps-nocrp,mcs-clock,locked (default: all four)\n"
+	      "  --threads LIST    thread counts (default 1..CPUs)\n"
+	      "  --set-pct LIST    set percentages (default 0,10,20)\n"
+	      "  --requests N      trace length, partitioned over the threads (default 10000000)\n"
+	      "  --seconds S       cycle each partition for S seconds instead of running it once\n"
+	      "  --keys N          records (default 1000000)\n"
+	      "  --csv FILE|-      write the CSV there ('-': stdout)\n"
+	      "  --out DIR         write DIR/cache.csv, DIR/table.md and plots\n"
+	      "  --no-pin          do not pin worker i to the i-th allowed CPU\n"
+	      "CSV: " CSV_HEADER "\n",
+	      f);
+}
+
+static int parse_list(const char *arg, unsigned *out, unsigned *n, unsigned lo, unsigned hi)
+{
+	char *s = strdup(arg), *save = NULL;
+	*n = 0;
+	for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		unsigned long v = strtoul(t, &end, 10);
+		if (*end || v < lo || v > hi || *n >= MAX_LIST) {
+			free(s);
+			return -1;
+		}
+		out[(*n)++] = (unsigned)v;
+	}
+	free(s);
+	return *n ? 0 : -1;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s", dir);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, 0777) && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	    {"variants", required_argument, 0, 'v'}, {"threads", required_argument, 0, 't'},
+	    {"set-pct", required_argument, 0, 'p'},  {"requests", required_argument, 0, 'r'},
+	    {"seconds", required_argument, 0, 's'},  {"keys", required_argument, 0, 'k'},
+	    {"csv", required_argument, 0, 'c'},      {"out", required_argument, 0, 'o'},
+	    {"no-pin", no_argument, 0, 'P'},         {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0}};
+	int ch;
+	optind = 1;
+	bool any = false;
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		char *end;
+		switch (ch) {
+		case 'v': {
+			char *s = strdup(optarg), *save = NULL;
+			for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				enum cache_variant v;
+				if (strcmp(t, "all") == 0) {
+					for (int i = 0; i < 4; i++)
+						o->sel[i] = true;
+				} else if (cache_variant_parse(t, &v) == 0) {
+					o->sel[v] = true;
+				} else {
+					fprintf(stderr, "tsync-bench cache: unknown variant '%s'\n", t);
+					free(s);
+					return -1;
+				}
+				any = true;
+			}
+			free(s);
+			break;
+		}
+		case 't':
+			if (parse_list(optarg, o->threads, &o->nthreads, 1, MAX_THREADS)) {
+				fprintf(stderr, "tsync-bench cache: bad --threads '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'p':
+			if (parse_list(optarg, o->pcts, &o->npcts, 0, 100)) {
+				fprintf(stderr, "tsync-bench cache: bad --set-pct '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'r':
+			o->requests = strtoull(optarg, &end, 10);
+			if (*end || o->requests == 0 || o->requests > (1ull << 32)) {
+				fprintf(stderr, "tsync-bench cache: bad --requests '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 's':
+			o->seconds = strtod(optarg, &end);
+			if (*end || !(o->seconds > 0) || o->seconds > 3600) {
+				fprintf(stderr, "tsync-bench cache: bad --seconds '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'k':
+			o->keys = strtoull(optarg, &end, 10);
+			if (*end || o->keys == 0 || o->keys >= SET_BIT) {
+				fprintf(stderr, "tsync-bench cache: bad --keys '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'c': o->csv = optarg; break;
+		case 'o': o->out = optarg; break;
+		case 'P': o->pin = false; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tsync-bench cache: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (!any)
+		for (int i = 0; i < 4; i++)
+			o->sel[i] = true;
+	return 0;
+}
+
+static void run_report(const char *dir, const char *csv_path, const char *cmdline)
+{
+	const char *py = getenv("TSYNC_BENCH_PYTHON");
+	if (!py || !*py)
+		py = TSYNC_BENCH_PYTHON;
+	if (access(TSYNC_CACHE_REPORT_PY, R_OK) != 0) {
+		fprintf(stderr, "tsync-bench cache: warning: %s not found; wrote %s only\n",
+			TSYNC_CACHE_REPORT_PY, csv_path);
+		return;
+	}
+	char *args[] = {(char *)py, (char *)TSYNC_CACHE_REPORT_PY, (char *)csv_path,
+			(char *)dir, (char *)"--command", (char *)cmdline, NULL};
+	pid_t pid;
+	int err = posix_spawnp(&pid, py, NULL, NULL, args, environ);
+	if (err) {
+		fprintf(stderr, "tsync-bench cache: warning: cannot run %s (%s); CSV in %s\n", py,
+			strerror(err), csv_path);
+		return;
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		fprintf(stderr, "tsync-bench cache: wrote %s/table.md and plots\n", dir);
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+		fprintf(stderr, "tsync-bench cache: warning: no matplotlib: wrote %s/table.md, no "
+				"plots\n", dir);
+	else
+		fprintf(stderr, "tsync-bench cache: warning: %s failed; CSV in %s\n",
+			TSYNC_CACHE_REPORT_PY, csv_path);
+}
+
+int cache_main(int argc, char **argv, const char *cmdline)
+{
+	struct opts o = {.requests = 10000000u, .keys = 1000000u, .pin = true};
+	cpu_set_t set;
+	g_ncpus = 0;
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		for (int i = 0; i < CPU_SETSIZE; i++)
+			if (CPU_ISSET(i, &set))
+				g_cpus[g_ncpus++] = i;
+	if (g_ncpus == 0)
+		g_cpus[g_ncpus++] = 0;
+	if (parse_opts(argc, argv, &o) != 0)
+		return 2;
+	if (o.nthreads == 0)
+		for (unsigned i = 1; i <= g_ncpus && o.nthreads < MAX_LIST; i++)
+			o.threads[o.nthreads++] = i;
+	if (o.npcts == 0) {
+		o.pcts[0] = 0;
+		o.pcts[1] = 10;
+		o.pcts[2] = 20;
+		o.npcts = 3;
+	}
+	FILE *outs[2] = {NULL, NULL};
+	char csv_path[4096] = "";
+	if (o.csv) {
+		outs[0] = strcmp(o.csv, "-") == 0 ? stdout : fopen(o.csv, "w");
+		if (!outs[0]) {
+			fprintf(stderr, "tsync-bench cache: %s: %s\n", o.csv, strerror(errno));
+			return 1;
+		}
+	}
+	if (o.out) {
+		if (mkdir_p(o.out) != 0) {
+			fprintf(stderr, "tsync-bench cache: mkdir %s: %s\n", o.out, strerror(errno));
+			return 1;
+		}
+		snprintf(csv_path, sizeof csv_path, "%s/cache.csv", o.out);
+		if (!(outs[1] = fopen(csv_path, "w"))) {
+			fprintf(stderr, "tsync-bench cache: %s: %s\n", csv_path, strerror(errno));
+			return 1;
+		}
+	}
+	if (!outs[0] && !outs[1])
+		outs[0] = stdout;
+	for (int k = 0; k < 2; k++)
+		if (outs[k]) {
+			fputs(CSV_HEADER "\n", outs[k]);
+			fflush(outs[k]);
+		}
+	if (tsync_clock_init() != 0) {
+		perror("tsync_clock_init");
+		return 1;
+	}
+	/* keys: "user" + 12 digits = 16 bytes, as YCSB's "user<number>" */
+	char *keys = malloc(o.keys * KEY_LEN + 1);
+	if (!keys)
+		return 1;
+	for (uint64_t k = 0; k < o.keys; k++) {
+		char tmp[32];
+		snprintf(tmp, sizeof tmp, "user%012" PRIu64, (uint64_t)(k % 1000000000000ull));
+		memcpy(keys + k * KEY_LEN, tmp, KEY_LEN);
+	}
+	g_keys = keys;
+	fprintf(stderr,
+		"tsync-bench cache: %zu requests, %" PRIu64 " keys, %s; %u CPUs, pinning %s\n",
+		o.requests, o.keys, o.seconds > 0 ? "timed" : "one pass", g_ncpus,
+		o.pin ? "on" : "off");
+	int status = 0;
+	for (unsigned p = 0; p < o.npcts && !status; p++) {
+		uint32_t *trace = make_trace(o.requests, o.pcts[p], o.keys);
+		if (!trace) {
+			fprintf(stderr, "tsync-bench cache: out of memory for the trace\n");
+			return 1;
+		}
+		for (int v = 0; v < 4 && !status; v++) {
+			if (!o.sel[v])
+				continue;
+			for (unsigned t = 0; t < o.nthreads && !status; t++) {
+				struct result r;
+				if (run_one((enum cache_variant)v, o.threads[t], trace, &o, &r) != 0) {
+					status = 1;
+					break;
+				}
+				const char *name = cache_variant_name((enum cache_variant)v);
+				fprintf(stderr, "  %-9s %2u threads %3u%% sets: %8.3f Mops/s  get p99 %" PRIu64
+						" ns  set p99 %" PRIu64 " ns\n",
+					name, o.threads[t], o.pcts[p], r.mops, r.get_p99_ns, r.set_p99_ns);
+				for (int k = 0; k < 2; k++)
+					if (outs[k]) {
+						fprintf(outs[k], "%s,%u,%u,%.6g,%" PRIu64 ",%" PRIu64 "\n",
+							name, o.threads[t], o.pcts[p], r.mops,
+							r.get_p99_ns, r.set_p99_ns);
+						fflush(outs[k]);
+					}
+			}
+		}
+		free(trace);
+	}
+	free(keys);
+	if (outs[0] && outs[0] != stdout)
+		fclose(outs[0]);
+	if (outs[1]) {
+		fclose(outs[1]);
+		if (!status)
+			run_report(o.out, csv_path, cmdline);
+	}
+	return status;
+}
