@@ -11,6 +11,7 @@
 #include "rlu/rlu_bench.h"
 #include "rt/rt.h"
 #include "cache/cache_bench.h"
+#include "oplog/oplog_bench.h"
 
 /* One row per subcommand; each parses its own options from argv[0] = its name. */
 struct bench_cmd {
@@ -32,6 +33,9 @@ static const struct bench_cmd cmds[] = {
 	{ "cache", cache_main,
 	  "in-process memcached study on the tsync-cached core: ps, ps-nocrp,\n"
 	  "         mcs-clock, locked (seed 000 sec. 5.2); see tsync-bench cache --help" },
+	{ "oplog", oplog_bench_main,
+	  "OpLog list / counter / rmap against lock-free, atomic, per-CPU and mutex\n"
+	  "         peers (seed 002 sec. 7); see tsync-bench oplog --help" },
 };
 
 static void usage(FILE *f)

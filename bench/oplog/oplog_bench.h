@@ -1,0 +1,5 @@
+/* bench/oplog/oplog_bench.h - `tsync-bench oplog list|counter|rmap` (seed 002 §7). */
+#ifndef TSYNC_BENCH_OPLOG_H
+#define TSYNC_BENCH_OPLOG_H
+int oplog_bench_main(int argc, char **argv, const char *cmdline);
+#endif

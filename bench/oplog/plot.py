@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""bench/oplog/plot.py - plots and a summary from `tsync-bench oplog` CSV output.
+
+    plot.py CSV OUTDIR [--command CMD]
+
+CSV header: benchmark,variant,threads,param,ops_per_ms,p99_ns (one benchmark per file).
+Writes OUTDIR/summary_<benchmark>.md (always) and, with matplotlib,
+OUTDIR/oplog_<benchmark>.png. Exit status: 0; 3 when matplotlib is missing (summary
+written, no plot); 1 on bad input.
+
+The summary holds the table, the targets of issue 4 and the read-frequency crossover:
+  list     oplog-local-absorb / lockfree at the largest thread count (target >= 10x)
+  counter  oplog-counter / atomic when reads are rarer than 1 in 1000 (target >= 3x)
+  every benchmark: for each OpLog variant against each peer and thread count, the
+  crossover N: OpLog is at least as fast as the peer for every measured read interval
+  >= N (reads rarer than 1 in N); "always" if it wins at every N, "never" if it loses at
+  the rarest one. For list, param 0 means "no reads" and counts as the rarest.
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+FIELDS = ["benchmark", "variant", "threads", "param", "ops_per_ms", "p99_ns"]
+PEERS = {"list": ["lockfree"], "counter": ["atomic", "percpu"], "rmap": ["mutex", "lockfree"]}
+PARAM_NAME = {"list": "read every N iterations (0: never)", "counter": "read every N ops",
+              "rmap": "truncate every K ops"}
+EXIT_NO_MATPLOTLIB = 3
+
+
+class PlotError(Exception):
+    pass
+
+
+def load(path):
+    """Typed rows (later duplicates of a (variant, threads, param) win) and the benchmark."""
+    with open(path, newline="") as f:
+        r = csv.reader(f)
+        header = next(r, None)
+        if header != FIELDS:
+            raise PlotError(f"{path}: not a tsync-bench oplog CSV (header {header})")
+        rows = {}
+        bench = None
+        for lineno, rec in enumerate(r, start=2):
+            if not rec:
+                continue
+            if len(rec) != len(FIELDS):
+                raise PlotError(f"{path}:{lineno}: {len(rec)} fields, expected {len(FIELDS)}")
+            try:
+                row = {"benchmark": rec[0], "variant": rec[1], "threads": int(rec[2]),
+                       "param": int(rec[3]), "ops_per_ms": float(rec[4]), "p99_ns": int(rec[5])}
+            except ValueError as e:
+                raise PlotError(f"{path}:{lineno}: {e}") from None
+            if row["benchmark"] not in PEERS:
+                raise PlotError(f"{path}:{lineno}: unknown benchmark {row['benchmark']}")
+            if bench is None:
+                bench = row["benchmark"]
+            elif bench != row["benchmark"]:
+                raise PlotError(f"{path}:{lineno}: mixes benchmarks {bench} and {row['benchmark']}")
+            rows[(row["variant"], row["threads"], row["param"])] = row
+    if not rows:
+        raise PlotError(f"{path}: no rows")
+    return bench, list(rows.values())
+
+
+def rarity(param):
+    """Sort key: larger = rarer reads (0 = never)."""
+    return math.inf if param == 0 else param
+
+
+def crossover(rows, variant, peer, threads):
+    """Smallest param p such that variant >= peer at every measured param with rarity >= p.
+    Returns ("always"|"never"|p, [(param, ratio)...]) or None without common points."""
+    a = {r["param"]: r["ops_per_ms"] for r in rows if r["variant"] == variant and r["threads"] == threads}
+    b = {r["param"]: r["ops_per_ms"] for r in rows if r["variant"] == peer and r["threads"] == threads}
+    common = sorted(set(a) & set(b), key=rarity)
+    if not common:
+        return None
+    ratios = [(p, a[p] / b[p] if b[p] > 0 else math.inf) for p in common]
+    if ratios[-1][1] < 1:
+        return "never", ratios
+    i = len(ratios) - 1
+    while i > 0 and ratios[i - 1][1] >= 1:
+        i -= 1
+    return ("always" if i == 0 else ratios[i][0]), ratios
+
+
+def fmt_param(p):
+    return "never" if p == 0 else str(p)
+
+
+def summary(bench, rows, command=None):
+    threads = sorted({r["threads"] for r in rows})
+    params = sorted({r["param"] for r in rows}, key=rarity)
+    variants = []
+    for r in rows:
+        if r["variant"] not in variants:
+            variants.append(r["variant"])
+    get = {(r["variant"], r["threads"], r["param"]): r for r in rows}
+    out = [f"# tsync-bench oplog {bench}", ""]
+    if command:
+        out += [f"Command: `{command}`", ""]
+    out += [f"param: {PARAM_NAME[bench]}. ops/ms of all threads (p99 latency of one op, ns).", ""]
+    out.append("| variant | threads | " + " | ".join(f"N={fmt_param(p)}" for p in params) + " |")
+    out.append("|---|---|" + "---|" * len(params))
+    for v in variants:
+        for t in threads:
+            cells = []
+            for p in params:
+                r = get.get((v, t, p))
+                cells.append(f"{r['ops_per_ms']:.0f} ({r['p99_ns']})" if r else "-")
+            out.append(f"| {v} | {t} | " + " | ".join(cells) + " |")
+    out.append("")
+    tmax = threads[-1]
+    out.append(f"## Targets (at {tmax} threads)")
+    out.append("")
+    if bench == "list":
+        for p in params:
+            a, b = get.get(("oplog-local-absorb", tmax, p)), get.get(("lockfree", tmax, p))
+            if a and b and b["ops_per_ms"] > 0:
+                ratio = a["ops_per_ms"] / b["ops_per_ms"]
+                out.append(f"- oplog-local-absorb / lockfree, reads {fmt_param(p)}: {ratio:.2f}x "
+                           f"(target >= 10x: {'met' if ratio >= 10 else 'NOT met'})")
+    elif bench == "counter":
+        rare = [p for p in params if p >= 1000]
+        ratios = []
+        for p in rare:
+            a, b = get.get(("oplog-counter", tmax, p)), get.get(("atomic", tmax, p))
+            if a and b and b["ops_per_ms"] > 0:
+                ratios.append((p, a["ops_per_ms"] / b["ops_per_ms"]))
+        for p, ratio in ratios:
+            out.append(f"- oplog-counter / atomic, read every {p}: {ratio:.2f}x")
+        if ratios:
+            worst = min(r for _, r in ratios)
+            out.append(f"- reads rarer than 1 in 1000: at least {worst:.2f}x "
+                       f"(target >= 3x: {'met' if worst >= 3 else 'NOT met'})")
+    else:
+        out.append("- (no numeric target; see the crossover below)")
+    out.append("")
+    out.append("## Read-frequency crossover")
+    out.append("")
+    out.append("OpLog is at least as fast as the peer whenever reads are rarer than 1 in N:")
+    out.append("")
+    for v in variants:
+        if not v.startswith("oplog"):
+            continue
+        for peer in PEERS[bench]:
+            if peer not in variants:
+                continue
+            for t in threads:
+                c = crossover(rows, v, peer, t)
+                if c is None:
+                    continue
+                where, ratios = c
+                rs = ", ".join(f"{fmt_param(p)}: {r:.2f}x" for p, r in ratios)
+                w = (where if isinstance(where, str) else
+                     "only without reads" if where == 0 else f"N >= {where}")
+                out.append(f"- {v} vs {peer}, {t} threads: {w} (ratios by N: {rs})")
+    out.append("")
+    return "\n".join(out)
+
+
+def plot(bench, rows, outdir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    threads = sorted({r["threads"] for r in rows})
+    params = sorted({r["param"] for r in rows}, key=rarity)
+    variants = []
+    for r in rows:
+        if r["variant"] not in variants:
+            variants.append(r["variant"])
+    path = os.path.join(outdir, f"oplog_{bench}.png")
+    if bench == "list" and len(params) == 1:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for v in variants:
+            pts = sorted((r["threads"], r["ops_per_ms"]) for r in rows if r["variant"] == v)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=v)
+        ax.set_xlabel("threads")
+        ax.set_ylabel("ops/ms")
+        ax.set_xticks(threads)
+        ax.set_title("OpLog list (seed 002 Fig. 12)")
+        ax.legend(fontsize=8)
+    else:
+        fig, axes = plt.subplots(1, len(threads), figsize=(5 * len(threads), 4), squeeze=False)
+        xs = {p: (max(q for q in params if q) * 10 if p == 0 else p) for p in params} if any(params) else {0: 1}
+        for ax, t in zip(axes[0], threads):
+            for v in variants:
+                pts = sorted((xs[r["param"]], r["ops_per_ms"]) for r in rows
+                             if r["variant"] == v and r["threads"] == t)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=v)
+            ax.set_xscale("log")
+            ax.set_xlabel(PARAM_NAME[bench] + (" (rightmost: never)" if 0 in params else ""))
+            ax.set_ylabel("ops/ms")
+            ax.set_title(f"{bench}, {t} thread{'s' if t > 1 else ''}")
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv")
+    ap.add_argument("outdir")
+    ap.add_argument("--command")
+    a = ap.parse_args(argv)
+    try:
+        bench, rows = load(a.csv)
+    except (PlotError, OSError) as e:
+        print(f"plot.py: {e}", file=sys.stderr)
+        return 1
+    os.makedirs(a.outdir, exist_ok=True)
+    text = summary(bench, rows, a.command)
+    with open(os.path.join(a.outdir, f"summary_{bench}.md"), "w") as f:
+        f.write(text)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("plot.py: matplotlib not available: summary only", file=sys.stderr)
+        return EXIT_NO_MATPLOTLIB
+    plot(bench, rows, a.outdir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

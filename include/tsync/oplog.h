@@ -1,0 +1,399 @@
+/*
+ * tsync/oplog.h - OpLog: per-thread time-stamped operation logs for update-heavy data
+ * structures (seed 002: Boyd-Wickizer, Kaashoek, Morris, Zeldovich, "OpLog: a library
+ * for scaling update-heavy data structures").
+ *
+ * An update that has no return value ("deferrable", seed 002 §4.1) is not applied to the
+ * shared structure: oplog_log() appends it, with a timestamp, to the calling thread's
+ * log for that object, touching only cache lines the thread already owns. A read calls
+ * oplog_synchronize(), which takes the object's lock, merges every thread's log for the
+ * object in timestamp order, executes the operations on the underlying structure, and
+ * returns with the object locked; the read then uses the structure and calls
+ * oplog_unlock() (§5.1, Fig. 6).
+ *
+ *   struct my_add { struct oplog_op op; struct item *it; };
+ *   static void my_add_exec(struct oplog_object *o, struct oplog_op *op) {...}
+ *   struct my_add a = { OPLOG_OP_INIT(struct my_add, my_add_exec, 0), it };
+ *   oplog_log(&s->obj, &a.op);        // any thread: appended to its own log
+ *   oplog_synchronize(&s->obj);       // reader: all logged updates applied
+ *   ... read s's underlying structure ...
+ *   oplog_unlock(&s->obj);
+ *
+ * Log types (§5.2). A struct oplog_type says how a per-thread log behaves: push (insert
+ * an op: append it, absorb it into an op already logged - "local absorption" - or fold
+ * it into a specialised state such as a per-thread counter, Fig. 8), apply (merge all
+ * logs and execute; the default merges by timestamp and calls try_absorb on every op
+ * first, so that an op can cancel an earlier, not yet executed one - "global
+ * absorption", §5.2 and Fig. 12) and try_absorb.
+ *
+ * Logs are per THREAD, not per CPU: tsync's registry gives each thread a small id, and a
+ * thread's log is its own whatever CPU it runs on, so logs are correct without pinning
+ * and a preempted logger never blocks another CPU's log (docs/oplog.md, "Per-thread
+ * logs"). Logs are bounded: a push that finds the log full synchronizes the object and
+ * retries.
+ *
+ * Dynamic log allocation (§4.2, §6). Logs live in per-thread hash tables of a struct
+ * oplog_domain (one domain per log type, the seed's "per-core hash table for each type"):
+ * `slots` logs per thread, and object o may have a log only in slot hash(o) of each
+ * table. An object that was not updated recently on a thread holds no log there: when
+ * another object needs the slot, the occupant is synchronized (its logged ops applied)
+ * and evicted. An object with no log costs only its shared part
+ * (sizeof(struct oplog_object) = 16 bytes plus the underlying structure); a domain costs
+ * `slots` logs per thread that has logged into it, whatever the number of objects.
+ *
+ * Ordering across threads (§4.1, §6.1). Timestamps come from tsync's clock
+ * (<tsync/clock.h>), read under the log's lock after a full fence (tsync_now_ordered),
+ * and made strictly increasing per log. The seed's §6.1 experiment found that a
+ * timestamp read on one core after reading another core's earlier timestamp from memory
+ * was always larger (8-socket Intel and AMD machines, 45 days of uptime: skew < 1000
+ * cycles, 1e-13), i.e. that hardware keeps the counters synchronised to better than a
+ * cache-line transfer, and OpLog relied on it. tsync does not assume it: at start-up it
+ * measures, for every ordered pair of CPUs, an upper bound on how far one counter can
+ * be ahead of another (the skew bound S of <tsync/clock.h>, a few hundred cycles on
+ * common machines) and also records whether any reading ever went backwards
+ * (tsync_clock_inversion(), the seed's experiment). The order policy chooses:
+ *   OPLOG_ORDER_CLOCK  (default with an invariant counter) oplog_log returns only once
+ *       the clock reads more than ts + S (Spanner's "commit wait", which §6.1 proposes
+ *       for clocks with a bounded skew): an update that completes before another begins,
+ *       on any CPU, then has the smaller timestamp. Costs about S ticks per logged op
+ *       that is not absorbed; no wait when S = 0 (one CPU).
+ *   OPLOG_ORDER_TRUST  the seed's assumption: no wait. Correct when counters are
+ *       synchronised to within the one-way latency of a cache-line transfer, which is
+ *       what tsync_clock_inversion() == 0 is evidence of, not proof.
+ *   OPLOG_ORDER_COUNTER  (default without an invariant counter: TSYNC_CLOCK=monotonic,
+ *       or a target with no user-mode counter) timestamps are taken from one shared
+ *       atomic counter per domain (fetch-and-add). Always correct, but every logged op
+ *       writes a shared cache line, which is what OpLog exists to avoid: updates stop
+ *       scaling.
+ * The environment variable TSYNC_OPLOG_ORDER=clock|trust|counter overrides the default
+ * of every domain created with OPLOG_ORDER_AUTO. Types flagged OPLOG_TYPE_UNORDERED
+ * (commutative updates, such as the counter) take no timestamp and never wait.
+ *
+ * Which snapshot a read sees: oplog_synchronize locks slot hash(o) of every thread's
+ * table at once (in thread-id order, while holding the object lock) and applies every
+ * op found there; an op whose log append finished before that instant is applied, one
+ * that started after it is not. Together with the timestamp order inside the batch this
+ * makes every structure built on OpLog linearizable if its sequential version is (the
+ * argument is in docs/oplog.md, "Linearizability").
+ *
+ * Threads: any registered or unregistered thread (registration is lazy, <tsync/thread.h>);
+ * a thread's pending ops outlive it (the domain owns the tables). Callbacks (exec, push,
+ * apply, try_absorb) run with OpLog's locks held and must not call oplog functions on
+ * objects of the same domain.
+ */
+#ifndef TSYNC_OPLOG_H
+#define TSYNC_OPLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <tsync/arch.h>
+#include <tsync/clock.h>
+#include <tsync/thread.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct oplog_object;
+struct oplog_domain;
+
+/*
+ * An operation: embed this header as the FIRST member of a struct that also holds the
+ * operation's arguments. oplog_log() copies the whole struct (size bytes) into the log,
+ * so the caller's copy may live on its stack; nothing is allocated per op. exec is
+ * called at synchronize time with the object lock held, in timestamp order, with a
+ * pointer to the logged copy (Fig. 6, Op::exec).
+ */
+struct oplog_op {
+	void (*exec)(struct oplog_object *obj, struct oplog_op *op);
+	uint64_t ts;    /* set by oplog_log (0 for OPLOG_TYPE_UNORDERED types) */
+	uint16_t size;  /* bytes of the whole op struct, header included (<= OPLOG_OP_MAX) */
+	uint16_t flags; /* OpLog's: OPLOG_OP_DEAD once absorbed (never executed) */
+	uint32_t kind;  /* the structure's own tag (e.g. add / remove), for absorption */
+};
+#define OPLOG_OP_DEAD 1u
+#define OPLOG_OP_MAX 256u
+/* Initialiser for the header of an op struct of type T. */
+#define OPLOG_OP_INIT(T, exec_fn, kind_) {(exec_fn), 0, (uint16_t)sizeof(T), 0, (kind_)}
+
+/* Return values of a log type's push. */
+enum oplog_push {
+	OPLOG_PUSHED = 0,   /* the op was recorded; it takes effect at the next synchronize */
+	OPLOG_ABSORBED = 1, /* the op cancelled an op already in this log (local absorption):
+			     * neither will ever execute */
+	OPLOG_FULL = 2,     /* no room: OpLog synchronizes the object and pushes again */
+};
+
+/*
+ * A log type (Fig. 6 "Log"). Zero-initialise, set size = sizeof(struct oplog_type) and
+ * fill what differs from the default; NULL hooks take the default op log:
+ *   - a bounded array of ops in append order (= timestamp order) of `capacity` bytes,
+ *   - push appends (oplog_oplog_append),
+ *   - apply merges the logs by timestamp (ties: lower thread id first), calls try_absorb
+ *     (if set) on every op in that order BEFORE executing any, then executes the ops
+ *     that are not dead (oplog_oplog_apply).
+ * A type with a specialised per-thread state (Fig. 8) sets log_bytes, push and apply,
+ * and usually OPLOG_TYPE_UNORDERED.
+ */
+struct oplog_type {
+	size_t size;      /* sizeof(struct oplog_type) */
+	const char *name; /* for diagnostics */
+	unsigned flags;   /* OPLOG_TYPE_UNORDERED: ops commute; no timestamp, no commit wait */
+	/* Bytes of per-thread log state for a custom push/apply (zeroed when a slot is given
+	 * to an object). 0: the default op log. */
+	size_t log_bytes;
+	/* Default op log: bytes of op storage per thread per object (default 4096; at least
+	 * sizeof(struct oplog_op); an op larger than this cannot be logged). */
+	size_t capacity;
+	/* push(obj, log, op): called by oplog_log with the thread's slot locked, op->ts
+	 * already set. Returns an enum oplog_push. Must leave a full log unchanged. */
+	int (*push)(struct oplog_object *obj, void *log, struct oplog_op *op);
+	/* apply(obj, logs, n): called by oplog_synchronize with the object and the n logs
+	 * (n >= 1, in thread-id order) locked. Must execute every pending op and leave every
+	 * log empty. */
+	void (*apply)(struct oplog_object *obj, void *const *logs, unsigned n);
+	/* try_absorb(obj, op): global absorption, called by the default apply on each op in
+	 * timestamp order before any op is executed. Return true to drop op; it may also
+	 * cancel an earlier op of the same batch with oplog_op_cancel(). */
+	bool (*try_absorb)(struct oplog_object *obj, struct oplog_op *op);
+	/* empty(log): does a custom log hold nothing to apply? Lets OpLog skip it when
+	 * synchronizing and take its slot without synchronizing its owner. NULL: a custom
+	 * log is assumed non-empty (the default op log needs no hook). Slot lock held. */
+	bool (*empty)(const void *log);
+	/* unlocked(obj): called by oplog_unlock after the object lock is released, with no
+	 * OpLog lock held (e.g. a counter's release callback). May destroy obj. */
+	void (*unlocked)(struct oplog_object *obj);
+};
+#define OPLOG_TYPE_UNORDERED 1u
+
+enum oplog_order {
+	OPLOG_ORDER_AUTO = 0,    /* CLOCK with an invariant counter, else COUNTER; env override */
+	OPLOG_ORDER_CLOCK = 1,   /* tsync clock + commit wait of the skew bound */
+	OPLOG_ORDER_TRUST = 2,   /* tsync clock, no wait (seed 002 §6.1's assumption) */
+	OPLOG_ORDER_COUNTER = 3, /* one shared atomic counter per domain */
+};
+
+/* Domain configuration; OPLOG_CONFIG_INIT gives the defaults (0 = default). */
+struct oplog_config {
+	size_t size;    /* sizeof(struct oplog_config) */
+	unsigned slots; /* logs per thread, a power of two (default 64) */
+	int order;      /* enum oplog_order (default OPLOG_ORDER_AUTO) */
+};
+#define OPLOG_CONFIG_INIT {sizeof(struct oplog_config), 0, 0}
+
+/*
+ * The shared part of every OpLog object; embed it in the structure it wraps (the seed's
+ * Object base class). Fields are OpLog's.
+ */
+struct oplog_object {
+	_Atomic uint32_t lock; /* the per-object lock taken by oplog_synchronize */
+	uint32_t hash;         /* slot index hash, from the object's address */
+	struct oplog_domain *dom;
+};
+
+/*
+ * oplog_domain_create: a set of per-thread log tables for objects of one log type.
+ * *type is copied (the caller's struct may go away; its hooks must stay valid). cfg: NULL for defaults.
+ * Returns NULL with errno = EINVAL (bad type->size, cfg->size, slots not a power of two
+ * or > 2^20, capacity < OPLOG_OP_MAX, bad order) or ENOMEM. Initialises the clock.
+ * Blocking. Any thread.
+ */
+struct oplog_domain *oplog_domain_create(const struct oplog_type *type,
+					 const struct oplog_config *cfg);
+
+/*
+ * oplog_domain_destroy: free the tables. Precondition (not checked): every object of
+ * the domain was finalised with oplog_object_fini and no thread uses the domain.
+ * NULL is ignored.
+ */
+void oplog_domain_destroy(struct oplog_domain *d);
+
+/* The domain's copy of its log type. */
+const struct oplog_type *oplog_domain_type(const struct oplog_domain *d);
+
+/* The order policy in force for d (never OPLOG_ORDER_AUTO). */
+enum oplog_order oplog_domain_order(const struct oplog_domain *d);
+/* "clock", "trust" or "counter". */
+const char *oplog_order_name(enum oplog_order o);
+
+/*
+ * oplog_object_init: make obj an object of domain d with no pending ops, unlocked.
+ * Returns 0; -1 with errno = EINVAL if obj or d is NULL. Wait-free. Any thread; obj
+ * must not be in use.
+ */
+int oplog_object_init(struct oplog_object *obj, struct oplog_domain *d);
+
+/*
+ * oplog_object_fini: apply every pending op of obj (as oplog_synchronize does), detach
+ * obj from every thread's table, and return with obj unlocked and unknown to OpLog: its
+ * memory may then be freed or reused. Precondition: no other thread calls oplog_log,
+ * oplog_synchronize or a structure function on obj concurrently or afterwards (OpLog's
+ * own evictions are waited for). Blocking.
+ */
+void oplog_object_fini(struct oplog_object *obj);
+
+/*
+ * oplog_log: record op for obj in the calling thread's log (Fig. 6, Object::log).
+ * op->size bytes are copied; op->ts is set. If the thread's slot for obj belongs to
+ * another object, that object is evicted first, after being synchronized if it has ops
+ * in this log (§6); if the log is full, obj is synchronized and the op pushed again. Under OPLOG_ORDER_CLOCK a logged
+ * (not absorbed) op returns only once the clock has passed ts + S.
+ * Returns the push result (OPLOG_PUSHED or OPLOG_ABSORBED), or -1 with errno = EINVAL
+ * (op->size < sizeof(struct oplog_op) or > OPLOG_OP_MAX; for the default op log also
+ * exec NULL, or an op larger than the log's capacity), ENOMEM (the thread's first table
+ * could not be allocated) or EAGAIN (the thread cannot be registered).
+ * Progress: no shared store on the fast path (the thread's own slot lock and log;
+ * OPLOG_ORDER_COUNTER adds one shared fetch-and-add); blocks while a synchronize of an
+ * object in the same slot holds the slot lock, and on evictions and full logs.
+ * Ordering: the op's effects are visible to every synchronize that starts after
+ * oplog_log returns (release on the slot lock, acquire by the synchronizer).
+ */
+int oplog_log(struct oplog_object *obj, struct oplog_op *op);
+
+/*
+ * oplog_synchronize: take obj's lock and apply every op logged for obj by any thread
+ * before this call began (and possibly some concurrent ones), in timestamp order
+ * (Fig. 6, Object::synchronize). Returns with obj locked: the caller reads (or updates
+ * directly) the underlying structure, then calls oplog_unlock. Blocking: waits for the
+ * object lock and for each thread's slot lock; O(threads that ever logged into the
+ * domain) lock acquisitions plus the ops applied. Ordering: acquire - everything the
+ * applied ops' loggers did before logging happens-before the caller's reads.
+ * Must not be called with obj already locked by the caller (self-deadlock).
+ */
+void oplog_synchronize(struct oplog_object *obj);
+
+/*
+ * oplog_unlock: release the lock taken by oplog_synchronize (release ordering), then run
+ * the type's unlocked hook if it has one (Fig. 6, Object::unlock).
+ */
+void oplog_unlock(struct oplog_object *obj);
+
+/*
+ * Counters of a domain, summed over its tables (approximate while threads run).
+ */
+struct oplog_stats {
+	uint64_t tables;        /* per-thread tables allocated */
+	uint64_t table_bytes;   /* bytes of those tables */
+	uint64_t slot_bytes;    /* bytes per slot (one log and its header) */
+	uint64_t logged;        /* pushes that returned OPLOG_PUSHED */
+	uint64_t absorbed_local;  /* pushes that returned OPLOG_ABSORBED */
+	uint64_t absorbed_global; /* ops dropped by try_absorb or cancelled during apply */
+	uint64_t executed;      /* ops executed by the default apply */
+	uint64_t syncs;         /* oplog_synchronize calls that applied at least one log */
+	uint64_t full_syncs;    /* synchronizes forced by a full log */
+	uint64_t evictions;     /* slots taken from another object (synchronized first when
+				 * its log there was not empty) */
+	uint64_t commit_waits;  /* logged ops that had to wait for the skew bound */
+};
+/* oplog_domain_stats: fill *out. Returns 0; -1 with errno = EINVAL on NULL. Any thread. */
+int oplog_domain_stats(struct oplog_domain *d, struct oplog_stats *out);
+
+/* ---- helpers for log types built on the default op log ---------------------------- */
+
+/*
+ * oplog_oplog_append: the default push: append op (op->size bytes, padded to 8) to log.
+ * Returns OPLOG_PUSHED or OPLOG_FULL. Slot lock held (call only from a push hook).
+ */
+int oplog_oplog_append(struct oplog_object *obj, void *log, struct oplog_op *op);
+
+/*
+ * oplog_oplog_find_last: the newest live op in log for which match(op, arg) is true,
+ * or NULL. For local absorption in a push hook (slot lock held). O(ops in the log).
+ */
+struct oplog_op *oplog_oplog_find_last(void *log,
+				       bool (*match)(const struct oplog_op *op, const void *arg),
+				       const void *arg);
+
+/*
+ * oplog_op_cancel: mark a logged op dead: it will not execute. In a push hook: op from
+ * oplog_oplog_find_last on the same log (counts as local absorption when the hook then
+ * returns OPLOG_ABSORBED). In try_absorb: an op of the batch being applied that has not
+ * executed yet (counts as global absorption).
+ */
+void oplog_op_cancel(struct oplog_op *op);
+
+/*
+ * oplog_oplog_next: where the next oplog_oplog_append to log will put its op (valid
+ * only if that append returns OPLOG_PUSHED). Slot lock held.
+ */
+struct oplog_op *oplog_oplog_next(void *log);
+
+/*
+ * oplog_oplog_live_at: is op a live (not cancelled) op of log, pointing into its used
+ * part at a multiple of stride bytes from the start? For structures whose ops all have
+ * one stride (then op boundaries are fixed), to validate a remembered op pointer in
+ * O(1) before absorbing it. Slot lock held.
+ */
+bool oplog_oplog_live_at(void *log, const struct oplog_op *op, size_t stride);
+
+/* oplog_oplog_pop: if op is the newest op of log, remove it (the log shrinks); else
+ * nothing. Slot lock held. O(1). */
+void oplog_oplog_pop(void *log, struct oplog_op *op);
+
+/* oplog_oplog_apply: the default apply (see struct oplog_type). Locks held. */
+void oplog_oplog_apply(struct oplog_object *obj, void *const *logs, unsigned n);
+
+/* Bytes of live ops in a default op log (for tests and diagnostics). Slot lock held. */
+size_t oplog_oplog_used(const void *log);
+
+/* ---- direct access to a specialised per-thread log (Fig. 8) ----------------------- */
+
+/* Internal layout shared with the inline fast path below; do not use directly. */
+struct oplog__slot {
+	_Atomic uint32_t lock;
+	uint32_t pad_;
+	struct oplog_object *owner;              /* under lock */
+	_Atomic(struct oplog_object *) evicting; /* see oplog_object_fini */
+	uint64_t last_ts;                        /* under lock */
+};
+struct oplog__domain_fast {
+	void *_Atomic *tables; /* per thread id: the table, or NULL */
+	size_t slot_stride;
+	uint32_t mask;
+	uint32_t direct_ok; /* the type is OPLOG_TYPE_UNORDERED with a custom log */
+};
+#define OPLOG__TABLE_HDR TSYNC_CACHE_LINE
+void *oplog__log_acquire_slow(struct oplog_object *obj);
+
+/*
+ * oplog_log_acquire: the calling thread's log for obj, locked, for a type with a custom
+ * per-thread state and OPLOG_TYPE_UNORDERED (a counter's push is "add to my count"; no
+ * op struct, no timestamp). The caller updates the state and calls oplog_log_release
+ * at once; the update is then what push would have done, and is applied by the next
+ * synchronize (§5.2, Fig. 8). Evicts the slot's previous object first if needed (see
+ * oplog_log). Returns NULL with errno = EINVAL (not such a type), ENOMEM or EAGAIN.
+ * Fast path (inline): one thread-local load, two loads, one uncontended exchange on the
+ * thread's own slot; no shared store.
+ */
+static inline void *oplog_log_acquire(struct oplog_object *obj)
+{
+	unsigned t = tsync__tid1; /* id + 1 of a registered thread, else 0 (slow path) */
+	const struct oplog__domain_fast *d = (const struct oplog__domain_fast *)(const void *)obj->dom;
+	if (TSYNC_LIKELY(t != 0 && d->direct_ok)) {
+		unsigned char *tab = (unsigned char *)atomic_load_explicit(&d->tables[t - 1],
+									  memory_order_acquire);
+		if (TSYNC_LIKELY(tab != NULL)) {
+			struct oplog__slot *s = (struct oplog__slot *)(void *)(
+			    tab + OPLOG__TABLE_HDR + (size_t)(obj->hash & d->mask) * d->slot_stride);
+			if (TSYNC_LIKELY(atomic_exchange_explicit(&s->lock, 1, memory_order_acquire) == 0)) {
+				if (TSYNC_LIKELY(s->owner == obj))
+					return s + 1;
+				atomic_store_explicit(&s->lock, 0, memory_order_release);
+			}
+		}
+	}
+	return oplog__log_acquire_slow(obj);
+}
+
+/* oplog_log_release: unlock a log from oplog_log_acquire (release ordering: the update
+ * is visible to the next synchronize). */
+static inline void oplog_log_release(void *log)
+{
+	atomic_store_explicit(&((struct oplog__slot *)log - 1)->lock, 0, memory_order_release);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSYNC_OPLOG_H */

@@ -1,0 +1,98 @@
+/*
+ * tsync/oplog_counter.h - a distributed reference counter on OpLog (seed 002 §5.2,
+ * Fig. 8: the CounterLog, whose per-thread "log" is a single count).
+ *
+ * oplog_counter_add/inc/dec fold the delta into the calling thread's count for the
+ * counter (its slot in the domain's per-thread table: no shared cache line is written);
+ * oplog_counter_read synchronizes: it sums every thread's count into the shared value
+ * and returns it. Updates commute, so the type is OPLOG_TYPE_UNORDERED: no timestamps,
+ * no commit wait. A counter that is not being updated on a thread holds no count there
+ * (dynamic log allocation, §4.2): it costs sizeof(struct oplog_counter) bytes.
+ *
+ * Zero detection: a counter created with a release callback calls it once, the first
+ * time a synchronize of the counter (a read, or an eviction of the counter from some
+ * thread's slot) finds the total to be 0. The callback runs in the thread that
+ * synchronized, after every OpLog lock is released; it may call oplog_counter_fini and
+ * free the counter. The total is exact at the synchronize's cut (see <tsync/oplog.h>),
+ * so 0 means that at that instant every increment had been matched by a decrement.
+ * Typical use: the creator holds one reference (initial = 1) and drops it with
+ * oplog_counter_dec when the object becomes unreachable; the object is released at the
+ * next synchronize that sees 0. Incrementing a released counter is a programming error.
+ *
+ * Linearizable (inc/dec/add/read) against the sequential counter: see docs/oplog.md.
+ * Threads: any. Callers of one counter must not run concurrently with its init/fini.
+ */
+#ifndef TSYNC_OPLOG_COUNTER_H
+#define TSYNC_OPLOG_COUNTER_H
+
+#include <stdint.h>
+#include <tsync/oplog.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct oplog_counter;
+typedef void (*oplog_counter_release_fn)(struct oplog_counter *c, void *arg);
+
+struct oplog_counter {
+	struct oplog_object obj;
+	int64_t value; /* the shared count: under the object lock */
+	oplog_counter_release_fn release;
+	void *arg;
+	_Atomic int zero_seen; /* a synchronize found 0: the unlocked hook releases */
+	_Atomic int released;  /* release has run (or fini has begun) */
+};
+
+/* The counter log type (a per-thread int64 delta; push adds, apply sums). */
+const struct oplog_type *oplog_counter_type(void);
+
+/* oplog_counter_domain_create: oplog_domain_create(oplog_counter_type(), cfg). */
+struct oplog_domain *oplog_counter_domain_create(const struct oplog_config *cfg);
+
+/*
+ * oplog_counter_init: a counter of domain d (from oplog_counter_domain_create) with the
+ * value initial; release (may be NULL) is called as described above with arg.
+ * Returns 0, or -1 with errno = EINVAL (NULL argument, or d not a counter domain).
+ */
+int oplog_counter_init(struct oplog_counter *c, struct oplog_domain *d, int64_t initial,
+		       oplog_counter_release_fn release, void *arg);
+
+/* oplog_counter_fini: stop zero detection, then oplog_object_fini. Blocking. */
+void oplog_counter_fini(struct oplog_counter *c);
+
+/*
+ * oplog_counter_add: add delta to the counter (inc: +1, dec: -1). Returns 0, or -1 with
+ * errno from oplog_log_acquire (ENOMEM/EAGAIN for a thread's first table). Inline fast
+ * path: the thread's slot lock (an uncontended exchange on its own line) and one add to
+ * its count (the CounterLog push of Fig. 8, done in place); no shared store, no wait.
+ */
+static inline int oplog_counter_add(struct oplog_counter *c, int64_t delta)
+{
+	int64_t *count = (int64_t *)oplog_log_acquire(&c->obj); /* the per-thread log */
+	if (TSYNC_UNLIKELY(count == NULL))
+		return -1;
+	*count += delta;
+	oplog_log_release(count);
+	return 0;
+}
+static inline int oplog_counter_inc(struct oplog_counter *c)
+{
+	return oplog_counter_add(c, 1);
+}
+static inline int oplog_counter_dec(struct oplog_counter *c)
+{
+	return oplog_counter_add(c, -1);
+}
+
+/*
+ * oplog_counter_read: synchronize (sum every thread's count into the shared value) and
+ * return the value. Blocking: O(threads that used the domain) slot-lock acquisitions.
+ * May run the release callback before returning (if the value is 0).
+ */
+int64_t oplog_counter_read(struct oplog_counter *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSYNC_OPLOG_COUNTER_H */
