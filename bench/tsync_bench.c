@@ -12,6 +12,7 @@
 #include "rt/rt.h"
 #include "cache/cache_bench.h"
 #include "oplog/oplog_bench.h"
+#include "cached-net/cached_net_cmd.h"
 
 /* One row per subcommand; each parses its own options from argv[0] = its name. */
 struct bench_cmd {
@@ -23,26 +24,29 @@ struct bench_cmd {
 static const struct bench_cmd cmds[] = {
 	{ "smr", smr_main,
 	  "ParSec SMR micro-benchmark against liburcu, ck_epoch, ck_brlock and\n"
-	  "         pthread_rwlock (seed 000 sec. 5.1); see tsync-bench smr --help" },
+	  "             pthread_rwlock (seed 000 sec. 5.1); see tsync-bench smr --help" },
 	{ "rlu", rlu_main,
 	  "list / hash table with RCU, RLU, MV-RLU, ParSec and rwlock (seed 003\n"
-	  "         sec. 5); see tsync-bench rlu --help" },
+	  "             sec. 5); see tsync-bench rlu --help" },
 	{ "rt", rt_main,
 	  "periodic task set on the rt/temporal policies: alpha, beta, request\n"
-	  "         times, peak pending (seed 004 sec. VII); see tsync-bench rt --help" },
+	  "             times, peak pending (seed 004 sec. VII); see tsync-bench rt --help" },
 	{ "cache", cache_main,
 	  "in-process memcached study on the tsync-cached core: ps, ps-nocrp,\n"
-	  "         mcs-clock, locked (seed 000 sec. 5.2); see tsync-bench cache --help" },
+	  "             mcs-clock, locked (seed 000 sec. 5.2); see tsync-bench cache --help" },
 	{ "oplog", oplog_bench_main,
 	  "OpLog list / counter / rmap against lock-free, atomic, per-CPU and mutex\n"
-	  "         peers (seed 002 sec. 7); see tsync-bench oplog --help" },
+	  "             peers (seed 002 sec. 7); see tsync-bench oplog --help" },
+	{ "cached-net", cached_net_main,
+	  "tsync-cached against stock memcached over TCP, driven by memcaslap\n"
+	  "             (bench/cached-net/cached_net.py); see tsync-bench cached-net --help" },
 };
 
 static void usage(FILE *f)
 {
 	fputs("usage: tsync-bench COMMAND [options]\ncommands:\n", f);
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-		fprintf(f, "  %-6s %s\n", cmds[i].name, cmds[i].help);
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
 }
 
 /* The command line, shell-quoted where needed, for the report's header. */

@@ -1,0 +1,906 @@
+/*
+ * apps/cached/server/exec.c - tsync-cached's command layer: a parsed request (proto.h)
+ * becomes cache.h calls and memcached's reply bytes, appended to the connection's output
+ * evbuffer.
+ *
+ * Reads: a cache_ref is held only while its value is copied into the output buffer
+ * (evbuffer_add copies), then released at once - the worker never waits on a socket
+ * with a ref held, so in the ps variants it never sits inside a parallel section while
+ * blocked (cache.h, struct cache_ref).
+ */
+#include "server.h"
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static pthread_mutex_t reset_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define GET_REPLY_MAX (64u << 20) /* output one get request may queue (plus one value) */
+
+static void add_str(struct evbuffer *out, const char *s)
+{
+	evbuffer_add(out, s, strlen(s));
+}
+
+/* ---- ASCII replies -------------------------------------------------------------------- */
+
+static const char *store_reply(enum cache_status st)
+{
+	switch (st) {
+	case CACHE_STORED: return "STORED\r\n";
+	case CACHE_NOT_STORED: return "NOT_STORED\r\n";
+	case CACHE_EXISTS: return "EXISTS\r\n";
+	case CACHE_NOT_FOUND: return "NOT_FOUND\r\n";
+	case CACHE_TOO_LARGE: return "SERVER_ERROR object too large for cache\r\n";
+	case CACHE_NO_MEMORY: return "SERVER_ERROR out of memory storing object\r\n";
+	case CACHE_BAD_KEY: return "CLIENT_ERROR bad command line format\r\n";
+	default: return "SERVER_ERROR unhandled storage result\r\n";
+	}
+}
+
+/* memcached 1.6 answers nothing to a noreply command, errors included, except running out
+ * of memory (its out_errstring path). */
+static bool sent_despite_noreply(const char *r)
+{
+	return strncmp(r, "SERVER_ERROR out of memory", 26) == 0;
+}
+
+static enum cache_store_op store_op(enum mc_op op)
+{
+	switch (op) {
+	case MC_OP_ADD: return CACHE_ADD;
+	case MC_OP_REPLACE: return CACHE_REPLACE;
+	case MC_OP_APPEND: return CACHE_APPEND;
+	case MC_OP_PREPEND: return CACHE_PREPEND;
+	case MC_OP_CAS: return CACHE_CAS;
+	default: return CACHE_SET;
+	}
+}
+
+static void exec_get(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
+{
+	struct cache *c = cx->srv->cache;
+	bool touch = req->op == MC_OP_GAT || req->op == MC_OP_GATS;
+	bool with_cas = req->op == MC_OP_GETS || req->op == MC_OP_GATS;
+	size_t pos = 0;
+	const char *key;
+	size_t nkey;
+	/* A multi-get copies every value into the output: bound what one request may queue
+	 * (a 4 MiB line of keys naming 1 MiB values would otherwise ask for gigabytes) and
+	 * answer as memcached does when it cannot build a get response. */
+	size_t cap = (size_t)GET_REPLY_MAX + cx->srv->set.item_max;
+	while (mc_next_key(req, &pos, &key, &nkey)) {
+		if (evbuffer_get_length(out) > cap) {
+			evbuffer_add(out, "SERVER_ERROR out of memory writing get response\r\n", 49);
+			return;
+		}
+		struct cache_ref ref;
+		enum cache_status st = touch ? cache_gat(c, key, nkey, req->exptime, &ref)
+					     : cache_get(c, key, nkey, &ref);
+		if (st != CACHE_OK)
+			continue;
+		char hdr[64];
+		int n = with_cas ? snprintf(hdr, sizeof hdr, " %" PRIu32 " %" PRIu32 " %" PRIu64 "\r\n",
+					    ref.flags, ref.nbytes, ref.cas)
+				 : snprintf(hdr, sizeof hdr, " %" PRIu32 " %" PRIu32 "\r\n", ref.flags,
+					    ref.nbytes);
+		evbuffer_add(out, "VALUE ", 6);
+		evbuffer_add(out, key, nkey);
+		evbuffer_add(out, hdr, (size_t)n);
+		evbuffer_add(out, ref.value, ref.nbytes);
+		cache_release(c, &ref);
+		evbuffer_add(out, "\r\n", 2);
+	}
+	evbuffer_add(out, "END\r\n", 5);
+}
+
+/* ---- stats ------------------------------------------------------------------------------ */
+
+struct stat_out {
+	struct evbuffer *out;
+	bool bin;
+	uint32_t opaque;
+};
+
+static void bin_header(struct evbuffer *out, uint8_t opcode, uint16_t keylen, uint8_t extlen,
+		       uint16_t status, uint32_t bodylen, uint32_t opaque, uint64_t cas)
+{
+	uint8_t h[MC_BIN_HDR_LEN];
+	h[0] = MC_BIN_RES_MAGIC;
+	h[1] = opcode;
+	h[2] = (uint8_t)(keylen >> 8);
+	h[3] = (uint8_t)keylen;
+	h[4] = extlen;
+	h[5] = 0;
+	h[6] = (uint8_t)(status >> 8);
+	h[7] = (uint8_t)status;
+	for (int i = 0; i < 4; i++)
+		h[8 + i] = (uint8_t)(bodylen >> (24 - 8 * i));
+	for (int i = 0; i < 4; i++) /* opaque: echoed as received (parsed big-endian) */
+		h[12 + i] = (uint8_t)(opaque >> (24 - 8 * i));
+	for (int i = 0; i < 8; i++)
+		h[16 + i] = (uint8_t)(cas >> (56 - 8 * i));
+	evbuffer_add(out, h, sizeof h);
+}
+
+__attribute__((format(printf, 3, 4)))
+static void stat_add(struct stat_out *so, const char *name, const char *fmt, ...)
+{
+	char val[128];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(val, sizeof val, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof val)
+		n = sizeof val - 1;
+	size_t nl = strlen(name);
+	if (so->bin) {
+		bin_header(so->out, MC_BIN_STAT, (uint16_t)nl, 0, MC_BIN_OK, (uint32_t)(nl + (size_t)n),
+			   so->opaque, 0);
+		evbuffer_add(so->out, name, nl);
+		evbuffer_add(so->out, val, (size_t)n);
+	} else {
+		evbuffer_add_printf(so->out, "STAT %s %s\r\n", name, val);
+	}
+}
+
+static void stat_end(struct stat_out *so)
+{
+	if (so->bin)
+		bin_header(so->out, MC_BIN_STAT, 0, 0, MC_BIN_OK, 0, so->opaque, 0);
+	else
+		evbuffer_add(so->out, "END\r\n", 5);
+}
+
+static void stats_general(struct conn_ctx *cx, struct stat_out *so)
+{
+	struct server *s = cx->srv;
+	struct cache_stats st, b;
+	cache_stats(s->cache, &st);
+	pthread_mutex_lock(&reset_lock);
+	b = s->reset_base;
+	pthread_mutex_unlock(&reset_lock);
+	uint64_t br = 0, bw = 0;
+	for (unsigned i = 0; i < s->nworkers; i++) {
+		br += atomic_load_explicit(&s->ws[i].bytes_read, memory_order_relaxed);
+		bw += atomic_load_explicit(&s->ws[i].bytes_written, memory_order_relaxed);
+	}
+	br -= atomic_load(&s->reset_bytes_read);
+	bw -= atomic_load(&s->reset_bytes_written);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	time_t now = time(NULL);
+
+#define D(f) (st.f - b.f)
+	stat_add(so, "pid", "%ld", (long)getpid());
+	stat_add(so, "uptime", "%" PRIu32, cache_now(s->cache));
+	stat_add(so, "time", "%lld", (long long)now);
+	stat_add(so, "version", "%s", TSYNC_CACHED_VERSION);
+	stat_add(so, "libevent", "%s", event_get_version());
+	stat_add(so, "pointer_size", "%d", (int)(8 * sizeof(void *)));
+	stat_add(so, "rusage_user", "%ld.%06ld", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+	stat_add(so, "rusage_system", "%ld.%06ld", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+	stat_add(so, "max_connections", "%u", s->set.maxconns);
+	stat_add(so, "curr_connections", "%u", atomic_load(&s->curr_conns));
+	stat_add(so, "total_connections", "%" PRIu64, atomic_load(&s->total_conns));
+	stat_add(so, "rejected_connections", "%" PRIu64, atomic_load(&s->rejected_conns));
+	stat_add(so, "cmd_get", "%" PRIu64, D(cmd_get));
+	stat_add(so, "cmd_set", "%" PRIu64, D(cmd_set));
+	stat_add(so, "cmd_flush", "%" PRIu64, D(cmd_flush));
+	stat_add(so, "cmd_touch", "%" PRIu64, D(cmd_touch));
+	stat_add(so, "get_hits", "%" PRIu64, D(get_hits));
+	stat_add(so, "get_misses", "%" PRIu64, D(get_misses));
+	stat_add(so, "get_expired", "%" PRIu64, D(get_expired));
+	stat_add(so, "get_flushed", "%" PRIu64, D(get_flushed));
+	stat_add(so, "delete_misses", "%" PRIu64, D(delete_misses));
+	stat_add(so, "delete_hits", "%" PRIu64, D(delete_hits));
+	stat_add(so, "incr_misses", "%" PRIu64, D(incr_misses));
+	stat_add(so, "incr_hits", "%" PRIu64, D(incr_hits));
+	stat_add(so, "decr_misses", "%" PRIu64, D(decr_misses));
+	stat_add(so, "decr_hits", "%" PRIu64, D(decr_hits));
+	stat_add(so, "cas_misses", "%" PRIu64, D(cas_misses));
+	stat_add(so, "cas_hits", "%" PRIu64, D(cas_hits));
+	stat_add(so, "cas_badval", "%" PRIu64, D(cas_badval));
+	stat_add(so, "touch_hits", "%" PRIu64, D(touch_hits));
+	stat_add(so, "touch_misses", "%" PRIu64, D(touch_misses));
+	stat_add(so, "bytes_read", "%" PRIu64, br);
+	stat_add(so, "bytes_written", "%" PRIu64, bw);
+	stat_add(so, "limit_maxbytes", "%" PRIu64, st.limit_maxbytes);
+	stat_add(so, "threads", "%u", s->set.threads);
+	stat_add(so, "hash_power_level", "%" PRIu64, st.hash_power_level);
+	stat_add(so, "hash_bytes", "%" PRIu64, st.hash_bytes);
+	stat_add(so, "hash_is_expanding", "%" PRIu64, st.hash_is_expanding);
+	stat_add(so, "expired_unfetched", "%" PRIu64, D(expired_unfetched));
+	stat_add(so, "evictions", "%" PRIu64, D(evictions));
+	stat_add(so, "reclaimed", "%" PRIu64, D(reclaimed));
+	stat_add(so, "curr_items", "%" PRIu64, st.curr_items);
+	stat_add(so, "total_items", "%" PRIu64, D(total_items));
+	stat_add(so, "bytes", "%" PRIu64, st.bytes);
+	/* tsync's own: the variant, the ParSec allocator and quiescence counters */
+	stat_add(so, "tsync_variant", "%s", cache_variant_name(s->set.variant));
+	stat_add(so, "tsync_hash_expansions", "%" PRIu64, st.hash_expansions);
+	stat_add(so, "tsync_sweeper_runs", "%" PRIu64, st.sweeper_runs);
+	stat_add(so, "tsync_store_too_large", "%" PRIu64, D(store_too_large));
+	stat_add(so, "tsync_store_no_memory", "%" PRIu64, D(store_no_memory));
+	stat_add(so, "tsync_total_malloced", "%" PRIu64, st.total_malloced);
+	stat_add(so, "tsync_slabs", "%" PRIu64, st.slabs);
+	stat_add(so, "tsync_peak_slabs", "%" PRIu64, st.peak_slabs);
+	stat_add(so, "tsync_mem_in_use", "%" PRIu64, st.mem_in_use);
+	stat_add(so, "tsync_mem_pending", "%" PRIu64, st.mem_pending);
+	stat_add(so, "tsync_mem_cached", "%" PRIu64, st.mem_cached);
+	stat_add(so, "tsync_mem_frees", "%" PRIu64, st.mem_frees);
+	stat_add(so, "tsync_mem_reclaimed", "%" PRIu64, st.mem_reclaimed);
+	stat_add(so, "tsync_mem_max_wait_ns", "%" PRIu64, st.mem_max_wait_ns);
+	stat_add(so, "tsync_quiesce_calls", "%" PRIu64, st.quiesce_calls);
+	stat_add(so, "tsync_quiesce_true", "%" PRIu64, st.quiesce_true);
+#undef D
+}
+
+static void stats_settings(struct conn_ctx *cx, struct stat_out *so)
+{
+	const struct settings *t = &cx->srv->set;
+	struct cache_config cfg;
+	cache_config_get(cx->srv->cache, &cfg);
+	stat_add(so, "maxbytes", "%" PRIu64, cfg.mem_limit);
+	stat_add(so, "maxconns", "%u", t->maxconns);
+	stat_add(so, "tcpport", "%u", t->port);
+	stat_add(so, "udpport", "0");
+	stat_add(so, "inter", "%s", t->addr);
+	stat_add(so, "verbosity", "%u", atomic_load(&cx->srv->verbosity));
+	stat_add(so, "evictions", "%s", cfg.no_evict ? "off" : "on");
+	stat_add(so, "growth_factor", "%.2f", cfg.growth_factor);
+	stat_add(so, "chunk_size", "%" PRIu32, cfg.chunk_min);
+	stat_add(so, "num_threads", "%u", t->threads);
+	stat_add(so, "cas_enabled", "yes");
+	stat_add(so, "tcp_backlog", "%u", t->backlog);
+	stat_add(so, "binding_protocol", "auto-negotiate");
+	stat_add(so, "item_size_max", "%" PRIu32, cfg.item_size_max);
+	stat_add(so, "hashpower_init", "%u", cfg.hash_power);
+	stat_add(so, "reqs_per_event", "%u", t->reqs_per_event);
+	stat_add(so, "tsync_variant", "%s", cache_variant_name(cfg.variant));
+}
+
+static void stats_classes(struct conn_ctx *cx, struct stat_out *so, bool items)
+{
+	struct cache *c = cx->srv->cache;
+	unsigned n = cache_nclasses(c), active = 0;
+	uint64_t malloced = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct cache_class_stats cs;
+		if (cache_class_stats(c, i, &cs) != 0 || (cs.used_chunks == 0 && cs.total_slabs == 0))
+			continue;
+		char name[64];
+		unsigned id = i + 1; /* memcached's class ids start at 1 */
+		active++;
+		malloced += cs.total_slabs * cs.slab_bytes;
+		if (items) {
+			snprintf(name, sizeof name, "items:%u:number", id);
+			stat_add(so, name, "%" PRIu64, cs.used_chunks);
+			snprintf(name, sizeof name, "items:%u:evicted", id);
+			stat_add(so, name, "%" PRIu64, cs.evicted);
+			snprintf(name, sizeof name, "items:%u:chunk_size", id);
+			stat_add(so, name, "%" PRIu32, cs.chunk_size);
+		} else {
+			snprintf(name, sizeof name, "%u:chunk_size", id);
+			stat_add(so, name, "%" PRIu32, cs.chunk_size);
+			snprintf(name, sizeof name, "%u:charged_size", id);
+			stat_add(so, name, "%" PRIu64, cs.charged);
+			snprintf(name, sizeof name, "%u:total_pages", id);
+			stat_add(so, name, "%" PRIu64, cs.total_slabs);
+			snprintf(name, sizeof name, "%u:page_size", id);
+			stat_add(so, name, "%" PRIu64, cs.slab_bytes);
+			snprintf(name, sizeof name, "%u:used_chunks", id);
+			stat_add(so, name, "%" PRIu64, cs.used_chunks);
+		}
+	}
+	if (!items) {
+		stat_add(so, "active_slabs", "%u", active);
+		stat_add(so, "total_malloced", "%" PRIu64, malloced);
+	}
+}
+
+static void stats_reset(struct server *s)
+{
+	struct cache_stats st;
+	cache_stats(s->cache, &st);
+	uint64_t br = 0, bw = 0;
+	for (unsigned i = 0; i < s->nworkers; i++) {
+		br += atomic_load(&s->ws[i].bytes_read);
+		bw += atomic_load(&s->ws[i].bytes_written);
+	}
+	pthread_mutex_lock(&reset_lock);
+	s->reset_base = st;
+	atomic_store(&s->reset_bytes_read, br);
+	atomic_store(&s->reset_bytes_written, bw);
+	atomic_store(&s->total_conns, 0);
+	atomic_store(&s->rejected_conns, 0);
+	pthread_mutex_unlock(&reset_lock);
+}
+
+/* Returns false for an unknown stats group (memcached answers "ERROR"). */
+static bool do_stats(struct conn_ctx *cx, const char *arg, size_t n, struct stat_out *so)
+{
+	while (n > 0 && arg[n - 1] == ' ')
+		n--;
+#define IS(s) (n == sizeof(s) - 1 && memcmp(arg, s, n) == 0)
+	if (n == 0)
+		stats_general(cx, so);
+	else if (IS("settings"))
+		stats_settings(cx, so);
+	else if (IS("items"))
+		stats_classes(cx, so, true);
+	else if (IS("slabs"))
+		stats_classes(cx, so, false);
+	else if (IS("reset")) {
+		stats_reset(cx->srv);
+		if (!so->bin) {
+			add_str(so->out, "RESET\r\n");
+			return true;
+		}
+	} else
+		return false;
+#undef IS
+	stat_end(so);
+	return true;
+}
+
+/* ---- meta commands -------------------------------------------------------------------- */
+
+/* The key as the client spelled it (base64 form for 'b' keys) for the 'k' return flag. */
+static void meta_key_flag(struct evbuffer *out, const struct mc_ascii_req *req)
+{
+	evbuffer_add(out, " k", 2);
+	if (req->meta.key_b64) {
+		char enc[4 * ((MC_KEY_MAX + 2) / 3) + 4];
+		size_t n = mc_b64_encode(req->key, req->nkey, enc);
+		evbuffer_add(out, enc, n);
+		evbuffer_add(out, " b", 2);
+	} else {
+		evbuffer_add(out, req->key, req->nkey);
+	}
+}
+
+struct meta_vals {
+	bool hit;
+	uint32_t flags, nbytes;
+	uint64_t cas;
+	int64_t ttl; /* remaining, -1 = never */
+};
+
+/* Append the return flags the request asked for, in request order. */
+static void meta_ret_flags(struct evbuffer *out, const struct mc_ascii_req *req,
+			   const struct meta_vals *v)
+{
+	size_t pos = 0;
+	const char *tok;
+	size_t ntok;
+	char f;
+	while ((f = mc_meta_next_flag(&req->meta, &pos, &tok, &ntok)) != 0) {
+		switch (f) {
+		case 'k':
+			meta_key_flag(out, req);
+			break;
+		case 'O':
+			evbuffer_add(out, " O", 2);
+			evbuffer_add(out, tok, ntok);
+			break;
+		case 'f':
+			if (v->hit)
+				evbuffer_add_printf(out, " f%" PRIu32, v->flags);
+			break;
+		case 's':
+			if (v->hit)
+				evbuffer_add_printf(out, " s%" PRIu32, v->nbytes);
+			break;
+		case 't':
+			if (v->hit)
+				evbuffer_add_printf(out, " t%lld", (long long)v->ttl);
+			break;
+		case 'c':
+			if (v->hit)
+				evbuffer_add_printf(out, " c%" PRIu64, v->cas);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void meta_line(struct evbuffer *out, const char *code, const struct mc_ascii_req *req,
+		      const struct meta_vals *v)
+{
+	evbuffer_add(out, code, 2);
+	meta_ret_flags(out, req, v);
+	evbuffer_add(out, "\r\n", 2);
+}
+
+static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
+{
+	struct cache *c = cx->srv->cache;
+	const struct mc_meta *m = &req->meta;
+	struct cache_ref ref;
+	enum cache_status st = (m->flags & MC_MF('T'))
+				       ? cache_gat(c, req->key, req->nkey, m->ttl, &ref)
+				       : cache_get(c, req->key, req->nkey, &ref);
+	struct meta_vals v = {0};
+	if (st != CACHE_OK) {
+		if (!req->noreply)
+			meta_line(out, "EN", req, &v);
+		return;
+	}
+	v.hit = true;
+	v.flags = ref.flags;
+	v.nbytes = ref.nbytes;
+	v.cas = ref.cas;
+	v.ttl = ref.exptime == 0 ? -1 : ref.exptime;
+	if (m->flags & MC_MF('v')) {
+		evbuffer_add_printf(out, "VA %" PRIu32, ref.nbytes);
+		meta_ret_flags(out, req, &v);
+		evbuffer_add(out, "\r\n", 2);
+		evbuffer_add(out, ref.value, ref.nbytes);
+		evbuffer_add(out, "\r\n", 2);
+	} else {
+		meta_line(out, "HD", req, &v);
+	}
+	cache_release(c, &ref);
+}
+
+static void exec_ms(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
+{
+	const struct mc_meta *m = &req->meta;
+	enum cache_store_op op;
+	switch (m->mode) {
+	case 'E': op = CACHE_ADD; break;
+	case 'A': op = CACHE_APPEND; break;
+	case 'P': op = CACHE_PREPEND; break;
+	case 'R': op = CACHE_REPLACE; break;
+	default: op = CACHE_SET; break;
+	}
+	uint64_t cas_in = 0;
+	if (m->flags & MC_MF('C')) {
+		cas_in = m->cas_cmp;
+		if (op == CACHE_SET)
+			op = CACHE_CAS;
+		if (cas_in == 0 && op == CACHE_CAS)
+			cas_in = UINT64_MAX; /* C0 matches no item (ids are > 0) */
+	}
+	uint64_t cas_out = 0;
+	enum cache_status st = cache_store(cx->srv->cache, op, req->key, req->nkey, req->data,
+					   req->nbytes, m->client_flags,
+					   (m->flags & MC_MF('T')) ? m->ttl : 0, cas_in, &cas_out);
+	struct meta_vals v = {.hit = st == CACHE_STORED, .cas = cas_out};
+	const char *code;
+	switch (st) {
+	case CACHE_STORED:
+		if (req->noreply)
+			return;
+		code = "HD";
+		break;
+	case CACHE_NOT_STORED: code = "NS"; break;
+	case CACHE_EXISTS: code = "EX"; break;
+	case CACHE_NOT_FOUND: code = "NF"; break;
+	default:
+		add_str(out, store_reply(st));
+		return;
+	}
+	/* only c (and k, O) are meaningful after a store */
+	v.flags = m->client_flags;
+	v.nbytes = req->nbytes;
+	v.ttl = -1;
+	evbuffer_add(out, code, 2);
+	size_t pos = 0;
+	const char *tok;
+	size_t ntok;
+	char f;
+	while ((f = mc_meta_next_flag(m, &pos, &tok, &ntok)) != 0) {
+		if (f == 'k')
+			meta_key_flag(out, req);
+		else if (f == 'O') {
+			evbuffer_add(out, " O", 2);
+			evbuffer_add(out, tok, ntok);
+		} else if (f == 'c' && v.hit)
+			evbuffer_add_printf(out, " c%" PRIu64, v.cas);
+	}
+	evbuffer_add(out, "\r\n", 2);
+}
+
+static void exec_md(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
+{
+	const struct mc_meta *m = &req->meta;
+	uint64_t cas_in = (m->flags & MC_MF('C')) ? (m->cas_cmp ? m->cas_cmp : UINT64_MAX) : 0;
+	enum cache_status st = cache_delete(cx->srv->cache, req->key, req->nkey, cas_in);
+	struct meta_vals v = {0};
+	switch (st) {
+	case CACHE_OK:
+		if (!req->noreply)
+			meta_line(out, "HD", req, &v);
+		break;
+	case CACHE_EXISTS:
+		meta_line(out, "EX", req, &v);
+		break;
+	case CACHE_NOT_FOUND:
+		meta_line(out, "NF", req, &v);
+		break;
+	default:
+		add_str(out, store_reply(st));
+		break;
+	}
+}
+
+static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
+{
+	struct cache *c = cx->srv->cache;
+	const struct mc_meta *m = &req->meta;
+	bool decr = m->mode == 'D';
+	uint64_t cas_in = (m->flags & MC_MF('C')) ? (m->cas_cmp ? m->cas_cmp : UINT64_MAX) : 0;
+	uint64_t result = 0, cas = 0;
+	enum cache_status st;
+	for (int tries = 0;; tries++) {
+		st = cache_incr(c, req->key, req->nkey, decr, m->delta, cas_in, &result, &cas);
+		if (st != CACHE_NOT_FOUND || !(m->flags & MC_MF('N')) || tries > 8)
+			break;
+		/* auto-create with the initial value J (as memcached: no delta applied) */
+		char num[24];
+		int n = snprintf(num, sizeof num, "%" PRIu64, m->initial);
+		st = cache_store(c, CACHE_ADD, req->key, req->nkey, num, (size_t)n, 0,
+				 m->vivify_ttl, 0, &cas);
+		if (st == CACHE_STORED) {
+			result = m->initial;
+			st = CACHE_OK;
+			break;
+		}
+		if (st != CACHE_NOT_STORED) {
+			if (st != CACHE_TOO_LARGE && st != CACHE_NO_MEMORY)
+				st = CACHE_NOT_STORED;
+			break;
+		}
+	}
+	struct meta_vals v = {.hit = st == CACHE_OK, .cas = cas, .ttl = -1};
+	if (st == CACHE_OK && (m->flags & MC_MF('T')))
+		cache_touch(c, req->key, req->nkey, m->ttl);
+	if (st == CACHE_OK && (m->flags & MC_MF('t'))) {
+		/* the TTL after the update: read it back (not atomic with the update) */
+		struct cache_ref ref;
+		if (cache_get(c, req->key, req->nkey, &ref) == CACHE_OK) {
+			v.ttl = ref.exptime == 0 ? -1 : ref.exptime;
+			cache_release(c, &ref);
+		}
+	}
+	switch (st) {
+	case CACHE_OK:
+		if (m->flags & MC_MF('v')) {
+			char num[24];
+			int n = snprintf(num, sizeof num, "%" PRIu64, result);
+			evbuffer_add_printf(out, "VA %d", n);
+			meta_ret_flags(out, req, &v);
+			evbuffer_add(out, "\r\n", 2);
+			evbuffer_add(out, num, (size_t)n);
+			evbuffer_add(out, "\r\n", 2);
+		} else if (!req->noreply) {
+			meta_line(out, "HD", req, &v);
+		}
+		break;
+	case CACHE_NOT_FOUND: meta_line(out, "NF", req, &v); break;
+	case CACHE_NOT_STORED: meta_line(out, "NS", req, &v); break;
+	case CACHE_EXISTS: meta_line(out, "EX", req, &v); break;
+	case CACHE_NON_NUMERIC:
+		add_str(out, "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+		break;
+	case CACHE_NO_MEMORY: add_str(out, "SERVER_ERROR out of memory\r\n"); break;
+	default: add_str(out, store_reply(st)); break;
+	}
+}
+
+static void exec_me(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
+{
+	struct cache_ref ref;
+	if (cache_get(cx->srv->cache, req->key, req->nkey, &ref) != CACHE_OK) {
+		add_str(out, "EN\r\n");
+		return;
+	}
+	add_str(out, "ME ");
+	if (req->meta.key_b64) {
+		char enc[4 * ((MC_KEY_MAX + 2) / 3) + 4];
+		evbuffer_add(out, enc, mc_b64_encode(req->key, req->nkey, enc));
+	} else {
+		evbuffer_add(out, req->key, req->nkey);
+	}
+	evbuffer_add_printf(out, " exp=%lld cas=%" PRIu64 " size=%" PRIu32 "\r\n",
+			    ref.exptime == 0 ? -1LL : (long long)ref.exptime, ref.cas, ref.nbytes);
+	cache_release(cx->srv->cache, &ref);
+}
+
+/* ---- ASCII dispatch -------------------------------------------------------------------- */
+
+void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
+{
+	struct cache *c = cx->srv->cache;
+	const char *r = NULL;
+	switch (req->op) {
+	case MC_OP_GET:
+	case MC_OP_GETS:
+	case MC_OP_GAT:
+	case MC_OP_GATS:
+		exec_get(cx, req, out);
+		return;
+	case MC_OP_SET:
+	case MC_OP_ADD:
+	case MC_OP_REPLACE:
+	case MC_OP_APPEND:
+	case MC_OP_PREPEND:
+	case MC_OP_CAS: {
+		uint64_t cas_in = req->op == MC_OP_CAS ? (req->cas ? req->cas : UINT64_MAX) : 0;
+		r = store_reply(cache_store(c, store_op(req->op), req->key, req->nkey, req->data,
+					    req->nbytes, req->flags, req->exptime, cas_in, NULL));
+		break;
+	}
+	case MC_OP_DELETE: {
+		enum cache_status st = cache_delete(c, req->key, req->nkey, 0);
+		r = st == CACHE_OK ? "DELETED\r\n" : st == CACHE_NOT_FOUND ? "NOT_FOUND\r\n"
+									  : store_reply(st);
+		break;
+	}
+	case MC_OP_INCR:
+	case MC_OP_DECR: {
+		uint64_t v;
+		enum cache_status st =
+			cache_incr(c, req->key, req->nkey, req->op == MC_OP_DECR, req->delta, 0, &v, NULL);
+		if (st == CACHE_OK) {
+			if (!req->noreply)
+				evbuffer_add_printf(out, "%" PRIu64 "\r\n", v);
+			return;
+		}
+		r = st == CACHE_NOT_FOUND ? "NOT_FOUND\r\n"
+		    : st == CACHE_NON_NUMERIC
+			    ? "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
+		    : st == CACHE_NO_MEMORY ? "SERVER_ERROR out of memory\r\n"
+					    : store_reply(st);
+		break;
+	}
+	case MC_OP_TOUCH: {
+		enum cache_status st = cache_touch(c, req->key, req->nkey, req->exptime);
+		r = st == CACHE_OK ? "TOUCHED\r\n" : st == CACHE_NOT_FOUND ? "NOT_FOUND\r\n"
+									  : store_reply(st);
+		break;
+	}
+	case MC_OP_FLUSH_ALL:
+		cache_flush_all(c, req->delay);
+		r = "OK\r\n";
+		break;
+	case MC_OP_STATS: {
+		struct stat_out so = {.out = out};
+		if (!do_stats(cx, req->args, req->args_len, &so))
+			add_str(out, "ERROR\r\n");
+		return;
+	}
+	case MC_OP_VERSION:
+		add_str(out, "VERSION " TSYNC_CACHED_VERSION "\r\n");
+		return;
+	case MC_OP_VERBOSITY:
+		atomic_store(&cx->srv->verbosity, (unsigned)req->delta);
+		r = "OK\r\n";
+		break;
+	case MC_OP_QUIT:
+		cx->close_after = true;
+		return;
+	case MC_OP_MN:
+		add_str(out, "MN\r\n");
+		return;
+	case MC_OP_MG:
+		exec_mg(cx, req, out);
+		return;
+	case MC_OP_MS:
+		exec_ms(cx, req, out);
+		return;
+	case MC_OP_MD:
+		exec_md(cx, req, out);
+		return;
+	case MC_OP_MA:
+		exec_ma(cx, req, out);
+		return;
+	case MC_OP_ME:
+		exec_me(cx, req, out);
+		return;
+	default:
+		r = "ERROR\r\n";
+		break;
+	}
+	if (r && (!req->noreply || sent_despite_noreply(r)))
+		add_str(out, r);
+}
+
+void exec_ascii_error(struct conn_ctx *cx, const struct mc_parse_res *res, struct evbuffer *out)
+{
+	if (res->drop_key)
+		cache_delete(cx->srv->cache, res->drop_key, res->ndrop_key, 0);
+	if (!res->noreply || res->close)
+		add_str(out, res->err);
+	if (res->close)
+		cx->close_after = true;
+}
+
+/* ---- binary ---------------------------------------------------------------------------- */
+
+static void bin_error(struct evbuffer *out, uint8_t opcode, uint32_t opaque, uint16_t st)
+{
+	const char *t = mc_bin_status_text(st);
+	size_t n = strlen(t);
+	bin_header(out, opcode, 0, 0, st, (uint32_t)n, opaque, 0);
+	evbuffer_add(out, t, n);
+}
+
+void exec_bin_error(struct conn_ctx *cx, uint8_t opcode, uint32_t opaque,
+		    const struct mc_parse_res *res, struct evbuffer *out)
+{
+	if (res->drop_key)
+		cache_delete(cx->srv->cache, res->drop_key, res->ndrop_key, 0);
+	if (res->close)
+		cx->close_after = true;
+	if (res->close && res->bin_status == 0)
+		return; /* bad magic: close without a reply, as memcached */
+	bin_error(out, opcode, opaque, res->bin_status);
+}
+
+static uint16_t bin_status_of(enum cache_status st)
+{
+	switch (st) {
+	case CACHE_OK:
+	case CACHE_STORED: return MC_BIN_OK;
+	case CACHE_NOT_STORED: return MC_BIN_NOT_STORED;
+	case CACHE_EXISTS: return MC_BIN_KEY_EEXISTS;
+	case CACHE_NOT_FOUND: return MC_BIN_KEY_ENOENT;
+	case CACHE_TOO_LARGE: return MC_BIN_E2BIG;
+	case CACHE_NO_MEMORY: return MC_BIN_ENOMEM;
+	case CACHE_NON_NUMERIC: return MC_BIN_DELTA_BADVAL;
+	default: return MC_BIN_EINVAL;
+	}
+}
+
+void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer *out)
+{
+	struct cache *c = cx->srv->cache;
+	uint8_t opc = req->opcode;
+	uint32_t opq = req->opaque;
+	switch (req->op) {
+	case MC_OP_GET:
+	case MC_OP_GAT:
+	case MC_OP_TOUCH: {
+		struct cache_ref ref;
+		enum cache_status st = req->op == MC_OP_GET
+					       ? cache_get(c, req->key, req->keylen, &ref)
+					       : cache_gat(c, req->key, req->keylen, req->exptime, &ref);
+		if (st != CACHE_OK) {
+			if (req->quiet)
+				return;
+			if (req->with_key) { /* GETK miss: the key in the body, as memcached */
+				bin_header(out, opc, req->keylen, 0, MC_BIN_KEY_ENOENT, req->keylen,
+					   opq, 0);
+				evbuffer_add(out, req->key, req->keylen);
+			} else {
+				bin_error(out, opc, opq, bin_status_of(st));
+			}
+			return;
+		}
+		if (req->op == MC_OP_TOUCH) {
+			bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, ref.cas);
+		} else {
+			uint16_t kl = req->with_key ? req->keylen : 0;
+			bin_header(out, opc, kl, 4, MC_BIN_OK, 4u + kl + ref.nbytes, opq, ref.cas);
+			uint8_t fl[4] = {(uint8_t)(ref.flags >> 24), (uint8_t)(ref.flags >> 16),
+					 (uint8_t)(ref.flags >> 8), (uint8_t)ref.flags};
+			evbuffer_add(out, fl, 4);
+			if (kl)
+				evbuffer_add(out, req->key, kl);
+			evbuffer_add(out, ref.value, ref.nbytes);
+		}
+		cache_release(c, &ref);
+		return;
+	}
+	case MC_OP_SET:
+	case MC_OP_ADD:
+	case MC_OP_REPLACE:
+	case MC_OP_APPEND:
+	case MC_OP_PREPEND: {
+		enum cache_store_op op = store_op(req->op);
+		uint64_t cas_out = 0;
+		enum cache_status st = cache_store(c, op, req->key, req->keylen, req->value, req->vlen,
+						   req->flags, req->exptime, req->cas, &cas_out);
+		if (st == CACHE_STORED) {
+			if (!req->quiet)
+				bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, cas_out);
+			return;
+		}
+		/* memcached: a failed add is EEXISTS; a replace of a missing key ENOENT, an
+		 * append/prepend NOT_STORED (ENOENT when a CAS was given); a CAS mismatch EEXISTS */
+		uint16_t bs = bin_status_of(st);
+		if (st == CACHE_NOT_STORED && op == CACHE_ADD)
+			bs = MC_BIN_KEY_EEXISTS;
+		else if (st == CACHE_NOT_STORED && (op == CACHE_REPLACE || req->cas != 0))
+			bs = MC_BIN_KEY_ENOENT;
+		bin_error(out, opc, opq, bs);
+		return;
+	}
+	case MC_OP_DELETE: {
+		enum cache_status st = cache_delete(c, req->key, req->keylen, req->cas);
+		if (st == CACHE_OK) {
+			if (!req->quiet)
+				bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, 0);
+			return;
+		}
+		bin_error(out, opc, opq, bin_status_of(st));
+		return;
+	}
+	case MC_OP_INCR:
+	case MC_OP_DECR: {
+		uint64_t v = 0, cas = 0;
+		enum cache_status st;
+		for (int tries = 0;; tries++) {
+			st = cache_incr(c, req->key, req->keylen, req->op == MC_OP_DECR, req->delta,
+					req->cas, &v, &cas);
+			if (st != CACHE_NOT_FOUND || req->exptime == 0xffffffffLL || req->cas != 0 ||
+			    tries > 8)
+				break;
+			char num[24];
+			int n = snprintf(num, sizeof num, "%" PRIu64, req->initial);
+			st = cache_store(c, CACHE_ADD, req->key, req->keylen, num, (size_t)n, 0,
+					 req->exptime, 0, &cas);
+			if (st == CACHE_STORED) {
+				v = req->initial;
+				st = CACHE_OK;
+				break;
+			}
+			if (st != CACHE_NOT_STORED)
+				break;
+		}
+		if (st != CACHE_OK) {
+			bin_error(out, opc, opq, bin_status_of(st));
+			return;
+		}
+		if (req->quiet)
+			return;
+		bin_header(out, opc, 0, 0, MC_BIN_OK, 8, opq, cas);
+		uint8_t b[8];
+		for (int i = 0; i < 8; i++)
+			b[i] = (uint8_t)(v >> (56 - 8 * i));
+		evbuffer_add(out, b, 8);
+		return;
+	}
+	case MC_OP_QUIT:
+		if (!req->quiet)
+			bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, 0);
+		cx->close_after = true;
+		return;
+	case MC_OP_FLUSH_ALL:
+		cache_flush_all(c, req->exptime);
+		if (!req->quiet)
+			bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, 0);
+		return;
+	case MC_OP_NOOP:
+		bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, 0);
+		return;
+	case MC_OP_VERSION: {
+		const char *v = TSYNC_CACHED_VERSION;
+		bin_header(out, opc, 0, 0, MC_BIN_OK, (uint32_t)strlen(v), opq, 0);
+		add_str(out, v);
+		return;
+	}
+	case MC_OP_STATS: {
+		struct stat_out so = {.out = out, .bin = true, .opaque = opq};
+		if (!do_stats(cx, (const char *)req->key, req->keylen, &so))
+			bin_error(out, opc, opq, MC_BIN_KEY_ENOENT);
+		return;
+	}
+	default:
+		bin_error(out, opc, opq, MC_BIN_UNKNOWN_COMMAND);
+		return;
+	}
+}

@@ -1,0 +1,84 @@
+/*
+ * apps/cached/server/server.h - tsync-cached internals shared by the connection layer
+ * (server.c: libevent, one event base per worker thread, as memcached) and the command
+ * layer (exec.c: parsed requests -> cache.h calls -> reply bytes).
+ *
+ * Threads: the main thread accepts and hands each connection to one worker; a connection
+ * lives on that worker's event base until it closes, so everything in struct conn is
+ * touched by one thread only. Counters shared across threads are atomics.
+ */
+#ifndef TSYNC_CACHED_SERVER_H
+#define TSYNC_CACHED_SERVER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cache.h"
+#include "proto.h"
+
+struct evbuffer;
+
+#define TSYNC_CACHED_VERSION "1.6.18-tsync-0.1.0"
+
+struct settings {
+	unsigned port;            /* -p, default 11211 */
+	const char *addr;         /* -l, default 127.0.0.1 */
+	unsigned threads;         /* -t, default 4 */
+	uint64_t mem_mb;          /* -m, default 64 */
+	unsigned maxconns;        /* -c, default 1024 */
+	uint32_t item_max;        /* -I, default 1 MiB */
+	unsigned verbose;         /* -v count */
+	bool no_evict;            /* -M */
+	double growth_factor;     /* -f */
+	uint32_t chunk_min;       /* -n */
+	unsigned backlog;         /* -b */
+	unsigned reqs_per_event;  /* -R, default 20 */
+	enum cache_variant variant; /* --variant */
+};
+
+/* Per-worker counters (written by the worker, read by any thread's stats). */
+struct wstats {
+	_Atomic uint64_t bytes_read, bytes_written;
+	_Atomic uint64_t cmd_touch_ascii, cmd_meta;
+	_Atomic uint64_t conn_yields;
+};
+
+/* Server-wide state. */
+struct server {
+	struct settings set;
+	struct cache *cache;
+	time_t started;           /* wall clock at start */
+	_Atomic unsigned curr_conns;
+	_Atomic uint64_t total_conns, rejected_conns;
+	_Atomic unsigned verbosity;
+	struct wstats *ws;        /* one per worker */
+	unsigned nworkers;
+	struct cache_stats reset_base; /* counters at the last "stats reset" */
+	_Atomic uint64_t reset_bytes_read, reset_bytes_written;
+	_Atomic int reset_gen;
+};
+
+/* One connection's protocol state, as the command layer sees it. */
+struct conn_ctx {
+	struct server *srv;
+	struct wstats *ws;
+	bool close_after;         /* close once the reply is written (quit, errors) */
+};
+
+/*
+ * Execute one parsed request against srv->cache and append the reply to out.
+ * Called on the connection's worker thread; blocking only as cache.h's updates are
+ * (bucket locks); never while holding a cache_ref across a wait.
+ */
+void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out);
+void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer *out);
+
+/* Reply to a request the parser rejected (res from a failed parse). */
+void exec_ascii_error(struct conn_ctx *cx, const struct mc_parse_res *res,
+		      struct evbuffer *out);
+void exec_bin_error(struct conn_ctx *cx, uint8_t opcode, uint32_t opaque,
+		    const struct mc_parse_res *res, struct evbuffer *out);
+
+#endif /* TSYNC_CACHED_SERVER_H */

@@ -1,0 +1,770 @@
+"""apps/cached/server/tests/test_server.py - tsync-cached end to end.
+
+Every ASCII command through pymemcache (noreply=False) and raw sockets, memcached's
+error replies for bad input, the binary protocol, the meta commands (raw socket), and
+robustness: long keys, oversized values, malformed numbers, unknown commands, truncated
+binary headers, a half command that stalls, connections past -c, a set storm past -m,
+clean shutdown on SIGTERM/SIGINT.
+
+The server binary comes from $TSYNC_CACHED (ctest sets it). If Debian's memcached is
+installed, test_same_replies_as_memcached also runs the same byte sequences against it
+and compares the replies.
+"""
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+from pymemcache.client.base import Client
+from pymemcache.exceptions import MemcacheClientError, MemcacheServerError
+
+SERVER = os.environ.get("TSYNC_CACHED", "")
+
+
+def _free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Server:
+    """One tsync-cached process on a free port."""
+
+    def __init__(self, *args, binary=None):
+        self.binary = binary or SERVER
+        for _ in range(10):
+            self.port = _free_port()
+            cmd = [self.binary, "-l", "127.0.0.1", "-p", str(self.port), *args]
+            # a file, not a pipe: a sanitizer report must never block the server
+            self.log = tempfile.TemporaryFile()
+            self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+            deadline = time.time() + 10
+            while time.time() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                try:
+                    socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                    return
+                except OSError:
+                    time.sleep(0.02)
+            self.stop()
+        raise RuntimeError("server did not start")
+
+    def conn(self, timeout=5.0):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout)
+        s.settimeout(timeout)
+        return s
+
+    def client(self):
+        return Client(("127.0.0.1", self.port), default_noreply=False, connect_timeout=5,
+                      timeout=5)
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout=20)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            self.log.seek(0)
+            out = self.log.read()
+            self.log.close()
+        if rc != 0 or out:
+            sys.stderr.write("server exit %d, output:\n%s\n" % (rc, out.decode(errors="replace")))
+        return rc
+
+
+@pytest.fixture(scope="module")
+def srv():
+    if not SERVER:
+        pytest.skip("TSYNC_CACHED not set")
+    s = Server("-t", "2", "-m", "64")
+    yield s
+    assert s.stop() == 0
+
+
+@pytest.fixture
+def mc(srv):
+    c = srv.client()
+    c.flush_all()
+    yield c
+    c.close()
+
+
+def recv_until(s, end, limit=1 << 22):
+    buf = bytearray()
+    while not buf.endswith(end):
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        buf += chunk
+        assert len(buf) < limit
+    return bytes(buf)
+
+
+def talk(srv, data, end=b"\r\n", sock=None):
+    """Send data, read until the reply ends with `end`."""
+    s = sock or srv.conn()
+    try:
+        s.sendall(data)
+        return recv_until(s, end)
+    finally:
+        if sock is None:
+            s.close()
+
+
+# ---- classic ASCII commands via pymemcache -----------------------------------------------
+
+def test_set_get_gets(mc):
+    assert mc.set("k", b"v1", expire=0, flags=3) is True
+    assert mc.get("k") == b"v1"
+    assert mc.get("missing") is None
+    value, cas = mc.gets("k")
+    assert value == b"v1" and int(cas) > 0
+    assert mc.get_many(["k", "missing", "k"]) == {"k": b"v1"}
+
+
+def test_add_replace_append_prepend(mc):
+    assert mc.add("a", b"1") is True
+    assert mc.add("a", b"2") is False
+    assert mc.replace("a", b"3") is True
+    assert mc.replace("nope", b"3") is False
+    assert mc.append("a", b"4") is True
+    assert mc.prepend("a", b"0") is True
+    assert mc.get("a") == b"034"
+    assert mc.append("nope", b"x") is False
+    assert mc.prepend("nope", b"x") is False
+
+
+def test_cas(mc):
+    mc.set("c", b"x")
+    _, cas = mc.gets("c")
+    assert mc.cas("c", b"y", cas) is True
+    assert mc.cas("c", b"z", cas) is False  # EXISTS
+    assert mc.get("c") == b"y"
+    assert mc.cas("nope", b"z", cas) is None  # NOT_FOUND
+
+
+def test_delete_incr_decr(mc):
+    mc.set("n", b"10")
+    assert mc.incr("n", 5) == 15
+    assert mc.decr("n", 20) == 0  # decr stops at 0
+    assert mc.incr("n", 2**64 - 1) == 2**64 - 1
+    assert mc.incr("n", 1) == 0  # incr wraps
+    assert mc.incr("nope", 1) is None
+    assert mc.delete("n") is True
+    assert mc.delete("n") is False
+    mc.set("s", b"abc")
+    with pytest.raises(MemcacheClientError):
+        mc.incr("s", 1)
+
+
+def test_touch_and_expiry(mc):
+    mc.set("t", b"v", expire=100)
+    assert mc.touch("t", 0) is True
+    assert mc.touch("nope", 10) is False
+    mc.set("gone", b"v", expire=-1)  # negative exptime: expired at once
+    assert mc.get("gone") is None
+
+
+def test_flush_all_version_verbosity(srv, mc):
+    mc.set("f", b"v")
+    assert mc.flush_all() is True
+    assert mc.get("f") is None
+    assert mc.version().startswith(b"1.6")
+    assert talk(srv, b"verbosity 1\r\n") == b"OK\r\n"
+    assert talk(srv, b"verbosity 1 noreply\r\nmn\r\n") == b"MN\r\n"
+
+
+def test_stats(srv, mc):
+    mc.set("s1", b"v")
+    mc.get("s1")
+    mc.get("nope")
+    st = mc.stats()
+    for name in (b"pid", b"uptime", b"curr_connections", b"get_hits", b"get_misses",
+                 b"curr_items", b"bytes", b"limit_maxbytes", b"threads", b"evictions",
+                 b"tsync_mem_pending", b"tsync_quiesce_calls"):
+        assert name in st, name
+    assert st[b"limit_maxbytes"] == 64 << 20
+    assert st[b"threads"] == 2
+    settings = mc.stats("settings")
+    assert settings[b"maxconns"] == 1024 and settings[b"item_size_max"] == 1 << 20
+    slabs = talk(srv, b"stats slabs\r\n", b"END\r\n")
+    assert b"STAT active_slabs" in slabs and b":chunk_size" in slabs
+    items = talk(srv, b"stats items\r\n", b"END\r\n")
+    assert b"STAT items:" in items and b":number 1" in items or b":number" in items
+    assert talk(srv, b"stats reset\r\n") == b"RESET\r\n"
+    assert mc.stats()[b"get_hits"] == 0
+    assert talk(srv, b"stats nonsense\r\n") == b"ERROR\r\n"
+
+
+# ---- ASCII via raw socket: gat/gats, noreply, quit, binary-safe values --------------------
+
+def test_gat_gats(srv, mc):
+    mc.set("g", b"val", flags=7)
+    r = talk(srv, b"gat 100 g nope\r\n", b"END\r\n")
+    assert r == b"VALUE g 7 3\r\nval\r\nEND\r\n"
+    r = talk(srv, b"gats 0 g\r\n", b"END\r\n")
+    assert r.startswith(b"VALUE g 7 3 ") and r.endswith(b"\r\nval\r\nEND\r\n")
+    assert talk(srv, b"gat 10\r\n", b"END\r\n") == b"END\r\n"
+
+
+def test_noreply_all_commands(srv):
+    seq = (b"set nr 0 0 1 noreply\r\n1\r\n"
+           b"add nr2 0 0 1 noreply\r\n2\r\n"
+           b"replace nr 0 0 1 noreply\r\n5\r\n"
+           b"append nr 0 0 1 noreply\r\n0\r\n"
+           b"prepend nr 0 0 1 noreply\r\n1\r\n"
+           b"incr nr 1 noreply\r\n"
+           b"decr nr 2 noreply\r\n"
+           b"touch nr 100 noreply\r\n"
+           b"cas nr 0 0 1 1 noreply\r\nx\r\n"
+           b"delete nr2 noreply\r\n"
+           b"get nr nr2\r\n")
+    assert talk(srv, seq, b"END\r\n") == b"VALUE nr 0 3\r\n149\r\nEND\r\n"
+    # errors are silent under noreply too (memcached 1.6), out of memory excepted
+    assert talk(srv, b"incr nr abc noreply\r\ntouch nr x noreply\r\nmn\r\n") == b"MN\r\n"
+    assert talk(srv, b"flush_all noreply\r\nget nr\r\n", b"END\r\n") == b"END\r\n"
+
+
+def test_quit_closes(srv):
+    s = srv.conn()
+    s.sendall(b"quit\r\n")
+    assert s.recv(100) == b""
+    s.close()
+
+
+def test_binary_safe_values_and_pipelining(srv):
+    val = bytes(range(256)) * 4 + b"\r\nEND\r\n"
+    req = b"set bin 0 0 %d\r\n%s\r\n" % (len(val), val)
+    assert talk(srv, req) == b"STORED\r\n"
+    r = talk(srv, b"get bin\r\n", b"\r\nEND\r\n")
+    assert r == b"VALUE bin 0 %d\r\n%s\r\nEND\r\n" % (len(val), val)
+    # 500 pipelined sets and gets in one write, sent byte by byte for the first few
+    s = srv.conn()
+    burst = b"".join(b"set p%d 0 0 2\r\nv%d\r\n" % (i, i % 10) for i in range(500))
+    for i in range(0, 200):
+        s.sendall(burst[i:i + 1])
+    s.sendall(burst[200:])
+    s.sendall(b"mn\r\n")
+    r = recv_until(s, b"MN\r\n")
+    assert r.count(b"STORED\r\n") == 500
+    s.close()
+
+
+# ---- error replies -------------------------------------------------------------------------
+
+ERRS = [
+    (b"bogus\r\n", b"ERROR\r\n"),
+    (b"\r\n", b"ERROR\r\n"),
+    (b"get\r\n", b"ERROR\r\n"),
+    (b"set x 0 0\r\n", b"ERROR\r\n"),
+    (b"set x abc 0 1\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    (b"set x 0 abc 1\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    (b"set x 0 0 -1\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    (b"set x 0 0 abc\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    (b"cas x 0 0 1 abc\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    (b"incr x abc\r\n", b"CLIENT_ERROR invalid numeric delta argument\r\n"),
+    (b"incr x 18446744073709551616\r\n", b"CLIENT_ERROR invalid numeric delta argument\r\n"),
+    (b"touch x abc\r\n", b"CLIENT_ERROR invalid exptime argument\r\n"),
+    (b"gat abc x\r\n", b"CLIENT_ERROR invalid exptime argument\r\n"),
+    (b"flush_all abc\r\n", b"CLIENT_ERROR invalid exptime argument\r\n"),
+    (b"delete x 1\r\n",
+     b"CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"),
+    (b"verbosity abc\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    (b"get " + b"k" * 251 + b"\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    (b"set " + b"k" * 251 + b" 0 0 1\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    # the block is read as announced (1 + 2 bytes); "bc" is not "\r\n"
+    (b"set x 0 0 1\r\nabc", b"CLIENT_ERROR bad data chunk\r\n"),
+]
+
+
+@pytest.mark.parametrize("req,reply", ERRS)
+def test_error_replies(srv, req, reply):
+    s = srv.conn()
+    s.sendall(req)
+    assert recv_until(s, b"\r\n") == reply
+    # the connection keeps serving
+    s.sendall(b"mn\r\n")
+    assert recv_until(s, b"MN\r\n").endswith(b"MN\r\n")
+    s.close()
+
+
+def test_key_of_250_bytes_ok(mc):
+    k = "k" * 250
+    assert mc.set(k, b"v") is True
+    assert mc.get(k) == b"v"
+    with pytest.raises(MemcacheClientError):
+        mc.set("k" * 251, b"v")  # pymemcache refuses it itself
+
+
+def test_too_large_value(srv, mc):
+    mc.set("big", b"old")
+    s = srv.conn()
+    n = (1 << 20) + 1
+    s.sendall(b"set big 0 0 %d\r\n" % n)
+    s.sendall(b"x" * n + b"\r\n")
+    assert recv_until(s, b"\r\n") == b"SERVER_ERROR object too large for cache\r\n"
+    s.sendall(b"get big\r\n")  # the data was swallowed; the old value is gone (memcached)
+    assert recv_until(s, b"END\r\n") == b"END\r\n"
+    s.close()
+    with pytest.raises(MemcacheServerError):
+        mc.set("big", b"x" * n)
+
+
+def test_long_line_without_newline_closes(srv, mc):
+    s = srv.conn()
+    s.sendall(b"x" * 5000)
+    try:  # the error line, then EOF - or a reset if our unread bytes were still queued
+        r = recv_until(s, b"never")
+        assert r in (b"", b"CLIENT_ERROR line too long\r\n")
+    except ConnectionResetError:
+        pass
+    s.close()
+    assert mc.set("still", b"serving") is True
+
+
+def test_long_multiget_is_fine(srv, mc):
+    mc.set("m0", b"v")
+    keys = b" ".join(b"m%d" % i for i in range(3000))  # ~17 KB line
+    r = talk(srv, b"get " + keys + b"\r\n", b"END\r\n")
+    assert r == b"VALUE m0 0 1\r\nv\r\nEND\r\n"
+
+
+# ---- binary protocol ------------------------------------------------------------------------
+
+def bin_req(op, key=b"", extras=b"", value=b"", cas=0, opaque=0x11223344):
+    body = extras + key + value
+    return struct.pack(">BBHBBHIIQ", 0x80, op, len(key), len(extras), 0, 0, len(body),
+                       opaque, cas) + body
+
+
+def bin_read(s):
+    hdr = b""
+    while len(hdr) < 24:
+        chunk = s.recv(24 - len(hdr))
+        assert chunk, "connection closed"
+        hdr += chunk
+    magic, op, kl, el, _dt, status, bl, opaque, cas = struct.unpack(">BBHBBHIIQ", hdr)
+    assert magic == 0x81
+    body = b""
+    while len(body) < bl:
+        chunk = s.recv(bl - len(body))
+        assert chunk
+        body += chunk
+    return dict(op=op, status=status, extras=body[:el], key=body[el:el + kl],
+                value=body[el + kl:], opaque=opaque, cas=cas)
+
+
+def test_binary_roundtrip(srv):
+    s = srv.conn()
+    s.sendall(bin_req(0x01, b"bk", struct.pack(">II", 9, 0), b"hello"))
+    r = bin_read(s)
+    assert r["status"] == 0 and r["cas"] > 0 and r["opaque"] == 0x11223344
+    s.sendall(bin_req(0x0c, b"bk"))  # GETK
+    r = bin_read(s)
+    assert r["status"] == 0 and r["key"] == b"bk" and r["value"] == b"hello"
+    assert struct.unpack(">I", r["extras"])[0] == 9
+    s.sendall(bin_req(0x00, b"nope"))
+    r = bin_read(s)
+    assert r["status"] == 1 and r["value"] == b"Not found"
+    # incr with initial value, then the counter
+    s.sendall(bin_req(0x05, b"ctr", struct.pack(">QQI", 5, 100, 0)))
+    assert struct.unpack(">Q", bin_read(s)["value"])[0] == 100
+    s.sendall(bin_req(0x05, b"ctr", struct.pack(">QQI", 5, 100, 0)))
+    assert struct.unpack(">Q", bin_read(s)["value"])[0] == 105
+    # incr without auto-create (exptime 0xffffffff)
+    s.sendall(bin_req(0x05, b"ctr2", struct.pack(">QQI", 1, 0, 0xFFFFFFFF)))
+    assert bin_read(s)["status"] == 1
+    # touch, gat, stat, version, noop; quiet get miss sends nothing before the noop
+    s.sendall(bin_req(0x1c, b"bk", struct.pack(">I", 100)))
+    assert bin_read(s)["status"] == 0
+    s.sendall(bin_req(0x1d, b"bk", struct.pack(">I", 0)))
+    assert bin_read(s)["value"] == b"hello"
+    s.sendall(bin_req(0x09, b"nope") + bin_req(0x0a))
+    assert bin_read(s)["op"] == 0x0a
+    s.sendall(bin_req(0x0b))
+    assert bin_read(s)["value"].startswith(b"1.6")
+    s.sendall(bin_req(0x10, b"settings"))
+    names = []
+    while True:
+        r = bin_read(s)
+        if not r["key"]:
+            break
+        names.append(r["key"])
+    assert b"maxconns" in names
+    s.close()
+
+
+def test_binary_errors(srv):
+    s = srv.conn()
+    # value too large: E2BIG, value swallowed, connection kept
+    n = (1 << 20) + 10
+    s.sendall(bin_req(0x01, b"bk", struct.pack(">II", 0, 0), b"x" * n))
+    r = bin_read(s)
+    assert r["status"] == 3 and r["value"] == b"Too large."
+    # unknown opcode: UNKNOWN_COMMAND, body swallowed, connection kept
+    s.sendall(bin_req(0x55, b"kk", b"", b"body"))
+    assert bin_read(s)["status"] == 0x81
+    s.sendall(bin_req(0x0a))
+    assert bin_read(s)["op"] == 0x0a
+    # get with extras: protocol error, EINVAL, then the server closes
+    s.sendall(bin_req(0x00, b"k", b"\0\0\0\0"))
+    assert bin_read(s)["status"] == 4
+    assert s.recv(10) == b""
+    s.close()
+    # key of 251 bytes: EINVAL and close
+    s = srv.conn()
+    s.sendall(bin_req(0x00, b"k" * 251))
+    assert bin_read(s)["status"] == 4
+    assert s.recv(10) == b""
+    s.close()
+
+
+def test_truncated_binary_header_does_not_hurt_others(srv, mc):
+    for cut in (1, 5, 23, 30):
+        s = srv.conn()
+        s.sendall(bin_req(0x01, b"tk", struct.pack(">II", 0, 0), b"val")[:cut])
+        s.close()
+    mc.set("after", b"ok")
+    assert mc.get("after") == b"ok"
+
+
+# ---- meta commands (raw socket) ----------------------------------------------------------
+
+def test_meta_basic(srv, mc):
+    assert talk(srv, b"mn\r\n") == b"MN\r\n"
+    assert talk(srv, b"ms mk 3 T0 F5 k\r\nbar\r\n") == b"HD kmk\r\n"
+    r = talk(srv, b"mg mk v k f t s O123\r\n", b"bar\r\n")
+    assert r == b"VA 3 kmk f5 t-1 s3 O123\r\nbar\r\n"
+    r = talk(srv, b"mg mk c\r\n")
+    assert r.startswith(b"HD c") and int(r[4:-2]) > 0
+    assert talk(srv, b"mg nope v\r\n") == b"EN\r\n"
+    assert talk(srv, b"mg nope k O9\r\n") == b"EN knope O9\r\n"
+    assert talk(srv, b"mg nope v q\r\nmn\r\n") == b"MN\r\n"
+    assert talk(srv, b"mg mk q\r\n") == b"HD\r\n"
+    assert talk(srv, b"mg mk T100 t\r\n") == b"HD t100\r\n"
+
+
+def test_meta_set_modes_and_cas(srv, mc):
+    assert talk(srv, b"ms z 1 ME\r\na\r\n") == b"HD\r\n"
+    assert talk(srv, b"ms z 1 ME\r\na\r\n") == b"NS\r\n"
+    assert talk(srv, b"ms y 1 MR\r\na\r\n") == b"NS\r\n"
+    assert talk(srv, b"ms z 1 MA\r\nb\r\n") == b"HD\r\n"
+    assert talk(srv, b"ms z 1 MP\r\nc\r\n") == b"HD\r\n"
+    assert talk(srv, b"mg z v\r\n", b"cab\r\n") == b"VA 3\r\ncab\r\n"
+    r = talk(srv, b"ms z 1 c\r\nd\r\n")
+    cas = int(r.split(b" c")[1])
+    assert talk(srv, b"ms z 1 C%d\r\ne\r\n" % (cas + 1)) == b"EX\r\n"
+    assert talk(srv, b"ms z 1 C%d\r\ne\r\n" % cas) == b"HD\r\n"
+    assert talk(srv, b"ms y 1 C1\r\na\r\n") == b"NF\r\n"
+    assert talk(srv, b"ms z 1 q\r\nf\r\nmn\r\n") == b"MN\r\n"
+    assert talk(srv, b"ms Zm9v 2 b k\r\nhi\r\n") == b"HD kZm9v b\r\n"
+    assert talk(srv, b"mg foo v\r\n", b"hi\r\n") == b"VA 2\r\nhi\r\n"
+
+
+def test_meta_delete_arith(srv, mc):
+    talk(srv, b"ms d 1\r\nx\r\n")
+    assert talk(srv, b"md d C1\r\n") == b"EX\r\n"
+    assert talk(srv, b"md d q\r\nmd d k\r\n") == b"NF kd\r\n"
+    assert talk(srv, b"ma cnt\r\n") == b"NF\r\n"
+    assert talk(srv, b"ma cnt N0 J10 v\r\n", b"10\r\n") == b"VA 2\r\n10\r\n"
+    assert talk(srv, b"ma cnt q\r\nma cnt v\r\n", b"12\r\n") == b"VA 2\r\n12\r\n"
+    assert talk(srv, b"ma cnt MD D20 v\r\n", b"0\r\n") == b"VA 1\r\n0\r\n"
+    assert talk(srv, b"ma cnt M- v t\r\n", b"0\r\n") == b"VA 1 t-1\r\n0\r\n"
+    talk(srv, b"ms s 1\r\nx\r\n")
+    assert talk(srv, b"ma s\r\n") == \
+        b"CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
+
+
+META_ERRS = [
+    (b"mg\r\n", b"ERROR\r\n"),
+    (b"mg foo zz\r\n", b"CLIENT_ERROR invalid flag\r\n"),
+    (b"mg foo v v\r\n", b"CLIENT_ERROR duplicate flag\r\n"),
+    (b"mg foo Tabc\r\n", b"CLIENT_ERROR bad token in command line format\r\n"),
+    (b"mg foo O" + b"1" * 33 + b"\r\n", b"CLIENT_ERROR opaque token too long\r\n"),
+    (b"ms foo\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    (b"ms foo 3\r\nbarxy", b"CLIENT_ERROR bad data chunk\r\n"),
+    (b"ms k 2 MX\r\nab\r\n", b"CLIENT_ERROR invalid mode for ms M token\r\n"),
+    (b"md foo zz\r\n", b"CLIENT_ERROR invalid or duplicate flag\r\n"),
+    (b"ma foo Dabc\r\n", b"CLIENT_ERROR invalid or duplicate flag\r\n"),
+    (b"ma foo MX\r\n", b"CLIENT_ERROR invalid mode for ma M token\r\n"),
+    (b"mg !!! b\r\n", b"CLIENT_ERROR error decoding key\r\n"),
+    (b"mg " + b"k" * 251 + b" v\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+]
+
+
+@pytest.mark.parametrize("req,reply", META_ERRS)
+def test_meta_errors(srv, req, reply):
+    s = srv.conn()
+    s.sendall(req + b"mn\r\n")
+    assert recv_until(s, b"MN\r\n") == reply + b"MN\r\n"
+    s.close()
+
+
+# ---- robustness ------------------------------------------------------------------------
+
+def test_half_command_stall_does_not_block_others(srv, mc):
+    stalled = []
+    for part in (b"set half 0 0 10\r\nabc", b"get ha", bin_req(0x01, b"k", b"\0" * 8, b"v")[:10]):
+        s = srv.conn()
+        s.sendall(part)
+        stalled.append(s)
+    t0 = time.time()
+    for i in range(200):
+        assert mc.set("live%d" % i, b"x") is True
+    assert time.time() - t0 < 10
+    # the stalled set completes when the rest arrives
+    stalled[0].sendall(b"defghij\r\n")
+    assert recv_until(stalled[0], b"\r\n") == b"STORED\r\n"
+    for s in stalled:
+        s.close()
+
+
+def test_slow_reader_is_paused_and_resumed(srv, mc):
+    """100 gets of a 512 KiB value sent at once, replies read only afterwards: the server
+    must stop reading at 4 MiB of queued output, resume as the client reads, and deliver
+    every reply intact."""
+    val = bytes(range(256)) * 2048
+    assert mc.set("bigv", val) is True
+    s = srv.conn(timeout=20)
+    s.sendall(b"get bigv\r\n" * 100 + b"mn\r\n")
+    time.sleep(0.3)  # let the server fill the socket and pause
+    reply = recv_until(s, b"MN\r\n", limit=1 << 27)
+    one = b"VALUE bigv 0 %d\r\n%s\r\nEND\r\n" % (len(val), val)
+    assert reply == one * 100 + b"MN\r\n"
+    s.close()
+
+
+def test_huge_multiget_is_bounded(srv, mc):
+    """A get naming one 1 MB value 100 times would queue 100 MB: the server stops past
+    64 MiB with memcached's "out of memory writing get response" and keeps serving."""
+    val = b"h" * 1000000
+    assert mc.set("huge", val) is True
+    s = srv.conn(timeout=20)
+    s.sendall(b"get" + b" huge" * 100 + b"\r\n")
+    err = b"SERVER_ERROR out of memory writing get response\r\n"
+    r = bytearray()
+    while not r.endswith(err):
+        assert not r.endswith(b"\r\nEND\r\n"), "all 100 values were queued"
+        chunk = s.recv(1 << 20)
+        assert chunk
+        r += chunk
+    n = r.count(b"VALUE huge 0 1000000\r\n")
+    assert 60 <= n < 100, n
+    s.sendall(b"mn\r\n")
+    assert recv_until(s, b"MN\r\n") == b"MN\r\n"
+    s.close()
+
+
+def test_thousands_of_connections():
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 2100
+    if soft < want + 64 and (hard == resource.RLIM_INFINITY or hard >= want + 64):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want + 64, hard))
+        soft = want + 64
+    n = min(want, soft - 64)
+    srv = Server("-t", "2", "-c", "4096")
+    try:
+        conns = [srv.conn() for _ in range(n)]
+        for i, s in enumerate(conns):
+            s.sendall(b"set c%d 0 0 1\r\nx\r\n" % i)
+        for s in conns:
+            assert recv_until(s, b"\r\n") == b"STORED\r\n"
+        c = srv.client()
+        assert c.stats()[b"curr_connections"] >= n
+        assert c.get("c%d" % (n - 1)) == b"x"
+        c.close()
+        for s in conns:
+            s.close()
+    finally:
+        assert srv.stop() == 0
+
+
+def _curr_conns(sock):
+    sock.sendall(b"stats\r\n")
+    r = recv_until(sock, b"END\r\n")
+    return int(r.split(b"STAT curr_connections ")[1].split(b"\r\n")[0])
+
+
+def _wait_conns(sock, n, timeout=20.0):
+    end = time.time() + timeout
+    while _curr_conns(sock) != n:
+        assert time.time() < end, "curr_connections never reached %d" % n
+        time.sleep(0.02)
+
+
+def test_connection_limit():
+    srv = Server("-t", "1", "-c", "20")
+    try:
+        st = srv.conn()
+        _wait_conns(st, 1)  # the start-up probe's connection has been closed
+        conns = [srv.conn() for _ in range(19)]  # st + 19 = the limit
+        for s in conns:  # make sure each was adopted by a worker
+            s.sendall(b"mn\r\n")
+            assert recv_until(s, b"MN\r\n") == b"MN\r\n"
+        extra = srv.conn()
+        assert recv_until(extra, b"\r\n") == b"ERROR Too many open connections\r\n"
+        assert extra.recv(10) == b""
+        extra.close()
+        conns.pop().close()
+        _wait_conns(st, 19)
+        s = srv.conn()
+        s.sendall(b"mn\r\n")
+        assert recv_until(s, b"MN\r\n") == b"MN\r\n"
+        s.close()
+        for s in conns:
+            s.close()
+        st.close()
+    finally:
+        assert srv.stop() == 0
+
+
+def test_set_storm_beyond_memory_limit():
+    srv = Server("-t", "2", "-m", "4")
+    try:
+        s = srv.conn()
+        val = b"v" * 10000
+        total = 0
+        for batch in range(10):  # 40 MB into 4 MB
+            burst = b"".join(b"set storm%d 0 0 %d noreply\r\n%s\r\n" % (batch * 400 + i,
+                                                                        len(val), val)
+                             for i in range(400))
+            s.sendall(burst)
+            total += len(burst)
+        s.sendall(b"mn\r\n")
+        r = recv_until(s, b"MN\r\n")
+        assert r == b"MN\r\n", r[:200]
+        s.sendall(b"stats\r\n")
+        st = dict(line.split(b" ")[1:3] for line in recv_until(s, b"END\r\n").split(b"\r\n")
+                  if line.startswith(b"STAT "))
+        assert int(st[b"bytes"]) <= 4 << 20
+        assert int(st[b"evictions"]) > 0
+        s.sendall(b"get storm3999\r\n")  # the newest survives
+        assert recv_until(s, b"END\r\n").startswith(b"VALUE storm3999 0 10000\r\n")
+        s.close()
+    finally:
+        assert srv.stop() == 0
+
+
+def test_set_storm_without_eviction_says_out_of_memory():
+    srv = Server("-t", "1", "-m", "2", "-M")
+    try:
+        s = srv.conn()
+        val = b"v" * 10000
+        replies = []
+        for i in range(600):  # 6 MB into 2 MB
+            s.sendall(b"set nm%d 0 0 %d\r\n%s\r\n" % (i, len(val), val))
+            replies.append(recv_until(s, b"\r\n"))
+        assert replies[0] == b"STORED\r\n"
+        assert b"SERVER_ERROR out of memory storing object\r\n" in replies
+        s.sendall(b"mn\r\n")  # still serving
+        assert recv_until(s, b"MN\r\n") == b"MN\r\n"
+        s.close()
+    finally:
+        assert srv.stop() == 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_clean_shutdown(sig):
+    srv = Server("-t", "3")
+    c = srv.client()
+    c.set("x", b"y")
+    idle = srv.conn()  # an open idle connection and a half command must not block exit
+    half = srv.conn()
+    half.sendall(b"set h 0 0 100\r\nabc")
+    assert srv.stop(sig) == 0
+    idle.close()
+    half.close()
+    c.close()
+
+
+def test_help_and_bad_flags():
+    out = subprocess.run([SERVER, "--help"], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 0 and "-p, --port" in out.stdout and "--variant" in out.stdout
+    bad = subprocess.run([SERVER, "-p", "notaport"], capture_output=True, timeout=10)
+    assert bad.returncode != 0
+    bad = subprocess.run([SERVER, "--variant", "nope"], capture_output=True, timeout=10)
+    assert bad.returncode != 0
+
+
+@pytest.mark.parametrize("variant", ["ps", "ps-nocrp", "mcs-clock", "locked"])
+def test_variants_serve(variant):
+    srv = Server("-t", "2", "--variant", variant)
+    try:
+        c = srv.client()
+        assert c.set("v", b"1") is True
+        assert c.incr("v", 2) == 3
+        assert c.stats()[b"tsync_variant"] == variant.encode()
+        c.close()
+    finally:
+        assert srv.stop() == 0
+
+
+# ---- same bytes, same replies as Debian's memcached ---------------------------------------
+
+SAME = [
+    # (not decr then get: memcached pads a shrunken number with spaces in place, "0 ")
+    b"set a 0 0 1\r\n5\r\nincr a 10\r\nget a\r\ndecr a 100\r\nincr a 2\r\n",
+    b"set b 1 0 3\r\nabc\r\nappend b 0 0 1\r\nd\r\nprepend b 0 0 1\r\nz\r\nget b\r\n",
+    b"add b 0 0 1\r\nx\r\nreplace nob 0 0 1\r\nx\r\ndelete nob\r\ndelete b\r\ndelete b\r\n",
+    b"set t 0 0 1\r\nx\r\ntouch t 10\r\ntouch nob 10\r\ngat 0 t nob\r\n",
+    b"incr nob 1\r\nset s 0 0 1\r\nx\r\nincr s 1\r\n",
+    b"bogus\r\n\r\nget\r\nset x 0 0\r\nGET a\r\n",
+    b"set x abc 0 1\r\nz\r\nset x 0 0 1\r\nzz\r\n",
+    b"incr a abc\r\ntouch a abc\r\ngat abc a\r\nflush_all abc\r\ndelete a 1\r\nverbosity\r\n",
+    b"set nr 0 0 1 noreply\r\n1\r\nincr nr 5 noreply\r\nincr nr x noreply\r\nget nr\r\n",
+    b"verbosity 1\r\nverbosity noreply\r\nverbosity 1 2 3\r\nmn\r\n",
+    b"ms m 2 T0 F3\r\nhi\r\nmg m v f s k O1\r\nmg miss k O2\r\nmg miss q\r\nmn\r\n",
+    b"ms m 1 ME\r\nx\r\nms mm 1 MR\r\nx\r\nms m 1 MA\r\n!\r\nmg m v\r\n",
+    b"mg m zz\r\nmg m v v\r\nmg m Tx\r\nms m\r\nms m 1\r\nxyz\r\nmn\r\n",
+    b"md m q\r\nmd m\r\nmd m zz\r\nma m\r\nma c N0 J5 v\r\nma c MD v\r\nma c MX\r\nmn\r\n",
+    b"ms Zm9v 2 b k\r\nhi\r\nmg Zm9v b k v\r\nmg !!! b\r\n",
+    b"get " + b"k" * 251 + b"\r\nmg " + b"k" * 251 + b" v\r\n",
+]
+
+
+def test_same_replies_as_memcached(srv):
+    memcached = shutil.which("memcached")
+    if not memcached:
+        pytest.skip("Debian memcached not installed")
+    port = _free_port()
+    args = [memcached, "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2"]
+    if os.geteuid() == 0:
+        args += ["-u", "nobody"]
+    mproc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.02)
+        def run(p, seq):  # every sequence ends with mn: read up to its MN
+            s = socket.create_connection(("127.0.0.1", p), 5)
+            s.settimeout(5)
+            s.sendall(seq if seq.endswith(b"mn\r\n") else seq + b"mn\r\n")
+            r = recv_until(s, b"MN\r\n")
+            s.close()
+            return r
+
+        run(port, b"flush_all\r\n")
+        run(srv.port, b"flush_all\r\n")
+        for seq in SAME:
+            theirs = run(port, seq)
+            ours = run(srv.port, seq)
+            assert ours == theirs, (seq, ours, theirs)
+    finally:
+        mproc.terminate()
+        mproc.wait(timeout=10)
