@@ -4,8 +4,9 @@
 #                 build (clang) + ctest, AddressSanitizer+UBSan build + ctest, pytest, and an
 #                 install check (install to a temporary prefix, build examples/ against it
 #                 with CMake and with pkg-config, run them)
-#   make bench    install missing packages, release build, run the SMR benchmark into
-#                 docs/results/smr/ (with COMMAND.txt: the command line and the machine)
+#   make bench    install missing packages, release build, run every benchmark suite
+#                 (scripts/bench-suite.sh: smr rlu oplog cache net rt) into docs/results/,
+#                 each directory with COMMAND.txt: the command lines and the machine
 #
 # Installing packages needs root (apt-get); as another user `make deps` prints the
 # `sudo apt-get install ...` line. `make help` lists every target and knob.
@@ -25,6 +26,8 @@ BUILD_DIR   ?= build
 TSAN_DIR    ?= build-tsan
 ASAN_DIR    ?= build-asan
 TSAN_CC     ?= clang
+# clang for ASan+UBSan too: it also builds the tsync-cached parser fuzzers (libFuzzer).
+ASAN_CC     ?= clang
 # Sanitizer builds keep assertions (no NDEBUG) but optimise a little to keep tests fast.
 SAN_BUILD_TYPE ?= Debug
 SAN_CFLAGS     ?= -O1 -g
@@ -48,22 +51,25 @@ PYTEST_ARGS ?=
 SANITIZERS  ?= thread address
 TEST_STEPS  ?= release $(SANITIZERS) python install
 
-# What `make bench` runs: $(BUILD_DIR)/tsync-bench $(BENCH_ARGS).
-BENCH_OUT   ?= docs/results/smr
-BENCH_ARGS  ?= smr --out $(BENCH_OUT)
-# The second layout of the same benchmark (see tsync-bench smr --help): shared slots.
-BENCH_SLOTS_ARGS ?= smr --layout slots --out docs/results/smr-slots
+# What `make bench` runs: every suite of scripts/bench-suite.sh (smr rlu oplog cache net
+# rt), each into docs/results/<suite>/; `make bench SUITES="smr rlu"` runs just those, and
+# BENCH_ARGS="smr --seconds 1" runs that one tsync-bench command instead.
+SUITES      ?= smr rlu oplog cache net rt
+BENCH_ARGS  ?=
 
 # Debian 12 packages. clang and its sanitizer runtimes (which clang only *recommends*; we
-# install without recommends) are needed only by the ThreadSanitizer step, so `make`,
-# `make bench` and `make test SANITIZERS=` do not ask for them; `make deps` installs all.
-DEB_BASE := make cmake gcc libc6-dev pkg-config liburcu-dev libck-dev libjansson-dev libxxhash-dev \
+# install without recommends) are needed only by the sanitizer steps (TSan, and ASan+UBSan
+# with the libFuzzer parser fuzzers), so `make`, `make bench` and `make test SANITIZERS=`
+# do not ask for them; `make deps` installs all. memcached is stock memcached, the peer of
+# `tsync-bench cached-net`; libmemcached-tools brings memccapable and memcaslap.
+DEB_BASE := make cmake gcc libc6-dev pkg-config liburcu-dev libck-dev libjansson-dev \
+	libxxhash-dev libevent-dev libmemcached-tools memcached \
 	python3 python3-venv python3-pytest python3-matplotlib python3-numpy python3-yaml \
-	python3-tqdm
-DEB_TSAN := clang libclang-rt-14-dev
+	python3-tqdm python3-pymemcache
+DEB_CLANG := clang libclang-rt-14-dev
 _goals := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
-_want_tsan := $(or $(filter deps test-thread,$(_goals)),$(and $(filter test,$(_goals)),$(filter thread,$(TEST_STEPS))))
-DEB_PACKAGES ?= $(DEB_BASE) $(if $(_want_tsan),$(DEB_TSAN))
+_want_clang := $(or $(filter deps test-thread test-address,$(_goals)),$(and $(filter test,$(_goals)),$(filter thread address,$(TEST_STEPS))))
+DEB_PACKAGES ?= $(DEB_BASE) $(if $(_want_clang),$(DEB_CLANG))
 EXTRA_DEB_PACKAGES ?=
 
 CTEST_RUN = $(CTEST) --output-on-failure --no-tests=error --timeout $(CTEST_TIMEOUT) \
@@ -84,7 +90,7 @@ help:
 	@echo "                 steps: release thread address python install"
 	@echo "                 e.g. make test SANITIZERS=   |  make test TEST_STEPS=release"
 	@echo "  make test-STEP one step (test-release, test-thread, test-address, test-python, test-install)"
-	@echo "  make bench     build, then $(BUILD_DIR)/tsync-bench $(BENCH_ARGS)"
+	@echo "  make bench     build, then the suites $(SUITES) (scripts/bench-suite.sh) into docs/results/"
 	@echo "  make install   install to PREFIX=$(PREFIX)"
 	@echo "  make clean     remove $(BUILD_DIR)/ $(TSAN_DIR)/ $(ASAN_DIR)/"
 	@echo "knobs: JOBS=$(JOBS) WERROR=$(WERROR) BENCH=$(BENCH) CTEST_ARGS='$(CTEST_ARGS)'" \
@@ -134,7 +140,8 @@ test-thread: deps
 		$$wrap $(CTEST_RUN) --test-dir $(TSAN_DIR)
 
 test-address: deps
-	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
+	@bash scripts/check-sanitizer.sh $(ASAN_CC) address >/dev/null
+	CC=$(ASAN_CC) $(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
 		-DCMAKE_C_FLAGS_DEBUG="$(SAN_CFLAGS)" -DTSYNC_WERROR=$(WERROR) \
 		-DTSYNC_SANITIZE=address -DTSYNC_BUILD_TESTS=ON -DTSYNC_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
@@ -166,16 +173,10 @@ test-install: deps
 	bash scripts/check-install.sh "$$prefix"
 
 # ---- benchmark ----------------------------------------------------------------------------
-# With the default arguments: both layouts, then the README's results block is refreshed.
 bench: build
-	bash scripts/run-bench.sh $(BUILD_DIR) $(BENCH_ARGS)
-	@if [ "$(BENCH_ARGS)" = "smr --out docs/results/smr" ]; then \
-		bash scripts/run-bench.sh $(BUILD_DIR) $(BENCH_SLOTS_ARGS) && \
-		$(PYTHON) bench/report.py readme README.md \
-			--section "Paper layout (seed 000 §5.1: one shared node read, private updates)=docs/results/smr/smr.csv" \
-			--section "Slots layout (updates replace nodes readers are reading)=docs/results/smr-slots/smr.csv" \
-			--command "make bench" && \
-		echo "bench: README.md results refreshed"; fi
+	@if [ -n "$(BENCH_ARGS)" ]; then bash scripts/run-bench.sh $(BUILD_DIR) $(BENCH_ARGS); \
+	else py=$$(bash scripts/pyenv.sh $(PYTHON) $(VENV)); \
+		bash scripts/bench-suite.sh $(BUILD_DIR) "$$py" $(SUITES); fi
 
 clean:
 	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR) $(VENV)

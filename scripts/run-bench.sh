@@ -2,7 +2,9 @@
 # scripts/run-bench.sh BUILD_DIR ARGS... - run BUILD_DIR/tsync-bench ARGS and, when ARGS
 # name an output directory (--out DIR), write DIR/COMMAND.txt: the exact command line, the
 # commit, and the machine it ran on (CPU count and model, kernel, OS, compiler), so that
-# every result in docs/results/ says how it was made. Used by `make bench`.
+# every result in docs/results/ says how it was made. Used by `make bench`
+# (scripts/bench-suite.sh). With TSYNC_BENCH_APPEND=1 and DIR/COMMAND.txt present, only a
+# further "command:" line is appended (several commands writing into one directory).
 set -euo pipefail
 build_dir=${1:?usage: $0 BUILD_DIR ARGS...}
 shift
@@ -45,6 +47,12 @@ elapsed=$((SECONDS - t0))
 
 [ -n "$out" ] || exit 0
 mkdir -p "$out"
+# A further command writing into the same directory (scripts/bench-suite.sh): one more line.
+if [ "${TSYNC_BENCH_APPEND:-0}" = 1 ] && [ -f "$out/COMMAND.txt" ]; then
+	echo "command:   $cmdline   (started $start, ${elapsed} s)" >>"$out/COMMAND.txt"
+	echo "run-bench: appended to $out/COMMAND.txt"
+	exit 0
+fi
 cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -n 1)
 [ -n "$cpu" ] || cpu=$(uname -p)
 tscflags=$(grep -o -w -E 'constant_tsc|nonstop_tsc|tsc_reliable' /proc/cpuinfo 2>/dev/null |

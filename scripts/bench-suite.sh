@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# scripts/bench-suite.sh BUILD_DIR PYTHON SUITE... - the benchmarks `make bench` runs, one
+# suite per module, each into docs/results/<suite>/ with a COMMAND.txt (scripts/run-bench.sh)
+# that records every command, the commit and the machine.
+#
+#   smr    tsync-bench smr, seed 000 §5.1, both layouts; refreshes README.md's results block
+#   rlu    tsync-bench rlu, seed 003's list/hash study (RCU, RLU, MV-RLU, ParSec, rwlock)
+#   oplog  tsync-bench oplog list|counter|rmap, seed 002 §7
+#   cache  tsync-bench cache, seed 000 §5.2's in-process memcached study
+#   net    tsync-bench cached-net: tsync-cached against stock memcached over the network
+#   rt     tsync-rta validate (runs tsync-bench rt; measured peak <= G*), seed 004 §VII
+#
+# THREADS (environment): the thread counts, default 1,2,4,... up to the CPU count (smr's
+# own default, 1..nproc and 2 x nproc, unless THREADS is set).
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR PYTHON SUITE...}
+py=${2:?usage: $0 BUILD_DIR PYTHON SUITE...}
+shift 2
+here=$(dirname "$0")
+
+smr_threads=()
+[ -z "${THREADS:-}" ] || smr_threads=(--threads "$THREADS")
+if [ -z "${THREADS:-}" ]; then
+	n=$(nproc)
+	THREADS=1
+	for ((t = 2; t <= n; t *= 2)); do THREADS="$THREADS,$t"; done
+	((t / 2 == n)) || THREADS="$THREADS,$n"
+fi
+
+run() { bash "$here/run-bench.sh" "$build" "$@"; }
+again() { TSYNC_BENCH_APPEND=1 bash "$here/run-bench.sh" "$build" "$@"; }
+
+for suite in "$@"; do
+	echo "=== bench suite: $suite (threads $THREADS)"
+	case "$suite" in
+	smr)
+		run smr "${smr_threads[@]}" --out docs/results/smr
+		run smr --layout slots "${smr_threads[@]}" --out docs/results/smr-slots
+		"$py" bench/report.py readme README.md \
+			--section "Paper layout (seed 000 §5.1: one shared node read, private updates)=docs/results/smr/smr.csv" \
+			--section "Slots layout (updates replace nodes readers are reading)=docs/results/smr-slots/smr.csv" \
+			--command "make bench"
+		echo "bench: README.md results refreshed"
+		;;
+	rlu)
+		run rlu --mechanisms rcu,rcu-sync,rlu,rlu-defer,mvrlu,ps,rwlock --threads "$THREADS" \
+			--updates 2,20,50 --seconds 2 --out docs/results/rlu
+		;;
+	oplog)
+		run oplog list --threads "$THREADS" --params 0,1000,100,10,1 --seconds 0.5 --repeat 3 \
+			--out docs/results/oplog
+		again oplog counter --threads "$THREADS" --seconds 0.5 --repeat 3 --out docs/results/oplog
+		again oplog rmap --threads "$THREADS" --seconds 0.5 --repeat 3 --out docs/results/oplog
+		;;
+	cache)
+		run cache --threads "$THREADS" --set-pct 0,10,20 --out docs/results/cache
+		;;
+	net)
+		# Half the CPUs serve (-t of both servers), the other half run memcaslap.
+		n=$(nproc)
+		st=$((n > 1 ? n / 2 : 1))
+		cpus=()
+		((n < 2)) || cpus=(--server-cpus "0-$((st - 1))" --client-cpus "$st-$((n - 1))")
+		# cached_net.py writes its own COMMAND.txt (servers' versions, load average)
+		"$build/tsync-bench" cached-net --threads "$st" --memory 64 --conns 32 --runs 5 \
+			--seconds 5 "${cpus[@]}" --out docs/results/cache/net
+		;;
+	rt)
+		out=docs/results/rt/analysis/validate
+		mkdir -p "$out"
+		for policy in rt temporal; do
+			echo "+ $py -m tsync_rta validate python/examples/two-cores.yaml --bench $build/tsync-bench --policy $policy --out $out/validate-$policy.json"
+			PYTHONPATH=python "$py" -m tsync_rta validate python/examples/two-cores.yaml \
+				--bench "$build/tsync-bench" --policy "$policy" --seconds 2 \
+				--out "$out/validate-$policy.json"
+		done
+		;;
+	*)
+		echo "bench-suite: unknown suite '$suite' (smr rlu oplog cache net rt)" >&2
+		exit 2
+		;;
+	esac
+done
