@@ -130,7 +130,7 @@ test-release: build
 # (setarch -R) when TSan cannot start under this kernel's address-space randomisation.
 test-thread: deps
 	@bash scripts/check-sanitizer.sh $(TSAN_CC) thread >/dev/null
-	CC=$(TSAN_CC) $(CMAKE) -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
+	$(CMAKE) -S . -B $(TSAN_DIR) -DCMAKE_C_COMPILER=$(TSAN_CC) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
 		-DCMAKE_C_FLAGS_DEBUG="$(SAN_CFLAGS)" -DTSYNC_WERROR=$(WERROR) \
 		-DTSYNC_SANITIZE=thread -DTSYNC_BUILD_TESTS=ON -DTSYNC_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS)
@@ -141,7 +141,7 @@ test-thread: deps
 
 test-address: deps
 	@bash scripts/check-sanitizer.sh $(ASAN_CC) address >/dev/null
-	CC=$(ASAN_CC) $(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
+	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_C_COMPILER=$(ASAN_CC) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
 		-DCMAKE_C_FLAGS_DEBUG="$(SAN_CFLAGS)" -DTSYNC_WERROR=$(WERROR) \
 		-DTSYNC_SANITIZE=address -DTSYNC_BUILD_TESTS=ON -DTSYNC_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
