@@ -3,38 +3,20 @@
 # Fails unless the run exits 0, the CSV header is exact, and every mechanism that
 # `tsync-bench smr --list` names has one well-formed row per (threads, update %).
 cmake_minimum_required(VERSION 3.25)
-if(NOT BENCH)
-  message(FATAL_ERROR "usage: cmake -DBENCH=path/to/tsync-bench -P smoke_smr.cmake")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/smoke_common.cmake)
 
 set(header "mechanism,threads,update_pct,read_mops,update_mops,read_p50_ns,read_p99_ns,update_p50_ns,update_p99_ns,peak_pending")
 set(threads 1 2)
 set(updates 0 50)
 
-execute_process(COMMAND ${BENCH} smr --list OUTPUT_VARIABLE listing RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "tsync-bench smr --list failed (${rc})")
-endif()
-string(REGEX MATCHALL "(^|\n)[a-z0-9-]+" mechs "${listing}")
-list(TRANSFORM mechs STRIP)
+bench_smoke_names(mechs smr)
 list(LENGTH mechs nmechs)
 if(nmechs LESS 11)
   message(FATAL_ERROR "expected at least 11 mechanisms, --list gave: ${mechs}")
 endif()
 
-execute_process(
-  COMMAND ${BENCH} smr --mechanisms all --threads 1,2 --updates 0,50 --seconds 0.05 --csv -
-  OUTPUT_VARIABLE csv ERROR_VARIABLE progress RESULT_VARIABLE rc TIMEOUT 280)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "tsync-bench smr exited with ${rc}\nstderr:\n${progress}")
-endif()
-
-string(REGEX REPLACE "\n$" "" csv "${csv}")
-string(REPLACE "\n" ";" lines "${csv}")
-list(POP_FRONT lines first)
-if(NOT first STREQUAL header)
-  message(FATAL_ERROR "bad CSV header:\n  got:      ${first}\n  expected: ${header}")
-endif()
+bench_smoke_csv(lines HEADER "${header}" TIMEOUT 280 COMMAND
+  smr --mechanisms all --threads 1,2 --updates 0,50 --seconds 0.05 --csv -)
 
 foreach(m IN LISTS mechs)
   set(seen "")
@@ -86,13 +68,9 @@ if(NOT nrows EQUAL expect)
 endif()
 
 # Sampled timing (--lat-every) takes the other loop: it must count ops and time some.
-execute_process(
-  COMMAND ${BENCH} smr --layout slots --mechanisms ps,urcu-qsbr-sync --threads 2 --updates 50 --seconds 0.05
-          --lat-every 16 --csv -
-  OUTPUT_VARIABLE csv2 ERROR_VARIABLE progress2 RESULT_VARIABLE rc TIMEOUT 60)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "tsync-bench smr --lat-every 16 exited with ${rc}\nstderr:\n${progress2}")
-endif()
+bench_smoke_run(csv2 TIMEOUT 60 COMMAND
+  smr --layout slots --mechanisms ps,urcu-qsbr-sync --threads 2 --updates 50 --seconds 0.05
+      --lat-every 16 --csv -)
 foreach(m ps urcu-qsbr-sync)
   if(NOT csv2 MATCHES "\n${m},2,50,[0-9.e+-]+,[0-9.e+-]+,[0-9]+,[1-9][0-9]*,[0-9]+,[1-9][0-9]*,[0-9]+")
     message(FATAL_ERROR "--lat-every 16: no well-formed row with latencies for ${m}:\n${csv2}")

@@ -18,18 +18,16 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <tsync/clock.h>
 
+#include "common.h"
 #include "smr.h"
 
 #ifndef TSYNC_REPORT_PY
@@ -38,8 +36,6 @@
 #ifndef TSYNC_BENCH_PYTHON
 #define TSYNC_BENCH_PYTHON "python3"
 #endif
-
-extern char **environ;
 
 /* Canonical order: rows come out in this order. */
 static const struct smr_peer *const all_peers[] = {
@@ -268,15 +264,10 @@ static void run_loop(struct bench_thread *t)
 static void *worker(void *arg)
 {
 	struct bench_thread *t = arg;
-	if (t->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->cpu, &set);
-		int err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-		if (err && t->id == 0)
-			fprintf(stderr, "tsync-bench smr: warning: pinning to CPU %d: %s\n", t->cpu,
-				strerror(err));
-	}
+	int err = bench_pin_self(t->cpu);
+	if (err && t->id == 0)
+		fprintf(stderr, "tsync-bench smr: warning: pinning to CPU %d: %s\n", t->cpu,
+			strerror(err));
 	int ok = g_peer->thread_init(t) == 0;
 	if (!ok)
 		atomic_store(&g_init_failed, 1);
@@ -477,26 +468,13 @@ static void list_peers(FILE *f, bool controls)
 /* Parse "a,b,c" of unsigned values in [lo, hi]; returns the count or -1. */
 static int parse_list(const char *arg, const char *what, unsigned *out, unsigned lo, unsigned hi)
 {
-	unsigned n = 0;
-	const char *s = arg;
-	for (;;) {
-		char *end;
-		errno = 0;
-		unsigned long v = strtoul(s, &end, 10);
-		if (end == s || errno || v < lo || v > hi || (*end != ',' && *end != '\0')) {
-			fprintf(stderr, "tsync-bench smr: bad %s list '%s' (values %u..%u)\n", what,
-				arg, lo, hi);
-			return -1;
-		}
-		if (n == MAX_LIST) {
-			fprintf(stderr, "tsync-bench smr: at most %u %s values\n", MAX_LIST, what);
-			return -1;
-		}
-		out[n++] = (unsigned)v;
-		if (*end == '\0')
-			return (int)n;
-		s = end + 1;
-	}
+	int n = bench_parse_uint_list(arg, out, MAX_LIST, lo, hi, 0);
+	if (n == BENCH_LIST_BAD)
+		fprintf(stderr, "tsync-bench smr: bad %s list '%s' (values %u..%u)\n", what, arg,
+			lo, hi);
+	else if (n == BENCH_LIST_TOO_MANY)
+		fprintf(stderr, "tsync-bench smr: at most %u %s values\n", MAX_LIST, what);
+	return n < 0 ? -1 : n;
 }
 
 /* "all", a full name, or a prefix ending at a '-' boundary (urcu-mb: urcu-mb-sync and
@@ -528,28 +506,6 @@ static int select_peers(const char *arg, bool *sel)
 	}
 	free(copy);
 	return rc;
-}
-
-static int mkdir_p(const char *dir)
-{
-	char *p = strdup(dir);
-	if (!p)
-		return -1;
-	for (char *s = p + 1;; s++) {
-		if (*s == '/' || *s == '\0') {
-			char c = *s;
-			*s = '\0';
-			if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-				free(p);
-				return -1;
-			}
-			*s = c;
-			if (c == '\0')
-				break;
-		}
-	}
-	free(p);
-	return 0;
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -593,12 +549,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->nupdates = (unsigned)n;
 			break;
 		case 's':
-			errno = 0;
-			o->seconds = strtod(optarg, &end);
-			if (end == optarg || *end || errno || !(o->seconds > 0) || o->seconds > 3600) {
-				fprintf(stderr, "tsync-bench smr: bad --seconds '%s'\n", optarg);
+			if (bench_parse_seconds("tsync-bench smr", optarg, 3600, &o->seconds) != 0)
 				return -1;
-			}
 			break;
 		case 'c':
 			o->csv = optarg;
@@ -679,9 +631,7 @@ static void csv_row(FILE *f, const char *name, unsigned thr, unsigned pct, const
 static void run_report(const char *dir, const char *csv_path, const char *cmdline,
 		       const char *clockdesc)
 {
-	const char *py = getenv("TSYNC_BENCH_PYTHON");
-	if (!py || !*py)
-		py = TSYNC_BENCH_PYTHON;
+	const char *py = bench_python();
 	if (access(TSYNC_REPORT_PY, R_OK) != 0) {
 		fprintf(stderr, "tsync-bench smr: warning: %s not found; wrote %s only\n",
 			TSYNC_REPORT_PY, csv_path);
@@ -691,21 +641,17 @@ static void run_report(const char *dir, const char *csv_path, const char *cmdlin
 			(char *)csv_path, (char *)dir,             (char *)"--command",
 			(char *)cmdline,  (char *)"--clock",       (char *)clockdesc,
 			NULL};
-	pid_t pid;
-	int err = posix_spawnp(&pid, py, NULL, NULL, args, environ);
-	if (err) {
+	int rc = bench_run_script(args);
+	if (rc < 0) {
 		fprintf(stderr,
 			"tsync-bench smr: warning: cannot run %s (%s): no table or plots; "
 			"the CSV is in %s (run %s smr %s %s yourself)\n",
-			py, strerror(err), csv_path, TSYNC_REPORT_PY, csv_path, dir);
+			py, strerror(-rc), csv_path, TSYNC_REPORT_PY, csv_path, dir);
 		return;
 	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+	if (rc == 0)
 		fprintf(stderr, "tsync-bench smr: wrote %s/table.md and plots\n", dir);
-	else if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+	else if (rc == BENCH_SCRIPT_NO_MATPLOTLIB)
 		fprintf(stderr,
 			"tsync-bench smr: warning: %s has no matplotlib: wrote %s and %s/table.md, "
 			"no plots (set TSYNC_BENCH_PYTHON to an interpreter with matplotlib)\n",
@@ -717,12 +663,7 @@ static void run_report(const char *dir, const char *csv_path, const char *cmdlin
 
 static void init_cpus(void)
 {
-	cpu_set_t set;
-	g_ncpus = 0;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		for (int i = 0; i < CPU_SETSIZE; i++)
-			if (CPU_ISSET(i, &set))
-				g_cpus[g_ncpus++] = i;
+	g_ncpus = bench_affinity_cpus(g_cpus);
 	if (g_ncpus == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		for (long i = 0; i < (n > 0 ? n : 1) && i < CPU_SETSIZE; i++)
@@ -759,7 +700,7 @@ int smr_main(int argc, char **argv, const char *cmdline)
 		return 1;
 	}
 	if (o.out) {
-		if (mkdir_p(o.out) != 0) {
+		if (bench_mkdir_p(o.out) != 0) {
 			fprintf(stderr, "tsync-bench smr: mkdir %s: %s\n", o.out, strerror(errno));
 			return 1;
 		}

@@ -23,20 +23,18 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <tsync/clock.h>
 
 #include "cache.h"
 #include "cache_bench.h"
+#include "common.h"
 #include "hist.h"
 
 #ifndef TSYNC_CACHE_REPORT_PY
@@ -45,8 +43,6 @@
 #ifndef TSYNC_BENCH_PYTHON
 #define TSYNC_BENCH_PYTHON "python3"
 #endif
-
-extern char **environ;
 
 #define CSV_HEADER "variant,threads,set_pct,mops,get_p99_ns,set_p99_ns"
 #define MAX_LIST 64u
@@ -210,12 +206,7 @@ static void run_part(struct worker *w)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	if (w->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(w->cpu, &set);
-		(void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-	}
+	(void)bench_pin_self(w->cpu);
 	pthread_barrier_wait(&g_ready);
 	pthread_barrier_wait(&g_go);
 	run_part(w);
@@ -321,35 +312,12 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* The list items are unsigned values in [lo, hi]; empty items ("1,,2") are skipped. */
 static int parse_list(const char *arg, unsigned *out, unsigned *n, unsigned lo, unsigned hi)
 {
-	char *s = strdup(arg), *save = NULL;
-	*n = 0;
-	for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *end;
-		unsigned long v = strtoul(t, &end, 10);
-		if (*end || v < lo || v > hi || *n >= MAX_LIST) {
-			free(s);
-			return -1;
-		}
-		out[(*n)++] = (unsigned)v;
-	}
-	free(s);
-	return *n ? 0 : -1;
-}
-
-static int mkdir_p(const char *dir)
-{
-	char buf[4096];
-	snprintf(buf, sizeof buf, "%s", dir);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0777) && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
+	int k = bench_parse_uint_list(arg, out, MAX_LIST, lo, hi, BENCH_LIST_SKIP_EMPTY);
+	*n = k > 0 ? (unsigned)k : 0;
+	return k > 0 ? 0 : -1;
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -406,11 +374,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 's':
-			o->seconds = strtod(optarg, &end);
-			if (*end || !(o->seconds > 0) || o->seconds > 3600) {
-				fprintf(stderr, "tsync-bench cache: bad --seconds '%s'\n", optarg);
+			if (bench_parse_seconds("tsync-bench cache", optarg, 3600, &o->seconds) != 0)
 				return -1;
-			}
 			break;
 		case 'k':
 			o->keys = strtoull(optarg, &end, 10);
@@ -438,9 +403,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 static void run_report(const char *dir, const char *csv_path, const char *cmdline)
 {
-	const char *py = getenv("TSYNC_BENCH_PYTHON");
-	if (!py || !*py)
-		py = TSYNC_BENCH_PYTHON;
+	const char *py = bench_python();
 	if (access(TSYNC_CACHE_REPORT_PY, R_OK) != 0) {
 		fprintf(stderr, "tsync-bench cache: warning: %s not found; wrote %s only\n",
 			TSYNC_CACHE_REPORT_PY, csv_path);
@@ -448,19 +411,15 @@ static void run_report(const char *dir, const char *csv_path, const char *cmdlin
 	}
 	char *args[] = {(char *)py, (char *)TSYNC_CACHE_REPORT_PY, (char *)csv_path,
 			(char *)dir, (char *)"--command", (char *)cmdline, NULL};
-	pid_t pid;
-	int err = posix_spawnp(&pid, py, NULL, NULL, args, environ);
-	if (err) {
+	int rc = bench_run_script(args);
+	if (rc < 0) {
 		fprintf(stderr, "tsync-bench cache: warning: cannot run %s (%s); CSV in %s\n", py,
-			strerror(err), csv_path);
+			strerror(-rc), csv_path);
 		return;
 	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+	if (rc == 0)
 		fprintf(stderr, "tsync-bench cache: wrote %s/table.md and plots\n", dir);
-	else if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+	else if (rc == BENCH_SCRIPT_NO_MATPLOTLIB)
 		fprintf(stderr, "tsync-bench cache: warning: no matplotlib: wrote %s/table.md, no "
 				"plots\n", dir);
 	else
@@ -471,12 +430,7 @@ static void run_report(const char *dir, const char *csv_path, const char *cmdlin
 int cache_main(int argc, char **argv, const char *cmdline)
 {
 	struct opts o = {.requests = 10000000u, .keys = 1000000u, .pin = true};
-	cpu_set_t set;
-	g_ncpus = 0;
-	if (sched_getaffinity(0, sizeof set, &set) == 0)
-		for (int i = 0; i < CPU_SETSIZE; i++)
-			if (CPU_ISSET(i, &set))
-				g_cpus[g_ncpus++] = i;
+	g_ncpus = bench_affinity_cpus(g_cpus);
 	if (g_ncpus == 0)
 		g_cpus[g_ncpus++] = 0;
 	if (parse_opts(argc, argv, &o) != 0)
@@ -500,7 +454,7 @@ int cache_main(int argc, char **argv, const char *cmdline)
 		}
 	}
 	if (o.out) {
-		if (mkdir_p(o.out) != 0) {
+		if (bench_mkdir_p(o.out) != 0) {
 			fprintf(stderr, "tsync-bench cache: mkdir %s: %s\n", o.out, strerror(errno));
 			return 1;
 		}

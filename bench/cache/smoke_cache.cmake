@@ -3,19 +3,10 @@
 # Fails unless the run exits 0, the CSV header is exact, and every variant has one
 # well-formed row per (threads, set %).
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/../smoke_common.cmake)
 set(header "variant,threads,set_pct,mops,get_p99_ns,set_p99_ns")
-execute_process(
-  COMMAND ${BENCH} cache --threads 1,2 --set-pct 0,20 --requests 40000 --keys 5000 --csv -
-  OUTPUT_VARIABLE csv ERROR_VARIABLE progress RESULT_VARIABLE rc TIMEOUT 100)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "tsync-bench cache exited with ${rc}\nstderr:\n${progress}")
-endif()
-string(REGEX REPLACE "\n$" "" csv "${csv}")
-string(REPLACE "\n" ";" lines "${csv}")
-list(POP_FRONT lines first)
-if(NOT first STREQUAL header)
-  message(FATAL_ERROR "bad CSV header:\n  got:      ${first}\n  expected: ${header}")
-endif()
+bench_smoke_csv(lines HEADER "${header}" TIMEOUT 100 COMMAND
+  cache --threads 1,2 --set-pct 0,20 --requests 40000 --keys 5000 --csv -)
 foreach(v ps ps-nocrp mcs-clock locked)
   foreach(t 1 2)
     foreach(p 0 20)
@@ -29,7 +20,7 @@ foreach(v ps ps-nocrp mcs-clock locked)
         endif()
       endforeach()
       if(NOT n EQUAL 1)
-        message(FATAL_ERROR "expected one row for ${v},${t},${p}, got ${n}:\n${csv}")
+        message(FATAL_ERROR "expected one row for ${v},${t},${p}, got ${n}:\n${lines_TEXT}")
       endif()
     endforeach()
   endforeach()

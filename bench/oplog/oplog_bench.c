@@ -29,13 +29,10 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <tsync/clock.h>
@@ -44,6 +41,7 @@
 #include <tsync/oplog_list.h>
 #include <tsync/oplog_rmap.h>
 
+#include "common.h"
 #include "hist.h"
 #include "harris.h"
 #include "oplog_bench.h"
@@ -54,8 +52,6 @@
 #ifndef TSYNC_BENCH_PYTHON
 #define TSYNC_BENCH_PYTHON "python3"
 #endif
-
-extern char **environ;
 
 #define CSV_HEADER "benchmark,variant,threads,param,ops_per_ms,p99_ns"
 #define MAX_THREADS 256u
@@ -102,16 +98,6 @@ static inline void spin_cycles(uint64_t n)
 	uint64_t until = tsync_now() + n;
 	while (tsync_now() < until)
 		tsync_arch_relax();
-}
-
-static inline uint64_t xrand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
 }
 
 /* ==== list ==== */
@@ -334,7 +320,7 @@ static bool is_trunc(uint64_t i)
 
 static uint64_t trunc_off(struct bthread *t)
 {
-	return RMAP_PAGES / 2 + xrand(&t->seed) % (RMAP_PAGES / 2);
+	return RMAP_PAGES / 2 + bench_xorshift64s(&t->seed) % (RMAP_PAGES / 2);
 }
 
 /* mutex: a sorted list of the threads' mapping structs */
@@ -510,12 +496,7 @@ static const struct variant *g_v;
 static void *worker(void *arg)
 {
 	struct bthread *t = arg;
-	if (t->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->cpu, &set);
-		(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	(void)bench_pin_self(t->cpu);
 	g_v->thread_init(t);
 	pthread_barrier_wait(&g_ready);
 	pthread_barrier_wait(&g_go);
@@ -551,7 +532,8 @@ struct opts {
 	unsigned repeat;
 };
 
-static int g_cpus[CPU_SETSIZE], g_ncpus;
+static int g_cpus[CPU_SETSIZE];
+static unsigned g_ncpus;
 
 static int run_one(const struct variant *v, unsigned nthr, uint64_t param, const struct opts *o,
 		   double *ops_per_ms, uint64_t *p99_ns)
@@ -572,7 +554,7 @@ static int run_one(const struct variant *v, unsigned nthr, uint64_t param, const
 	pthread_barrier_init(&g_go, NULL, nthr + 1);
 	for (unsigned i = 0; i < nthr; i++) {
 		g_th[i].id = i;
-		g_th[i].cpu = o->pin ? g_cpus[i % (unsigned)g_ncpus] : -1;
+		g_th[i].cpu = o->pin ? g_cpus[i % g_ncpus] : -1;
 		g_th[i].seed = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
 		g_th[i].lat = calloc(1, sizeof(struct hist));
 		if (!g_th[i].lat || pthread_create(&tid[i], NULL, worker, &g_th[i]) != 0) {
@@ -646,45 +628,6 @@ static void usage(FILE *f)
 		SPIN_CYCLES, RMAP_W, LAT_EVERY);
 }
 
-static int parse_u64_list(const char *arg, uint64_t *out, unsigned max, uint64_t lo, uint64_t hi)
-{
-	unsigned n = 0;
-	const char *s = arg;
-	for (;;) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(s, &end, 10);
-		if (end == s || errno || v < lo || v > hi || (*end != ',' && *end != '\0') || n == max)
-			return -1;
-		out[n++] = v;
-		if (*end == '\0')
-			return (int)n;
-		s = end + 1;
-	}
-}
-
-static int mkdir_p(const char *dir)
-{
-	char *p = strdup(dir);
-	if (!p)
-		return -1;
-	for (char *s = p + 1;; s++) {
-		if (*s == '/' || *s == '\0') {
-			char c = *s;
-			*s = '\0';
-			if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-				free(p);
-				return -1;
-			}
-			*s = c;
-			if (c == '\0')
-				break;
-		}
-	}
-	free(p);
-	return 0;
-}
-
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -713,7 +656,6 @@ static int parse(int argc, char **argv, struct opts *o)
 	bool any = false;
 	int c;
 	char *end;
-	uint64_t tmp[MAX_LIST];
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "v:t:p:s:c:o:r:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -738,18 +680,16 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case 't': {
-			int n = parse_u64_list(optarg, tmp, MAX_LIST, 1, MAX_THREADS);
+			int n = bench_parse_uint_list(optarg, o->threads, MAX_LIST, 1, MAX_THREADS, 0);
 			if (n < 0) {
 				fprintf(stderr, "tsync-bench oplog: bad --threads '%s'\n", optarg);
 				return -1;
 			}
-			for (int i = 0; i < n; i++)
-				o->threads[i] = (unsigned)tmp[i];
 			o->nthreads = (unsigned)n;
 			break;
 		}
 		case 'p': {
-			int n = parse_u64_list(optarg, o->params, MAX_LIST, 0, 1000000000ull);
+			int n = bench_parse_u64_list(optarg, o->params, MAX_LIST, 0, 1000000000ull, 0);
 			if (n < 0) {
 				fprintf(stderr, "tsync-bench oplog: bad --params '%s'\n", optarg);
 				return -1;
@@ -758,12 +698,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case 's':
-			errno = 0;
-			o->seconds = strtod(optarg, &end);
-			if (end == optarg || *end || errno || !(o->seconds > 0) || o->seconds > 3600) {
-				fprintf(stderr, "tsync-bench oplog: bad --seconds '%s'\n", optarg);
+			if (bench_parse_seconds("tsync-bench oplog", optarg, 3600, &o->seconds) != 0)
 				return -1;
-			}
 			break;
 		case 'c':
 			o->csv = optarg;
@@ -803,8 +739,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		for (size_t i = 0; i < o->b->nv; i++)
 			o->sel[i] = true;
 	if (o->nparams == 0)
-		o->nparams = (unsigned)parse_u64_list(o->b->params_default, o->params, MAX_LIST, 0,
-						      1000000000ull);
+		o->nparams = (unsigned)bench_parse_u64_list(o->b->params_default, o->params, MAX_LIST,
+							    0, 1000000000ull, 0);
 	if (o->b == &benches[1] || o->b == &benches[2])
 		for (unsigned i = 0; i < o->nparams; i++)
 			if (o->params[i] == 0) {
@@ -818,9 +754,7 @@ static int parse(int argc, char **argv, struct opts *o)
 
 static void run_plot(const char *csv_path, const char *dir, const char *cmdline)
 {
-	const char *py = getenv("TSYNC_BENCH_PYTHON");
-	if (!py || !*py)
-		py = TSYNC_BENCH_PYTHON;
+	const char *py = bench_python();
 	if (access(TSYNC_OPLOG_PLOT_PY, R_OK) != 0) {
 		fprintf(stderr, "tsync-bench oplog: warning: %s not found; wrote %s only\n",
 			TSYNC_OPLOG_PLOT_PY, csv_path);
@@ -828,16 +762,14 @@ static void run_plot(const char *csv_path, const char *dir, const char *cmdline)
 	}
 	char *args[] = {(char *)py, (char *)TSYNC_OPLOG_PLOT_PY, (char *)csv_path, (char *)dir,
 			(char *)"--command", (char *)cmdline, NULL};
-	pid_t pid;
-	int err = posix_spawnp(&pid, py, NULL, NULL, args, environ);
-	if (err) {
-		fprintf(stderr, "tsync-bench oplog: warning: cannot run %s: %s\n", py, strerror(err));
+	int rc = bench_run_script(args);
+	if (rc < 0) {
+		fprintf(stderr, "tsync-bench oplog: warning: cannot run %s: %s\n", py, strerror(-rc));
 		return;
 	}
-	int st;
-	if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 3)
+	if (rc == BENCH_SCRIPT_NO_MATPLOTLIB)
 		fprintf(stderr, "tsync-bench oplog: warning: no matplotlib: summary only, no plots\n");
-	else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+	else if (rc != 0)
 		fprintf(stderr, "tsync-bench oplog: warning: %s failed\n", TSYNC_OPLOG_PLOT_PY);
 }
 
@@ -850,17 +782,12 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 	o.repeat = 1;
 	if (parse(argc, argv, &o) != 0)
 		return 2;
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		CPU_ZERO(&set);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			g_cpus[g_ncpus++] = c;
+	g_ncpus = bench_affinity_cpus(g_cpus);
 	if (g_ncpus == 0)
 		g_cpus[g_ncpus++] = 0;
 	if (o.nthreads == 0)
-		for (int i = 1; i <= g_ncpus && o.nthreads < MAX_LIST; i++)
-			o.threads[o.nthreads++] = (unsigned)i;
+		for (unsigned i = 1; i <= g_ncpus && o.nthreads < MAX_LIST; i++)
+			o.threads[o.nthreads++] = i;
 	if (tsync_clock_init() != 0) {
 		perror("tsync-bench oplog: clock");
 		return 1;
@@ -874,7 +801,7 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 		return 1;
 	}
 	if (o.out) {
-		if (mkdir_p(o.out) != 0 ||
+		if (bench_mkdir_p(o.out) != 0 ||
 		    asprintf(&outpath, "%s/oplog_%s.csv", o.out, o.b->name) < 0 ||
 		    !(outcsv = fopen(outpath, "w"))) {
 			fprintf(stderr, "tsync-bench oplog: cannot write to %s: %s\n", o.out,

@@ -3,6 +3,7 @@
 # unless each run exits 0, the CSV header is exact, and every row is well formed with
 # operations completed.
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/../smoke_common.cmake)
 set(header "benchmark,variant,threads,param,ops_per_ms,p99_ns")
 set(nvariants_list 4)
 set(nvariants_counter 3)
@@ -11,18 +12,8 @@ set(params_list "0,4")
 set(params_counter "1,1000")
 set(params_rmap "1,10")
 foreach(b list counter rmap)
-  execute_process(
-    COMMAND ${BENCH} oplog ${b} --threads 1,2 --params ${params_${b}} --seconds 0.05 --csv -
-    OUTPUT_VARIABLE csv ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "tsync-bench oplog ${b} exited with ${rc}:\n${err}")
-  endif()
-  string(REGEX REPLACE "\n$" "" csv "${csv}")
-  string(REPLACE "\n" ";" lines "${csv}")
-  list(POP_FRONT lines first)
-  if(NOT first STREQUAL header)
-    message(FATAL_ERROR "${b}: bad header: ${first}")
-  endif()
+  bench_smoke_csv(lines HEADER "${header}" TIMEOUT 120 COMMAND
+    oplog ${b} --threads 1,2 --params ${params_${b}} --seconds 0.05 --csv -)
   foreach(line IN LISTS lines)
     if(NOT line MATCHES "^${b},[a-z-]+,[12],[0-9]+,[0-9]+\\.[0-9],[0-9]+$")
       message(FATAL_ERROR "${b}: malformed row: ${line}")
@@ -34,7 +25,7 @@ foreach(b list counter rmap)
   list(LENGTH lines n)
   math(EXPR expect "${nvariants_${b}} * 4")
   if(NOT n EQUAL expect)
-    message(FATAL_ERROR "${b}: expected ${expect} rows, got ${n}:\n${csv}")
+    message(FATAL_ERROR "${b}: expected ${expect} rows, got ${n}:\n${lines_TEXT}")
   endif()
 endforeach()
 # Bad input is refused.

@@ -10,22 +10,18 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
-#include <sched.h>
-#include <spawn.h>
+#include <sched.h> /* CPU_SETSIZE */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <tsync/clock.h>
 
+#include "common.h"
 #include "rlu_bench.h"
 #include "sets.h"
 
@@ -35,8 +31,6 @@
 #ifndef TSYNC_BENCH_PYTHON
 #define TSYNC_BENCH_PYTHON "python3"
 #endif
-
-extern char **environ;
 
 #define CSV_HEADER "structure,mechanism,threads,update_pct,ops_per_us,aborts_per_kop"
 #define MAX_LIST 64
@@ -70,25 +64,10 @@ static pthread_barrier_t g_bar;
 static int g_cpus[CPU_SETSIZE];
 static unsigned g_ncpus;
 
-static inline uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
 static void *worker(void *arg)
 {
 	struct worker *w = arg;
-	if (w->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(w->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	(void)bench_pin_self(w->cpu);
 	g_ops->thread_init(g_set);
 	pthread_barrier_wait(&g_bar);
 	pthread_barrier_wait(&g_bar);
@@ -98,7 +77,7 @@ static void *worker(void *arg)
 	uint64_t thresh = ((uint64_t)g_upd << 32) / 100u;
 	for (;;) {
 		for (unsigned i = 0; i < 64; i++) {
-			uint64_t r = rnd(&s);
+			uint64_t r = bench_xorshift64s(&s);
 			uint64_t k = (r & 0xffffffffu) % g_range;
 			if ((r >> 32) < thresh) {
 				if (r & (1ull << 31))
@@ -134,7 +113,7 @@ static int run_one(const struct set_ops *ops, bool hash, unsigned nthr, unsigned
 	ops->thread_init(g_set);
 	uint64_t s = 0x9e3779b97f4a7c15ull ^ g_range;
 	for (unsigned have = 0; have < init;)
-		have += ops->insert(g_set, rnd(&s) % g_range);
+		have += ops->insert(g_set, bench_xorshift64s(&s) % g_range);
 	ops->thread_fini(g_set);
 
 	struct worker *w = aligned_alloc(64, sizeof(*w) * nthr);
@@ -204,23 +183,6 @@ static void usage(FILE *f)
 		"  validation) per 1000 operations; 0 for the lock-based mechanisms.\n");
 }
 
-static int parse_list(const char *arg, unsigned *out, unsigned lo, unsigned hi)
-{
-	unsigned n = 0;
-	const char *s = arg;
-	for (;;) {
-		char *end;
-		errno = 0;
-		unsigned long v = strtoul(s, &end, 10);
-		if (end == s || errno || v < lo || v > hi || (*end != ',' && *end) || n == MAX_LIST)
-			return -1;
-		out[n++] = (unsigned)v;
-		if (!*end)
-			return (int)n;
-		s = end + 1;
-	}
-}
-
 static int parse_mechs(const char *arg, struct opts *o)
 {
 	char *copy = strdup(arg), *save = NULL;
@@ -238,44 +200,19 @@ static int parse_mechs(const char *arg, struct opts *o)
 	return o->nmech ? 0 : -1;
 }
 
-static int mkdir_p(const char *dir)
-{
-	char *p = strdup(dir);
-	for (char *s = p + 1;; s++) {
-		if (*s == '/' || !*s) {
-			char c = *s;
-			*s = 0;
-			if (mkdir(p, 0777) && errno != EEXIST) {
-				free(p);
-				return -1;
-			}
-			*s = c;
-			if (!c)
-				break;
-		}
-	}
-	free(p);
-	return 0;
-}
-
 static void run_plot(const char *dir, const char *csv, const char *cmdline, const char *clock)
 {
-	const char *py = getenv("TSYNC_BENCH_PYTHON");
-	if (!py || !*py)
-		py = TSYNC_BENCH_PYTHON;
+	const char *py = bench_python();
 	char *args[] = {(char *)py, (char *)TSYNC_RLU_PLOT_PY, (char *)csv, (char *)dir,
 			(char *)"--command", (char *)cmdline, (char *)"--clock", (char *)clock, NULL};
-	pid_t pid;
-	if (posix_spawnp(&pid, py, NULL, NULL, args, environ) != 0) {
+	int rc = bench_run_script(args);
+	if (rc < 0) {
 		fprintf(stderr, "tsync-bench rlu: warning: cannot run %s; CSV in %s\n", py, csv);
 		return;
 	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(st) || (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 3))
+	if (rc != 0 && rc != BENCH_SCRIPT_NO_MATPLOTLIB)
 		fprintf(stderr, "tsync-bench rlu: warning: plot.py failed; CSV in %s\n", csv);
-	else if (WEXITSTATUS(st) == 3)
+	else if (rc == BENCH_SCRIPT_NO_MATPLOTLIB)
 		fprintf(stderr, "tsync-bench rlu: warning: no matplotlib: table only\n");
 }
 
@@ -291,13 +228,7 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 	};
 	struct opts o = {.seconds = 1.0, .pin = true};
 	int c, n;
-	char *end;
-	cpu_set_t cs;
-	g_ncpus = 0;
-	if (sched_getaffinity(0, sizeof(cs), &cs) == 0)
-		for (int i = 0; i < CPU_SETSIZE; i++)
-			if (CPU_ISSET(i, &cs))
-				g_cpus[g_ncpus++] = i;
+	g_ncpus = bench_affinity_cpus(g_cpus);
 	if (!g_ncpus)
 		g_cpus[g_ncpus++] = 0;
 	optind = 1;
@@ -316,25 +247,24 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 				return 2;
 			break;
 		case 't':
-			if ((n = parse_list(optarg, o.threads, 1, MAX_THREADS)) < 0) {
+			n = bench_parse_uint_list(optarg, o.threads, MAX_LIST, 1, MAX_THREADS, 0);
+			if (n < 0) {
 				fprintf(stderr, "tsync-bench rlu: bad --threads '%s'\n", optarg);
 				return 2;
 			}
 			o.nthreads = (unsigned)n;
 			break;
 		case 'u':
-			if ((n = parse_list(optarg, o.updates, 0, 100)) < 0) {
+			n = bench_parse_uint_list(optarg, o.updates, MAX_LIST, 0, 100, 0);
+			if (n < 0) {
 				fprintf(stderr, "tsync-bench rlu: bad --updates '%s'\n", optarg);
 				return 2;
 			}
 			o.nupdates = (unsigned)n;
 			break;
 		case 's':
-			o.seconds = strtod(optarg, &end);
-			if (end == optarg || *end || !(o.seconds > 0) || o.seconds > 3600) {
-				fprintf(stderr, "tsync-bench rlu: bad --seconds '%s'\n", optarg);
+			if (bench_parse_seconds("tsync-bench rlu", optarg, 3600, &o.seconds) != 0)
 				return 2;
-			}
 			break;
 		case 'c':
 			o.csv = optarg;
@@ -389,7 +319,7 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 	}
 	if (o.out) {
 		snprintf(path, sizeof path, "%s/rlu.csv", o.out);
-		if (mkdir_p(o.out) || !(f[1] = fopen(path, "w"))) {
+		if (bench_mkdir_p(o.out) || !(f[1] = fopen(path, "w"))) {
 			perror(o.out);
 			return 1;
 		}

@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -26,6 +27,7 @@
 
 #include <tsync/tsync.h>
 
+#include "../common.h"
 #include "../hist.h"
 #include "rt.h"
 
@@ -177,12 +179,8 @@ static void *task_main(void *p)
 {
 	struct rt_task *t = p;
 	self_task = t;
-	if (t->core >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->core, &set);
-		t->pinned = pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
-	}
+	if (t->core >= 0)
+		t->pinned = bench_pin_self(t->core) == 0;
 	if (G.fifo) {
 		struct sched_param sp = {.sched_priority = t->prio < 1 ? 1 : t->prio > 98 ? 98 : t->prio};
 		t->fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
@@ -376,15 +374,11 @@ int rt_main(int argc, char **argv, const char *cmdline)
 				return 2;
 			ntasks++;
 			break;
-		case 's': {
-			char *end;
-			seconds = strtod(optarg, &end);
-			if (end == optarg || *end || !(seconds > 0 && seconds < 1e5)) {
-				fprintf(stderr, "tsync-bench rt: bad --seconds '%s'\n", optarg);
+		case 's':
+			/* 0 < S < 1e5: the largest double below 1e5 is the inclusive bound */
+			if (bench_parse_seconds("tsync-bench rt", optarg, nextafter(1e5, 0), &seconds) != 0)
 				return 2;
-			}
 			break;
-		}
 		case 'j': json_path = optarg; break;
 		case 'F': fifo = true; break;
 		case 'h': usage(stdout); return 0;

@@ -1,19 +1,16 @@
 # bench/rt/smoke_rt.cmake - run `tsync-bench rt` briefly and check its JSON (the contract
 # between the C and Python halves, docs/rt.md §5).
+include(${CMAKE_CURRENT_LIST_DIR}/../smoke_common.cmake)
 if(RT_POLICY STREQUAL "temporal")
   set(_extra --grace-us 20000)
 else()
   set(_extra "")
 endif()
-execute_process(
-  COMMAND ${BENCH} rt --policy ${RT_POLICY} ${_extra} --q-us 0 --obj-size 64
-          --task period_us=1000,wcet_us=200,allocs=2,reads=2,core=0,prio=2
-          --task period_us=2000,wcet_us=300,allocs=1,reads=4,core=1,prio=1
-          --seconds 0.3 --json -
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "tsync-bench rt exited with ${rc}:\n${err}\n${out}")
-endif()
+bench_smoke_run(out COMMAND
+  rt --policy ${RT_POLICY} ${_extra} --q-us 0 --obj-size 64
+     --task period_us=1000,wcet_us=200,allocs=2,reads=2,core=0,prio=2
+     --task period_us=2000,wcet_us=300,allocs=1,reads=4,core=1,prio=1
+     --seconds 0.3 --json -)
 foreach(k policy q_us grace_us obj_size seconds ticks_per_us skew_ticks alpha_ns_max
           alpha_ns_p99 beta_ns_max beta_ns_p99 read_ns_max write_ns_max peak_pending
           peak_live max_wait_us tasks)
