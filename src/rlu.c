@@ -16,6 +16,13 @@
  * and unlocks generation g, then starts writing generation g ^ 1. A reader may still be
  * reading a copy of g (it loaded hdr.copy before the unlock); g is reused only after
  * the *next* sync, which waits for that reader (it began before the next commit).
+ *
+ * Aborts. An aborted section's entries were published (its CAS) and a section that
+ * loaded hdr.copy before the abort's unlock may still read their meta; so an abort
+ * does not rewind log_used: the entries stay, marked dead (skipped by write-back and
+ * unlock), until the log is recycled like any other (after the next sync that has a
+ * commit later than the abort), or, when the log fills with dead entries and no
+ * write set is pending, after a plain grace period (reclaim_dead).
  * docs/rlu.md gives the full argument.
  */
 #include <errno.h>
@@ -47,8 +54,10 @@ struct rlu_meta {
 	uint32_t size;              /* data bytes */
 	uint16_t ws;                /* write set index within the generation */
 	uint8_t gen;                /* generation (log) index */
-	uint8_t is_const;           /* locked with rlu_try_lock_const: not written back */
+	uint8_t flags;              /* M_CONST, M_DEAD; owner only (readers never read it) */
 };
+#define M_CONST 1u /* locked with rlu_try_lock_const: not written back */
+#define M_DEAD 2u  /* from an aborted section: neither written back nor unlocked */
 _Static_assert(sizeof(struct rlu_meta) % ALIGN == 0, "meta keeps data aligned");
 
 #define RHDR(p) ((struct rlu_hdr *)((char *)(p) - sizeof(struct rlu_hdr)))
@@ -242,7 +251,14 @@ static void wait_for_readers(struct rlu_thread *self, uint64_t wc)
 		uint64_t rc = atomic_load_explicit(&t->run_counter, memory_order_acquire);
 		if (!(rc & 1))
 			continue;
-		if (atomic_load_explicit(&t->local_clock, memory_order_acquire) >= wc)
+		/* The clock may be that of a later section of t (t ended the section we saw
+		 * and began another between our two loads): skip only if the section is
+		 * still the same one; if it ended, the loop below sees the change at once
+		 * and its acquire load orders that section's reads before our write-back
+		 * and frees (without it they would race: the skip alone is no
+		 * happens-before edge). */
+		if (atomic_load_explicit(&t->local_clock, memory_order_acquire) >= wc &&
+		    atomic_load_explicit(&t->run_counter, memory_order_acquire) == rc)
 			continue;
 		/* A stale local clock (the store of the new one not yet seen) is older than
 		 * any commit after that section's previous start: we only wait longer. */
@@ -271,7 +287,7 @@ static void sync_now(struct rlu_thread *self)
 	for (; p < end;) {
 		struct rlu_meta *m = (struct rlu_meta *)p;
 		void *data = p + sizeof(struct rlu_meta) + sizeof(struct rlu_hdr);
-		if (!m->is_const) {
+		if (!(m->flags & (M_CONST | M_DEAD))) {
 			memcpy(m->actual, data, m->size);
 			self->st.writebacks++;
 		}
@@ -280,12 +296,15 @@ static void sync_now(struct rlu_thread *self)
 	/* Unlock: readers that now load NULL read the original, written back above. */
 	for (p = self->log[g]; p < end;) {
 		struct rlu_meta *m = (struct rlu_meta *)p;
-		atomic_store_explicit(&RHDR(m->actual)->copy, NULL, memory_order_release);
+		if (!(m->flags & M_DEAD)) /* a dead entry's object may be another's now */
+			atomic_store_explicit(&RHDR(m->actual)->copy, NULL, memory_order_release);
 		p += ENTRY_BYTES(m->size);
 	}
 	/* Readers that loaded a copy pointer before the unlock now find INF and read the
-	 * original; the copies stay intact until generation g is reused after the next
-	 * sync (which waits for those readers). */
+	 * original; the copies (and the dead entries of aborted sections, which readers
+	 * may likewise still inspect) stay intact until generation g is reused after the
+	 * next sync (which waits for those readers: its commit follows this unlock and
+	 * every abort in g). */
 	for (unsigned w = 0; w < self->ws_cur; w++)
 		atomic_store_explicit(&self->ws_clock[g][w], INF, memory_order_release);
 	for (size_t i = 0; i < self->nfrees; i++)
@@ -296,6 +315,19 @@ static void sync_now(struct rlu_thread *self)
 	self->ws_cur = 0;
 	self->log_used = self->ws_start = 0;
 	self->gen = (uint8_t)(g ^ 1u);
+}
+
+/* The log holds only dead entries (no write set pending) and is full: recycle it in
+ * place. A section that loaded hdr.copy of one of them before the abort's unlock may
+ * still read its meta; wait for every section now running (not only those with an old
+ * local clock: without a commit since the abort the clocks say nothing). Dekker as in
+ * wait_for_readers, with our unlock stores and this fence on the writer's side. */
+static void reclaim_dead(struct rlu_thread *self)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	wait_for_readers(self, INF);
+	self->log_used = self->ws_start = 0;
+	self->st.syncs++;
 }
 
 void rlu_flush(struct rlu_thread *self)
@@ -310,7 +342,9 @@ void rlu_reader_lock(struct rlu_thread *self)
 	if (TSYNC_UNLIKELY(atomic_load_explicit(&self->sync_request, memory_order_relaxed)))
 		sync_now(self);
 	uint64_t rc = atomic_load_explicit(&self->run_counter, memory_order_relaxed);
-	atomic_store_explicit(&self->run_counter, rc + 1, memory_order_relaxed);
+	/* release: a writer that reads this odd value has seen the previous section end
+	 * (wait_for_readers relies on it, not on C11's same-thread release sequences) */
+	atomic_store_explicit(&self->run_counter, rc + 1, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
 	uint64_t l = atomic_load_explicit(&self->r->g_clock, memory_order_seq_cst);
 	self->local = l;
@@ -353,21 +387,29 @@ void rlu_reader_unlock(struct rlu_thread *self)
 
 void rlu_abort(struct rlu_thread *self)
 {
-	/* Unlock this section's copies; nobody read them (the clock word is INF). */
+	/* Unlock this section's copies. Nobody used their data (the clock word is INF),
+	 * but a section that loaded hdr.copy before this unlock may still be reading
+	 * their meta (owner, wclk): the entries stay, dead, and log_used is not rewound
+	 * (writing the next section's entries over them would race with that read, and
+	 * with other sizes would make it read copy data as a meta). */
 	char *p = self->log[self->gen] + self->ws_start, *end = self->log[self->gen] + self->log_used;
 	for (; p < end;) {
 		struct rlu_meta *m = (struct rlu_meta *)p;
+		m->flags |= M_DEAD;
 		atomic_store_explicit(&RHDR(m->actual)->copy, NULL, memory_order_release);
 		p += ENTRY_BYTES(m->size);
 	}
-	self->log_used = self->ws_start;
+	self->ws_start = self->log_used;
 	self->nfrees = self->frees_ws_start;
 	self->is_writer = false;
 	self->st.aborts++;
 	end_section(self);
-	if (self->ws_cur > 0 &&
-	    (self->need_sync || atomic_load_explicit(&self->sync_request, memory_order_relaxed)))
-		sync_now(self);
+	if (self->ws_cur > 0) {
+		if (self->need_sync || atomic_load_explicit(&self->sync_request, memory_order_relaxed))
+			sync_now(self);
+	} else if (self->need_sync && self->log_used > 0) {
+		reclaim_dead(self); /* the log is full of dead entries */
+	}
 	self->need_sync = false;
 	/* Back off: the holder of the lock we hit is usually waiting for a grace period;
 	 * retrying at once only burns the CPU it may need (threads > cores). */
@@ -425,7 +467,7 @@ static bool lock_common(struct rlu_thread *self, void **pobj, size_t size, bool 
 		if (m->owner == self) {
 			if (m->gen == self->gen && m->ws == self->ws_cur) {
 				if (!is_const)
-					m->is_const = 0;
+					m->flags &= (uint8_t)~M_CONST;
 				*pobj = c;
 				return true;
 			}
@@ -459,7 +501,7 @@ static bool lock_common(struct rlu_thread *self, void **pobj, size_t size, bool 
 	m->size = (uint32_t)size;
 	m->ws = (uint16_t)self->ws_cur;
 	m->gen = self->gen;
-	m->is_const = is_const;
+	m->flags = is_const ? M_CONST : 0;
 	atomic_store_explicit(&h->copy, RLU_IS_COPY, memory_order_relaxed);
 	h->size = size;
 	void *expect = NULL;

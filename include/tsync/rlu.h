@@ -116,8 +116,11 @@ void rlu_reader_unlock(struct rlu_thread *self);
  * rlu_abort: abandon the section: unlock and discard this section's copies (nothing
  * of it is ever visible), forget its rlu_free calls, end the section; then, if the
  * failure came from deferral (own lock from an earlier write set, full log, or a peer's
- * request), synchronize the deferred write sets. Call it after a failed rlu_try_lock,
- * then retry the whole section. Blocking only in that synchronization.
+ * request), synchronize the deferred write sets; if the log is full of the entries of
+ * aborted sections (which keep their space while a concurrent section may still read
+ * them) and no write set is deferred, wait for a grace period and recycle the log. Call
+ * it after a failed rlu_try_lock, then retry the whole section. Blocking only in that
+ * synchronization or grace period.
  */
 void rlu_abort(struct rlu_thread *self);
 
@@ -136,8 +139,9 @@ void *rlu_deref(struct rlu_thread *self, void *obj);
  * true on success (also when the caller already holds it). Returns false - and the
  * caller must call rlu_abort and restart the section - when another thread holds the
  * object (a concurrent, or a deferred, write), when the caller holds it from an earlier
- * deferred write set, or when the write log is full (errno = ENOSPC if the object does
- * not fit in an empty log at all: retrying cannot help). Wait-free. Inside a section.
+ * deferred write set, or when the write log is full, also with aborted sections'
+ * entries (errno = ENOSPC if the section's copies do not fit in an empty log at all:
+ * retrying cannot help). Wait-free. Inside a section.
  */
 bool rlu_try_lock(struct rlu_thread *self, void **pobj, size_t size);
 /*

@@ -208,6 +208,124 @@ static void test_deferral(void)
 	rlu_free_unsafe(X);
 }
 
+/* ---- log space of aborted sections and of stolen copies: not reused under a reader ----
+ * A section that loaded hdr.copy while a writer held the object reads the copy's meta
+ * (owner, clock word). If the writer aborts, the next section of the writer must not
+ * write its own entries over that meta while the slow section can still read it: under
+ * TSan the overwrite is reported as a data race (the reader signals with a relaxed store,
+ * i.e. no happens-before edge, as a reader that is merely slow would). */
+static struct obj *A1, *A2;
+static _Atomic int slow_read;
+
+static void *abort_peer(void *arg)
+{
+	(void)arg;
+	struct rlu_thread *self = rlu_thread_get(R);
+	CHECK(self);
+	test_wait_flag(&phase, 1, 10000); /* the writer holds A1, not committed */
+	rlu_reader_lock(self);
+	CHECK(rlu_deref(self, A1) == A1); /* reads the meta of the writer's copy: INF */
+	atomic_store_explicit(&slow_read, 1, memory_order_relaxed);
+	test_wait_flag(&phase, 2, 10000); /* the writer aborted and locked A2 */
+	CHECK(rlu_deref(self, A1) == A1);
+	CHECK(rlu_deref(self, A2) == A2); /* A2's commit is later than our section */
+	rlu_reader_unlock(self);
+	return NULL;
+}
+
+static void test_abort_reuse(void)
+{
+	R = rlu_create(NULL);
+	A1 = rlu_alloc(sizeof *A1);
+	A2 = rlu_alloc(sizeof *A2);
+	CHECK(A1 && A2);
+	atomic_store(&phase, 0);
+	atomic_store(&slow_read, 0);
+	pthread_t t = test_spawn(abort_peer, NULL);
+	struct rlu_thread *self = rlu_thread_get(R);
+	rlu_reader_lock(self);
+	struct obj *c = A1;
+	CHECK(rlu_try_lock(self, (void **)&c, sizeof *c)); /* entry at log offset 0 */
+	c->a = 1;
+	atomic_store(&phase, 1);
+	while (!atomic_load_explicit(&slow_read, memory_order_relaxed))
+		sched_yield();
+	rlu_abort(self);
+	rlu_reader_lock(self);
+	c = A2;
+	CHECK(rlu_try_lock(self, (void **)&c, sizeof *c)); /* must not reuse offset 0 */
+	c->a = 2;
+	atomic_store(&phase, 2);
+	rlu_reader_unlock(self); /* commit; the sync waits for the peer */
+	test_join(t);
+	CHECK_EQ(A1->a, 0);
+	CHECK_EQ(A2->a, 2);
+	rlu_destroy(R);
+	rlu_free_unsafe(A1);
+	rlu_free_unsafe(A2);
+}
+
+/* A reader that steals a copy after its commit (local clock >= the commit's clock, so
+ * the commit's own sync does not wait for it) may read it until it ends: the writer's
+ * next commit and sync, and a third section that needs that log again, must not
+ * overwrite it first (docs/rlu.md §2(c)). Deferral keeps the first commit unsynced. */
+static void *steal_peer(void *arg)
+{
+	(void)arg;
+	struct rlu_thread *self = rlu_thread_get(R);
+	CHECK(self);
+	test_wait_flag(&phase, 1, 10000); /* A1 committed (a = 1), not yet written back */
+	rlu_reader_lock(self);
+	struct obj *c = rlu_deref(self, A1);
+	CHECK(c != A1 && rlu_actual(c) == A1); /* stolen */
+	CHECK_EQ(c->a, 1);
+	atomic_store_explicit(&slow_read, 1, memory_order_relaxed);
+	test_sleep_ms(50); /* the writer syncs, commits A2, syncs (waits for us) */
+	CHECK_EQ(c->a, 1); /* the copy is intact */
+	CHECK(rlu_actual(c) == A1);
+	rlu_reader_unlock(self);
+	return NULL;
+}
+
+static void test_steal_reuse(void)
+{
+	struct rlu_config cfg = RLU_CONFIG_INIT;
+	cfg.max_write_sets = 4;
+	R = rlu_create(&cfg);
+	A1 = rlu_alloc(sizeof *A1);
+	A2 = rlu_alloc(sizeof *A2);
+	CHECK(A1 && A2);
+	atomic_store(&phase, 0);
+	atomic_store(&slow_read, 0);
+	pthread_t t = test_spawn(steal_peer, NULL);
+	struct rlu_thread *self = rlu_thread_get(R);
+	rlu_reader_lock(self);
+	struct obj *c = A1;
+	CHECK(rlu_try_lock(self, (void **)&c, sizeof *c)); /* generation g, offset 0 */
+	c->a = 1;
+	rlu_reader_unlock(self); /* commit v1, deferred */
+	atomic_store(&phase, 1);
+	while (!atomic_load_explicit(&slow_read, memory_order_relaxed))
+		sched_yield();
+	rlu_flush(self); /* sync of g: the peer (L >= v1) is not waited for */
+	CHECK_EQ(A1->a, 1);
+	for (uint64_t i = 2; i <= 3; i++) {
+		/* i = 2: generation g ^ 1; its sync waits for the peer. i = 3: g again. */
+		rlu_reader_lock(self);
+		c = A2;
+		CHECK(rlu_try_lock(self, (void **)&c, sizeof *c));
+		c->a = i;
+		c->b = 0xdbdbdbdbdbdbdbdbull;
+		rlu_reader_unlock(self);
+		rlu_flush(self);
+	}
+	test_join(t);
+	CHECK_EQ(A2->a, 3);
+	rlu_destroy(R);
+	rlu_free_unsafe(A1);
+	rlu_free_unsafe(A2);
+}
+
 /* ---- log overflow ---- */
 static void test_overflow(void)
 {
@@ -232,6 +350,37 @@ static void test_overflow(void)
 	rlu_abort(self);
 	for (int i = 0; i < 64; i++)
 		CHECK(rlu_deref(self, o[i]) == o[i]); /* all unlocked again */
+	/* aborted entries stay in the log (a concurrent section may still read their meta):
+	 * when they fill it, try_lock fails without ENOSPC, the abort recycles the log after
+	 * a grace period, and the retry succeeds; a set that fits an empty log always fits */
+	unsigned refills = 0;
+	for (int round = 0; round < 40; round++) {
+		int n = round % 2 ? 12 : 6; /* entries are 80 bytes: 12 fit in 1024 */
+		for (int attempt = 0;; attempt++) {
+			CHECK(attempt < 2);
+			rlu_reader_lock(self);
+			bool ok = true;
+			errno = 0;
+			for (int i = 0; i < n && ok; i++) {
+				struct obj *c = o[i];
+				ok = rlu_try_lock(self, (void **)&c, sizeof *c);
+				if (ok)
+					c->b = (uint64_t)round;
+			}
+			if (ok && round % 3 == 2) {
+				rlu_reader_unlock(self); /* commit */
+				break;
+			}
+			CHECK(ok || errno != ENOSPC);
+			rlu_abort(self);
+			if (ok)
+				break;
+			refills++;
+		}
+	}
+	CHECK(refills > 0);
+	for (int i = 0; i < 12; i++)
+		CHECK_EQ(o[i]->b, i < 6 ? 38u : 35u); /* the last commits: rounds 38 (6), 35 (12) */
 	/* deferral: a full log makes try_lock fail; the abort syncs; the retry succeeds */
 	rlu_destroy(R);
 	cfg.max_write_sets = 64;
@@ -313,6 +462,8 @@ int main(void)
 	test_deferral();
 	test_overflow();
 	test_free();
+	test_abort_reuse();
+	test_steal_reuse();
 	test_log("rlu api: OK");
 	return 0;
 }
