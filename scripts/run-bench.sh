@@ -17,12 +17,14 @@ if [ -z "$bin" ]; then
 	exit 1
 fi
 
-out=""
+# The results directory: --out DIR among ARGS, or TSYNC_BENCH_OUT for a subcommand that
+# writes files named otherwise (rt: --json FILE).
+out=${TSYNC_BENCH_OUT:-}
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
 	case "${args[i]}" in
-		--out) out=${args[i + 1]:-} ;;
-		--out=*) out=${args[i]#--out=} ;;
+		--out) out=${out:-${args[i + 1]:-}} ;;
+		--out=*) out=${out:-${args[i]#--out=}} ;;
 	esac
 done
 
