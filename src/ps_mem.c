@@ -492,6 +492,31 @@ static void note_unblocked(struct ps_mem_pt *pt)
 	head_published(pt);
 }
 
+/* Move the queue's head h (free time t, quiesced) into the cache; track the longest
+ * wait among the objects moved by this call (*now: read once, lazily). */
+static inline void reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+				struct ps_mem_hdr *h, uint64_t t, uint64_t *now, uint64_t *max_wait)
+{
+	pt->qhead = h->next;
+	if (pt->qhead == NULL)
+		pt->qtail = NULL;
+	if (*now == 0)
+		*now = tsync_now();
+	if (*now > t && *now - t > *max_wait)
+		*max_wait = *now - t;
+	cache_push(m, me, pt, h);
+}
+
+/* The owner's counters after a call that reclaimed n > 0 objects. */
+static inline void reclaim_count(struct ps_mem_pt *pt, size_t n, uint64_t max_wait)
+{
+	cnt_sub(&pt->c_pending, n);
+	cnt_add(&pt->c_reclaimed, n);
+	atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
+	if (max_wait > atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed))
+		atomic_store_explicit(&pt->c_max_wait, max_wait, memory_order_relaxed);
+}
+
 /*
  * The foundation's reclamation, for GENERAL instances without any of issue 6's options
  * (no hook, observer, schedule or exact accounting): kept apart from reclaim_ext so that
@@ -534,22 +559,11 @@ static size_t reclaim_general(struct ps_mem *m, unsigned me, struct ps_mem_pt *p
 			note_unblocked(pt);
 			q = ps_quiescence_point(m->ps);
 		}
-		pt->qhead = h->next;
-		if (pt->qhead == NULL)
-			pt->qtail = NULL;
-		if (now == 0)
-			now = tsync_now();
-		if (now > t && now - t > max_wait)
-			max_wait = now - t;
-		cache_push(m, me, pt, h);
+		reclaim_take(m, me, pt, h, t, &now, &max_wait);
 		n++;
 	}
 	if (n) {
-		cnt_sub(&pt->c_pending, n);
-		cnt_add(&pt->c_reclaimed, n);
-		atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
-		if (max_wait > atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed))
-			atomic_store_explicit(&pt->c_max_wait, max_wait, memory_order_relaxed);
+		reclaim_count(pt, n, max_wait);
 	}
 	return n;
 }
@@ -622,22 +636,11 @@ static size_t reclaim_ext(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, s
 			refused = 1;
 			break;
 		}
-		pt->qhead = h->next;
-		if (pt->qhead == NULL)
-			pt->qtail = NULL;
-		if (now == 0)
-			now = tsync_now();
-		if (now > t && now - t > max_wait)
-			max_wait = now - t;
-		cache_push(m, me, pt, h);
+		reclaim_take(m, me, pt, h, t, &now, &max_wait);
 		n++;
 	}
 	if (n) {
-		cnt_sub(&pt->c_pending, n);
-		cnt_add(&pt->c_reclaimed, n);
-		atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
-		if (max_wait > atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed))
-			atomic_store_explicit(&pt->c_max_wait, max_wait, memory_order_relaxed);
+		reclaim_count(pt, n, max_wait);
 		if (m->exact)
 			acct_add(m, ACCT_RECLAIM(n), 1);
 	}
