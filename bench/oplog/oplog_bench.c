@@ -47,7 +47,7 @@
 #include "oplog_bench.h"
 
 #ifndef TSYNC_OPLOG_PLOT_PY
-#define TSYNC_OPLOG_PLOT_PY "plot.py"
+#define TSYNC_OPLOG_PLOT_PY "plot_oplog.py"
 #endif
 #ifndef TSYNC_BENCH_PYTHON
 #define TSYNC_BENCH_PYTHON "python3"
@@ -615,7 +615,7 @@ static void usage(FILE *f)
 		"  -s, --seconds S       seconds per run (default 1)\n"
 		"  -c, --csv FILE|-      CSV output ('-': stdout; default when no --out)\n"
 		"  -o, --out DIR         write DIR/oplog_<bench>.csv, then plots and a summary\n"
-		"                        (bench/oplog/plot.py, needs python3 with matplotlib)\n"
+		"                        (bench/oplog/plot_oplog.py, needs python3 with matplotlib)\n"
 		"      --pin / --no-pin  pin worker i to the i-th allowed CPU (default --pin)\n"
 		"  -r, --repeat R        run every configuration R times, interleaved (all\n"
 		"                        configurations once, then again...), and report the\n"

@@ -26,7 +26,7 @@
 #include "sets.h"
 
 #ifndef TSYNC_RLU_PLOT_PY
-#define TSYNC_RLU_PLOT_PY "plot.py"
+#define TSYNC_RLU_PLOT_PY "plot_rlu.py"
 #endif
 #ifndef TSYNC_BENCH_PYTHON
 #define TSYNC_BENCH_PYTHON "python3"
@@ -173,7 +173,7 @@ static void usage(FILE *f)
 		"  -u, --updates LIST     update percentages (default: 2,20,50)\n"
 		"  -s, --seconds S        seconds per run (default: 1)\n"
 		"  -c, --csv FILE|-       CSV rows to FILE ('-': stdout; default when no --out)\n"
-		"  -o, --out DIR          DIR/rlu.csv, then DIR/table.md and PNG plots (plot.py)\n"
+		"  -o, --out DIR          DIR/rlu.csv, then DIR/table.md and PNG plots (plot_rlu.py)\n"
 		"      --pin / --no-pin   pin worker i to the i-th CPU (default: --pin)\n"
 		"  -l, --list             list the mechanisms\n"
 		"\n"
@@ -211,7 +211,7 @@ static void run_plot(const char *dir, const char *csv, const char *cmdline, cons
 		return;
 	}
 	if (rc != 0 && rc != BENCH_SCRIPT_NO_MATPLOTLIB)
-		fprintf(stderr, "tsync-bench rlu: warning: plot.py failed; CSV in %s\n", csv);
+		fprintf(stderr, "tsync-bench rlu: warning: plot_rlu.py failed; CSV in %s\n", csv);
 	else if (rc == BENCH_SCRIPT_NO_MATPLOTLIB)
 		fprintf(stderr, "tsync-bench rlu: warning: no matplotlib: table only\n");
 }

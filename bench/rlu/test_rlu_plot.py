@@ -1,11 +1,11 @@
-"""pytest for bench/rlu/plot.py."""
+"""pytest for bench/rlu/plot_rlu.py."""
 import os
 import sys
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plot  # noqa: E402
+import plot_rlu as plot  # noqa: E402
 
 CSV = """structure,mechanism,threads,update_pct,ops_per_us,aborts_per_kop
 list,rlu,1,2,1.5,0.000

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""bench/oplog/plot.py - plots and a summary from `tsync-bench oplog` CSV output.
+"""bench/oplog/plot_oplog.py - plots and a summary from `tsync-bench oplog` CSV output.
 
-    plot.py CSV OUTDIR [--command CMD]
+    plot_oplog.py CSV OUTDIR [--command CMD]
 
 CSV header: benchmark,variant,threads,param,ops_per_ms,p99_ns (one benchmark per file).
 Writes OUTDIR/summary_<benchmark>.md (always) and, with matplotlib,
@@ -210,7 +210,7 @@ def main(argv=None):
     try:
         bench, rows = load(a.csv)
     except (PlotError, OSError) as e:
-        print(f"plot.py: {e}", file=sys.stderr)
+        print(f"plot_oplog.py: {e}", file=sys.stderr)
         return 1
     os.makedirs(a.outdir, exist_ok=True)
     text = summary(bench, rows, a.command)
@@ -219,7 +219,7 @@ def main(argv=None):
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        print("plot.py: matplotlib not available: summary only", file=sys.stderr)
+        print("plot_oplog.py: matplotlib not available: summary only", file=sys.stderr)
         return EXIT_NO_MATPLOTLIB
     plot(bench, rows, a.outdir)
     return 0

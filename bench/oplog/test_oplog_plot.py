@@ -1,11 +1,11 @@
-"""pytest for bench/oplog/plot.py: parsing, targets, crossover, plots."""
+"""pytest for bench/oplog/plot_oplog.py: parsing, targets, crossover, plots."""
 import os
 import sys
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import plot  # noqa: E402
+import plot_oplog as plot  # noqa: E402
 
 HEADER = "benchmark,variant,threads,param,ops_per_ms,p99_ns\n"
 

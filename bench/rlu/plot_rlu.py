@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""bench/rlu/plot.py - table and plots from `tsync-bench rlu` CSV output.
+"""bench/rlu/plot_rlu.py - table and plots from `tsync-bench rlu` CSV output.
 
-    plot.py CSV OUTDIR [--command CMD] [--clock DESC]
+    plot_rlu.py CSV OUTDIR [--command CMD] [--clock DESC]
 
 Writes OUTDIR/table.md (always) and, with matplotlib, OUTDIR/rlu_list.png and
 OUTDIR/rlu_hash.png: throughput (ops/us) against threads, one panel per update %,
@@ -120,10 +120,10 @@ def main(argv=None):
     try:
         rows = load(a.csv)
     except (OSError, PlotError) as e:
-        print(f"plot.py: {e}", file=sys.stderr)
+        print(f"plot_rlu.py: {e}", file=sys.stderr)
         return 1
     if not rows:
-        print("plot.py: no rows", file=sys.stderr)
+        print("plot_rlu.py: no rows", file=sys.stderr)
         return 1
     os.makedirs(a.outdir, exist_ok=True)
     with open(os.path.join(a.outdir, "table.md"), "w") as f:
