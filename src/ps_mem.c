@@ -77,6 +77,7 @@ struct ps_mem {
 	struct ps *ps;
 	size_t obj_size, align, hdr_area, stride, first, slab_size;
 	unsigned nobj, cache_size, batch, slabs_kept, stamp_batch;
+	unsigned trim_max; /* excess empty slabs unmapped per slow path: 4 x cache_size (>= 16) */
 	unsigned nchunks;
 	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (seed 004 Fig. 8) */
 	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
@@ -284,17 +285,21 @@ static void pool_note_empty(struct ps_mem *m)
 }
 
 /*
- * Return at most PS_MEM_TRIM_MAX excess empty slabs to the system. Called once per
- * allocator slow path (refill, flush, explicit reclaim), so the pool shrinks back to
- * slabs_kept at a bounded cost per call; meanwhile, its slabs serve refills first.
+ * Return at most trim_max = 4 x cache_size (at least 16) excess empty slabs to the
+ * system. Called once per allocator slow path (refill, flush, explicit reclaim). A flush
+ * or a refill moves cache_size / 2 objects, so it can empty at most that many slabs: in
+ * steady state every empty slab goes back in the call that emptied it, as before (the
+ * factor 8 of headroom covers slabs emptied by other threads' frees into pool-owned
+ * slabs); after a burst (a drain of thousands of remote frees), the pool shrinks back to
+ * slabs_kept at a bounded cost per call (256 munmaps, a few ms, with the defaults), and
+ * meanwhile serves refills first.
  */
-#define PS_MEM_TRIM_MAX 4u
 static void pool_shrink(struct ps_mem *m)
 {
 	if (!atomic_load_explicit(&m->pool_excess, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&m->pool_lock);
-	struct slab *s = pool_trim(m, PS_MEM_TRIM_MAX);
+	struct slab *s = pool_trim(m, m->trim_max);
 	pthread_mutex_unlock(&m->pool_lock);
 	slabs_unmap(m, s);
 }
@@ -1038,6 +1043,7 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	m->slab_size = slab;
 	m->nobj = (unsigned)((slab - first) / stride);
 	m->cache_size = c.cache_size ? c.cache_size : DEF_CACHE;
+	m->trim_max = m->cache_size > 4 ? 4 * m->cache_size : 16;
 	m->batch = c.reclaim_batch ? c.reclaim_batch : DEF_BATCH;
 	m->slabs_kept = c.slabs_kept ? c.slabs_kept : DEF_KEPT;
 	m->rt = ps_policy(ps) != PS_POLICY_GENERAL;

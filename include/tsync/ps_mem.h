@@ -24,10 +24,11 @@
  * PS_MEM_REMOTE_LINES, each list head on its own cache line, pushed with a
  * compare-and-swap that only freeing threads sharing that line contend on. The owner
  * takes whole lists with one exchange when it refills. Fully free slabs beyond
- * cfg->slabs_kept go back to the system, at most 4 per allocator slow path (refill,
- * cache flush, ps_mem_reclaim) and never under the pool mutex: when a long section
- * ends and thousands of slabs empty at once, the pool serves refills from them and
- * shrinks over the following calls instead of one call making thousands of munmaps.
+ * cfg->slabs_kept go back to the system, at most 4 x cache_size (at least 16) per
+ * allocator slow path (refill, cache flush, ps_mem_reclaim; in steady state that is every
+ * slab the call emptied) and never under the pool mutex: when a long section ends and thousands
+ * of slabs empty at once, the pool serves refills from them and shrinks over the
+ * following calls instead of one call making thousands of munmaps.
  *
  * Threads: any thread may allocate and free any object of any ps_mem. Objects are
  * aligned to cfg->align (default 16).
