@@ -953,11 +953,16 @@ static void drop_dead(struct cache *c, struct item *dead)
 	}
 }
 
-enum cache_status cache_gat(struct cache *c, const void *key, size_t nkey, int64_t exptime,
-			    struct cache_ref *ref)
+/*
+ * gat and touch: find key's live item under its stripe lock and set its exptime. With
+ * take_ref, also pin it as cache_get does (ps variants: enter the section before
+ * unlocking - while we hold the lock nobody can free it; others: a reference count) and
+ * mark it referenced for the replacement policy; without, only LOCKED's LRU position
+ * moves. Counts the touch; returns the item or NULL, with the stripe unlocked.
+ */
+static struct item *touch_item(struct cache *c, const void *key, size_t nkey, int64_t exptime,
+			       bool take_ref)
 {
-	if (!key_ok(nkey))
-		return CACHE_BAD_KEY;
 	uint64_t h = key_hash(key, nkey);
 	uint32_t e = rel_time(c, exptime);
 	struct mcs_node qn;
@@ -968,8 +973,10 @@ enum cache_status cache_gat(struct cache *c, const void *key, size_t nkey, int64
 	struct item *it = find_live_locked(c, h, key, nkey, &pp, &dead);
 	if (it) {
 		atomic_store_explicit(&it->exptime, e, RELAXED);
-		if (is_ps(c)) {
-			/* Enter before unlocking: while we hold the lock nobody can free it. */
+		if (!take_ref) {
+			if (c->cfg.variant == CACHE_LOCKED)
+				lru_bump(c, it);
+		} else if (is_ps(c)) {
 			ps_enter(c->ps);
 			if (c->cfg.variant == CACHE_PS)
 				atomic_store_explicit(&it->refbit, 1, RELAXED);
@@ -983,13 +990,21 @@ enum cache_status cache_gat(struct cache *c, const void *key, size_t nkey, int64
 	}
 	stripe_unlock(c, s, &qn);
 	drop_dead(c, dead);
+	ST_INC(c, it ? S_TOUCH_HITS : S_TOUCH_MISSES);
+	return it;
+}
+
+enum cache_status cache_gat(struct cache *c, const void *key, size_t nkey, int64_t exptime,
+			    struct cache_ref *ref)
+{
+	if (!key_ok(nkey))
+		return CACHE_BAD_KEY;
+	struct item *it = touch_item(c, key, nkey, exptime, true);
 	if (it) {
 		fill_ref(c, ref, it);
-		ST_INC(c, S_TOUCH_HITS);
 		ST_INC(c, S_GET_HITS);
 		return CACHE_OK;
 	}
-	ST_INC(c, S_TOUCH_MISSES);
 	ST_INC(c, S_GET_MISSES);
 	return CACHE_NOT_FOUND;
 }
@@ -1228,23 +1243,7 @@ enum cache_status cache_touch(struct cache *c, const void *key, size_t nkey, int
 {
 	if (!key_ok(nkey))
 		return CACHE_BAD_KEY;
-	uint64_t h = key_hash(key, nkey);
-	uint32_t e = rel_time(c, exptime);
-	struct mcs_node qn;
-	struct stripe *s = stripe_of(c, h);
-	struct item *_Atomic *pp, *dead;
-	ST_INC(c, S_CMD_TOUCH);
-	stripe_lock(c, s, &qn);
-	struct item *it = find_live_locked(c, h, key, nkey, &pp, &dead);
-	if (it) {
-		atomic_store_explicit(&it->exptime, e, RELAXED);
-		if (c->cfg.variant == CACHE_LOCKED)
-			lru_bump(c, it);
-	}
-	stripe_unlock(c, s, &qn);
-	drop_dead(c, dead);
-	ST_INC(c, it ? S_TOUCH_HITS : S_TOUCH_MISSES);
-	return it ? CACHE_OK : CACHE_NOT_FOUND;
+	return touch_item(c, key, nkey, exptime, false) ? CACHE_OK : CACHE_NOT_FOUND;
 }
 
 enum cache_status cache_flush_all(struct cache *c, int64_t delay)
