@@ -24,6 +24,8 @@
 
 enum slab_list_id { L_NONE, L_OWN_PARTIAL, L_OWN_FULL, L_POOL_PARTIAL, L_POOL_EMPTY, L_POOL_FULL };
 #define OWNER_POOL (-1)
+/* Partially free slabs a thread keeps before it gives more to the pool (own_slab_gained). */
+#define PS_MEM_PARTIAL_KEPT 4u
 
 struct slab {
 	struct ps_mem *m;
@@ -328,25 +330,43 @@ static struct ps_mem_pt *pt_if_exists(struct ps_mem *m, unsigned tid)
 
 /* ---- returning objects to slabs ---------------------------------------------------- */
 
-/* A slab owned by `me` got objects back: fix its list; hand a second fully free slab to
- * the pool, so a thread keeps at most one empty slab of its own. */
+/* Give an owned slab (in one of pt's lists) to the pool: its free objects become
+ * available to every thread's refill. */
+static void slab_to_pool(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
+{
+	pthread_mutex_lock(&m->pool_lock);
+	list_del(m, pt, s);
+	atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
+	list_add(m, NULL, s, pool_list_for(s));
+	pool_note_empty(m);
+	pthread_mutex_unlock(&m->pool_lock);
+}
+
+/*
+ * A slab owned by `me` got objects back: fix its list. A thread keeps at most one fully
+ * free slab and PS_MEM_PARTIAL_KEPT partially free ones of its own; a slab beyond that
+ * goes to the pool, where any thread's refill takes it before mapping a new one.
+ * Without the cap, free memory strands: a thread whose allocations are all served by
+ * its own reclaimed garbage never refills from its slabs, while other threads' frees
+ * (evictions, remote flushes) keep filling them - a three-thread cache storm held 6,000
+ * free objects in one thread's 42 partial slabs while the others mapped new ones.
+ */
 static void own_slab_gained(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s, unsigned was)
 {
 	if (was == 0) {
 		list_del(m, pt, s);
 		list_add(m, pt, s, L_OWN_PARTIAL);
+		if (pt->partial.n > PS_MEM_PARTIAL_KEPT && s->nfree < s->nobj) {
+			slab_to_pool(m, pt, s);
+			return;
+		}
 	}
 	if (s->nfree == s->nobj && was != s->nobj) {
 		if (pt->nempty == 0) {
 			pt->nempty = 1;
 			return;
 		}
-		pthread_mutex_lock(&m->pool_lock);
-		list_del(m, pt, s);
-		atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
-		list_add(m, NULL, s, L_POOL_EMPTY);
-		pool_note_empty(m);
-		pthread_mutex_unlock(&m->pool_lock);
+		slab_to_pool(m, pt, s);
 	}
 }
 

@@ -23,7 +23,10 @@
  * free") goes onto that owner's remote list for the freeing thread's id modulo
  * PS_MEM_REMOTE_LINES, each list head on its own cache line, pushed with a
  * compare-and-swap that only freeing threads sharing that line contend on. The owner
- * takes whole lists with one exchange when it refills. Fully free slabs beyond
+ * takes whole lists with one exchange when it refills. A thread keeps at most one fully
+ * free and four partly free slabs of its own; a slab that gets objects back beyond that
+ * goes to the pool, whose partly free slabs every thread's refill takes before mapping a
+ * new one (otherwise free objects strand in a thread that never refills). Fully free slabs beyond
  * cfg->slabs_kept go back to the system, at most 4 x cache_size (at least 16) per
  * allocator slow path (refill, cache flush, ps_mem_reclaim; in steady state that is every
  * slab the call emptied) and never under the pool mutex: when a long section ends and thousands

@@ -449,6 +449,97 @@ static void test_remote(struct ps *ps, const struct ps_mem_config *cfg, const ch
 	ps_mem_destroy(r.m);
 }
 
+/* ---- free memory is not stranded in one thread's slabs -------------------------------- */
+/*
+ * Owner A allocates 20 slabs' worth; another thread frees every other object, which goes
+ * back to A's slabs as remote frees; A drains them on its next refill. A third thread
+ * then allocates 6 slabs' worth: ps_mem must serve it from the free half of A's slabs
+ * (A keeps four partly free slabs, the pool gets the rest), not map new ones. Before the
+ * partial-slab cap, A kept all 20 and the third thread mapped 6 new slabs.
+ */
+struct strand {
+	struct ps_mem *m;
+	void **obj, *extra[512];
+	size_t n, nextra, k;
+	_Atomic int phase;
+	uint64_t grows_before, grows_after;
+};
+
+static void strand_wait(struct strand *r, int phase)
+{
+	while (atomic_load_explicit(&r->phase, memory_order_acquire) != phase)
+		sched_yield();
+}
+
+static void *strand_owner(void *p)
+{
+	struct strand *r = p;
+	for (size_t i = 0; i < r->n; i++)
+		CHECK((r->obj[i] = ps_alloc(r->m)) != NULL);
+	atomic_store_explicit(&r->phase, 1, memory_order_release);
+	strand_wait(r, 2);
+	/* past the object cache: the refill drains the remote frees into A's slabs */
+	for (size_t i = 0; i < r->nextra; i++)
+		CHECK((r->extra[i] = ps_alloc(r->m)) != NULL);
+	atomic_store_explicit(&r->phase, 3, memory_order_release);
+	strand_wait(r, 4);
+	for (size_t i = 0; i < r->nextra; i++)
+		ps_free(r->m, r->extra[i]);
+	for (size_t i = 0; i < r->n; i += 2)
+		ps_free(r->m, r->obj[i]);
+	return NULL;
+}
+
+static void *strand_taker(void *p)
+{
+	struct strand *r = p;
+	void **mine = malloc(r->k * sizeof *mine);
+	CHECK(mine != NULL);
+	for (size_t i = 0; i < r->k; i++)
+		CHECK((mine[i] = ps_alloc(r->m)) != NULL);
+	r->grows_after = mstats(r->m).slab_grows;
+	for (size_t i = 0; i < r->k; i++)
+		ps_free(r->m, mine[i]);
+	free(mine);
+	return NULL;
+}
+
+static void test_no_stranding(struct ps *ps)
+{
+	static struct strand r;
+	memset(&r, 0, sizeof r);
+	r.m = ps_mem_create(ps, 64, NULL);
+	CHECK(r.m != NULL);
+	size_t per_slab = (65536 - 128) / 96; /* 64 KiB slabs, 32-byte headers, 64-byte objects */
+	r.n = 20 * per_slab;
+	r.nextra = 2 * 64 + 1; /* two object caches: at least one refill */
+	r.k = 6 * per_slab;
+	r.obj = malloc(r.n * sizeof *r.obj);
+	CHECK(r.obj != NULL);
+	pthread_t a = test_spawn(strand_owner, &r);
+	strand_wait(&r, 1);
+	for (size_t i = 1; i < r.n; i += 2)
+		ps_free(r.m, r.obj[i]);
+	while (ps_mem_reclaim(r.m) > 0) /* no sections: all quiesced; flushes go remote */
+		;
+	atomic_store_explicit(&r.phase, 2, memory_order_release);
+	strand_wait(&r, 3);
+	struct ps_mem_stats s = mstats(r.m);
+	r.grows_before = s.slab_grows;
+	pthread_t c = test_spawn(strand_taker, &r);
+	test_join(c);
+	test_log("ps_mem: stranding: %zu objects freed into the owner's %" PRIu64
+		 " slabs; a third thread's %zu allocations mapped %" PRIu64 " new slabs",
+		 r.n / 2, r.grows_before, r.k, r.grows_after - r.grows_before);
+	CHECK_MSG(r.grows_after - r.grows_before <= 1,
+		  "free objects stranded in the owner's slabs: %" PRIu64 " slabs mapped for %zu "
+		  "objects while %zu were free", r.grows_after - r.grows_before, r.k, r.n / 2);
+	atomic_store_explicit(&r.phase, 4, memory_order_release);
+	test_join(a);
+	free(r.obj);
+	ps_mem_destroy(r.m);
+}
+
 /* ---- ENOMEM under an address-space limit (child process, release builds only) -------- */
 static void enomem_child(void *arg)
 {
@@ -545,6 +636,7 @@ int main(void)
 	small.stamp_batch = 0;
 	test_remote(ps, NULL, "default config");
 	test_remote(ps, &small, "small config");
+	test_no_stranding(ps);
 	test_enomem(ps);
 	ps_destroy(ps);
 	test_log("ps_mem: ok");
