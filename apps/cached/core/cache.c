@@ -212,6 +212,7 @@ struct sclass {
 	uint32_t size;   /* chunk bytes: ITEM_HDR + key + value fit */
 	uint64_t charge; /* bytes charged against mem_limit per item */
 	struct ps_mem *mem;
+	struct cache *owner; /* for the reclamation observer */
 	_Atomic uint64_t evicted;
 };
 
@@ -239,7 +240,10 @@ struct cache {
 	_Atomic uint32_t time_offset; /* cache_time_advance */
 
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t cas_next;
+	/* Charged bytes: items allocated and not yet reclaimed (live + garbage <= mem_limit),
+	 * and of those, garbage: freed, waiting for a grace period (docs/cached.md, "Memory"). */
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t mem_used;
+	_Atomic uint64_t mem_garbage;
 
 	_Alignas(TSYNC_CACHE_LINE) pthread_mutex_t grow_mx;
 	_Atomic uint64_t expansions;
@@ -506,9 +510,31 @@ static void lru_bump(struct cache *c, struct item *it)
 
 /* ---- memory ----------------------------------------------------------------------------- */
 
-static inline void mem_uncharge(struct cache *c, const struct item *it)
+/*
+ * Memory accounting (docs/cached.md, "Memory"). An item's charge is taken when it is
+ * allocated and given back when ps_mem makes its memory reusable - not when it is freed:
+ * between the two it is garbage waiting for a grace period, and it still occupies slab
+ * memory. So mem_used (live + garbage) <= mem_limit bounds the item memory, whatever the
+ * readers do; a stalled section makes stores wait or fail, never the memory grow.
+ */
+
+/* ps_free an item whose charge becomes garbage until its reclamation. */
+static inline void item_retire(struct cache *c, struct item *it)
 {
-	atomic_fetch_sub_explicit(&c->mem_used, c->cls[it->cls].charge, RELAXED);
+	atomic_fetch_add_explicit(&c->mem_garbage, c->cls[it->cls].charge, RELAXED);
+	ps_free(c->cls[it->cls].mem, it);
+}
+
+/* ps_mem's reclamation observer: `collected` objects of one class became reusable. */
+static void on_reclaim(struct ps_mem *m, const struct ps_mem_reclaim_info *info, void *arg)
+{
+	(void)m;
+	const struct sclass *k = arg;
+	if (info->collected == 0)
+		return;
+	uint64_t b = info->collected * k->charge;
+	atomic_fetch_sub_explicit(&k->owner->mem_garbage, b, RELAXED);
+	atomic_fetch_sub_explicit(&k->owner->mem_used, b, RELAXED);
 }
 
 /* Free an unlinked item: ps variants defer reuse through ParSec (I3); the refcounted
@@ -516,44 +542,76 @@ static inline void mem_uncharge(struct cache *c, const struct item *it)
 static void item_drop(struct cache *c, struct item *it)
 {
 	if (is_ps(c)) {
-		mem_uncharge(c, it);
-		ps_free(c->cls[it->cls].mem, it);
+		item_retire(c, it);
 		return;
 	}
-	if (atomic_fetch_sub_explicit(&it->refcount, 1, ACQ_REL) == 1) {
-		mem_uncharge(c, it);
-		ps_free(c->cls[it->cls].mem, it);
-	}
+	if (atomic_fetch_sub_explicit(&it->refcount, 1, ACQ_REL) == 1)
+		item_retire(c, it);
 }
 
 /* Free an item never published (no reader can hold it). */
 static void item_discard(struct cache *c, struct item *it)
 {
-	mem_uncharge(c, it);
-	ps_free(c->cls[it->cls].mem, it);
+	item_retire(c, it);
+}
+
+size_t cache_reclaim(struct cache *c)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < c->nclasses; i++)
+		n += ps_mem_reclaim(c->cls[i].mem);
+	return n;
 }
 
 static bool evict_one(struct cache *c, uint64_t hint);
 
-/* Reserve n bytes under mem_limit, evicting to make room. */
-static bool mem_reserve(struct cache *c, uint64_t n, uint64_t hint)
+/* Garbage above mem_limit / GARBAGE_SHARE stops eviction: evicting a live item then only
+ * adds garbage, so a store waits for grace periods instead of emptying the cache. */
+#define GARBAGE_SHARE 8u
+#define RESERVE_NAP_NS 50000L
+
+/*
+ * Reserve n bytes under mem_limit. Evict (CLOCK) while garbage is small; when memory is
+ * held by garbage (a section holds a grace period back) or nothing is evictable, reclaim
+ * the caller's own garbage and, with may_wait (the caller holds no stripe lock), outside
+ * any section, and while garbage exists that could be released, nap and retry until
+ * cfg.mem_wait_ms has passed.
+ */
+static bool mem_reserve(struct cache *c, uint64_t n, uint64_t hint, bool may_wait)
 {
 	unsigned fails = 0;
+	uint64_t deadline = 0;
 	for (;;) {
 		uint64_t u = atomic_load_explicit(&c->mem_used, RELAXED);
 		while (u + n <= c->cfg.mem_limit)
 			if (atomic_compare_exchange_weak_explicit(&c->mem_used, &u, u + n, RELAXED,
 								  RELAXED))
 				return true;
-		if (!has_list(c) || c->cfg.no_evict)
-			return false;
-		if (!evict_one(c, hint)) {
+		uint64_t g = atomic_load_explicit(&c->mem_garbage, RELAXED);
+		if (has_list(c) && !c->cfg.no_evict && g <= c->cfg.mem_limit / GARBAGE_SHARE) {
+			if (evict_one(c, hint))
+				continue;
 			/* Nothing evictable now (items locked by others, or all memory held by
-			 * unfinished stores): retry a few times, then give up. */
-			if (++fails > 8)
-				return false;
-			sched_yield();
+			 * unfinished stores): retry a few times. */
+			if (++fails <= 8) {
+				sched_yield();
+				continue;
+			}
 		}
+		if (cache_reclaim(c) > 0)
+			continue;
+		if (g == 0 || !may_wait || c->cfg.mem_wait_ms < 0 || ps_in_section(c->ps))
+			return false;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		uint64_t t = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+		if (deadline == 0)
+			deadline = t + (uint64_t)c->cfg.mem_wait_ms * 1000000u;
+		else if (t >= deadline)
+			return false;
+		struct timespec nap = {0, RESERVE_NAP_NS};
+		nanosleep(&nap, NULL);
+		fails = 0;
 	}
 }
 
@@ -567,7 +625,7 @@ static int class_of(const struct cache *c, size_t total)
 
 /* A new, unpublished item of total value length nbytes (key copied, value not). */
 static enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key,
-				    size_t nkey, size_t nbytes, struct item **out)
+				    size_t nkey, size_t nbytes, bool may_wait, struct item **out)
 {
 	size_t total = ITEM_HDR + nkey + nbytes;
 	if (total > c->cfg.item_size_max || nbytes > UINT32_MAX)
@@ -575,7 +633,7 @@ static enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *
 	int k = class_of(c, total);
 	if (k < 0)
 		return CACHE_TOO_LARGE;
-	if (!mem_reserve(c, c->cls[k].charge, hash))
+	if (!mem_reserve(c, c->cls[k].charge, hash, may_wait))
 		return CACHE_NO_MEMORY;
 	struct item *it = ps_alloc(c->cls[k].mem);
 	if (it == NULL) {
@@ -898,10 +956,8 @@ void cache_release(struct cache *c, struct cache_ref *ref)
 		ps_exit(c->ps);
 	} else {
 		struct item *it = ref->item_;
-		if (atomic_fetch_sub_explicit(&it->refcount, 1, ACQ_REL) == 1) {
-			mem_uncharge(c, it);
-			ps_free(c->cls[it->cls].mem, it);
-		}
+		if (atomic_fetch_sub_explicit(&it->refcount, 1, ACQ_REL) == 1)
+			item_retire(c, it);
 	}
 	ref->item_ = NULL;
 	ref->value = NULL;
@@ -1027,7 +1083,7 @@ enum cache_status cache_store(struct cache *c, enum cache_store_op op, const voi
 	enum cache_status st;
 	if (!concat) {
 		/* Allocate and fill before taking the lock: the common path holds it briefly. */
-		st = item_alloc(c, h, key, nkey, nbytes, &nw);
+		st = item_alloc(c, h, key, nkey, nbytes, true, &nw);
 		if (st != CACHE_OK) {
 			ST_INC(c, st == CACHE_TOO_LARGE ? S_TOO_LARGE : S_NO_MEMORY);
 			if (op == CACHE_SET) /* memcached: do not keep serving the stale value */
@@ -1086,7 +1142,7 @@ enum cache_status cache_store(struct cache *c, enum cache_store_op op, const voi
 			st = CACHE_EXISTS;
 			break;
 		}
-		st = item_alloc(c, h, key, nkey, (size_t)old->nbytes + nbytes, &nw);
+		st = item_alloc(c, h, key, nkey, (size_t)old->nbytes + nbytes, false, &nw);
 		if (st != CACHE_OK) {
 			ST_INC(c, st == CACHE_TOO_LARGE ? S_TOO_LARGE : S_NO_MEMORY);
 			nw = NULL;
@@ -1211,7 +1267,7 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 		} while (x);
 		for (size_t i = 0; i < n; i++)
 			buf[i] = tmp[n - 1 - i];
-		st = item_alloc(c, h, key, nkey, n, &nw);
+		st = item_alloc(c, h, key, nkey, n, false, &nw);
 		if (st == CACHE_OK) {
 			memcpy(nw->data + nkey, buf, n);
 			nw->flags = old->flags;
@@ -1448,6 +1504,8 @@ static void *maint_main(void *arg)
 		sweep_range(c, c->sweep_cursor, chunk);
 		c->sweep_cursor += chunk;
 		pthread_mutex_unlock(&c->grow_mx);
+		/* What this pass freed must not wait for the next one to be reclaimed. */
+		cache_reclaim(c);
 		atomic_fetch_add_explicit(&c->sweeper_runs, 1, RELAXED);
 		pthread_mutex_lock(&c->mmx);
 	}
@@ -1529,6 +1587,9 @@ static int make_classes(struct cache *c)
 		size_t cs = (64 * 1024) / stride;
 		mc.cache_size = (unsigned)(cs < 2 ? 2 : cs > 64 ? 64 : cs);
 		mc.slabs_kept = 1;
+		c->cls[i].owner = c;
+		mc.reclaim_fn = on_reclaim;
+		mc.reclaim_arg = &c->cls[i];
 		c->cls[i].mem = ps_mem_create(c->ps, sizes[i], &mc);
 		if (c->cls[i].mem == NULL)
 			return -1;
@@ -1566,10 +1627,13 @@ struct cache *cache_create(const struct cache_config *cfg)
 		g.chunk_min = 48;
 	if (!g.hash_power)
 		g.hash_power = 16;
+	if (g.mem_wait_ms == 0)
+		g.mem_wait_ms = 100;
 	if ((unsigned)g.variant > CACHE_LOCKED || g.growth_factor <= 1.0 ||
 	    g.growth_factor > 100.0 || g.item_size_max < 1024 ||
 	    g.item_size_max > (128u << 20) || g.item_size_max > g.mem_limit / 2 ||
-	    g.chunk_min > g.item_size_max / 2 || g.hash_power < 4 || g.hash_power > MAX_POWER) {
+	    g.chunk_min > g.item_size_max / 2 || g.hash_power < 4 || g.hash_power > MAX_POWER ||
+	    g.mem_wait_ms > 60000) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -1685,7 +1749,11 @@ void cache_stats(struct cache *c, struct cache_stats *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->limit_maxbytes = c->cfg.mem_limit;
-	o->bytes = atomic_load_explicit(&c->mem_used, RELAXED);
+	uint64_t used = atomic_load_explicit(&c->mem_used, RELAXED);
+	uint64_t garbage = atomic_load_explicit(&c->mem_garbage, RELAXED);
+	o->bytes = used > garbage ? used - garbage : 0;
+	o->mem_charged = used;
+	o->mem_garbage_bytes = garbage;
 	o->total_items = st_sum(c, S_TOTAL_ITEMS);
 	o->evictions = st_sum(c, S_EVICTIONS);
 	o->reclaimed = st_sum(c, S_RECLAIMED);

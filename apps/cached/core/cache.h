@@ -13,9 +13,12 @@
  *  - The table doubles without stopping readers or moving item memory (see cache.c).
  *  - Items come from ps_mem allocators, one per size class (memcached's slab classes:
  *    sizes grow by growth_factor up to item_size_max). Every item is charged its class's
- *    chunk size plus the allocator's per-object header against mem_limit; a store that
+ *    chunk size plus the allocator's per-object header against mem_limit from allocation
+ *    until ps_mem reclaims it (garbage waiting for a grace period stays charged, so the
+ *    limit bounds item memory however long a reader stays in a section); a store that
  *    would pass the limit first evicts (CLOCK over 64 partitioned lists, seed 000 §5.2: a
- *    get only sets a reference bit) and fails with CACHE_NO_MEMORY when it cannot.
+ *    get only sets a reference bit), or waits a bounded time for grace periods when
+ *    garbage holds the memory, and fails with CACHE_NO_MEMORY when it cannot.
  *  - Expiry is lazy (an expired or flushed item reads as absent and is unlinked by the
  *    next update that meets it) plus a background sweeper (cache_sweeper_start).
  *
@@ -115,8 +118,13 @@ struct cache_config {
 	bool no_evict;            /* memcached -M: fail with CACHE_NO_MEMORY instead of
 				   * evicting */
 	bool no_grow;             /* never grow the table (the study sizes it up front) */
+	int mem_wait_ms;          /* how long a store may wait for grace periods to release
+				   * memory held by freed items before it fails with
+				   * CACHE_NO_MEMORY (see cache_store); default (0) 100 ms;
+				   * < 0: never wait; at most 60000 */
 };
-#define CACHE_CONFIG_INIT {sizeof(struct cache_config), CACHE_PS, 0, 0, 0.0, 0, 0, false, false}
+#define CACHE_CONFIG_INIT                                                                  \
+	{sizeof(struct cache_config), CACHE_PS, 0, 0, 0.0, 0, 0, false, false, 0}
 
 /*
  * cache_create: a new, empty cache. cfg NULL means defaults. Creates its own struct ps
@@ -220,6 +228,15 @@ enum cache_store_op {
  * removes the key, as memcached does, so a stale value is not served).
  * The new item becomes visible to gets atomically (one pointer store, release ordering):
  * a get returns either the whole old value or the whole new value.
+ * Memory: the new item is charged against mem_limit until its memory is reclaimed (a
+ * replaced or evicted item stays charged, as garbage, until the grace period after its
+ * free has passed). At the limit a store evicts (CLOCK) while garbage is under
+ * mem_limit / 8; when garbage holds the memory (a reader's section holds a grace period
+ * back) or nothing is evictable, it reclaims its own thread's garbage and then - SET, ADD,
+ * REPLACE and CAS only, and only outside a section (no cache_ref held) - naps 50 us at a
+ * time until memory is released or mem_wait_ms has passed; then CACHE_NO_MEMORY. APPEND,
+ * PREPEND, incr and decr allocate under the bucket's lock and never wait. Otherwise
+ * non-blocking (the bucket's lock is held for the link only).
  */
 enum cache_status cache_store(struct cache *c, enum cache_store_op op, const void *key,
 			      size_t nkey, const void *data, size_t nbytes, uint32_t flags,
@@ -293,6 +310,16 @@ int cache_sweeper_start(struct cache *c, unsigned interval_ms);
 void cache_sweeper_stop(struct cache *c);
 
 /*
+ * cache_reclaim: make the memory of items this thread freed reusable where their grace
+ * period has passed (ps_mem_reclaim on every size class), and give their charge back to
+ * mem_limit. Garbage is otherwise reclaimed by the freeing thread's later stores and
+ * deletes; a thread that goes idle after freeing (a server worker between requests)
+ * should call this, or its garbage stays charged until it works again. Returns the number
+ * of items reclaimed. Never waits; O(size classes). Any thread (its own garbage only).
+ */
+size_t cache_reclaim(struct cache *c);
+
+/*
  * cache_sweep: one full synchronous pass over the table: unlink and free every expired or
  * flushed item. Returns how many it removed. Blocking (takes each bucket lock in turn).
  * Must not be called while the caller holds a cache_ref.
@@ -317,7 +344,8 @@ struct cache_stats {
 	/* items */
 	uint64_t curr_items;      /* linked items (expired-but-unswept ones included) */
 	uint64_t total_items;     /* items ever stored */
-	uint64_t bytes;           /* charged bytes of linked items (what -m limits) */
+	uint64_t bytes;           /* charged bytes of items not yet freed (linked, or held
+				   * by a cache_ref after an update replaced them) */
 	uint64_t limit_maxbytes;  /* mem_limit */
 	uint64_t evictions;       /* live items removed to make room */
 	uint64_t expired_unfetched; /* (not tracked: 0) */
@@ -345,6 +373,9 @@ struct cache_stats {
 	uint64_t mem_cached;      /* in per-thread object caches */
 	uint64_t mem_frees, mem_reclaimed;
 	uint64_t mem_max_wait_ns; /* longest free-to-reuse time seen */
+	uint64_t mem_charged;     /* bytes + mem_garbage_bytes: what mem_limit bounds */
+	uint64_t mem_garbage_bytes; /* charged bytes of freed items waiting for a grace
+				     * period (still occupying slab memory) */
 	/* quiescence: the calling thread's ps_quiesce counters (struct ps_stats) */
 	uint64_t quiesce_calls, quiesce_true;
 };

@@ -236,6 +236,8 @@ static void stats_general(struct conn_ctx *cx, struct stat_out *so)
 	stat_add(so, "tsync_peak_slabs", "%" PRIu64, st.peak_slabs);
 	stat_add(so, "tsync_mem_in_use", "%" PRIu64, st.mem_in_use);
 	stat_add(so, "tsync_mem_pending", "%" PRIu64, st.mem_pending);
+	stat_add(so, "tsync_mem_charged", "%" PRIu64, st.mem_charged);
+	stat_add(so, "tsync_garbage_bytes", "%" PRIu64, st.mem_garbage_bytes);
 	stat_add(so, "tsync_mem_cached", "%" PRIu64, st.mem_cached);
 	stat_add(so, "tsync_mem_frees", "%" PRIu64, st.mem_frees);
 	stat_add(so, "tsync_mem_reclaimed", "%" PRIu64, st.mem_reclaimed);

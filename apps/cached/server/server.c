@@ -392,10 +392,29 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 
 /* ---- workers, signals --------------------------------------------------------------------- */
 
+/* Every RECLAIM_MS a worker reclaims the garbage its own updates left (items whose grace
+ * period has passed): otherwise a worker that goes idle after a burst of sets or deletes
+ * keeps their memory charged against -m until its next request (cache_reclaim). */
+#define RECLAIM_MS 10
+
+static void reclaim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct worker *w = arg;
+	cache_reclaim(w->srv->cache);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
+	struct event *rec = event_new(w->base, -1, EV_PERSIST, reclaim_cb, w);
+	struct timeval tv = {0, RECLAIM_MS * 1000};
+	if (rec)
+		event_add(rec, &tv);
 	event_base_loop(w->base, EVLOOP_NO_EXIT_ON_EMPTY);
+	if (rec)
+		event_free(rec);
 	while (w->conns)
 		conn_free(w->conns);
 	tsync_thread_unregister();

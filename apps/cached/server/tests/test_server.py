@@ -193,7 +193,8 @@ def test_stats(srv, mc):
     st = mc.stats()
     for name in (b"pid", b"uptime", b"curr_connections", b"get_hits", b"get_misses",
                  b"curr_items", b"bytes", b"limit_maxbytes", b"threads", b"evictions",
-                 b"tsync_mem_pending", b"tsync_quiesce_calls"):
+                 b"tsync_mem_pending", b"tsync_mem_charged", b"tsync_garbage_bytes",
+                 b"tsync_quiesce_calls"):
         assert name in st, name
     assert st[b"limit_maxbytes"] == 64 << 20
     assert st[b"threads"] == 2
