@@ -71,9 +71,14 @@ struct item {
 	_Atomic uint8_t refbit;     /* CLOCK reference bit */
 	uint8_t nkey;
 	uint8_t cls;
-	uint8_t pad_;
+	_Atomic uint8_t mflags;     /* M_*: memcached's fetched / stale / token-sent bits */
+	_Atomic uint32_t atime;     /* cache_now() of the last access (the cache's tick) */
 	char data[];                /* key, then value */
 };
+/* mflags (meta protocol, cache_mget): set with atomic or; a new item starts with 0 */
+#define M_FETCHED 1u /* a get has returned the item (mg h) */
+#define M_TOKEN 2u   /* a recache win token was handed out for it (mg W, then Z) */
+#define M_STALE 4u   /* invalidated by cache_invalidate (mg X) */
 #define ITEM_HDR offsetof(struct item, data)
 
 static inline const char *item_value(const struct item *it)
@@ -238,6 +243,9 @@ struct cache {
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t oldest_cas;
 	_Atomic uint32_t flush_at;    /* delayed flush: items stored before it die at it */
 	_Atomic uint32_t time_offset; /* cache_time_advance */
+	_Atomic uint32_t tick;        /* cache_now() as last read by an update or the
+				       * maintenance thread (clock_tick): gets stamp
+				       * access times with it instead of reading the clock */
 
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t cas_next;
 	/* Charged bytes: items allocated and not yet reclaimed (live + garbage <= mem_limit),
@@ -300,6 +308,15 @@ uint32_t cache_now(const struct cache *c)
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint32_t)(ts.tv_sec - c->start_sec) + 2u +
 	       atomic_load_explicit(&c->time_offset, RELAXED);
+}
+
+/* cache_now(), published as the cache's tick (one store per second at most). */
+static inline uint32_t clock_tick(struct cache *c)
+{
+	uint32_t now = cache_now(c);
+	if (atomic_load_explicit(&c->tick, RELAXED) != now)
+		atomic_store_explicit(&c->tick, now, RELAXED);
+	return now;
 }
 
 void cache_time_advance(struct cache *c, uint32_t seconds)
@@ -652,7 +669,8 @@ static enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *
 	atomic_store_explicit(&it->refbit, 0, RELAXED);
 	it->nkey = (uint8_t)nkey;
 	it->cls = (uint8_t)k;
-	it->pad_ = 0;
+	atomic_store_explicit(&it->mflags, 0, RELAXED);
+	atomic_store_explicit(&it->atime, atomic_load_explicit(&c->tick, RELAXED), RELAXED);
 	memcpy(it->data, key, nkey);
 	*out = it;
 	return CACHE_OK;
@@ -883,6 +901,17 @@ static inline void fill_ref(const struct cache *c, struct cache_ref *ref, struct
 		ref->exptime = left > 0 ? left : 1;
 	}
 	ref->item_ = it;
+	/* Access tracking (mg h, mg l): the fetched bit is stored once per item, the access
+	 * time at most once per tick (a second); both only when they change. */
+	uint8_t f = atomic_load_explicit(&it->mflags, RELAXED);
+	ref->hit_before = (f & M_FETCHED) != 0;
+	if (!(f & M_FETCHED))
+		atomic_fetch_or_explicit(&it->mflags, M_FETCHED, RELAXED);
+	uint32_t now = atomic_load_explicit(&c->tick, RELAXED);
+	uint32_t at = atomic_load_explicit(&it->atime, RELAXED);
+	ref->idle = now > at ? now - at : 0;
+	if (at != now)
+		atomic_store_explicit(&it->atime, now, RELAXED);
 }
 
 static inline void count_state(struct cache *c, int st)
@@ -1067,10 +1096,16 @@ enum cache_status cache_gat(struct cache *c, const void *key, size_t nkey, int64
 
 /* ---- updates ---------------------------------------------------------------------------- */
 
-enum cache_status cache_store(struct cache *c, enum cache_store_op op, const void *key,
-			      size_t nkey, const void *data, size_t nbytes, uint32_t flags,
-			      int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
+/* store_impl's xflags: the new item's initial M_* bits (not for APPEND/PREPEND), and: */
+#define STORE_INVALIDATING 0x100u /* CAS: an older cas_in stores a stale item instead */
+
+/* cache_store, with the meta protocol's extras (xflags). */
+static enum cache_status store_impl(struct cache *c, enum cache_store_op op, const void *key,
+				    size_t nkey, const void *data, size_t nbytes, uint32_t flags,
+				    int64_t exptime, uint64_t cas_in, uint64_t *cas_out,
+				    unsigned xflags)
 {
+	uint8_t mflags = (uint8_t)(xflags & 0xffu);
 	if (!key_ok(nkey))
 		return CACHE_BAD_KEY;
 	if (op == CACHE_SET && cas_in != 0)
@@ -1095,7 +1130,9 @@ enum cache_status cache_store(struct cache *c, enum cache_store_op op, const voi
 		memcpy(nw->data + nkey, data, nbytes);
 		nw->flags = flags;
 		atomic_store_explicit(&nw->exptime, e, RELAXED);
-		nw->time = cache_now(c);
+		nw->time = clock_tick(c);
+		atomic_store_explicit(&nw->atime, nw->time, RELAXED);
+		atomic_store_explicit(&nw->mflags, mflags, RELAXED);
 	}
 	struct mcs_node qn;
 	struct stripe *s = stripe_of(c, h);
@@ -1125,6 +1162,18 @@ enum cache_status cache_store(struct cache *c, enum cache_store_op op, const voi
 		if (!old) {
 			st = CACHE_NOT_FOUND;
 			ST_INC(c, S_CAS_MISSES);
+		} else if (old->cas != cas_in && (xflags & STORE_INVALIDATING) &&
+			   cas_in < old->cas) {
+			/* memcached's ms I: a writer with an older view still stores, but
+			 * the result is stale, keeps the item's exptime and its token state */
+			atomic_store_explicit(
+			    &nw->mflags,
+			    (uint8_t)(M_STALE |
+				      (atomic_load_explicit(&old->mflags, RELAXED) & M_TOKEN)),
+			    RELAXED);
+			atomic_store_explicit(&nw->exptime,
+					      atomic_load_explicit(&old->exptime, RELAXED), RELAXED);
+			ST_INC(c, S_CAS_HITS);
 		} else if (old->cas != cas_in) {
 			st = CACHE_EXISTS;
 			ST_INC(c, S_CAS_BADVAL);
@@ -1177,6 +1226,116 @@ enum cache_status cache_store(struct cache *c, enum cache_store_op op, const voi
 	} else if (nw) {
 		item_discard(c, nw);
 	}
+	return st;
+}
+
+enum cache_status cache_store(struct cache *c, enum cache_store_op op, const void *key,
+			      size_t nkey, const void *data, size_t nbytes, uint32_t flags,
+			      int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
+{
+	return store_impl(c, op, key, nkey, data, nbytes, flags, exptime, cas_in, cas_out, 0);
+}
+
+enum cache_status cache_cas_invalidating(struct cache *c, const void *key, size_t nkey,
+					 const void *data, size_t nbytes, uint32_t flags,
+					 int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
+{
+	return store_impl(c, CACHE_CAS, key, nkey, data, nbytes, flags, exptime, cas_in, cas_out,
+			  STORE_INVALIDATING);
+}
+
+/* ---- meta protocol: the recache token and invalidation ---------------------------------- */
+
+enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
+			     struct cache_meta *m, struct cache_ref *ref)
+{
+	if (!key_ok(nkey))
+		return CACHE_BAD_KEY;
+	m->won = m->stale = m->token_sent = false;
+	(void)clock_tick(c); /* a fresh tick: mg l is measured against it */
+	for (unsigned tries = 0;; tries++) {
+		enum cache_status st = m->touch ? cache_gat(c, key, nkey, m->ttl, ref)
+						: cache_get(c, key, nkey, ref);
+		if (st == CACHE_OK) {
+			struct item *it = ref->item_;
+			uint8_t f = atomic_load_explicit(&it->mflags, RELAXED);
+			m->stale = (f & M_STALE) != 0;
+			bool due = m->stale || (m->recache && ref->exptime != 0 &&
+						ref->exptime < m->recache_ttl);
+			if (f & M_TOKEN)
+				m->token_sent = true;
+			else if (due)
+				/* one winner: the first to set the bit */
+				m->won = !(atomic_fetch_or_explicit(&it->mflags, M_TOKEN, ACQ_REL) &
+					   M_TOKEN);
+			if (due && !m->won)
+				m->token_sent = true;
+			return CACHE_OK;
+		}
+		if (st != CACHE_NOT_FOUND || !m->vivify || tries >= 8)
+			return st;
+		/* Vivify: an empty item, already fetched and with its token handed to us; a
+		 * concurrent vivify that added first makes our ADD fail, and the retry finds
+		 * its item (token sent: Z). */
+		st = store_impl(c, CACHE_ADD, key, nkey, "", 0, 0, m->vivify_ttl, 0, NULL,
+				M_FETCHED | M_TOKEN);
+		if (st == CACHE_STORED) {
+			if (cache_get(c, key, nkey, ref) != CACHE_OK)
+				continue; /* evicted or replaced already: look again */
+			m->won = true;
+			m->token_sent = false;
+			m->stale = false;
+			return CACHE_OK;
+		}
+		if (st != CACHE_NOT_STORED)
+			return st;
+	}
+}
+
+enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey,
+				   uint64_t cas_in, bool set_ttl, int64_t exptime)
+{
+	if (!key_ok(nkey))
+		return CACHE_BAD_KEY;
+	uint64_t h = key_hash(key, nkey);
+	struct mcs_node qn;
+	struct stripe *s = stripe_of(c, h);
+	struct item *_Atomic *pp, *dead, *nw = NULL;
+	stripe_lock(c, s, &qn);
+	struct item *old = find_live_locked(c, h, key, nkey, &pp, &dead);
+	enum cache_status st = CACHE_NOT_FOUND;
+	if (old && cas_in && old->cas != cas_in) {
+		st = CACHE_EXISTS;
+	} else if (old) {
+		/* A copy, as every update makes (items are immutable once published): same
+		 * value, flags and store time, a new CAS id, stale, its token not yet sent. */
+		st = item_alloc(c, h, key, nkey, old->nbytes, false, &nw);
+		if (st == CACHE_OK) {
+			memcpy(nw->data + nkey, item_value(old), old->nbytes);
+			nw->flags = old->flags;
+			atomic_store_explicit(&nw->exptime,
+					      set_ttl ? rel_time(c, exptime)
+						      : atomic_load_explicit(&old->exptime, RELAXED),
+					      RELAXED);
+			nw->time = old->time;
+			atomic_store_explicit(&nw->atime,
+					      atomic_load_explicit(&old->atime, RELAXED), RELAXED);
+			atomic_store_explicit(&nw->mflags,
+					      (uint8_t)((atomic_load_explicit(&old->mflags, RELAXED) &
+							 M_FETCHED) | M_STALE),
+					      RELAXED);
+			link_locked(c, nw, old, pp);
+		} else {
+			ST_INC(c, st == CACHE_TOO_LARGE ? S_TOO_LARGE : S_NO_MEMORY);
+			nw = NULL;
+		}
+	}
+	stripe_unlock(c, s, &qn);
+	drop_dead(c, dead);
+	if (nw)
+		item_drop(c, old);
+	if (st == CACHE_OK || st == CACHE_NOT_FOUND)
+		ST_INC(c, st == CACHE_OK ? S_DELETE_HITS : S_DELETE_MISSES);
 	return st;
 }
 
@@ -1493,6 +1652,7 @@ static void *maint_main(void *arg)
 			break;
 		bool grow = atomic_exchange_explicit(&c->grow_req, 0, RELAXED);
 		pthread_mutex_unlock(&c->mmx);
+		(void)clock_tick(c); /* keeps access times current when no update runs */
 		if (grow)
 			(void)cache_grow_now(c);
 		/* A tenth of the table per tick: a full pass every ~10 intervals. */
@@ -1647,6 +1807,7 @@ struct cache *cache_create(const struct cache_config *cfg)
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	c->start_sec = ts.tv_sec;
 	c->start_unix = (int64_t)time(NULL);
+	atomic_store_explicit(&c->tick, cache_now(c), RELAXED);
 	pthread_mutex_init(&c->grow_mx, NULL);
 	pthread_mutex_init(&c->mmx, NULL);
 	pthread_cond_init(&c->mcv, NULL);

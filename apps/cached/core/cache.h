@@ -4,9 +4,11 @@
  *
  * Design (docs/cached.md, "Cache core"):
  *  - A chained hash table. In the ps variants a lookup (get/gets/gat's read) takes no lock
- *    and writes no shared line except, at most once per CLOCK period, the item's reference
- *    bit: it runs between ps_enter and ps_exit. Every update (set/add/replace/append/
- *    prepend/cas/delete/incr/decr/touch, eviction, expiry) takes the bucket's lock (a lock
+ *    and writes no shared line except the item's own header, only when a value changes:
+ *    the reference bit (once per CLOCK period), the fetched bit (once) and the access time
+ *    (once per second): it runs between ps_enter and ps_exit. Every update (set/add/
+ *    replace/append/prepend/cas/delete/incr/decr/touch, eviction, expiry, invalidation -
+ *    cache_invalidate - and vivification) takes the bucket's lock (a lock
  *    stripe shared by every bucket with the same low hash bits, in the old and the new
  *    table alike), allocates the new item, links it, unlinks the old one and ps_free()s it:
  *    the old item's memory is reused only after every section that could see it has ended.
@@ -165,6 +167,10 @@ struct cache_ref {
 	uint64_t cas;        /* CAS unique id, > 0 */
 	int64_t exptime;     /* remaining seconds to live, 0 = never expires (after gat: the
 			      * new exptime) */
+	bool hit_before;     /* a get had returned this item before this one (mg h) */
+	uint32_t idle;       /* seconds since the item's previous access (mg l), as of the
+			      * cache's tick: updates and the maintenance thread advance it,
+			      * so with neither running it lags the clock */
 	void *item_;         /* private */
 };
 
@@ -172,8 +178,10 @@ struct cache_ref {
  * cache_get: look up key. On a hit fills *ref and returns CACHE_OK (the caller must
  * cache_release it); on a miss (absent, expired, flushed) returns CACHE_NOT_FOUND and
  * *ref holds nothing to release; CACHE_BAD_KEY for a bad key length.
- * ps / ps-nocrp: lock-free and store-free (ps: at most one store to the item's reference
- * bit), inside ps_enter/ps_exit; mcs-clock/locked: takes the bucket lock (blocking) and
+ * ps / ps-nocrp: lock-free, inside ps_enter/ps_exit, and nearly store-free: the only
+ * stores go to the item's own header, each only when its value changes - the reference
+ * bit (ps: once per CLOCK period), the fetched bit (once per item) and the access time
+ * (at most once per second); mcs-clock/locked: takes the bucket lock (blocking) and
  * an atomic reference count; locked also the global LRU lock. Counts get_hits/misses.
  */
 enum cache_status cache_get(struct cache *c, const void *key, size_t nkey,
@@ -199,6 +207,28 @@ void cache_release(struct cache *c, struct cache_ref *ref);
  */
 enum cache_status cache_get_copy(struct cache *c, const void *key, size_t nkey, void *buf,
 				 size_t cap, uint32_t *nbytes, uint32_t *flags, uint64_t *cas);
+
+/*
+ * Meta get (memcached's mg with N, R, T; the anti-dogpiling "recache token"). In: vivify
+ * (N: on a miss, create an empty item with exptime vivify_ttl, memcached exptime
+ * convention), recache (R: win the token when the item's remaining TTL is below
+ * recache_ttl seconds), touch (T: set exptime to ttl, as cache_gat). Out: won (W: this
+ * caller got the token - it should recompute the value and store it; exactly one caller
+ * wins per item version), token_sent (Z: another caller already holds it), stale (X: the
+ * item was invalidated by cache_invalidate; stale items win the token like R).
+ * An item's token is handed out at most once: a winner's store replaces the item with a
+ * fresh one. Returns what cache_get (or cache_gat) returns; with vivify a miss returns
+ * CACHE_OK and the new empty item (won = true), or NO_MEMORY/TOO_LARGE. Lock-free like
+ * cache_get on a hit, plus one atomic or on the item's header when the token is due;
+ * vivify stores (cache_store's blocking rules). Any thread.
+ */
+struct cache_meta {
+	bool vivify, recache, touch;
+	int64_t vivify_ttl, recache_ttl, ttl;
+	bool won, token_sent, stale;
+};
+enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
+			     struct cache_meta *m, struct cache_ref *ref);
 
 /* ---- updates: each takes the bucket lock; blocking ----------------------------------- */
 
@@ -241,6 +271,30 @@ enum cache_store_op {
 enum cache_status cache_store(struct cache *c, enum cache_store_op op, const void *key,
 			      size_t nkey, const void *data, size_t nbytes, uint32_t flags,
 			      int64_t exptime, uint64_t cas_in, uint64_t *cas_out);
+
+/*
+ * cache_cas_invalidating: memcached's `ms key ... I C<cas_in>`: as cache_store(CACHE_CAS),
+ * except that a cas_in older (smaller) than the item's CAS id still stores the value, as
+ * a stale item (cache_mget reports X) that keeps the replaced item's exptime (exptime is
+ * then ignored) and its recache token state. A newer cas_in: CACHE_EXISTS. Returns what
+ * cache_store(CACHE_CAS) returns. Same blocking rules.
+ */
+enum cache_status cache_cas_invalidating(struct cache *c, const void *key, size_t nkey,
+					 const void *data, size_t nbytes, uint32_t flags,
+					 int64_t exptime, uint64_t cas_in, uint64_t *cas_out);
+
+/*
+ * cache_invalidate: memcached's `md key I [T]`: instead of removing key, mark it stale:
+ * gets still return it, cache_mget reports it stale and hands its recache token to one
+ * caller (the token of the item before is forgotten). The item is replaced by a copy
+ * (same value, flags; a new CAS id), with exptime set to exptime (memcached convention)
+ * if set_ttl, else unchanged. cas_in 0 or the CAS id it must have. Returns CACHE_OK,
+ * CACHE_NOT_FOUND, CACHE_EXISTS (cas_in differs), CACHE_NO_MEMORY (no room for the copy;
+ * never waits: it allocates under the bucket's lock), CACHE_BAD_KEY. Blocking (the
+ * bucket's lock). Any thread.
+ */
+enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey,
+				   uint64_t cas_in, bool set_ttl, int64_t exptime);
 
 /*
  * cache_delete: remove key. cas_in 0, or the CAS id it must have (binary/meta delete).

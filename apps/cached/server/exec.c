@@ -376,6 +376,9 @@ struct meta_vals {
 	uint32_t flags, nbytes;
 	uint64_t cas;
 	int64_t ttl; /* remaining, -1 = never */
+	bool hit_before;  /* h */
+	uint32_t idle;    /* l */
+	bool token_sent, stale, won; /* Z, X, W (mg only) */
 };
 
 /* Append the return flags the request asked for, in request order. */
@@ -411,10 +414,25 @@ static void meta_ret_flags(struct evbuffer *out, const struct mc_ascii_req *req,
 			if (v->hit)
 				evbuffer_add_printf(out, " c%" PRIu64, v->cas);
 			break;
+		case 'h':
+			if (v->hit)
+				evbuffer_add(out, v->hit_before ? " h1" : " h0", 3);
+			break;
+		case 'l':
+			if (v->hit)
+				evbuffer_add_printf(out, " l%" PRIu32, v->idle);
+			break;
 		default:
 			break;
 		}
 	}
+	/* the recache state, after the requested flags, in memcached 1.6.18's order */
+	if (v->token_sent)
+		evbuffer_add(out, " Z", 2);
+	if (v->stale)
+		evbuffer_add(out, " X", 2);
+	if (v->won)
+		evbuffer_add(out, " W", 2);
 }
 
 static void meta_line(struct evbuffer *out, const char *code, const struct mc_ascii_req *req,
@@ -430,10 +448,20 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	struct cache *c = cx->srv->cache;
 	const struct mc_meta *m = &req->meta;
 	struct cache_ref ref;
-	enum cache_status st = (m->flags & MC_MF('T'))
-				       ? cache_gat(c, req->key, req->nkey, m->ttl, &ref)
-				       : cache_get(c, req->key, req->nkey, &ref);
+	struct cache_meta cm = {
+	    .vivify = (m->flags & MC_MF('N')) != 0,
+	    .vivify_ttl = m->vivify_ttl,
+	    .recache = (m->flags & MC_MF('R')) != 0,
+	    .recache_ttl = m->recache_ttl,
+	    .touch = (m->flags & MC_MF('T')) != 0,
+	    .ttl = m->ttl,
+	};
+	enum cache_status st = cache_mget(c, req->key, req->nkey, &cm, &ref);
 	struct meta_vals v = {0};
+	if (st == CACHE_NO_MEMORY || st == CACHE_TOO_LARGE) { /* vivify found no room */
+		add_str(out, "SERVER_ERROR out of memory storing object\r\n");
+		return;
+	}
 	if (st != CACHE_OK) {
 		if (!req->noreply)
 			meta_line(out, "EN", req, &v);
@@ -444,6 +472,11 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	v.nbytes = ref.nbytes;
 	v.cas = ref.cas;
 	v.ttl = ref.exptime == 0 ? -1 : ref.exptime;
+	v.hit_before = ref.hit_before;
+	v.idle = ref.idle;
+	v.token_sent = cm.token_sent;
+	v.stale = cm.stale;
+	v.won = cm.won;
 	if (m->flags & MC_MF('v')) {
 		evbuffer_add_printf(out, "VA %" PRIu32, ref.nbytes);
 		meta_ret_flags(out, req, &v);
@@ -476,9 +509,14 @@ static void exec_ms(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 			cas_in = UINT64_MAX; /* C0 matches no item (ids are > 0) */
 	}
 	uint64_t cas_out = 0;
-	enum cache_status st = cache_store(cx->srv->cache, op, req->key, req->nkey, req->data,
-					   req->nbytes, m->client_flags,
-					   (m->flags & MC_MF('T')) ? m->ttl : 0, cas_in, &cas_out);
+	int64_t ttl = (m->flags & MC_MF('T')) ? m->ttl : 0;
+	/* I: invalidating CAS set (memcached: only with C; otherwise a plain set) */
+	enum cache_status st =
+	    op == CACHE_CAS && (m->flags & MC_MF('I'))
+		? cache_cas_invalidating(cx->srv->cache, req->key, req->nkey, req->data,
+					 req->nbytes, m->client_flags, ttl, cas_in, &cas_out)
+		: cache_store(cx->srv->cache, op, req->key, req->nkey, req->data, req->nbytes,
+			      m->client_flags, ttl, cas_in, &cas_out);
 	struct meta_vals v = {.hit = st == CACHE_STORED, .cas = cas_out};
 	const char *code;
 	switch (st) {
@@ -519,7 +557,11 @@ static void exec_md(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 {
 	const struct mc_meta *m = &req->meta;
 	uint64_t cas_in = (m->flags & MC_MF('C')) ? (m->cas_cmp ? m->cas_cmp : UINT64_MAX) : 0;
-	enum cache_status st = cache_delete(cx->srv->cache, req->key, req->nkey, cas_in);
+	enum cache_status st =
+	    (m->flags & MC_MF('I'))
+		? cache_invalidate(cx->srv->cache, req->key, req->nkey, cas_in,
+				   (m->flags & MC_MF('T')) != 0, m->ttl)
+		: cache_delete(cx->srv->cache, req->key, req->nkey, cas_in);
 	struct meta_vals v = {0};
 	switch (st) {
 	case CACHE_OK:

@@ -184,11 +184,11 @@ size_t mc_b64_encode(const void *in_, size_t n, char *out)
 
 /* ---- meta flags ----------------------------------------------------------------------- */
 
-/* Not served (answered "invalid flag"): mg h/l (hit-before, last-access) and the stale /
- * recache protocol (mg N/R, ms/md I): the cache core keeps no such per-item state. */
-static const char *const mg_flags = "bcfkOqstuvTPL";
-static const char *const ms_flags = "bcCFkOqTMPL";
-static const char *const md_flags = "bCkOqTPL";
+/* As memcached 1.6.18 accepts them (mg E / ms E, explicit CAS, are 1.6.18's "invalid
+ * flag" too). */
+static const char *const mg_flags = "bcfhklNOqRstuvTPL";
+static const char *const ms_flags = "bcCFIkOqTMPL";
+static const char *const md_flags = "bCIkOqTPL";
 static const char *const ma_flags = "bCNJDTMqtcvOkPL";
 
 /*
@@ -254,6 +254,10 @@ static const char *parse_meta_flags(enum mc_op op, const struct tok *t, size_t n
 			break;
 		case 'N':
 			if (!parse_i32(arg, narg, &m->vivify_ttl))
+				return e_tok;
+			break;
+		case 'R':
+			if (!parse_i32(arg, narg, &m->recache_ttl))
 				return e_tok;
 			break;
 		case 'M':

@@ -470,6 +470,122 @@ static void test_sweeper_thread(void)
 	c = save;
 }
 
+/* mg h/l and the recache token (memcached's meta protocol), one thread. */
+static void test_meta(void)
+{
+	struct cache_ref r;
+	struct cache_meta m = {0};
+	CHECK_EQ(set("m1", "v", 0, 0), CACHE_STORED);
+	CHECK_EQ(cache_mget(c, "m1", 2, &m, &r), CACHE_OK);
+	CHECK(!r.hit_before && r.idle == 0 && !m.won && !m.token_sent && !m.stale);
+	cache_release(c, &r);
+	cache_time_advance(c, 7);
+	CHECK_EQ(cache_mget(c, "m1", 2, &m, &r), CACHE_OK);
+	CHECK(r.hit_before);
+	CHECK_EQ(r.idle, 7);
+	cache_release(c, &r);
+	CHECK_EQ(cache_get(c, "m1", 2, &r), CACHE_OK); /* plain gets count as accesses */
+	CHECK_EQ(r.idle, 0);
+	cache_release(c, &r);
+	/* vivify: one winner, then token_sent; a store clears it */
+	m = (struct cache_meta){.vivify = true, .vivify_ttl = 30};
+	CHECK_EQ(cache_mget(c, "m2", 2, &m, &r), CACHE_OK);
+	CHECK(m.won && !m.token_sent && r.nbytes == 0 && r.exptime > 0 && r.exptime <= 30);
+	cache_release(c, &r);
+	CHECK_EQ(cache_mget(c, "m2", 2, &m, &r), CACHE_OK);
+	CHECK(!m.won && m.token_sent);
+	cache_release(c, &r);
+	CHECK_EQ(set("m2", "fresh", 0, 100), CACHE_STORED);
+	m = (struct cache_meta){0};
+	CHECK_EQ(cache_mget(c, "m2", 2, &m, &r), CACHE_OK);
+	CHECK(!m.won && !m.token_sent && !r.hit_before);
+	cache_release(c, &r);
+	/* recache: due when less TTL is left than recache_ttl */
+	m = (struct cache_meta){.recache = true, .recache_ttl = 50};
+	CHECK_EQ(cache_mget(c, "m2", 2, &m, &r), CACHE_OK);
+	CHECK(!m.won && !m.token_sent);
+	cache_release(c, &r);
+	cache_time_advance(c, 60);
+	CHECK_EQ(cache_mget(c, "m2", 2, &m, &r), CACHE_OK);
+	CHECK(m.won && !m.token_sent);
+	cache_release(c, &r);
+	CHECK_EQ(cache_mget(c, "m2", 2, &m, &r), CACHE_OK);
+	CHECK(!m.won && m.token_sent);
+	cache_release(c, &r);
+	/* invalidate: stale, a new CAS id, a fresh token; optional new TTL */
+	uint64_t cas0 = 0, cas1 = 0;
+	char buf[64];
+	CHECK_EQ(get("m2", buf, sizeof buf, NULL, &cas0), CACHE_OK);
+	CHECK_EQ(cache_invalidate(c, "m2", 2, cas0 + 1, false, 0), CACHE_EXISTS);
+	CHECK_EQ(cache_invalidate(c, "nope", 4, 0, false, 0), CACHE_NOT_FOUND);
+	CHECK_EQ(cache_invalidate(c, "m2", 2, cas0, true, 20), CACHE_OK);
+	CHECK_EQ(get("m2", buf, sizeof buf, NULL, &cas1), CACHE_OK);
+	CHECK(strcmp(buf, "fresh") == 0 && cas1 > cas0);
+	m = (struct cache_meta){0};
+	CHECK_EQ(cache_mget(c, "m2", 2, &m, &r), CACHE_OK);
+	CHECK(m.stale && m.won && !m.token_sent && r.exptime > 0 && r.exptime <= 20);
+	cache_release(c, &r);
+	CHECK_EQ(cache_mget(c, "m2", 2, &m, &r), CACHE_OK);
+	CHECK(m.stale && !m.won && m.token_sent);
+	cache_release(c, &r);
+	/* ms I: an older CAS id stores a stale value keeping exptime and token state */
+	uint64_t cas2 = 0;
+	CHECK_EQ(cache_cas_invalidating(c, "m2", 2, "old", 3, 0, 500, cas1 + 100, NULL),
+		 CACHE_EXISTS);
+	CHECK_EQ(cache_cas_invalidating(c, "m2", 2, "old", 3, 0, 500, 1, &cas2), CACHE_STORED);
+	CHECK_EQ(cache_mget(c, "m2", 2, &m, &r), CACHE_OK);
+	CHECK(m.stale && m.token_sent && r.exptime > 0 && r.exptime <= 20 && r.cas == cas2);
+	cache_release(c, &r);
+	CHECK_EQ(cache_cas_invalidating(c, "m2", 2, "new", 3, 0, 0, cas2, NULL), CACHE_STORED);
+	CHECK_EQ(cache_mget(c, "m2", 2, &m, &r), CACHE_OK);
+	CHECK(!m.stale && !m.token_sent && !m.won && r.exptime == 0);
+	cache_release(c, &r);
+	CHECK_EQ(cache_cas_invalidating(c, "m3", 2, "x", 1, 0, 0, 5, NULL), CACHE_NOT_FOUND);
+}
+
+/* Threads race for each key's token: exactly one wins per item version. */
+#define RACE_KEYS 64
+#define RACE_THREADS 4
+static _Atomic unsigned race_wins[RACE_KEYS];
+
+static void *token_racer(void *arg)
+{
+	(void)arg;
+	for (unsigned k = 0; k < RACE_KEYS; k++) {
+		char key[16];
+		int n = snprintf(key, sizeof key, "race%u", k);
+		struct cache_meta m = {.vivify = true, .vivify_ttl = 0};
+		struct cache_ref r;
+		CHECK_EQ(cache_mget(c, key, (size_t)n, &m, &r), CACHE_OK);
+		CHECK(!(m.won && m.token_sent));
+		if (m.won)
+			atomic_fetch_add(&race_wins[k], 1);
+		cache_release(c, &r);
+	}
+	return NULL;
+}
+
+static void test_meta_race(void)
+{
+	for (int round = 0; round < 2; round++) {
+		for (unsigned k = 0; k < RACE_KEYS; k++)
+			atomic_store(&race_wins[k], 0);
+		pthread_t th[RACE_THREADS];
+		for (unsigned i = 0; i < RACE_THREADS; i++)
+			th[i] = test_spawn(token_racer, NULL);
+		for (unsigned i = 0; i < RACE_THREADS; i++)
+			test_join(th[i]);
+		for (unsigned k = 0; k < RACE_KEYS; k++) {
+			CHECK_MSG(atomic_load(&race_wins[k]) == 1, "round %d key %u: %u winners",
+				  round, k, atomic_load(&race_wins[k]));
+			/* round 1 races for the stale items' fresh tokens */
+			char key[16];
+			int n = snprintf(key, sizeof key, "race%u", k);
+			CHECK_EQ(cache_invalidate(c, key, (size_t)n, 0, false, 0), CACHE_OK);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	test_watchdog(60);
@@ -488,6 +604,8 @@ int main(int argc, char **argv)
 	test_too_large();
 	test_grow();
 	test_sweeper_thread();
+	test_meta();
+	test_meta_race();
 	cache_destroy(c);
 	test_log("test_cache_ops %s: ok", argv[1]);
 	return 0;

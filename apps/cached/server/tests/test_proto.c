@@ -165,10 +165,14 @@ static void test_meta(void)
 
 	a_err("mg\r\n", "ERROR\r\n", 4);
 	a_err("mg foo zz\r\n", "CLIENT_ERROR invalid flag\r\n", 11);
-	/* flags whose item state the core does not keep are refused, not ignored */
-	a_err("mg foo h\r\n", "CLIENT_ERROR invalid flag\r\n", 10);
-	a_err("mg foo N30\r\n", "CLIENT_ERROR invalid flag\r\n", 12);
-	a_err("md foo I\r\n", "CLIENT_ERROR invalid or duplicate flag\r\n", 10);
+	/* the recache protocol's flags parse, with their tokens */
+	CHECK(A("mg foo h l N30 R15 v\r\n", &r, &res) == MC_PARSE_OK);
+	CHECK(r.meta.vivify_ttl == 30 && r.meta.recache_ttl == 15);
+	CHECK(A("md foo I T30\r\n", &r, &res) == MC_PARSE_OK && r.meta.ttl == 30);
+	CHECK(A("ms foo 1 I C5\r\nx\r\n", &r, &res) == MC_PARSE_OK && r.meta.cas_cmp == 5);
+	a_err("mg foo R\r\n", "CLIENT_ERROR bad token in command line format\r\n", 10);
+	/* memcached 1.6.18 has no E (explicit CAS) yet */
+	a_err("mg foo E5\r\n", "CLIENT_ERROR invalid flag\r\n", 11);
 	a_err("mg foo v v\r\n", "CLIENT_ERROR duplicate flag\r\n", 12);
 	a_err("mg foo Tabc\r\n", "CLIENT_ERROR bad token in command line format\r\n", 13);
 	a_err("mg foo O123456789012345678901234567890123\r\n",

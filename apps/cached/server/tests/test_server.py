@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import struct
+import threading
 import subprocess
 import sys
 import tempfile
@@ -488,11 +489,101 @@ def test_meta_delete_arith(srv, mc):
         b"CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
 
 
+
+def test_meta_hit_before_and_last_access(srv, mc):
+    """mg h (fetched before) and l (seconds since the last access), as memcached 1.6."""
+    # (a second may tick between two commands: l and t are checked to within one)
+    talk(srv, b"ms hl 1\r\nx\r\n")
+    assert talk(srv, b"mg hl h l\r\n") in (b"HD h0 l0\r\n", b"HD h0 l1\r\n")
+    assert talk(srv, b"mg hl h\r\n") == b"HD h1\r\n"
+    time.sleep(2.2)
+    r = talk(srv, b"mg hl l h\r\n")
+    assert r in (b"HD l2 h1\r\n", b"HD l3 h1\r\n"), r
+    assert talk(srv, b"mg hl l\r\n") in (b"HD l0\r\n", b"HD l1\r\n")
+    talk(srv, b"ms hl 1\r\ny\r\n")  # a new version has not been fetched
+    assert talk(srv, b"mg hl h\r\n") == b"HD h0\r\n"
+    assert talk(srv, b"mg nohl h l\r\n") == b"EN\r\n"
+
+
+def test_meta_recache_token(srv, mc):
+    """The anti-dogpiling protocol: N vivifies a miss and hands its token (W) to one
+    client, later ones see Z; R wins when the TTL left is below the token; md I marks an
+    item stale (X) and hands a fresh token; a store replaces the item and clears it all.
+    Replies checked against Debian's memcached 1.6.18."""
+    assert talk(srv, b"mg viv s v N30 t\r\n", b"\r\n\r\n") in \
+        (b"VA 0 s0 t30 W\r\n\r\n", b"VA 0 s0 t29 W\r\n\r\n")
+    assert talk(srv, b"mg viv s N30\r\n") == b"HD s0 Z\r\n"
+    assert talk(srv, b"mg viv s\r\n") == b"HD s0 Z\r\n"
+    talk(srv, b"ms viv 2 T60\r\nhi\r\n")
+    assert talk(srv, b"mg viv v\r\n", b"hi\r\n") == b"VA 2\r\nhi\r\n"
+    assert talk(srv, b"mg viv R30\r\n") == b"HD\r\n"          # 60 s left: not due
+    assert talk(srv, b"mg viv R100\r\n") == b"HD W\r\n"
+    assert talk(srv, b"mg viv R100\r\n") == b"HD Z\r\n"
+    assert talk(srv, b"mg viv\r\n") == b"HD Z\r\n"
+    talk(srv, b"ms nottl 1\r\nx\r\n")
+    assert talk(srv, b"mg nottl R1000 t\r\n") == b"HD t-1\r\n"  # never expires
+    # invalidation
+    r = talk(srv, b"mg nottl c\r\n")
+    cas = int(r.split(b" c")[1])
+    assert talk(srv, b"md nottl I C%d\r\n" % (cas + 1)) == b"EX\r\n"
+    assert talk(srv, b"md nottl I T30\r\n") == b"HD\r\n"
+    r = talk(srv, b"mg nottl v c t\r\n", b"x\r\n")
+    assert r.startswith(b"VA 1 c") and (r.endswith(b" t30 X W\r\nx\r\n") or
+                                        r.endswith(b" t29 X W\r\nx\r\n")), r
+    assert int(r.split(b" c")[1].split(b" ")[0]) > cas        # a new CAS id
+    assert talk(srv, b"mg nottl k\r\n") == b"HD knottl Z X\r\n"
+    assert talk(srv, b"get nottl\r\n", b"END\r\n") == b"VALUE nottl 0 1\r\nx\r\nEND\r\n"
+    assert talk(srv, b"md nottl I\r\n") == b"HD\r\n"         # a fresh token
+    assert talk(srv, b"mg nottl\r\n") == b"HD X W\r\n"
+    talk(srv, b"ms nottl 1\r\ny\r\n")
+    assert talk(srv, b"mg nottl v\r\n", b"y\r\n") == b"VA 1\r\ny\r\n"
+    assert talk(srv, b"md nosuch I\r\n") == b"NF\r\n"
+    assert talk(srv, b"md nottl q I\r\nmn\r\n") == b"MN\r\n"
+    assert talk(srv, b"mg nottl\r\n") == b"HD X W\r\n"
+    # ms I: a CAS set with an older id stores a stale value that keeps the TTL and the
+    # token state; a newer id is refused; without C, I is a plain set
+    talk(srv, b"ms inv 1 T100\r\na\r\n")
+    cas = int(talk(srv, b"mg inv c\r\n").split(b" c")[1])
+    assert talk(srv, b"ms inv 1 I C%d\r\nd\r\n" % (cas + 1000)) == b"EX\r\n"
+    assert talk(srv, b"ms inv 1 I C1 T5\r\nb\r\n") == b"HD\r\n"
+    assert talk(srv, b"mg inv v t\r\n", b"b\r\n") in \
+        (b"VA 1 t100 X W\r\nb\r\n", b"VA 1 t99 X W\r\nb\r\n")
+    assert talk(srv, b"ms inv 1 I C1\r\nc\r\n") == b"HD\r\n"
+    assert talk(srv, b"mg inv v\r\n", b"c\r\n") == b"VA 1 Z X\r\nc\r\n"
+    assert talk(srv, b"ms inv 1 I\r\ne\r\n") == b"HD\r\n"
+    assert talk(srv, b"mg inv v t\r\n", b"e\r\n") == b"VA 1 t-1\r\ne\r\n"
+    assert talk(srv, b"ms nosuch 1 I C5\r\nf\r\n") == b"NF\r\n"
+
+
+def test_meta_vivify_one_winner(srv, mc):
+    """Sixteen clients race to vivify one key: exactly one gets W."""
+    n = 16
+    socks = [srv.conn() for _ in range(n)]
+    barrier = threading.Barrier(n)
+    replies = [None] * n
+
+    def go(i):
+        barrier.wait()
+        socks[i].sendall(b"mg race N30\r\n")
+        replies[i] = recv_until(socks[i], b"\r\n")
+
+    ths = [threading.Thread(target=go, args=(i,)) for i in range(n)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    for s in socks:
+        s.close()
+    assert sorted(replies) == sorted([b"HD W\r\n"] + [b"HD Z\r\n"] * (n - 1)), replies
+
+
 META_ERRS = [
     (b"mg\r\n", b"ERROR\r\n"),
     (b"mg foo zz\r\n", b"CLIENT_ERROR invalid flag\r\n"),
     (b"mg foo v v\r\n", b"CLIENT_ERROR duplicate flag\r\n"),
     (b"mg foo Tabc\r\n", b"CLIENT_ERROR bad token in command line format\r\n"),
+    (b"mg foo R\r\n", b"CLIENT_ERROR bad token in command line format\r\n"),
+    (b"mg foo E5\r\n", b"CLIENT_ERROR invalid flag\r\n"),
     (b"mg foo O" + b"1" * 33 + b"\r\n", b"CLIENT_ERROR opaque token too long\r\n"),
     (b"ms foo\r\n", b"CLIENT_ERROR bad command line format\r\n"),
     (b"ms foo 3\r\nbarxy", b"CLIENT_ERROR bad data chunk\r\n"),
@@ -733,6 +824,12 @@ SAME = [
     b"md m q\r\nmd m\r\nmd m zz\r\nma m\r\nma c N0 J5 v\r\nma c MD v\r\nma c MX\r\nmn\r\n",
     b"ms Zm9v 2 b k\r\nhi\r\nmg Zm9v b k v\r\nmg !!! b\r\n",
     b"get " + b"k" * 251 + b"\r\nmg " + b"k" * 251 + b" v\r\n",
+    # the recache protocol (no t or l: a second may tick between the two servers' runs)
+    b"mg rc N30 s v\r\nmg rc s N30\r\nms rc 2 T60\r\nhi\r\nmg rc v h\r\nmg rc v h\r\n"
+    b"mg rc R100 k\r\nmg rc R100\r\nmg rc\r\nmd rc I T30\r\nmg rc v\r\nmg rc h\r\n"
+    b"md nrc I\r\nmg rc R\r\nmg rc E5\r\nms rc 1 I\r\nz\r\nmg rc v h\r\n",
+    b"ms w 1 T100\r\na\r\nms w 1 I C1\r\nc\r\nmg w v\r\nmg w v\r\nms w 1 I C999999\r\nd\r\n"
+    b"ms nw 1 I C5\r\nf\r\nmg nw v\r\n",
 ]
 
 
