@@ -566,12 +566,6 @@ static void item_drop(struct cache *c, struct item *it)
 		item_retire(c, it);
 }
 
-/* Free an item never published (no reader can hold it). */
-static void item_discard(struct cache *c, struct item *it)
-{
-	item_retire(c, it);
-}
-
 size_t cache_reclaim(struct cache *c)
 {
 	size_t n = 0;
@@ -1224,7 +1218,7 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 		else
 			maybe_grow(c);
 	} else if (nw) {
-		item_discard(c, nw);
+		item_retire(c, nw); /* never published: no reader holds it */
 	}
 	return st;
 }
