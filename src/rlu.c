@@ -69,8 +69,10 @@ struct rlu_free_ent {
 };
 
 struct rlu_thread {
+	/* first: rlu.h's inline rlu_deref reads it through a struct rlu__thread_head * */
+	_Alignas(TSYNC_CACHE_LINE) struct rlu__thread_head head; /* owner only */
 	/* read by other threads */
-	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t run_counter; /* odd inside a section */
+	_Atomic uint64_t run_counter; /* odd inside a section */
 	_Atomic uint64_t local_clock;
 	_Atomic int sync_request;
 	/* owner only, except ws_clock (read by stealers) */
@@ -92,6 +94,9 @@ struct rlu_thread {
 
 struct rlu {
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t g_clock;
+	/* Committed write sets not yet written back and unlocked (sync_now). Same line as
+	 * g_clock: a commit writes both, rlu_reader_lock reads both. */
+	_Atomic uint64_t g_unsynced;
 	_Alignas(TSYNC_CACHE_LINE) struct tsync__client client;
 	struct rlu_thread *_Atomic *dir;
 	unsigned nchunks;
@@ -307,6 +312,9 @@ static void sync_now(struct rlu_thread *self)
 	 * every abort in g). */
 	for (unsigned w = 0; w < self->ws_cur; w++)
 		atomic_store_explicit(&self->ws_clock[g][w], INF, memory_order_release);
+	/* release: a section that reads the count after this (rlu_reader_lock) reads the
+	 * originals without looking at their headers and must see the write-back */
+	atomic_fetch_sub_explicit(&r->g_unsynced, self->ws_cur, memory_order_release);
 	for (size_t i = 0; i < self->nfrees; i++)
 		release_obj(r, self->frees[i].obj);
 	self->st.frees += self->nfrees;
@@ -349,6 +357,13 @@ void rlu_reader_lock(struct rlu_thread *self)
 	uint64_t l = atomic_load_explicit(&self->r->g_clock, memory_order_seq_cst);
 	self->local = l;
 	atomic_store_explicit(&self->local_clock, l, memory_order_relaxed);
+	/* No committed write set awaits write-back: every commit this section could steal
+	 * from takes its clock after our load of g_clock (its increment of g_unsynced
+	 * precedes its clock in the seq_cst order), so rlu_deref may return originals
+	 * without checking; and a count that returned to 0 was decremented (release) after
+	 * the write-back, which the load therefore sees. */
+	self->head.deref_fast =
+	    atomic_load_explicit(&self->r->g_unsynced, memory_order_seq_cst) == 0;
 	self->is_writer = false;
 	self->st.sections++;
 }
@@ -370,7 +385,9 @@ void rlu_reader_unlock(struct rlu_thread *self)
 	}
 	struct rlu *r = self->r;
 	_Atomic uint64_t *wclk = &self->ws_clock[self->gen][self->ws_cur];
-	/* Commit: COMMITTING first (seq_cst), then take the clock, then publish it. */
+	/* Commit: count the write set as unsynced, COMMITTING (seq_cst), then take the
+	 * clock, then publish it. */
+	atomic_fetch_add_explicit(&r->g_unsynced, 1, memory_order_seq_cst);
 	atomic_store_explicit(wclk, COMMITTING, memory_order_seq_cst);
 	uint64_t v = atomic_fetch_add_explicit(&r->g_clock, 1, memory_order_seq_cst) + 1;
 	atomic_store_explicit(wclk, v, memory_order_release);
@@ -424,7 +441,7 @@ void rlu_abort(struct rlu_thread *self)
 
 /* ---- objects ---- */
 
-void *rlu_deref(struct rlu_thread *self, void *obj)
+void *rlu__deref_slow(struct rlu_thread *self, void *obj)
 {
 	if (!obj)
 		return NULL;
@@ -512,6 +529,7 @@ static bool lock_common(struct rlu_thread *self, void **pobj, size_t size, bool 
 	memcpy(data, obj, size);
 	self->log_used += need;
 	self->is_writer = true;
+	self->head.deref_fast = false; /* from now on derefs look for our own copies */
 	*pobj = data;
 	return true;
 }

@@ -130,8 +130,22 @@ void rlu_abort(struct rlu_thread *self);
  * section's local clock (steal); else obj itself. obj may be NULL (returns NULL) or
  * any pointer returned by rlu_alloc/rlu_deref. Acquire: the returned version's contents
  * are those committed. Wait-free. Inside a section only.
+ * Inline fast path: a section that began when no committed write set was waiting for
+ * its write-back (rlu_reader_lock read the count of such sets as 0), and that has not
+ * locked anything itself, can only ever be asked to read originals - any commit it
+ * could steal from comes after its local clock - so rlu_deref returns obj without
+ * looking at its header (one load of the caller's own line). docs/rlu.md §3.
  */
-void *rlu_deref(struct rlu_thread *self, void *obj);
+struct rlu__thread_head {
+	bool deref_fast; /* private: set by rlu_reader_lock, cleared by rlu_try_lock */
+};
+void *rlu__deref_slow(struct rlu_thread *self, void *obj);
+static inline void *rlu_deref(struct rlu_thread *self, void *obj)
+{
+	if (TSYNC_LIKELY(((const struct rlu__thread_head *)(const void *)self)->deref_fast))
+		return obj;
+	return rlu__deref_slow(self, obj);
+}
 /*
  * rlu_try_lock: lock *pobj (an object or a copy of one, as rlu_deref returned it) for
  * modification by this section and set *pobj to the caller's private copy, which it then
