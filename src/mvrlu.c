@@ -43,6 +43,8 @@ struct mv_hdr {
 	uint32_t size;
 };
 _Static_assert(sizeof(struct mv_hdr) == ALIGN, "header keeps data 16-byte aligned");
+_Static_assert(sizeof(struct mv_hdr) == MVRLU__OBJ_HDR && offsetof(struct mv_hdr, head) == 0,
+	       "mvrlu.h's inline mvrlu_deref reads the header's first word");
 
 enum { REC_VER = 1, REC_SKIP = 2 };
 enum { FREE_NONE = 0, FREE_PENDING = 1, FREE_DONE = 2 };
@@ -73,10 +75,10 @@ struct mv_ws {
 };
 
 struct mvrlu_thread {
-	/* read by other threads */
-	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t local_clock; /* INF: outside */
-	/* owner only (the ws clocks and log records are read through versions) */
-	_Alignas(TSYNC_CACHE_LINE) struct mvrlu *d;
+	/* owner only (the ws clocks and log records are read through versions); first: the
+	 * inline mvrlu_deref counts through a struct mvrlu__thread_head * */
+	_Alignas(TSYNC_CACHE_LINE) struct mvrlu__thread_head head;
+	struct mvrlu *d;
 	bool inited, is_writer, in_section;
 	uint64_t L;
 	_Atomic uint64_t *cur_clk; /* the current write set's clock word, NULL if none */
@@ -87,7 +89,10 @@ struct mvrlu_thread {
 	uint64_t ws_head, ws_tail;
 	size_t need;               /* bytes a failed try_lock needed (abort reclaims) */
 	unsigned streak;
+	uint64_t wb_seen;          /* the last d->wb_hint this thread reclaimed for */
 	struct mvrlu_stats st;
+	/* read by other threads */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t local_clock; /* INF: outside */
 };
 
 #define CHUNK_BYTES (TSYNC__CHUNK * sizeof(struct mvrlu_thread))
@@ -99,7 +104,15 @@ struct mvrlu {
 	size_t threshold;   /* reclaim above this many bytes in use */
 	uint64_t skew;
 	bool poison;
+	/* Bumped by a section whose derefs mostly met versions: every writer runs a
+	 * reclamation pass at its next commit (write back, so objects return to the
+	 * version-free fast path of mvrlu_deref). */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t wb_hint;
 };
+/* The dereference watermark: at least DEREF_MARK_MIN derefs, more than 1 in
+ * DEREF_MARK of them versioned (the published MV-RLU's MVRLU_DEREF_MARK is 3). */
+#define DEREF_MARK_MIN 50u
+#define DEREF_MARK 3u
 
 static void chunk_init(void *chunk, void *arg)
 {
@@ -136,7 +149,10 @@ struct mvrlu *mvrlu_create(const struct mvrlu_config *cfg)
 	}
 	if (tsync_clock_init() != 0)
 		return NULL;
-	struct mvrlu *d = calloc(1, sizeof(*d));
+	struct mvrlu *d = aligned_alloc(TSYNC_CACHE_LINE,
+					tsync__round_up(sizeof(*d), TSYNC_CACHE_LINE));
+	if (d)
+		memset(d, 0, sizeof(*d));
 	if (!d) {
 		errno = ENOMEM;
 		return NULL;
@@ -339,12 +355,17 @@ static uint64_t min_clock(struct mvrlu *d)
 /* ---- reclamation ---- */
 
 /*
- * One pass over the caller's log, oldest write set first: write back and detach the
- * versions that are still the newest of their object (e), free the objects freed by
- * write sets that no section can reach (g), and recycle every write set whose versions
- * are all dead (f). Stops at the first write set that is not dead yet (the log is
- * FIFO). The caller is inside a section (its own L holds m down) or brackets the pass
- * with one (pseudo): that protects the master headers the pass reads (g).
+ * One pass over the caller's log, oldest write set first, over every committed (or
+ * aborted) set with c <= m: write back and detach the versions that are still the newest
+ * of their object (e), free the objects freed by write sets that no section can reach
+ * (g), and recycle the leading write sets whose versions are all dead (f) - recycling
+ * stops at the first set that is not dead yet (the log is FIFO), write-back does not:
+ * (d)-(g) hold set by set, whatever the state of older sets, and a pass that stopped at
+ * the first set just written back (its versions die only after the detach + S + 1) left
+ * every newer set's versions in place until the next pass - one set per pass, so on a
+ * list most nodes of a walk kept a version. The caller is inside a section (its own L
+ * holds m down) or brackets the pass with one (pseudo): that protects the master headers
+ * the pass reads (g).
  */
 static void reclaim_pass(struct mvrlu_thread *self)
 {
@@ -354,8 +375,9 @@ static void reclaim_pass(struct mvrlu_thread *self)
 		(void)publish_clock(self);
 	const uint64_t m = min_clock(d);
 	self->st.reclaims++;
-	while (self->ws_tail < self->ws_head) {
-		struct mv_ws *w = &self->ws[self->ws_tail % SLOTS];
+	bool recycling = true;
+	for (uint64_t t = self->ws_tail; t < self->ws_head; t++) {
+		struct mv_ws *w = &self->ws[t % SLOTS];
 		if (w == self->cur)
 			break;
 		uint64_t c = atomic_load_explicit(&w->clock, memory_order_acquire);
@@ -411,11 +433,13 @@ static void reclaim_pass(struct mvrlu_thread *self)
 			}
 			atomic_store_explicit(&h->wb, 0, memory_order_release);
 		}
-		if (!all_dead)
-			break;
-		self->ltail = w->end;
-		self->ws_tail++;
-		self->st.recycled += n;
+		if (recycling && all_dead) {
+			self->ltail = w->end;
+			self->ws_tail++;
+			self->st.recycled += n;
+		} else {
+			recycling = false;
+		}
 	}
 	if (self->ws_tail == self->ws_head)
 		self->ltail = self->lhead; /* empty: nothing between them */
@@ -459,7 +483,28 @@ void mvrlu_reader_lock(struct mvrlu_thread *self)
 	self->L = publish_clock(self);
 	self->in_section = true;
 	self->is_writer = false;
+	self->head.sec_derefs = self->head.sec_versioned = 0;
 	self->st.sections++;
+}
+
+/*
+ * After a section: if most of its derefs met versions (a version chain costs a reader
+ * two or three dependent loads per object, into other threads' logs), ask every writer
+ * to reclaim at its next commit, and reclaim our own log now. Without it versions are
+ * written back only when a log passes its threshold, so on a list at low update rates
+ * most nodes of a walk keep a version for thousands of commits (seed 003 §3.3.2's
+ * MV-RLU reclaims "on demand" for the same reason; the published code's dereference
+ * watermark).
+ */
+static void deref_watermark(struct mvrlu_thread *self)
+{
+	if (TSYNC_LIKELY(self->head.sec_derefs < DEREF_MARK_MIN ||
+			 self->head.sec_versioned * DEREF_MARK <= self->head.sec_derefs))
+		return;
+	self->st.wb_hints++;
+	self->wb_seen = atomic_fetch_add_explicit(&self->d->wb_hint, 1, memory_order_relaxed) + 1;
+	if (!log_empty(self))
+		reclaim_pass(self);
 }
 
 static void end_section(struct mvrlu_thread *self)
@@ -483,6 +528,7 @@ void mvrlu_reader_unlock(struct mvrlu_thread *self)
 	if (!self->is_writer) {
 		drop_empty_ws(self);
 		end_section(self);
+		deref_watermark(self);
 		return;
 	}
 	struct mvrlu *d = self->d;
@@ -513,8 +559,13 @@ void mvrlu_reader_unlock(struct mvrlu_thread *self)
 	/* Real-time order: every section that begins after we return reads a clock >= c. */
 	while (tsync_now() <= c + d->skew)
 		tsync_arch_relax();
-	if (self->lhead - self->ltail > d->threshold)
+	uint64_t hint = atomic_load_explicit(&d->wb_hint, memory_order_relaxed);
+	if (self->lhead - self->ltail > d->threshold || hint != self->wb_seen) {
+		self->wb_seen = hint;
 		reclaim_pass(self);
+	} else {
+		deref_watermark(self);
+	}
 }
 
 void mvrlu_abort(struct mvrlu_thread *self)
@@ -563,13 +614,13 @@ void mvrlu_abort(struct mvrlu_thread *self)
 	}
 }
 
-void *mvrlu_deref(struct mvrlu_thread *self, void *obj)
+/* mvrlu_deref's slow path (the inline part counted the deref and found a head). */
+void *mvrlu__deref_slow(struct mvrlu_thread *self, void *obj)
 {
-	if (!obj)
-		return NULL;
 	struct mv_ver *v = atomic_load_explicit(&MHDR(obj)->head, memory_order_acquire);
-	if (TSYNC_LIKELY(v == NULL) || v == MV_IS_COPY)
+	if (v == NULL || v == MV_IS_COPY)
 		return obj;
+	self->head.sec_versioned++;
 	do {
 		if (v->wclk == self->cur_clk)
 			return VDATA(v); /* our own, uncommitted */
@@ -772,6 +823,7 @@ void mvrlu_stats(struct mvrlu *d, struct mvrlu_stats *out)
 			out->log_full += s->log_full;
 			out->waits += s->waits;
 			out->chain_steps += s->chain_steps;
+			out->wb_hints += s->wb_hints;
 		}
 	}
 }

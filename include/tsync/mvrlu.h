@@ -30,7 +30,10 @@
  * time <= m exists (no section can select it) or, once detached, when every section that
  * could have loaded it has ended. Nobody waits for this in the common case; a writer whose
  * log is full reclaims first and only then, as a last resort in mvrlu_abort, waits for
- * readers (there is no separate forced-reclaim path).
+ * readers (there is no separate forced-reclaim path). Dereference watermark: a section
+ * that made at least 50 derefs, more than a third of which met a version, reclaims its
+ * own log when it ends and asks every writer to reclaim at its next commit (one shared
+ * counter), so objects return to the version-free fast path of mvrlu_deref.
  *
  * Objects (masters) are allocated with malloc plus a 16-byte header, and return to malloc
  * when the write set that mvrlu_free'd them has commit time <= m (no section can reach
@@ -122,7 +125,9 @@ void mvrlu_reader_lock(struct mvrlu_thread *self);
  * from an ordered clock reading plus S + 1 and published (release), the versions it
  * replaced are stamped superseded-at-c; the section ends; then the caller waits until
  * the clock is past c + S (real-time order, see the top of this file) and, if its log is
- * more than reclaim_pct full, runs one reclamation pass. Never waits for readers.
+ * more than reclaim_pct full or a section asked for write-back since its last pass (the
+ * dereference watermark), runs one reclamation pass. Either may run a pass when the
+ * section's derefs mostly met versions. Never waits for readers.
  */
 void mvrlu_reader_unlock(struct mvrlu_thread *self);
 /*
@@ -141,8 +146,26 @@ void mvrlu_abort(struct mvrlu_thread *self);
  * or a pointer from mvrlu_alloc/mvrlu_deref (a version: returned as is). Acquire: the
  * returned version's contents are those committed. Inside a section only. Wait-free
  * except for the commit window described above.
+ * Inline fast path: an object without versions (the common case once reclamation has
+ * written them back) costs one acquire load of its header and a count on the caller's
+ * own line (the dereference watermark's).
  */
-void *mvrlu_deref(struct mvrlu_thread *self, void *obj);
+struct mvrlu__thread_head {
+	uint32_t sec_derefs, sec_versioned; /* private: this section's derefs (watermark) */
+};
+#define MVRLU__OBJ_HDR 16 /* private: bytes of the header before each object's data */
+void *mvrlu__deref_slow(struct mvrlu_thread *self, void *obj);
+static inline void *mvrlu_deref(struct mvrlu_thread *self, void *obj)
+{
+	if (!obj)
+		return NULL;
+	((struct mvrlu__thread_head *)(void *)self)->sec_derefs++;
+	/* the header's first word: the newest version, NULL if none */
+	void *_Atomic *head = (void *_Atomic *)(void *)((char *)obj - MVRLU__OBJ_HDR);
+	if (TSYNC_LIKELY(atomic_load_explicit(head, memory_order_acquire) == NULL))
+		return obj;
+	return mvrlu__deref_slow(self, obj);
+}
 /*
  * mvrlu_try_lock: lock *pobj (an object or a version of it, as mvrlu_deref returned it)
  * for modification by this section: a copy of the version the section reads is put on
@@ -198,6 +221,8 @@ struct mvrlu_stats {
 	uint64_t log_full;     /* try_lock failures for lack of log space */
 	uint64_t waits;        /* last-resort waits in mvrlu_abort / mvrlu_flush */
 	uint64_t chain_steps;  /* versions skipped by mvrlu_deref (too new / uncommitted) */
+	uint64_t wb_hints;     /* sections whose derefs mostly met versions: they asked
+				* every writer to reclaim (the dereference watermark) */
 };
 void mvrlu_stats_thread(struct mvrlu_thread *self, struct mvrlu_stats *out);
 /* Sum over all threads of d (approximate while threads run). */
