@@ -151,12 +151,11 @@ struct mvrlu *mvrlu_create(const struct mvrlu_config *cfg)
 		return NULL;
 	struct mvrlu *d = aligned_alloc(TSYNC_CACHE_LINE,
 					tsync__round_up(sizeof(*d), TSYNC_CACHE_LINE));
-	if (d)
-		memset(d, 0, sizeof(*d));
 	if (!d) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	memset(d, 0, sizeof(*d));
 	d->nchunks = tsync__chunk_count();
 	d->dir = calloc(d->nchunks, sizeof(*d->dir));
 	if (!d->dir) {
