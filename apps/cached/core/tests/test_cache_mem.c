@@ -146,7 +146,9 @@ static enum cache_status put(uint64_t i, char fill, uint64_t *ns)
 
 static void stalled(enum cache_variant v)
 {
-	const int wait_ms = 30;
+	/* long enough that "did not wait" (a store inside a section) cannot be confused with
+	 * a preempted thread on a loaded machine; the one store that waits costs a second */
+	const int wait_ms = 1000;
 	c = mk_wait(v, false, wait_ms);
 	char pin[200];
 	memset(pin, 'p', sizeof pin);
