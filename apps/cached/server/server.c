@@ -4,9 +4,10 @@
  *
  * Threads (as memcached's thread.c): the main thread owns the listening socket and an
  * event base; each accepted connection is handed, round robin, to one of -t worker
- * threads, each running its own libevent event base. The hand-off is an event_base_once()
- * on the worker's base from the main thread (libevent's pthread locking is enabled, so
- * that call is safe across threads and wakes the worker). A connection (a read event,
+ * threads, each running its own libevent event base. The hand-off is a queue per worker
+ * (a mutex-protected list, memcached's CQ) and a notify event the main thread activates
+ * (libevent's pthread locking is enabled, so event_active() is safe across threads and
+ * wakes the worker). A connection (a read event,
  * a write event armed only when the socket is full, input and output evbuffers) lives on
  * its worker until it closes; its parse/execute loop runs there only.
  *
@@ -19,8 +20,13 @@
  * (swallowing a rejected value) or is closed; nothing a client sends can make the server
  * buffer more than -I plus one command line per connection.
  *
- * SIGINT/SIGTERM: the main loop exits, every worker loop is asked to exit, connections
- * are freed, the cache is destroyed; exit status 0.
+ * SIGINT/SIGTERM: the main loop exits and the listener is freed, so no accept callback
+ * runs again; then each worker is told to stop through its notify event (a flag, then
+ * event_active(): unlike event_base_loopbreak() from outside, this cannot be lost if the
+ * worker has not entered its loop yet). A stopping worker closes its queue, closes every
+ * socket still queued there (accepted, never adopted), frees its connections, and exits;
+ * then the cache is destroyed; exit status 0, with every descriptor closed and every
+ * allocation freed (tests/test_server.py races accepts against shutdown under ASan).
  */
 #include "server.h"
 
@@ -65,12 +71,23 @@ struct conn {
 	struct conn *prev, *next; /* worker's list, for shutdown */
 };
 
+/* An accepted socket on its way from the main thread to a worker. */
+struct handoff {
+	evutil_socket_t fd;
+	struct handoff *next;
+};
+
 struct worker {
 	pthread_t thread;
 	struct event_base *base;
 	struct server *srv;
 	struct wstats *ws;
 	struct conn *conns;       /* list of open connections (worker thread only) */
+	struct event *notify;     /* activated by the main thread: queue or stop */
+	pthread_mutex_t q_lock;   /* protects q_head, q_tail, q_closed, stop */
+	struct handoff *q_head, *q_tail; /* accepted sockets not yet adopted */
+	bool q_closed;            /* the worker is gone: refuse hand-offs */
+	bool stop;                /* shutdown asked */
 };
 
 static struct server g_srv;
@@ -285,17 +302,8 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Runs on the worker: adopt an accepted socket. */
-static void conn_new_cb(evutil_socket_t fd_unused, short what, void *arg)
+static void conn_adopt(struct worker *w, evutil_socket_t fd)
 {
-	(void)fd_unused;
-	(void)what;
-	struct {
-		struct worker *w;
-		evutil_socket_t fd;
-	} *h = arg;
-	struct worker *w = h->w;
-	evutil_socket_t fd = h->fd;
-	free(h);
 	struct conn *c = calloc(1, sizeof *c);
 	if (c) {
 		c->rev = event_new(w->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
@@ -315,6 +323,7 @@ static void conn_new_cb(evutil_socket_t fd_unused, short what, void *arg)
 		}
 		evutil_closesocket(fd);
 		atomic_fetch_sub(&w->srv->curr_conns, 1);
+		atomic_fetch_add_explicit(&w->ws->malloc_fails, 1, memory_order_relaxed);
 		return;
 	}
 	c->w = w;
@@ -326,6 +335,59 @@ static void conn_new_cb(evutil_socket_t fd_unused, short what, void *arg)
 		w->conns->prev = c;
 	w->conns = c;
 	set_reading(c, true);
+}
+
+/* Runs on the worker when the main thread activated its notify event: adopt what was
+ * queued, or stop the loop. */
+static void worker_notify_cb(evutil_socket_t fd_unused, short what, void *arg)
+{
+	(void)fd_unused;
+	(void)what;
+	struct worker *w = arg;
+	pthread_mutex_lock(&w->q_lock);
+	struct handoff *h = w->q_head;
+	w->q_head = w->q_tail = NULL;
+	bool stop = w->stop;
+	pthread_mutex_unlock(&w->q_lock);
+	while (h) {
+		struct handoff *next = h->next;
+		if (stop) {
+			evutil_closesocket(h->fd);
+			atomic_fetch_sub(&w->srv->curr_conns, 1);
+		} else {
+			conn_adopt(w, h->fd);
+		}
+		free(h);
+		h = next;
+	}
+	if (stop)
+		event_base_loopbreak(w->base);
+}
+
+/* Main thread: queue fd for worker w. Returns false (nothing queued) if w is gone. */
+static bool worker_handoff(struct worker *w, evutil_socket_t fd)
+{
+	struct handoff *h = malloc(sizeof *h);
+	if (!h)
+		return false;
+	h->fd = fd;
+	h->next = NULL;
+	pthread_mutex_lock(&w->q_lock);
+	bool ok = !w->q_closed;
+	if (ok) {
+		if (w->q_tail)
+			w->q_tail->next = h;
+		else
+			w->q_head = h;
+		w->q_tail = h;
+	}
+	pthread_mutex_unlock(&w->q_lock);
+	if (!ok) {
+		free(h);
+		return false;
+	}
+	event_active(w->notify, EV_READ, 1);
+	return true;
 }
 
 /* ---- accept (main thread) -------------------------------------------------------------- */
@@ -353,26 +415,25 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	struct worker *w = &g_workers[next++ % srv->nworkers];
-	struct {
-		struct worker *w;
-		evutil_socket_t fd;
-	} *h = malloc(sizeof *h);
-	if (h) {
-		h->w = w;
-		h->fd = fd;
-	}
-	if (!h || event_base_once(w->base, -1, EV_TIMEOUT, conn_new_cb, h, NULL) != 0) {
-		free(h);
+	if (!worker_handoff(w, fd)) {
 		evutil_closesocket(fd);
 		atomic_fetch_sub(&srv->curr_conns, 1);
 	}
 }
+
+static struct timespec g_listen_disabled_at;
 
 static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	(void)arg;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t us = (uint64_t)(now.tv_sec - g_listen_disabled_at.tv_sec) * 1000000u +
+		      (uint64_t)((now.tv_nsec - g_listen_disabled_at.tv_nsec) / 1000);
+	atomic_fetch_add(&g_srv.time_in_listen_disabled_us, us);
+	atomic_store(&g_srv.accepting, true);
 	evconnlistener_enable(g_listener);
 }
 
@@ -385,6 +446,9 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 		if (g_srv.set.verbose)
 			fprintf(stderr, "accept: %s; pausing\n", evutil_socket_error_to_string(err));
 		evconnlistener_disable(l);
+		atomic_store(&g_srv.accepting, false);
+		atomic_fetch_add(&g_srv.listen_disabled_num, 1);
+		clock_gettime(CLOCK_MONOTONIC, &g_listen_disabled_at);
 		struct timeval tv = {0, 10000};
 		event_add(g_accept_retry, &tv);
 	}
@@ -415,6 +479,20 @@ static void *worker_main(void *arg)
 	event_base_loop(w->base, EVLOOP_NO_EXIT_ON_EMPTY);
 	if (rec)
 		event_free(rec);
+	/* close the queue: what the main thread handed off and we never adopted is closed
+	 * here (the listener is gone by now, so nothing more arrives) */
+	pthread_mutex_lock(&w->q_lock);
+	w->q_closed = true;
+	struct handoff *h = w->q_head;
+	w->q_head = w->q_tail = NULL;
+	pthread_mutex_unlock(&w->q_lock);
+	while (h) {
+		struct handoff *next = h->next;
+		evutil_closesocket(h->fd);
+		atomic_fetch_sub(&w->srv->curr_conns, 1);
+		free(h);
+		h = next;
+	}
 	while (w->conns)
 		conn_free(w->conns);
 	tsync_thread_unregister();
@@ -616,6 +694,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	atomic_store(&srv->verbosity, st->verbose);
+	atomic_store(&srv->slab_automove, 1); /* memcached's default */
 	signal(SIGPIPE, SIG_IGN);
 
 	/* room for -c connections plus the listener, pipes and the cache's own files */
@@ -681,6 +760,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	evconnlistener_set_error_cb(g_listener, accept_error_cb);
+	atomic_store(&srv->accepting, true);
+	srv->reserved_fds = 64;
 	g_accept_retry = evtimer_new(g_main_base, accept_retry_cb, NULL);
 
 	srv->nworkers = st->threads;
@@ -693,7 +774,10 @@ int main(int argc, char **argv)
 		w->srv = srv;
 		w->ws = &srv->ws[i];
 		w->base = event_base_new();
-		if (!w->base || pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+		pthread_mutex_init(&w->q_lock, NULL);
+		w->notify = w->base ? event_new(w->base, -1, 0, worker_notify_cb, w) : NULL;
+		if (!w->base || !w->notify ||
+		    pthread_create(&w->thread, NULL, worker_main, w) != 0) {
 			fprintf(stderr, "tsync-cached: cannot start worker %u\n", i);
 			return 1;
 		}
@@ -713,11 +797,19 @@ int main(int argc, char **argv)
 	/* shutdown: stop accepting, stop the workers (their connections are freed), then
 	 * the cache */
 	evconnlistener_free(g_listener);
-	for (unsigned i = 0; i < st->threads; i++)
-		event_base_loopbreak(g_workers[i].base);
 	for (unsigned i = 0; i < st->threads; i++) {
-		pthread_join(g_workers[i].thread, NULL);
-		event_base_free(g_workers[i].base);
+		struct worker *w = &g_workers[i];
+		pthread_mutex_lock(&w->q_lock);
+		w->stop = true;
+		pthread_mutex_unlock(&w->q_lock);
+		event_active(w->notify, EV_READ, 1);
+	}
+	for (unsigned i = 0; i < st->threads; i++) {
+		struct worker *w = &g_workers[i];
+		pthread_join(w->thread, NULL);
+		event_free(w->notify);
+		event_base_free(w->base);
+		pthread_mutex_destroy(&w->q_lock);
 	}
 	event_free(sigint);
 	event_free(sigterm);
@@ -728,6 +820,13 @@ int main(int argc, char **argv)
 	free(g_workers);
 	free(srv->ws);
 	libevent_global_shutdown();
+	/* every accepted descriptor was counted in curr_conns and is closed by now: by
+	 * conn_free, by a worker closing its hand-off queue, or on a refused accept */
+	unsigned left = atomic_load(&srv->curr_conns);
+	if (left != 0) {
+		fprintf(stderr, "tsync-cached: %u connection(s) not closed at shutdown\n", left);
+		return 1;
+	}
 	if (st->verbose)
 		fprintf(stderr, "tsync-cached: clean shutdown\n");
 	return 0;
