@@ -219,6 +219,7 @@ struct sclass {
 	struct ps_mem *mem;
 	struct cache *owner; /* for the reclamation observer */
 	_Atomic uint64_t evicted;
+	_Atomic uint64_t requested; /* ITEM_HDR + key + value of allocated, unretired items */
 };
 
 struct cache {
@@ -538,6 +539,8 @@ static void lru_bump(struct cache *c, struct item *it)
 /* ps_free an item whose charge becomes garbage until its reclamation. */
 static inline void item_retire(struct cache *c, struct item *it)
 {
+	atomic_fetch_sub_explicit(&c->cls[it->cls].requested, ITEM_HDR + it->nkey + it->nbytes,
+				  RELAXED);
 	atomic_fetch_add_explicit(&c->mem_garbage, c->cls[it->cls].charge, RELAXED);
 	ps_free(c->cls[it->cls].mem, it);
 }
@@ -666,6 +669,7 @@ static enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *
 	atomic_store_explicit(&it->mflags, 0, RELAXED);
 	atomic_store_explicit(&it->atime, atomic_load_explicit(&c->tick, RELAXED), RELAXED);
 	memcpy(it->data, key, nkey);
+	atomic_fetch_add_explicit(&c->cls[k].requested, total, RELAXED);
 	*out = it;
 	return CACHE_OK;
 }
@@ -881,7 +885,8 @@ static bool evict_one(struct cache *c, uint64_t hint)
 
 /* ---- reads ------------------------------------------------------------------------------ */
 
-static inline void fill_ref(const struct cache *c, struct cache_ref *ref, struct item *it)
+static inline void fill_ref(const struct cache *c, struct cache_ref *ref, struct item *it,
+			    bool update)
 {
 	ref->value = item_value(it);
 	ref->nbytes = it->nbytes;
@@ -899,12 +904,12 @@ static inline void fill_ref(const struct cache *c, struct cache_ref *ref, struct
 	 * time at most once per tick (a second); both only when they change. */
 	uint8_t f = atomic_load_explicit(&it->mflags, RELAXED);
 	ref->hit_before = (f & M_FETCHED) != 0;
-	if (!(f & M_FETCHED))
+	if (update && !(f & M_FETCHED))
 		atomic_fetch_or_explicit(&it->mflags, M_FETCHED, RELAXED);
 	uint32_t now = atomic_load_explicit(&c->tick, RELAXED);
 	uint32_t at = atomic_load_explicit(&it->atime, RELAXED);
 	ref->idle = now > at ? now - at : 0;
-	if (at != now)
+	if (update && at != now)
 		atomic_store_explicit(&it->atime, now, RELAXED);
 }
 
@@ -917,8 +922,10 @@ static inline void count_state(struct cache *c, int st)
 		ST_INC(c, S_GET_FLUSHED);
 }
 
-enum cache_status cache_get(struct cache *c, const void *key, size_t nkey,
-			    struct cache_ref *ref)
+/* update: a normal read (fetched bit, access time, CLOCK/LRU reference); false for
+ * meta's no-update flag (mg u), which reads the item and leaves its state alone. */
+static inline enum cache_status get_impl(struct cache *c, const void *key, size_t nkey,
+					 struct cache_ref *ref, bool update)
 {
 	if (TSYNC_UNLIKELY(!key_ok(nkey)))
 		return CACHE_BAD_KEY;
@@ -929,10 +936,10 @@ enum cache_status cache_get(struct cache *c, const void *key, size_t nkey,
 		int st = it ? item_state(c, it) : LIVE;
 		if (it && st == LIVE) {
 			/* The only store of a get: once per CLOCK period, to the item's line. */
-			if (c->cfg.variant == CACHE_PS &&
+			if (update && c->cfg.variant == CACHE_PS &&
 			    !atomic_load_explicit(&it->refbit, RELAXED))
 				atomic_store_explicit(&it->refbit, 1, RELAXED);
-			fill_ref(c, ref, it);
+			fill_ref(c, ref, it, update);
 			ST_INC(c, S_GET_HITS);
 			return CACHE_OK; /* the section stays open until cache_release */
 		}
@@ -951,12 +958,14 @@ enum cache_status cache_get(struct cache *c, const void *key, size_t nkey,
 	int st = it ? item_state(c, it) : LIVE;
 	if (it && st == LIVE) {
 		atomic_fetch_add_explicit(&it->refcount, 1, RELAXED);
-		if (c->cfg.variant == CACHE_LOCKED)
+		if (!update)
+			;
+		else if (c->cfg.variant == CACHE_LOCKED)
 			lru_bump(c, it);
 		else if (!atomic_load_explicit(&it->refbit, RELAXED))
 			atomic_store_explicit(&it->refbit, 1, RELAXED);
 		stripe_unlock(c, s, &qn);
-		fill_ref(c, ref, it);
+		fill_ref(c, ref, it, update);
 		ST_INC(c, S_GET_HITS);
 		return CACHE_OK;
 	}
@@ -971,6 +980,12 @@ enum cache_status cache_get(struct cache *c, const void *key, size_t nkey,
 		ST_INC(c, S_GET_MISSES);
 	}
 	return CACHE_NOT_FOUND;
+}
+
+enum cache_status cache_get(struct cache *c, const void *key, size_t nkey,
+			    struct cache_ref *ref)
+{
+	return get_impl(c, key, nkey, ref, true);
 }
 
 void cache_release(struct cache *c, struct cache_ref *ref)
@@ -1080,7 +1095,7 @@ enum cache_status cache_gat(struct cache *c, const void *key, size_t nkey, int64
 		return CACHE_BAD_KEY;
 	struct item *it = touch_item(c, key, nkey, exptime, true);
 	if (it) {
-		fill_ref(c, ref, it);
+		fill_ref(c, ref, it, true);
 		ST_INC(c, S_GET_HITS);
 		return CACHE_OK;
 	}
@@ -1249,7 +1264,7 @@ enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
 	(void)clock_tick(c); /* a fresh tick: mg l is measured against it */
 	for (unsigned tries = 0;; tries++) {
 		enum cache_status st = m->touch ? cache_gat(c, key, nkey, m->ttl, ref)
-						: cache_get(c, key, nkey, ref);
+						: get_impl(c, key, nkey, ref, !m->no_update);
 		if (st == CACHE_OK) {
 			struct item *it = ref->item_;
 			uint8_t f = atomic_load_explicit(&it->mflags, RELAXED);
@@ -1620,6 +1635,41 @@ static size_t sweep_range(struct cache *c, uint64_t from, uint64_t n)
 	return removed;
 }
 
+long cache_dump_class(struct cache *c, unsigned cls, unsigned long limit,
+		      bool (*fn)(void *arg, const char *key, size_t nkey, uint32_t nbytes,
+				 int64_t ttl),
+		      void *arg)
+{
+	if (cls >= c->nclasses)
+		return -1;
+	long n = 0;
+	bool more = true;
+	uint32_t now = cache_now(c);
+	pthread_mutex_lock(&c->grow_mx);
+	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
+	for (uint64_t i = 0; more && i <= t->mask; i++) {
+		if (atomic_load_explicit(&t->b[i], RELAXED) == NULL)
+			continue;
+		struct mcs_node qn;
+		struct stripe *s = &c->stripes[i & c->smask];
+		stripe_lock(c, s, &qn);
+		for (struct item *it = atomic_load_explicit(&t->b[i], RELAXED); it && more;
+		     it = atomic_load_explicit(&it->hnext, RELAXED)) {
+			if (it->cls != cls || item_state(c, it) != LIVE)
+				continue;
+			uint32_t e = atomic_load_explicit(&it->exptime, RELAXED);
+			int64_t ttl = e == 0 ? -1 : (e > now ? (int64_t)(e - now) : 0);
+			more = fn(arg, it->data, it->nkey, it->nbytes, ttl);
+			n++;
+			if (limit && (unsigned long)n >= limit)
+				more = false;
+		}
+		stripe_unlock(c, s, &qn);
+	}
+	pthread_mutex_unlock(&c->grow_mx);
+	return n;
+}
+
 size_t cache_sweep(struct cache *c)
 {
 	pthread_mutex_lock(&c->grow_mx);
@@ -1897,6 +1947,7 @@ int cache_class_stats(struct cache *c, unsigned cls, struct cache_class_stats *o
 		slab <<= 1;
 	out->slab_bytes = slab;
 	out->evicted = atomic_load_explicit(&c->cls[cls].evicted, RELAXED);
+	out->mem_requested = atomic_load_explicit(&c->cls[cls].requested, RELAXED);
 	return 0;
 }
 

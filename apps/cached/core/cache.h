@@ -224,6 +224,7 @@ enum cache_status cache_get_copy(struct cache *c, const void *key, size_t nkey, 
  */
 struct cache_meta {
 	bool vivify, recache, touch;
+	bool no_update;           /* mg u: read without marking the item fetched or used */
 	int64_t vivify_ttl, recache_ttl, ttl;
 	bool won, token_sent, stale;
 };
@@ -444,11 +445,27 @@ struct cache_class_stats {
 	uint64_t total_slabs;     /* ps_mem slabs held */
 	uint64_t slab_bytes;      /* bytes per slab */
 	uint64_t evicted;         /* evictions of this class */
+	uint64_t mem_requested;   /* bytes its allocated items asked for (header + key +
+				   * value), memcached's mem_requested */
 };
 /* Number of size classes (class ids 0 .. n-1, chunk sizes increasing). */
 unsigned cache_nclasses(const struct cache *c);
 /* Fill *out for class id cls. Returns 0, or -1 for a bad id. */
 int cache_class_stats(struct cache *c, unsigned cls, struct cache_class_stats *out);
+
+/*
+ * cache_dump_class ("stats cachedump"): call fn once for each live item of size class
+ * cls, at most limit items (0: no limit), in hash-table order, with its key, value length
+ * and remaining time to live in seconds (-1: never expires). Stops early when fn returns
+ * false. Returns the number of items passed to fn, or -1 for a bad class id.
+ * Blocking: holds the table-growth mutex for the walk and each bucket's lock while its
+ * chain is read, so fn must not call into the cache and should be short (copy and go
+ * on). A diagnostic: it costs a pass over the whole table. Any thread.
+ */
+long cache_dump_class(struct cache *c, unsigned cls, unsigned long limit,
+		      bool (*fn)(void *arg, const char *key, size_t nkey, uint32_t nbytes,
+				 int64_t ttl),
+		      void *arg);
 
 #ifdef __cplusplus
 }

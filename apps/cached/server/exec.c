@@ -16,11 +16,14 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 static pthread_mutex_t reset_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void bin_error(struct evbuffer *out, uint8_t opcode, uint32_t opaque, uint16_t st);
 
 #define GET_REPLY_MAX (64u << 20) /* output one get request may queue (plus one value) */
 
@@ -84,6 +87,8 @@ static void exec_get(struct conn_ctx *cx, const struct mc_ascii_req *req, struct
 		struct cache_ref ref;
 		enum cache_status st = touch ? cache_gat(c, key, nkey, req->exptime, &ref)
 					     : cache_get(c, key, nkey, &ref);
+		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
+			prefix_stats_record(key, nkey, PREFIX_GET, st == CACHE_OK);
 		if (st != CACHE_OK)
 			continue;
 		char hdr[64];
@@ -181,6 +186,17 @@ static void stats_general(struct conn_ctx *cx, struct stat_out *so)
 	time_t now = time(NULL);
 
 #define D(f) (st.f - b.f)
+	/* memcached 1.6.18's general stats, in its order and with its meanings. Those that
+	 * count machinery tsync-cached does not have (response objects and read buffers,
+	 * SASL, the slab mover, the LRU crawler and maintainer, segmented LRU moves, log
+	 * watchers, NAPI) read 0; tsync's own counters follow under tsync_*. */
+	uint64_t cmd_meta = 0, yields = 0, mfails = 0;
+	for (unsigned i = 0; i < s->nworkers; i++) {
+		cmd_meta += atomic_load_explicit(&s->ws[i].cmd_meta, memory_order_relaxed);
+		yields += atomic_load_explicit(&s->ws[i].conn_yields, memory_order_relaxed);
+		mfails += atomic_load_explicit(&s->ws[i].malloc_fails, memory_order_relaxed);
+	}
+	unsigned curr = atomic_load(&s->curr_conns);
 	stat_add(so, "pid", "%ld", (long)getpid());
 	stat_add(so, "uptime", "%" PRIu32, cache_now(s->cache));
 	stat_add(so, "time", "%lld", (long long)now);
@@ -190,13 +206,23 @@ static void stats_general(struct conn_ctx *cx, struct stat_out *so)
 	stat_add(so, "rusage_user", "%ld.%06ld", (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
 	stat_add(so, "rusage_system", "%ld.%06ld", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
 	stat_add(so, "max_connections", "%u", s->set.maxconns);
-	stat_add(so, "curr_connections", "%u", atomic_load(&s->curr_conns));
+	stat_add(so, "curr_connections", "%u", curr);
 	stat_add(so, "total_connections", "%" PRIu64, atomic_load(&s->total_conns));
 	stat_add(so, "rejected_connections", "%" PRIu64, atomic_load(&s->rejected_conns));
+	stat_add(so, "connection_structures", "%u", curr + 1); /* + the listener */
+	stat_add(so, "response_obj_oom", "0");
+	stat_add(so, "response_obj_count", "0");
+	stat_add(so, "response_obj_bytes", "0");
+	stat_add(so, "read_buf_count", "0");
+	stat_add(so, "read_buf_bytes", "0");
+	stat_add(so, "read_buf_bytes_free", "0");
+	stat_add(so, "read_buf_oom", "0");
+	stat_add(so, "reserved_fds", "%u", s->reserved_fds);
 	stat_add(so, "cmd_get", "%" PRIu64, D(cmd_get));
 	stat_add(so, "cmd_set", "%" PRIu64, D(cmd_set));
 	stat_add(so, "cmd_flush", "%" PRIu64, D(cmd_flush));
 	stat_add(so, "cmd_touch", "%" PRIu64, D(cmd_touch));
+	stat_add(so, "cmd_meta", "%" PRIu64, cmd_meta);
 	stat_add(so, "get_hits", "%" PRIu64, D(get_hits));
 	stat_add(so, "get_misses", "%" PRIu64, D(get_misses));
 	stat_add(so, "get_expired", "%" PRIu64, D(get_expired));
@@ -212,25 +238,55 @@ static void stats_general(struct conn_ctx *cx, struct stat_out *so)
 	stat_add(so, "cas_badval", "%" PRIu64, D(cas_badval));
 	stat_add(so, "touch_hits", "%" PRIu64, D(touch_hits));
 	stat_add(so, "touch_misses", "%" PRIu64, D(touch_misses));
+	stat_add(so, "store_too_large", "%" PRIu64, D(store_too_large));
+	stat_add(so, "store_no_memory", "%" PRIu64, D(store_no_memory));
+	stat_add(so, "auth_cmds", "0");
+	stat_add(so, "auth_errors", "0");
 	stat_add(so, "bytes_read", "%" PRIu64, br);
 	stat_add(so, "bytes_written", "%" PRIu64, bw);
 	stat_add(so, "limit_maxbytes", "%" PRIu64, st.limit_maxbytes);
+	stat_add(so, "accepting_conns", "%d", atomic_load(&s->accepting) ? 1 : 0);
+	stat_add(so, "listen_disabled_num", "%" PRIu64, atomic_load(&s->listen_disabled_num));
+	stat_add(so, "time_in_listen_disabled_us", "%" PRIu64,
+		 atomic_load(&s->time_in_listen_disabled_us));
 	stat_add(so, "threads", "%u", s->set.threads);
+	stat_add(so, "conn_yields", "%" PRIu64, yields);
 	stat_add(so, "hash_power_level", "%" PRIu64, st.hash_power_level);
 	stat_add(so, "hash_bytes", "%" PRIu64, st.hash_bytes);
 	stat_add(so, "hash_is_expanding", "%" PRIu64, st.hash_is_expanding);
-	stat_add(so, "expired_unfetched", "%" PRIu64, D(expired_unfetched));
-	stat_add(so, "evictions", "%" PRIu64, D(evictions));
-	stat_add(so, "reclaimed", "%" PRIu64, D(reclaimed));
+	static const char *const zero1[] = {
+		"slab_reassign_rescues", "slab_reassign_chunk_rescues",
+		"slab_reassign_evictions_nomem", "slab_reassign_inline_reclaim",
+		"slab_reassign_busy_items", "slab_reassign_busy_deletes", "slab_reassign_running",
+		"slabs_moved", "lru_crawler_running", "lru_crawler_starts",
+		"lru_maintainer_juggles"};
+	for (size_t i = 0; i < sizeof zero1 / sizeof *zero1; i++)
+		stat_add(so, zero1[i], "0");
+	stat_add(so, "malloc_fails", "%" PRIu64, mfails);
+	static const char *const zero2[] = {
+		"log_worker_dropped", "log_worker_written", "log_watcher_skipped",
+		"log_watcher_sent", "log_watchers", "unexpected_napi_ids", "round_robin_fallback"};
+	for (size_t i = 0; i < sizeof zero2 / sizeof *zero2; i++)
+		stat_add(so, zero2[i], "0");
+	stat_add(so, "bytes", "%" PRIu64, st.bytes);
 	stat_add(so, "curr_items", "%" PRIu64, st.curr_items);
 	stat_add(so, "total_items", "%" PRIu64, D(total_items));
-	stat_add(so, "bytes", "%" PRIu64, st.bytes);
+	stat_add(so, "slab_global_page_pool", "0");
+	stat_add(so, "expired_unfetched", "%" PRIu64, D(expired_unfetched));
+	stat_add(so, "evicted_unfetched", "0");
+	stat_add(so, "evicted_active", "0");
+	stat_add(so, "evictions", "%" PRIu64, D(evictions));
+	stat_add(so, "reclaimed", "%" PRIu64, D(reclaimed));
+	static const char *const zero3[] = {
+		"crawler_reclaimed", "crawler_items_checked", "lrutail_reflocked",
+		"moves_to_cold", "moves_to_warm", "moves_within_lru", "direct_reclaims",
+		"lru_bumps_dropped"};
+	for (size_t i = 0; i < sizeof zero3 / sizeof *zero3; i++)
+		stat_add(so, zero3[i], "0");
 	/* tsync's own: the variant, the ParSec allocator and quiescence counters */
 	stat_add(so, "tsync_variant", "%s", cache_variant_name(s->set.variant));
 	stat_add(so, "tsync_hash_expansions", "%" PRIu64, st.hash_expansions);
 	stat_add(so, "tsync_sweeper_runs", "%" PRIu64, st.sweeper_runs);
-	stat_add(so, "tsync_store_too_large", "%" PRIu64, D(store_too_large));
-	stat_add(so, "tsync_store_no_memory", "%" PRIu64, D(store_no_memory));
 	stat_add(so, "tsync_total_malloced", "%" PRIu64, st.total_malloced);
 	stat_add(so, "tsync_slabs", "%" PRIu64, st.slabs);
 	stat_add(so, "tsync_peak_slabs", "%" PRIu64, st.peak_slabs);
@@ -249,6 +305,10 @@ static void stats_general(struct conn_ctx *cx, struct stat_out *so)
 
 static void stats_settings(struct conn_ctx *cx, struct stat_out *so)
 {
+	/* memcached 1.6.18's names and order, for the settings tsync-cached has or whose
+	 * fixed value it shares (no unix socket, no SASL, flush and dump enabled); the
+	 * settings of memcached-only machinery (extstore, TLS, LRU crawler and
+	 * maintainer, segmented LRU, logging) are left out */
 	const struct settings *t = &cx->srv->set;
 	struct cache_config cfg;
 	cache_config_get(cx->srv->cache, &cfg);
@@ -258,16 +318,32 @@ static void stats_settings(struct conn_ctx *cx, struct stat_out *so)
 	stat_add(so, "udpport", "0");
 	stat_add(so, "inter", "%s", t->addr);
 	stat_add(so, "verbosity", "%u", atomic_load(&cx->srv->verbosity));
+	stat_add(so, "oldest", "0");
 	stat_add(so, "evictions", "%s", cfg.no_evict ? "off" : "on");
+	stat_add(so, "domain_socket", "NULL");
+	stat_add(so, "umask", "700");
+	stat_add(so, "shutdown_command", "no");
 	stat_add(so, "growth_factor", "%.2f", cfg.growth_factor);
 	stat_add(so, "chunk_size", "%" PRIu32, cfg.chunk_min);
 	stat_add(so, "num_threads", "%u", t->threads);
+	stat_add(so, "num_threads_per_udp", "%u", t->threads);
+	stat_add(so, "stat_key_prefix", ":");
+	stat_add(so, "detail_enabled", "%s", atomic_load(&cx->srv->detail_enabled) ? "yes" : "no");
+	stat_add(so, "reqs_per_event", "%u", t->reqs_per_event);
 	stat_add(so, "cas_enabled", "yes");
 	stat_add(so, "tcp_backlog", "%u", t->backlog);
 	stat_add(so, "binding_protocol", "auto-negotiate");
+	stat_add(so, "auth_enabled_sasl", "no");
+	stat_add(so, "auth_enabled_ascii", "no");
 	stat_add(so, "item_size_max", "%" PRIu32, cfg.item_size_max);
+	stat_add(so, "maxconns_fast", "yes");
 	stat_add(so, "hashpower_init", "%u", cfg.hash_power);
-	stat_add(so, "reqs_per_event", "%u", t->reqs_per_event);
+	stat_add(so, "slab_reassign", "no");
+	stat_add(so, "slab_automove", "%u", atomic_load(&cx->srv->slab_automove));
+	stat_add(so, "flush_enabled", "yes");
+	stat_add(so, "dump_enabled", "yes");
+	stat_add(so, "hash_algorithm", "xxh3");
+	stat_add(so, "idle_timeout", "0");
 	stat_add(so, "tsync_variant", "%s", cache_variant_name(cfg.variant));
 }
 
@@ -287,6 +363,8 @@ static void stats_classes(struct conn_ctx *cx, struct stat_out *so, bool items)
 		if (items) {
 			snprintf(name, sizeof name, "items:%u:number", id);
 			stat_add(so, name, "%" PRIu64, cs.used_chunks);
+			snprintf(name, sizeof name, "items:%u:mem_requested", id);
+			stat_add(so, name, "%" PRIu64, cs.mem_requested);
 			snprintf(name, sizeof name, "items:%u:evicted", id);
 			stat_add(so, name, "%" PRIu64, cs.evicted);
 			snprintf(name, sizeof name, "items:%u:chunk_size", id);
@@ -302,6 +380,8 @@ static void stats_classes(struct conn_ctx *cx, struct stat_out *so, bool items)
 			stat_add(so, name, "%" PRIu64, cs.slab_bytes);
 			snprintf(name, sizeof name, "%u:used_chunks", id);
 			stat_add(so, name, "%" PRIu64, cs.used_chunks);
+			snprintf(name, sizeof name, "%u:mem_requested", id);
+			stat_add(so, name, "%" PRIu64, cs.mem_requested);
 		}
 	}
 	if (!items) {
@@ -326,33 +406,242 @@ static void stats_reset(struct server *s)
 	atomic_store(&s->total_conns, 0);
 	atomic_store(&s->rejected_conns, 0);
 	pthread_mutex_unlock(&reset_lock);
+	prefix_stats_clear();
 }
 
-/* Returns false for an unknown stats group (memcached answers "ERROR"). */
-static bool do_stats(struct conn_ctx *cx, const char *arg, size_t n, struct stat_out *so)
+struct dump_out {
+	struct evbuffer *out;
+	size_t bytes;
+	time_t now;
+};
+
+/* memcached caps a cachedump reply at 2 MB */
+#define CACHEDUMP_MAX (2u << 20)
+
+static bool dump_item(void *arg, const char *key, size_t nkey, uint32_t nbytes, int64_t ttl)
 {
-	while (n > 0 && arg[n - 1] == ' ')
-		n--;
-#define IS(s) (n == sizeof(s) - 1 && memcmp(arg, s, n) == 0)
-	if (n == 0)
-		stats_general(cx, so);
-	else if (IS("settings"))
-		stats_settings(cx, so);
-	else if (IS("items"))
-		stats_classes(cx, so, true);
-	else if (IS("slabs"))
-		stats_classes(cx, so, false);
-	else if (IS("reset")) {
-		stats_reset(cx->srv);
-		if (!so->bin) {
-			add_str(so->out, "RESET\r\n");
-			return true;
-		}
-	} else
+	struct dump_out *d = arg;
+	char line[CACHE_KEY_MAX + 64];
+	int n = snprintf(line, sizeof line, "ITEM %.*s [%" PRIu32 " b; %lld s]\r\n", (int)nkey,
+			 key, nbytes, ttl < 0 ? 0LL : (long long)(d->now + ttl));
+	if (n < 0 || d->bytes + (size_t)n + 5 > CACHEDUMP_MAX)
 		return false;
-#undef IS
-	stat_end(so);
+	evbuffer_add(d->out, line, (size_t)n);
+	d->bytes += (size_t)n;
 	return true;
+}
+
+/* A decimal u32 token as memcached's safe_strtoul reads one. */
+static bool tok_u32(const char *p, size_t n, uint32_t *out)
+{
+	if (n == 0 || n > 10)
+		return false;
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* "stats detail on|off|dump" (ASCII) - memcached's replies */
+static void stats_detail_ascii(struct conn_ctx *cx, const char *sub, size_t n,
+			       struct evbuffer *out)
+{
+	if (n == 2 && memcmp(sub, "on", 2) == 0) {
+		atomic_store(&cx->srv->detail_enabled, true);
+		add_str(out, "OK\r\n");
+	} else if (n == 3 && memcmp(sub, "off", 3) == 0) {
+		atomic_store(&cx->srv->detail_enabled, false);
+		add_str(out, "OK\r\n");
+	} else if (n == 4 && memcmp(sub, "dump", 4) == 0) {
+		size_t len;
+		char *d = prefix_stats_dump(&len);
+		if (!d) {
+			add_str(out, "SERVER_ERROR out of memory writing stats\r\n");
+			return;
+		}
+		evbuffer_add(out, d, len);
+		free(d);
+	} else {
+		add_str(out, "CLIENT_ERROR usage: stats detail on|off|dump\r\n");
+	}
+}
+
+/*
+ * One stats request: arg[0..n) is what follows "stats" (ASCII: the rest of the line;
+ * binary: the key). Replies as memcached 1.6.18 does, including its errors: ASCII answers
+ * an unknown group "ERROR", binary KEY_ENOENT.
+ */
+static void do_stats(struct conn_ctx *cx, const char *arg, size_t n, struct stat_out *so)
+{
+	struct evbuffer *out = so->out;
+	/* the first two tokens (space separated, as memcached's tokenizer) */
+	const char *tk[4] = {0};
+	size_t tn[4] = {0}, nt = 0;
+	for (size_t i = 0; i < n && nt < 4;) {
+		while (i < n && arg[i] == ' ')
+			i++;
+		if (i == n)
+			break;
+		tk[nt] = arg + i;
+		while (i < n && arg[i] != ' ')
+			i++;
+		tn[nt] = (size_t)(arg + i - tk[nt]);
+		nt++;
+	}
+#define TOK_IS(k, s) (tn[k] == sizeof(s) - 1 && memcmp(tk[k], s, tn[k]) == 0)
+	if (so->bin) {
+		/* memcached matches binary stat keys by prefix (strncmp) */
+#define PFX(s) (n >= sizeof(s) - 1 && memcmp(arg, s, sizeof(s) - 1) == 0)
+		if (n == 0) {
+			stats_general(cx, so);
+		} else if (PFX("reset")) {
+			stats_reset(cx->srv);
+		} else if (PFX("settings")) {
+			stats_settings(cx, so);
+		} else if (PFX("detail")) {
+			const char *sub = arg + 6;
+			size_t sn = n - 6;
+			if (sn >= 5 && memcmp(sub, " dump", 5) == 0) {
+				size_t len;
+				char *d = prefix_stats_dump(&len);
+				if (!d) {
+					bin_error(out, MC_BIN_STAT, so->opaque, MC_BIN_ENOMEM);
+					return;
+				}
+				bin_header(out, MC_BIN_STAT, 8, 0, MC_BIN_OK, (uint32_t)(8 + len),
+					   so->opaque, 0);
+				evbuffer_add(out, "detailed", 8);
+				evbuffer_add(out, d, len);
+				free(d);
+			} else if (sn >= 3 && memcmp(sub, " on", 3) == 0) {
+				atomic_store(&cx->srv->detail_enabled, true);
+			} else if (sn >= 4 && memcmp(sub, " off", 4) == 0) {
+				atomic_store(&cx->srv->detail_enabled, false);
+			} else {
+				bin_error(out, MC_BIN_STAT, so->opaque, MC_BIN_KEY_ENOENT);
+				return;
+			}
+		} else if (n == 5 && memcmp(arg, "items", 5) == 0) {
+			stats_classes(cx, so, true);
+		} else if (n == 5 && memcmp(arg, "slabs", 5) == 0) {
+			stats_classes(cx, so, false);
+		} else if (n == 5 && memcmp(arg, "sizes", 5) == 0) {
+			stat_add(so, "sizes_status", "disabled");
+		} else {
+			bin_error(out, MC_BIN_STAT, so->opaque, MC_BIN_KEY_ENOENT);
+			return;
+		}
+#undef PFX
+		stat_end(so);
+		return;
+	}
+	if (nt == 0) {
+		stats_general(cx, so);
+	} else if (TOK_IS(0, "reset")) {
+		stats_reset(cx->srv);
+		add_str(out, "RESET\r\n");
+		return;
+	} else if (TOK_IS(0, "detail")) {
+		stats_detail_ascii(cx, tk[1], nt > 1 ? tn[1] : 0, out);
+		return;
+	} else if (TOK_IS(0, "settings")) {
+		stats_settings(cx, so);
+	} else if (TOK_IS(0, "cachedump")) {
+		uint32_t id, limit;
+		if (nt < 3) {
+			add_str(out, "CLIENT_ERROR bad command line\r\n");
+			return;
+		}
+		if (!tok_u32(tk[1], tn[1], &id) || !tok_u32(tk[2], tn[2], &limit)) {
+			add_str(out, "CLIENT_ERROR bad command line format\r\n");
+			return;
+		}
+		if (id >= 64) { /* memcached's MAX_NUMBER_OF_SLAB_CLASSES */
+			add_str(out, "CLIENT_ERROR Illegal slab id\r\n");
+			return;
+		}
+		struct dump_out d = {.out = out, .now = time(NULL)};
+		if (id > 0) /* memcached's class ids start at 1 */
+			cache_dump_class(cx->srv->cache, id - 1, limit, dump_item, &d);
+		add_str(out, "END\r\n");
+		return;
+	} else if (TOK_IS(0, "conns")) {
+		/* per-connection state lives on each worker: not gathered; memcached lists one
+		 * entry per connection, an empty list is the reply of a server with none */
+		stat_add(so, "conns_status", "not tracked");
+	} else if (TOK_IS(0, "items") && nt == 1) {
+		stats_classes(cx, so, true);
+	} else if (TOK_IS(0, "slabs") && nt == 1) {
+		stats_classes(cx, so, false);
+	} else if (TOK_IS(0, "sizes") && nt == 1) {
+		stat_add(so, "sizes_status", "disabled");
+	} else {
+		add_str(out, "ERROR\r\n");
+		return;
+	}
+#undef TOK_IS
+	stat_end(so);
+}
+
+/* "slabs reassign <src> <dst>" / "slabs automove <0|1|2>" / "slabs automove ratio <r>",
+ * with memcached 1.6.18's replies. tsync's size classes draw slabs from one pool and
+ * give empty ones back to it (ps_mem), so there is no page to move between classes:
+ * reassign answers as memcached does with its slab mover disabled; automove is accepted,
+ * kept, and shown in "stats settings". */
+static void exec_slabs(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
+{
+	const char *tk[4] = {0};
+	size_t tn[4] = {0}, nt = 0;
+	const char *arg = req->args;
+	size_t n = req->args_len;
+	for (size_t i = 0; i < n && nt < 4;) {
+		while (i < n && arg[i] == ' ')
+			i++;
+		if (i == n)
+			break;
+		tk[nt] = arg + i;
+		while (i < n && arg[i] != ' ')
+			i++;
+		tn[nt] = (size_t)(arg + i - tk[nt]);
+		nt++;
+	}
+	const char *r;
+	if (nt == 3 && tn[0] == 8 && memcmp(tk[0], "reassign", 8) == 0) {
+		r = "CLIENT_ERROR slab reassignment disabled\r\n";
+	} else if (nt >= 2 && tn[0] == 8 && memcmp(tk[0], "automove", 8) == 0) {
+		uint32_t level;
+		if (tn[1] == 5 && memcmp(tk[1], "ratio", 5) == 0) {
+			char buf[32];
+			char *end;
+			double ratio = 0;
+			bool ok = nt >= 3 && tn[2] < sizeof buf;
+			if (ok) {
+				memcpy(buf, tk[2], tn[2]);
+				buf[tn[2]] = 0;
+				ratio = strtod(buf, &end);
+				ok = end != buf && *end == 0;
+			}
+			(void)ratio;
+			r = ok ? "OK\r\n" : "ERROR\r\n";
+		} else if (!tok_u32(tk[1], tn[1], &level)) {
+			r = "CLIENT_ERROR bad command line format\r\n";
+		} else if (level > 2) {
+			r = "ERROR\r\n";
+		} else {
+			atomic_store(&cx->srv->slab_automove, level);
+			r = "OK\r\n";
+		}
+	} else {
+		r = "ERROR\r\n";
+	}
+	if (!req->noreply)
+		add_str(out, r);
 }
 
 /* ---- meta commands -------------------------------------------------------------------- */
@@ -455,6 +744,7 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	    .recache_ttl = m->recache_ttl,
 	    .touch = (m->flags & MC_MF('T')) != 0,
 	    .ttl = m->ttl,
+	    .no_update = (m->flags & MC_MF('u')) != 0,
 	};
 	enum cache_status st = cache_mget(c, req->key, req->nkey, &cm, &ref);
 	struct meta_vals v = {0};
@@ -547,8 +837,8 @@ static void exec_ms(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 		else if (f == 'O') {
 			evbuffer_add(out, " O", 2);
 			evbuffer_add(out, tok, ntok);
-		} else if (f == 'c' && v.hit)
-			evbuffer_add_printf(out, " c%" PRIu64, v.cas);
+		} else if (f == 'c') /* memcached: c0 when nothing was stored */
+			evbuffer_add_printf(out, " c%" PRIu64, v.hit ? v.cas : 0);
 	}
 	evbuffer_add(out, "\r\n", 2);
 }
@@ -683,11 +973,15 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 	case MC_OP_PREPEND:
 	case MC_OP_CAS: {
 		uint64_t cas_in = req->op == MC_OP_CAS ? (req->cas ? req->cas : UINT64_MAX) : 0;
+		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
+			prefix_stats_record(req->key, req->nkey, PREFIX_SET, false);
 		r = store_reply(cache_store(c, store_op(req->op), req->key, req->nkey, req->data,
 					    req->nbytes, req->flags, req->exptime, cas_in, NULL));
 		break;
 	}
 	case MC_OP_DELETE: {
+		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
+			prefix_stats_record(req->key, req->nkey, PREFIX_DELETE, false);
 		enum cache_status st = cache_delete(c, req->key, req->nkey, 0);
 		r = st == CACHE_OK ? "DELETED\r\n" : st == CACHE_NOT_FOUND ? "NOT_FOUND\r\n"
 									  : store_reply(st);
@@ -722,8 +1016,11 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 		break;
 	case MC_OP_STATS: {
 		struct stat_out so = {.out = out};
-		if (!do_stats(cx, req->args, req->args_len, &so))
-			add_str(out, "ERROR\r\n");
+		do_stats(cx, req->args, req->args_len, &so);
+		return;
+	}
+	case MC_OP_SLABS: {
+		exec_slabs(cx, req, out);
 		return;
 	}
 	case MC_OP_VERSION:
@@ -740,18 +1037,23 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 		add_str(out, "MN\r\n");
 		return;
 	case MC_OP_MG:
+		atomic_fetch_add_explicit(&cx->ws->cmd_meta, 1, memory_order_relaxed);
 		exec_mg(cx, req, out);
 		return;
 	case MC_OP_MS:
+		atomic_fetch_add_explicit(&cx->ws->cmd_meta, 1, memory_order_relaxed);
 		exec_ms(cx, req, out);
 		return;
 	case MC_OP_MD:
+		atomic_fetch_add_explicit(&cx->ws->cmd_meta, 1, memory_order_relaxed);
 		exec_md(cx, req, out);
 		return;
 	case MC_OP_MA:
+		atomic_fetch_add_explicit(&cx->ws->cmd_meta, 1, memory_order_relaxed);
 		exec_ma(cx, req, out);
 		return;
 	case MC_OP_ME:
+		atomic_fetch_add_explicit(&cx->ws->cmd_meta, 1, memory_order_relaxed);
 		exec_me(cx, req, out);
 		return;
 	default:
@@ -822,6 +1124,10 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 		enum cache_status st = req->op == MC_OP_GET
 					       ? cache_get(c, req->key, req->keylen, &ref)
 					       : cache_gat(c, req->key, req->keylen, req->exptime, &ref);
+		if (req->op != MC_OP_TOUCH &&
+		    atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
+			prefix_stats_record((const char *)req->key, req->keylen, PREFIX_GET,
+					    st == CACHE_OK);
 		if (st != CACHE_OK) {
 			if (req->quiet)
 				return;
@@ -856,6 +1162,8 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 	case MC_OP_PREPEND: {
 		enum cache_store_op op = store_op(req->op);
 		uint64_t cas_out = 0;
+		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
+			prefix_stats_record((const char *)req->key, req->keylen, PREFIX_SET, false);
 		enum cache_status st = cache_store(c, op, req->key, req->keylen, req->value, req->vlen,
 						   req->flags, req->exptime, req->cas, &cas_out);
 		if (st == CACHE_STORED) {
@@ -874,6 +1182,9 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 		return;
 	}
 	case MC_OP_DELETE: {
+		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
+			prefix_stats_record((const char *)req->key, req->keylen, PREFIX_DELETE,
+					    false);
 		enum cache_status st = cache_delete(c, req->key, req->keylen, req->cas);
 		if (st == CACHE_OK) {
 			if (!req->quiet)
@@ -939,8 +1250,7 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 	}
 	case MC_OP_STATS: {
 		struct stat_out so = {.out = out, .bin = true, .opaque = opq};
-		if (!do_stats(cx, (const char *)req->key, req->keylen, &so))
-			bin_error(out, opc, opq, MC_BIN_KEY_ENOENT);
+		do_stats(cx, (const char *)req->key, req->keylen, &so);
 		return;
 	}
 	default:

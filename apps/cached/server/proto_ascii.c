@@ -414,7 +414,7 @@ static enum mc_parse parse_meta(enum mc_op op, const char *buf, size_t len, size
 	size_t ftok = 2;
 	int64_t vlen = 0;
 	if (op == MC_OP_MS) {
-		if (nt < 3 || !tok_i32(&t[2], &vlen) || vlen < 0)
+		if (nt < 3 || !tok_i32(&t[2], &vlen) || vlen < 0 || vlen > INT32_MAX - 2)
 			return perr(res, linelen, bad);
 		ftok = 3;
 	}
@@ -542,6 +542,7 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 		int64_t vlen;
 		if (t[1].n > MC_KEY_MAX || !tok_u32(&t[2], &req->flags) ||
 		    !tok_i32(&t[3], &req->exptime) || !tok_i32(&t[4], &vlen) || vlen < 0 ||
+		    vlen > INT32_MAX - 2 ||
 		    (sop == MC_OP_CAS && !tok_u64(&t[5], &req->cas)))
 			return perr(res, linelen, bad);
 		req->key = t[1].p;
@@ -633,6 +634,23 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 	if (tok_is(c, "quit")) {
 		req->op = MC_OP_QUIT;
 		return nt == 1 ? MC_PARSE_OK : perr(res, linelen, "ERROR\r\n");
+	}
+	if (tok_is(c, "slabs")) {
+		req->op = MC_OP_SLABS;
+		req->args = nt > 1 ? t[1].p : lineend;
+		req->args_len = (size_t)(lineend - req->args);
+		req->noreply = res->noreply = last_noreply;
+		return MC_PARSE_OK;
+	}
+	/* memcached closes a connection whose unknown command line ends in an HTTP version
+	 * ("GET / HTTP/1.0"): a web client, not a cache client, sent it. (Not for a line
+	 * whose first letter is one memcached dispatches on - g s a c i d t - which it
+	 * answers ERROR.) */
+	if (c->n >= 2 && !strchr("gsacidt", c->p[0]) && t[nt - 1].n >= 5 &&
+	    memcmp(t[nt - 1].p, "HTTP/", 5) == 0) {
+		enum mc_parse r = perr(res, linelen, "");
+		res->close = true;
+		return r;
 	}
 	return perr(res, linelen, "ERROR\r\n");
 }

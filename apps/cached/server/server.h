@@ -43,6 +43,7 @@ struct wstats {
 	_Atomic uint64_t bytes_read, bytes_written;
 	_Atomic uint64_t cmd_touch_ascii, cmd_meta;
 	_Atomic uint64_t conn_yields;
+	_Atomic uint64_t malloc_fails;   /* a connection's buffers could not be allocated */
 };
 
 /* Server-wide state. */
@@ -58,7 +59,26 @@ struct server {
 	struct cache_stats reset_base; /* counters at the last "stats reset" */
 	_Atomic uint64_t reset_bytes_read, reset_bytes_written;
 	_Atomic int reset_gen;
+	_Atomic bool detail_enabled;  /* "stats detail on": count per key prefix */
+	_Atomic unsigned slab_automove; /* "slabs automove N" (0, 1, 2): kept and reported;
+				       * tsync's slabs go back to one shared pool when
+				       * empty, so there is no mover to steer */
+	_Atomic bool accepting;       /* the listener is enabled */
+	_Atomic uint64_t listen_disabled_num;      /* times accepting was paused */
+	_Atomic uint64_t time_in_listen_disabled_us;
+	unsigned reserved_fds;        /* descriptors kept beyond -c (listener, pipes, ...) */
 };
+
+/* ---- stats detail (stats_prefix.c): memcached's per-prefix counters -------------------- */
+enum prefix_op { PREFIX_GET, PREFIX_SET, PREFIX_DELETE };
+/* Count one command on key's prefix (the bytes before its first ':'; none: nothing).
+ * Any thread; takes one mutex. Call only while srv->detail_enabled. */
+void prefix_stats_record(const char *key, size_t nkey, enum prefix_op op, bool hit);
+/* "PREFIX <p> get <n> hit <n> set <n> del <n>\r\n" per prefix, then "END\r\n"; malloc'd
+ * (caller frees), NULL if out of memory; *len its length. */
+char *prefix_stats_dump(size_t *len);
+/* Forget every prefix ("stats reset"). */
+void prefix_stats_clear(void);
 
 /* One connection's protocol state, as the command layer sees it. */
 struct conn_ctx {

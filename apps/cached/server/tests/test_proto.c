@@ -117,6 +117,25 @@ static void test_ascii_errors(void)
 	a_err("verbosity\r\n", "ERROR\r\n", 11);
 	a_err("verbosity abc\r\n", "CLIENT_ERROR bad command line format\r\n", 15);
 	a_err("set x 0 0 1\r\nzz\r\n", "CLIENT_ERROR bad data chunk\r\n", 16);
+	/* memcached refuses lengths past INT_MAX - 2 as a format error, swallowing nothing */
+	a_err("set k 0 0 2147483647\r\n", "CLIENT_ERROR bad command line format\r\n", 22);
+	a_err("ms k 2147483646\r\n", "CLIENT_ERROR bad command line format\r\n", 17);
+	/* an unknown command ending in an HTTP version: closed without a reply; a line whose
+	 * first letter memcached dispatches on still gets ERROR */
+	{
+		struct mc_ascii_req hr;
+		struct mc_parse_res hres;
+		CHECK(A("GET / HTTP/1.0\r\n", &hr, &hres) == MC_PARSE_ERROR);
+		CHECK(hres.close && strcmp(hres.err, "") == 0 && hres.consumed == 16);
+		CHECK(A("PUT /x HTTP/1.1\r\n", &hr, &hres) == MC_PARSE_ERROR && hres.close);
+	}
+	a_err("gxx / HTTP/1.0\r\n", "ERROR\r\n", 16);
+	{
+		struct mc_ascii_req sr;
+		struct mc_parse_res sres;
+		CHECK(A("slabs automove 1\r\n", &sr, &sres) == MC_PARSE_OK);
+		CHECK(sr.op == MC_OP_SLABS && sr.args_len == 10 && memcmp(sr.args, "automove 1", 10) == 0);
+	}
 
 	/* too large: reply, swallow the block, drop the old value of a set */
 	struct mc_ascii_req r;
