@@ -80,6 +80,8 @@ struct item {
 #define M_TOKEN 2u   /* a recache win token was handed out for it (mg W, then Z) */
 #define M_STALE 4u   /* invalidated by cache_invalidate (mg X) */
 #define ITEM_HDR offsetof(struct item, data)
+#define MC_ITEM_HDR 48u /* memcached 1.6's sizeof(item) on 64-bit: its first class is
+			 * MC_ITEM_HDR + chunk_min */
 
 static inline const char *item_value(const struct item *it)
 {
@@ -220,6 +222,7 @@ struct sclass {
 	struct cache *owner; /* for the reclamation observer */
 	_Atomic uint64_t evicted;
 	_Atomic uint64_t requested; /* ITEM_HDR + key + value of allocated, unretired items */
+	_Atomic uint64_t reclaimed; /* expired or flushed items of this class unlinked */
 };
 
 struct cache {
@@ -569,6 +572,15 @@ static void item_drop(struct cache *c, struct item *it)
 		item_retire(c, it);
 }
 
+/* item_drop for an item found expired or flushed: counted as reclaimed, in all and in
+ * its class (read before the drop: a refcounted variant may free it at once). */
+static void item_drop_dead(struct cache *c, struct item *it)
+{
+	atomic_fetch_add_explicit(&c->cls[it->cls].reclaimed, 1, RELAXED);
+	ST_INC(c, S_RECLAIMED);
+	item_drop(c, it);
+}
+
 size_t cache_reclaim(struct cache *c)
 {
 	size_t n = 0;
@@ -836,10 +848,10 @@ static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v)
 	if (item_state(c, v) == LIVE) {
 		ST_INC(c, S_EVICTIONS);
 		atomic_fetch_add_explicit(&c->cls[v->cls].evicted, 1, RELAXED);
+		item_drop(c, v);
 	} else {
-		ST_INC(c, S_RECLAIMED);
+		item_drop_dead(c, v);
 	}
-	item_drop(c, v);
 	return true;
 }
 
@@ -973,8 +985,7 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 		unlink_locked(c, it, pp);
 	stripe_unlock(c, s, &qn);
 	if (it) {
-		item_drop(c, it);
-		ST_INC(c, S_RECLAIMED);
+		item_drop_dead(c, it);
 		count_state(c, st);
 	} else {
 		ST_INC(c, S_GET_MISSES);
@@ -1041,10 +1052,8 @@ static struct item *find_live_locked(struct cache *c, uint64_t h, const void *ke
 
 static void drop_dead(struct cache *c, struct item *dead)
 {
-	if (dead) {
-		item_drop(c, dead);
-		ST_INC(c, S_RECLAIMED);
-	}
+	if (dead)
+		item_drop_dead(c, dead);
 }
 
 /*
@@ -1626,8 +1635,7 @@ static size_t sweep_range(struct cache *c, uint64_t from, uint64_t n)
 		while (dead) {
 			struct item *nx = dead->lnext;
 			dead->lnext = NULL;
-			item_drop(c, dead);
-			ST_INC(c, S_RECLAIMED);
+			item_drop_dead(c, dead);
 			removed++;
 			dead = nx;
 		}
@@ -1772,7 +1780,10 @@ static int make_classes(struct cache *c)
 	const struct cache_config *g = &c->cfg;
 	size_t sizes[MAX_CLASSES];
 	unsigned n = 0;
-	size_t sz = round_up(ITEM_HDR + g->chunk_min, 8);
+	/* memcached's sequence: its item header (48 bytes) + -n, times -f, 8-aligned; so a
+	 * class id names the same chunk size as in memcached's "stats slabs" (to its
+	 * largest class, slab_chunk_max, above which memcached chunks items) */
+	size_t sz = round_up(MC_ITEM_HDR + g->chunk_min, 8);
 	while (n < MAX_CLASSES - 1 && sz <= (size_t)((double)g->item_size_max / g->growth_factor)) {
 		sizes[n++] = sz;
 		size_t nx = round_up((size_t)((double)sz * g->growth_factor), 8);
@@ -1948,6 +1959,7 @@ int cache_class_stats(struct cache *c, unsigned cls, struct cache_class_stats *o
 	out->slab_bytes = slab;
 	out->evicted = atomic_load_explicit(&c->cls[cls].evicted, RELAXED);
 	out->mem_requested = atomic_load_explicit(&c->cls[cls].requested, RELAXED);
+	out->reclaimed = atomic_load_explicit(&c->cls[cls].reclaimed, RELAXED);
 	return 0;
 }
 

@@ -447,6 +447,7 @@ struct cache_class_stats {
 	uint64_t evicted;         /* evictions of this class */
 	uint64_t mem_requested;   /* bytes its allocated items asked for (header + key +
 				   * value), memcached's mem_requested */
+	uint64_t reclaimed;       /* its items found expired or flushed and unlinked */
 };
 /* Number of size classes (class ids 0 .. n-1, chunk sizes increasing). */
 unsigned cache_nclasses(const struct cache *c);

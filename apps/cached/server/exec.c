@@ -367,6 +367,8 @@ static void stats_classes(struct conn_ctx *cx, struct stat_out *so, bool items)
 			stat_add(so, name, "%" PRIu64, cs.mem_requested);
 			snprintf(name, sizeof name, "items:%u:evicted", id);
 			stat_add(so, name, "%" PRIu64, cs.evicted);
+			snprintf(name, sizeof name, "items:%u:reclaimed", id);
+			stat_add(so, name, "%" PRIu64, cs.reclaimed);
 			snprintf(name, sizeof name, "items:%u:chunk_size", id);
 			stat_add(so, name, "%" PRIu32, cs.chunk_size);
 		} else {
