@@ -61,9 +61,11 @@ BENCH_ARGS  ?=
 # install without recommends) are needed only by the sanitizer steps (TSan, and ASan+UBSan
 # with the libFuzzer parser fuzzers), so `make`, `make bench` and `make test SANITIZERS=`
 # do not ask for them; `make deps` installs all. memcached is stock memcached, the peer of
-# `tsync-bench cached-net`; libmemcached-tools brings memccapable and memcaslap.
+# `tsync-bench cached-net`; libmemcached-tools brings memccapable and memcaslap; perl runs
+# memcached's own test suite and nutcracker (twemproxy) the proxy pool test (label
+# conformance; memcached's source comes from apt-get source, scripts/memcached-source.sh).
 DEB_BASE := make cmake gcc libc6-dev pkg-config liburcu-dev libck-dev libjansson-dev \
-	libxxhash-dev libevent-dev libmemcached-tools memcached \
+	libxxhash-dev libevent-dev libmemcached-tools memcached perl nutcracker \
 	python3 python3-venv python3-pytest python3-matplotlib python3-numpy python3-yaml \
 	python3-tqdm python3-pymemcache
 DEB_CLANG := clang libclang-rt-14-dev
