@@ -55,6 +55,7 @@
 #define MAX_POWER 30u
 #define MAX_STRIPES 4096u
 #define GROW_CHECK_EVERY 256u
+#define SWEEP_CHUNK (1ull << 20) /* buckets the sweeper visits per interval, at most */
 
 /* ---- items ------------------------------------------------------------------------------ */
 
@@ -1707,10 +1708,13 @@ static void *maint_main(void *arg)
 		(void)clock_tick(c); /* keeps access times current when no update runs */
 		if (grow)
 			(void)cache_grow_now(c);
-		/* A tenth of the table per tick: a full pass every ~10 intervals. */
+		/* The whole table per interval up to SWEEP_CHUNK buckets (a bucket costs one
+		 * load when empty, one stripe lock when not), so expired items give their
+		 * memory back within about a second, as memcached's LRU maintainer does from
+		 * its tails; a larger table takes nb / SWEEP_CHUNK intervals a pass. */
 		pthread_mutex_lock(&c->grow_mx);
 		struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
-		uint64_t nb = t->mask + 1, chunk = nb / 10 + 1;
+		uint64_t nb = t->mask + 1, chunk = nb < SWEEP_CHUNK ? nb : SWEEP_CHUNK;
 		if (c->sweep_cursor >= nb)
 			c->sweep_cursor = 0;
 		sweep_range(c, c->sweep_cursor, chunk);

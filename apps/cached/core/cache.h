@@ -354,8 +354,9 @@ void cache_time_advance(struct cache *c, uint32_t seconds);
 
 /*
  * cache_sweeper_start: start the background maintenance thread: every interval_ms
- * milliseconds (0 = 1000) it walks a part of the table and unlinks and frees expired and
- * flushed items (a whole pass takes at most ~10 intervals), and it performs table growth
+ * milliseconds (0 = 1000) it walks the table (up to 2^20 buckets per interval, so a
+ * larger table takes several intervals a pass) and unlinks and frees expired and flushed
+ * items, then reclaims what it freed; and it performs table growth
  * requested by stores. Returns 0, or -1 with errno (EBUSY if already running, or
  * pthread_create's error). Without it, the storing thread that triggers growth grows the
  * table itself (blocking that store for the copy of the chains).
