@@ -1939,6 +1939,12 @@ void cache_destroy(struct cache *c)
 
 /* ---- statistics ------------------------------------------------------------------------- */
 
+int cache_class_for(const struct cache *c, size_t nkey, size_t nbytes)
+{
+	size_t total = ITEM_HDR + nkey + nbytes;
+	return total > c->cfg.item_size_max ? -1 : class_of(c, total);
+}
+
 unsigned cache_nclasses(const struct cache *c)
 {
 	return c->nclasses;

@@ -450,6 +450,9 @@ struct cache_class_stats {
 				   * value), memcached's mem_requested */
 	uint64_t reclaimed;       /* its items found expired or flushed and unlinked */
 };
+/* The class id an item of key length nkey and value length nbytes goes to, or -1 when it
+ * is larger than -I. Pure; any thread. */
+int cache_class_for(const struct cache *c, size_t nkey, size_t nbytes);
 /* Number of size classes (class ids 0 .. n-1, chunk sizes increasing). */
 unsigned cache_nclasses(const struct cache *c);
 /* Fill *out for class id cls. Returns 0, or -1 for a bad id. */

@@ -32,6 +32,75 @@ static void add_str(struct evbuffer *out, const char *s)
 	evbuffer_add(out, s, strlen(s));
 }
 
+/* ---- log lines for watchers (memcached's formats; watch.c) -------------------------- */
+
+/* memcached's class ids start at 1; 0 = none */
+static unsigned clsid_of(struct conn_ctx *cx, size_t nkey, size_t nbytes)
+{
+	int k = cache_class_for(cx->srv->cache, nkey, nbytes);
+	return k < 0 ? 0 : (unsigned)k + 1;
+}
+
+static void log_get(struct conn_ctx *cx, const char *key, size_t nkey, bool found,
+		    uint32_t nbytes)
+{
+	char k[3 * MC_KEY_MAX + 1];
+	watch_uriencode(key, nkey, k, sizeof k);
+	watch_log(cx->srv, WATCH_FETCHERS, "type=item_get key=%s status=%s clsid=%u cfd=%d size=%u",
+		  k, found ? "found" : "not_found", found ? clsid_of(cx, nkey, nbytes) : 0,
+		  cx->fd, found ? nbytes : 0);
+}
+
+/* A store as memcached's do_store_item logs it: the lookup of the old item (fetchers),
+ * then the outcome (mutations). */
+static void log_store_lookup(struct conn_ctx *cx, const char *key, size_t nkey)
+{
+	struct cache_ref ref;
+	bool found = cache_get(cx->srv->cache, key, nkey, &ref) == CACHE_OK;
+	uint32_t nb = found ? ref.nbytes : 0;
+	if (found)
+		cache_release(cx->srv->cache, &ref);
+	log_get(cx, key, nkey, found, nb);
+}
+
+static void log_store(struct conn_ctx *cx, enum cache_store_op op, const char *key, size_t nkey,
+		      enum cache_status st, int64_t exptime, uint32_t nbytes)
+{
+	static const char *const cmds[] = {[CACHE_SET] = "set", [CACHE_ADD] = "add",
+		[CACHE_REPLACE] = "replace", [CACHE_APPEND] = "append",
+		[CACHE_PREPEND] = "prepend", [CACHE_CAS] = "cas"};
+	const char *status;
+	switch (st) {
+	case CACHE_STORED: status = "stored"; break;
+	case CACHE_EXISTS: status = "exists"; break;
+	case CACHE_NOT_FOUND: status = "not_found"; break;
+	case CACHE_TOO_LARGE: status = "too_large"; break;
+	case CACHE_NO_MEMORY: status = "no_memory"; break;
+	default: status = "not_stored"; break;
+	}
+	char k[3 * MC_KEY_MAX + 1];
+	watch_uriencode(key, nkey, k, sizeof k);
+	watch_log(cx->srv, WATCH_MUTATIONS,
+		  "type=item_store key=%s status=%s cmd=%s ttl=%lld clsid=%u cfd=%d size=%u", k,
+		  status, (unsigned)op < sizeof cmds / sizeof *cmds && cmds[op] ? cmds[op] : "na",
+		  (long long)(exptime < 0 ? 0 : exptime), clsid_of(cx, nkey, nbytes), cx->fd, nbytes);
+}
+
+/* cache_store, logged for watchers when any watches */
+static enum cache_status store_logged(struct conn_ctx *cx, enum cache_store_op op,
+				      const void *key, size_t nkey, const void *data,
+				      uint32_t nbytes, uint32_t flags, int64_t exptime,
+				      uint64_t cas_in, uint64_t *cas_out)
+{
+	if (watching(cx->srv, WATCH_FETCHERS))
+		log_store_lookup(cx, key, nkey);
+	enum cache_status st = cache_store(cx->srv->cache, op, key, nkey, data, nbytes, flags,
+					   exptime, cas_in, cas_out);
+	if (watching(cx->srv, WATCH_MUTATIONS))
+		log_store(cx, op, key, nkey, st, exptime, nbytes);
+	return st;
+}
+
 /* ---- ASCII replies -------------------------------------------------------------------- */
 
 static const char *store_reply(enum cache_status st)
@@ -89,6 +158,8 @@ static void exec_get(struct conn_ctx *cx, const struct mc_ascii_req *req, struct
 					     : cache_get(c, key, nkey, &ref);
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
 			prefix_stats_record(key, nkey, PREFIX_GET, st == CACHE_OK);
+		if (watching(cx->srv, WATCH_FETCHERS))
+			log_get(cx, key, nkey, st == CACHE_OK, st == CACHE_OK ? ref.nbytes : 0);
 		if (st != CACHE_OK)
 			continue;
 		char hdr[64];
@@ -263,11 +334,13 @@ static void stats_general(struct conn_ctx *cx, struct stat_out *so)
 	for (size_t i = 0; i < sizeof zero1 / sizeof *zero1; i++)
 		stat_add(so, zero1[i], "0");
 	stat_add(so, "malloc_fails", "%" PRIu64, mfails);
-	static const char *const zero2[] = {
-		"log_worker_dropped", "log_worker_written", "log_watcher_skipped",
-		"log_watcher_sent", "log_watchers", "unexpected_napi_ids", "round_robin_fallback"};
-	for (size_t i = 0; i < sizeof zero2 / sizeof *zero2; i++)
-		stat_add(so, zero2[i], "0");
+	stat_add(so, "log_worker_dropped", "0");
+	stat_add(so, "log_worker_written", "%" PRIu64, atomic_load(&s->log_watcher_sent));
+	stat_add(so, "log_watcher_skipped", "%" PRIu64, atomic_load(&s->log_watcher_skipped));
+	stat_add(so, "log_watcher_sent", "%" PRIu64, atomic_load(&s->log_watcher_sent));
+	stat_add(so, "log_watchers", "%" PRIu64, atomic_load(&s->log_watchers));
+	stat_add(so, "unexpected_napi_ids", "0");
+	stat_add(so, "round_robin_fallback", "0");
 	stat_add(so, "bytes", "%" PRIu64, st.bytes);
 	stat_add(so, "curr_items", "%" PRIu64, st.curr_items);
 	stat_add(so, "total_items", "%" PRIu64, D(total_items));
@@ -450,6 +523,14 @@ static bool tok_u32(const char *p, size_t n, uint32_t *out)
 	return true;
 }
 
+/* "stats conns": memcached's "<fd>:<name> <value>" lines */
+static void conn_stat(void *arg, int fd, const char *name, const char *val)
+{
+	char key[64];
+	snprintf(key, sizeof key, "%d:%s", fd, name);
+	stat_add(arg, key, "%s", val);
+}
+
 /* "stats detail on|off|dump" (ASCII) - memcached's replies */
 static void stats_detail_ascii(struct conn_ctx *cx, const char *sub, size_t n,
 			       struct evbuffer *out)
@@ -574,9 +655,7 @@ static void do_stats(struct conn_ctx *cx, const char *arg, size_t n, struct stat
 		add_str(out, "END\r\n");
 		return;
 	} else if (TOK_IS(0, "conns")) {
-		/* per-connection state lives on each worker: not gathered; memcached lists one
-		 * entry per connection, an empty list is the reply of a server with none */
-		stat_add(so, "conns_status", "not tracked");
+		connreg_each(cx->fd, conn_stat, so);
 	} else if (TOK_IS(0, "items") && nt == 1) {
 		stats_classes(cx, so, true);
 	} else if (TOK_IS(0, "slabs") && nt == 1) {
@@ -589,6 +668,44 @@ static void do_stats(struct conn_ctx *cx, const char *arg, size_t n, struct stat
 	}
 #undef TOK_IS
 	stat_end(so);
+}
+
+/* "watch [rawcmds|evictions|fetchers|mutations|sysevents|connevents|proxyreqs|
+ * proxyevents|proxyuser]..." (no kind: fetchers): answers OK and the connection becomes a
+ * log watcher (server.c, watch.c); an unknown kind: ERROR. */
+static void exec_watch(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
+{
+	static const struct { const char *name; unsigned flag; } kinds[] = {
+		{"rawcmds", WATCH_RAWCMDS}, {"evictions", WATCH_EVICTIONS},
+		{"fetchers", WATCH_FETCHERS}, {"mutations", WATCH_MUTATIONS},
+		{"sysevents", WATCH_SYSEVENTS}, {"connevents", WATCH_CONNEVENTS},
+		{"proxyreqs", WATCH_PROXY}, {"proxyevents", WATCH_PROXY},
+		{"proxyuser", WATCH_PROXY}};
+	unsigned f = 0;
+	const char *a = req->args;
+	size_t n = req->args_len;
+	for (size_t i = 0; i < n;) {
+		while (i < n && a[i] == ' ')
+			i++;
+		if (i == n)
+			break;
+		size_t b = i;
+		while (i < n && a[i] != ' ')
+			i++;
+		size_t k;
+		for (k = 0; k < sizeof kinds / sizeof *kinds; k++)
+			if (strlen(kinds[k].name) == i - b && memcmp(kinds[k].name, a + b, i - b) == 0)
+				break;
+		if (k == sizeof kinds / sizeof *kinds) {
+			if (i - b == 7 && memcmp(a + b, "noreply", 7) == 0)
+				continue;
+			add_str(out, "ERROR\r\n");
+			return;
+		}
+		f |= kinds[k].flag;
+	}
+	cx->watch_flags = f ? f : WATCH_FETCHERS;
+	add_str(out, "OK\r\n");
 }
 
 /* "slabs reassign <src> <dst>" / "slabs automove <0|1|2>" / "slabs automove ratio <r>",
@@ -749,6 +866,8 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	    .no_update = (m->flags & MC_MF('u')) != 0,
 	};
 	enum cache_status st = cache_mget(c, req->key, req->nkey, &cm, &ref);
+	if (watching(cx->srv, WATCH_FETCHERS))
+		log_get(cx, req->key, req->nkey, st == CACHE_OK, st == CACHE_OK ? ref.nbytes : 0);
 	struct meta_vals v = {0};
 	if (st == CACHE_NO_MEMORY || st == CACHE_TOO_LARGE) { /* vivify found no room */
 		add_str(out, "SERVER_ERROR out of memory storing object\r\n");
@@ -807,8 +926,8 @@ static void exec_ms(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	    op == CACHE_CAS && (m->flags & MC_MF('I'))
 		? cache_cas_invalidating(cx->srv->cache, req->key, req->nkey, req->data,
 					 req->nbytes, m->client_flags, ttl, cas_in, &cas_out)
-		: cache_store(cx->srv->cache, op, req->key, req->nkey, req->data, req->nbytes,
-			      m->client_flags, ttl, cas_in, &cas_out);
+		: store_logged(cx, op, req->key, req->nkey, req->data, req->nbytes,
+			       m->client_flags, ttl, cas_in, &cas_out);
 	struct meta_vals v = {.hit = st == CACHE_STORED, .cas = cas_out};
 	const char *code;
 	switch (st) {
@@ -977,8 +1096,8 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 		uint64_t cas_in = req->op == MC_OP_CAS ? (req->cas ? req->cas : UINT64_MAX) : 0;
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
 			prefix_stats_record(req->key, req->nkey, PREFIX_SET, false);
-		r = store_reply(cache_store(c, store_op(req->op), req->key, req->nkey, req->data,
-					    req->nbytes, req->flags, req->exptime, cas_in, NULL));
+		r = store_reply(store_logged(cx, store_op(req->op), req->key, req->nkey, req->data,
+					     req->nbytes, req->flags, req->exptime, cas_in, NULL));
 		break;
 	}
 	case MC_OP_DELETE: {
@@ -1023,6 +1142,10 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 	}
 	case MC_OP_SLABS: {
 		exec_slabs(cx, req, out);
+		return;
+	}
+	case MC_OP_WATCH: {
+		exec_watch(cx, req, out);
 		return;
 	}
 	case MC_OP_VERSION:
@@ -1130,6 +1253,9 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 		    atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
 			prefix_stats_record((const char *)req->key, req->keylen, PREFIX_GET,
 					    st == CACHE_OK);
+		if (req->op != MC_OP_TOUCH && watching(cx->srv, WATCH_FETCHERS))
+			log_get(cx, (const char *)req->key, req->keylen, st == CACHE_OK,
+				st == CACHE_OK ? ref.nbytes : 0);
 		if (st != CACHE_OK) {
 			if (req->quiet)
 				return;
@@ -1166,8 +1292,9 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 		uint64_t cas_out = 0;
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
 			prefix_stats_record((const char *)req->key, req->keylen, PREFIX_SET, false);
-		enum cache_status st = cache_store(c, op, req->key, req->keylen, req->value, req->vlen,
-						   req->flags, req->exptime, req->cas, &cas_out);
+		enum cache_status st = store_logged(cx, op, req->key, req->keylen, req->value,
+						    req->vlen, req->flags, req->exptime, req->cas,
+						    &cas_out);
 		if (st == CACHE_STORED) {
 			if (!req->quiet)
 				bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, cas_out);

@@ -48,6 +48,7 @@ enum mc_op {
 	MC_OP_FLUSH_ALL, MC_OP_STATS, MC_OP_VERSION, MC_OP_VERBOSITY, MC_OP_QUIT,
 	MC_OP_NOOP,                          /* binary NOOP */
 	MC_OP_SLABS,                         /* "slabs reassign|automove ...": args */
+	MC_OP_WATCH,                         /* "watch [kinds]": args */
 	MC_OP_MG, MC_OP_MS, MC_OP_MD, MC_OP_MA, MC_OP_MN, MC_OP_ME,
 };
 

@@ -68,6 +68,10 @@ struct conn {
 	size_t swallow;           /* input bytes still to discard */
 	bool reading;             /* rev is added */
 	bool closing;             /* close once output is written */
+	struct watch_sink *sink;  /* non-NULL once "watch" made this a log watcher */
+	const char *close_reason; /* conn_close log: normal, error, shutdown */
+	char rip[64];             /* peer address and port, for conn_new/conn_close */
+	unsigned rport;
 	struct conn *prev, *next; /* worker's list, for shutdown */
 };
 
@@ -105,6 +109,15 @@ static struct event *g_accept_retry;
 static void conn_free(struct conn *c)
 {
 	struct worker *w = c->w;
+	if (c->sink) { /* before the buffer and event go: no logger may touch them after */
+		watch_remove(w->srv, c->sink);
+		free(c->sink);
+	}
+	connreg_del(c->fd);
+	if (watching(w->srv, WATCH_CONNEVENTS))
+		watch_log(w->srv, WATCH_CONNEVENTS,
+			  "type=conn_close rip=%s rport=%u transport=tcp reason=%s cfd=%d", c->rip,
+			  c->rport, c->close_reason ? c->close_reason : "normal", (int)c->fd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -153,6 +166,7 @@ static bool conn_flush(struct conn *c)
 				set_reading(c, false);
 			return true;
 		}
+		c->close_reason = "error";
 		conn_free(c); /* peer gone */
 		return false;
 	}
@@ -169,6 +183,12 @@ static bool conn_process(struct conn *c)
 	struct server *srv = c->w->srv;
 	struct evbuffer *in = c->in, *out = c->out;
 	unsigned served = 0;
+
+	if (c->sink) { /* a watcher sends nothing more: what it sends is dropped */
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return true;
+	}
+	connreg_touch(c->fd, CONN_PARSE_CMD);
 
 	for (;;) {
 		bool out_full = false;
@@ -240,7 +260,25 @@ static bool conn_process(struct conn *c)
 				set_reading(c, false);
 			}
 			served++;
+			if (c->cx.watch_flags && !c->sink) {
+				/* "watch" answered OK: from now on log lines (watch.c) */
+				struct watch_sink *ws = calloc(1, sizeof *ws);
+				if (!ws) {
+					c->closing = true;
+					break;
+				}
+				ws->out = out;
+				ws->wake = c->wev;
+				ws->flags = c->cx.watch_flags;
+				c->sink = ws;
+				watch_add(srv, ws);
+				connreg_touch(c->fd, CONN_WATCH);
+				evbuffer_drain(in, evbuffer_get_length(in));
+				break;
+			}
 		}
+		if (!c->sink)
+			connreg_touch(c->fd, CONN_WAITING);
 		if (!conn_flush(c))
 			return false;
 		/* Stopped because the output was full, and the socket took enough of it: go on
@@ -292,6 +330,10 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	struct conn *c = arg;
 	if (!conn_flush(c))
 		return;
+	if (c->sink) { /* log lines: flushed; keep reading only to see the client go */
+		set_reading(c, true);
+		return;
+	}
 	if (c->closing || evbuffer_get_length(c->out) > OUT_LOW)
 		return; /* the write event is armed again; come back when more is out */
 	set_reading(c, true);
@@ -299,6 +341,20 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	 * read event will announce them: serve them now */
 	if (evbuffer_get_length(c->in) > 0 && evbuffer_get_length(c->in) >= c->need)
 		conn_process(c);
+}
+
+/* ip text and port of a socket address */
+static void addr_text(const struct sockaddr *sa, char *ip, size_t cap, unsigned *port)
+{
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)sa;
+		evutil_inet_ntop(AF_INET6, &a->sin6_addr, ip, cap);
+		*port = ntohs(a->sin6_port);
+	} else {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)sa;
+		evutil_inet_ntop(AF_INET, &a->sin_addr, ip, cap);
+		*port = ntohs(a->sin_port);
+	}
 }
 
 /* Runs on the worker: adopt an accepted socket. */
@@ -330,6 +386,24 @@ static void conn_adopt(struct worker *w, evutil_socket_t fd)
 	c->fd = fd;
 	c->cx.srv = w->srv;
 	c->cx.ws = w->ws;
+	c->cx.fd = (int)fd;
+	char addr[96], laddr[96];
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+		addr_text((struct sockaddr *)&ss, c->rip, sizeof c->rip, &c->rport);
+	snprintf(addr, sizeof addr, strchr(c->rip, ':') ? "tcp6:[%s]:%u" : "tcp:%s:%u", c->rip,
+		 c->rport);
+	sl = sizeof ss;
+	char lip[64] = "";
+	unsigned lport = 0;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		addr_text((struct sockaddr *)&ss, lip, sizeof lip, &lport);
+	snprintf(laddr, sizeof laddr, strchr(lip, ':') ? "tcp6:[%s]:%u" : "tcp:%s:%u", lip, lport);
+	connreg_add((int)fd, false, addr, laddr);
+	if (watching(w->srv, WATCH_CONNEVENTS))
+		watch_log(w->srv, WATCH_CONNEVENTS, "type=conn_new rip=%s rport=%u transport=tcp cfd=%d",
+			  c->rip, c->rport, (int)fd);
 	c->next = w->conns;
 	if (w->conns)
 		w->conns->prev = c;
@@ -493,8 +567,10 @@ static void *worker_main(void *arg)
 		free(h);
 		h = next;
 	}
-	while (w->conns)
+	while (w->conns) {
+		w->conns->close_reason = "shutdown";
 		conn_free(w->conns);
+	}
 	tsync_thread_unregister();
 	return NULL;
 }
@@ -760,6 +836,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	evconnlistener_set_error_cb(g_listener, accept_error_cb);
+	/* descriptors are numbered lowest-first: -c connections and the server's own fit
+	 * below this (a higher one, if ever, is just not listed by "stats conns") */
+	if (connreg_init(st->maxconns + 256) != 0) {
+		fprintf(stderr, "tsync-cached: cannot allocate the connection registry\n");
+		return 1;
+	}
+	{
+		char laddr[340];
+		snprintf(laddr, sizeof laddr, strchr(st->addr, ':') ? "tcp6:%s" : "tcp:%s", addrport);
+		connreg_add((int)evconnlistener_get_fd(g_listener), true, laddr, NULL);
+	}
 	atomic_store(&srv->accepting, true);
 	srv->reserved_fds = 64;
 	g_accept_retry = evtimer_new(g_main_base, accept_retry_cb, NULL);
@@ -819,6 +906,7 @@ int main(int argc, char **argv)
 	cache_destroy(srv->cache);
 	free(g_workers);
 	free(srv->ws);
+	connreg_free();
 	libevent_global_shutdown();
 	/* every accepted descriptor was counted in curr_conns and is closed by now: by
 	 * conn_free, by a worker closing its hand-off queue, or on a refused accept */

@@ -67,7 +67,56 @@ struct server {
 	_Atomic uint64_t listen_disabled_num;      /* times accepting was paused */
 	_Atomic uint64_t time_in_listen_disabled_us;
 	unsigned reserved_fds;        /* descriptors kept beyond -c (listener, pipes, ...) */
+	_Atomic unsigned watch_mask;  /* WATCH_* kinds some watcher asked for (watch.c) */
+	_Atomic uint64_t log_watchers, log_watcher_sent, log_watcher_skipped;
 };
+
+/* ---- connection registry and log watchers (watch.c) ------------------------------------ */
+
+/* A connection's state as "stats conns" names it (memcached's conn_* names). */
+enum { CONN_LISTENING, CONN_WAITING, CONN_PARSE_CMD, CONN_WATCH };
+
+/* Registry of open descriptors for "stats conns": one slot per fd below max_fd; add and
+ * del take one mutex; touch is a relaxed store by the connection's own worker. */
+int connreg_init(unsigned max_fd);
+void connreg_free(void);
+void connreg_add(int fd, bool listener, const char *addr, const char *listen_addr);
+void connreg_del(int fd);
+void connreg_touch(int fd, int state);
+/* Call fn(arg, fd, stat name, value) for each registered descriptor, in fd order, under
+ * the registry's mutex (fn must not call back in). self_fd reads "conn_parse_cmd". */
+void connreg_each(int self_fd, void (*fn)(void *arg, int fd, const char *name, const char *val),
+		  void *arg);
+
+/* memcached's watch kinds */
+#define WATCH_RAWCMDS 0x01u
+#define WATCH_EVICTIONS 0x02u
+#define WATCH_FETCHERS 0x04u
+#define WATCH_MUTATIONS 0x08u
+#define WATCH_SYSEVENTS 0x10u
+#define WATCH_CONNEVENTS 0x20u
+#define WATCH_PROXY 0x40u /* proxyreqs, proxyevents, proxyuser: accepted, never emitted */
+
+/* A watching connection's end: its output buffer (made thread-safe by watch_add) and the
+ * event its worker flushes it on. Owned by the connection; removed before it is freed. */
+struct watch_sink {
+	struct evbuffer *out;
+	struct event *wake;
+	unsigned flags;
+	struct watch_sink *next;
+};
+void watch_add(struct server *srv, struct watch_sink *w);
+void watch_remove(struct server *srv, struct watch_sink *w);
+/* One log line "ts=<s>.<us> gid=<n> " + fmt + "\n" to every watcher of kind. Any thread;
+ * call only when srv->watch_mask & kind (the caller's cheap check). */
+__attribute__((format(printf, 3, 4)))
+void watch_log(struct server *srv, unsigned kind, const char *fmt, ...);
+/* memcached's uriencode for keys in log lines; dst of cap >= 3 * n + 1 bytes. */
+size_t watch_uriencode(const char *src, size_t n, char *dst, size_t cap);
+static inline bool watching(struct server *srv, unsigned kind)
+{
+	return (atomic_load_explicit(&srv->watch_mask, memory_order_relaxed) & kind) != 0;
+}
 
 /* ---- stats detail (stats_prefix.c): memcached's per-prefix counters -------------------- */
 enum prefix_op { PREFIX_GET, PREFIX_SET, PREFIX_DELETE };
@@ -85,6 +134,8 @@ struct conn_ctx {
 	struct server *srv;
 	struct wstats *ws;
 	bool close_after;         /* close once the reply is written (quit, errors) */
+	int fd;                   /* the socket (memcached's cfd in log lines and stats conns) */
+	unsigned watch_flags;     /* set by "watch": the connection becomes a log watcher */
 };
 
 /*

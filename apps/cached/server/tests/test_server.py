@@ -17,6 +17,7 @@ import socket
 import struct
 import threading
 import subprocess
+import re
 import sys
 import tempfile
 import time
@@ -910,3 +911,86 @@ def test_shutdown_races_accepts():
         for t in ts:
             t.join()
         assert rc == 0, f"round {r}: exit {rc} after {counts[0]} connections"
+
+
+def _stats(sock, group=b""):
+    sock.sendall(b"stats " + group + b"\r\n")
+    out = recv_until(sock, b"END\r\n")
+    d = {}
+    for line in out.decode().splitlines():
+        if line.startswith("STAT "):
+            _, k, v = line.split(" ", 2)
+            d[k] = v
+    return d
+
+
+def test_watch_fetchers_mutations_connevents(srv):
+    """watch streams memcached's log lines: a set logs the old item's lookup and the
+    store, a get its lookup, with the client's fd (cfd) as stats conns lists it; a
+    watcher's disconnect is noticed and stats count it; an unknown kind is ERROR."""
+    import re
+    w = srv.conn()
+    w.sendall(b"watch bogus\r\n")
+    assert recv_until(w, b"\r\n") == b"ERROR\r\n"
+    w.sendall(b"watch fetchers mutations connevents\r\n")
+    assert recv_until(w, b"\r\n") == b"OK\r\n"
+    c = srv.conn()
+    fds = [k.split(":")[0] for k, v in _stats(c, b"conns").items()
+           if k.endswith(":state") and v == "conn_parse_cmd"]
+    assert len(fds) == 1
+    cfd = fds[0]
+    c.sendall(b"set w:k 0 0 5\r\nhello\r\nget w:k\r\n")
+    assert recv_until(c, b"END\r\n") == b"STORED\r\nVALUE w:k 0 5\r\nhello\r\nEND\r\n"
+    got = b""
+    while got.count(b"\n") < 4:
+        got += w.recv(4096)
+    lines = got.decode().splitlines()
+    assert re.match(r"ts=\d+\.\d+ gid=\d+ type=conn_new rip=127\.0\.0\.1 rport=\d+ "
+                    r"transport=tcp cfd=" + cfd + "$", lines[0]), lines
+    assert re.match(r"ts=\d+\.\d+ gid=\d+ type=item_get key=w%3Ak status=not_found clsid=0 "
+                    r"cfd=" + cfd + " size=0$", lines[1]), lines
+    assert re.match(r"ts=\d+\.\d+ gid=\d+ type=item_store key=w%3Ak status=stored cmd=set "
+                    r"ttl=0 clsid=\d+ cfd=" + cfd + " size=5$", lines[2]), lines
+    assert re.match(r"ts=\d+\.\d+ gid=\d+ type=item_get key=w%3Ak status=found clsid=[1-9]\d* "
+                    r"cfd=" + cfd + " size=5$", lines[3]), lines
+    st = _stats(c)
+    assert st["log_watchers"] == "1" and int(st["log_watcher_sent"]) >= 4
+    w.close()
+    deadline = time.time() + 10
+    while _stats(c)["log_watchers"] != "0":
+        assert time.time() < deadline, "closed watcher still counted"
+        time.sleep(0.02)
+    c.close()
+
+
+def test_stats_detail_cachedump_slabs(srv, mc):
+    s = srv.conn()
+    s.sendall(b"stats detail on\r\n")
+    assert recv_until(s, b"\r\n") == b"OK\r\n"
+    s.sendall(b"set p1:a 0 0 1\r\nx\r\nget p1:a p1:b\r\ndelete p1:c\r\nstats detail dump\r\n")
+    out = recv_until(s, b"PREFIX p1 get 2 hit 1 set 1 del 1\r\nEND\r\n")
+    assert out.endswith(b"PREFIX p1 get 2 hit 1 set 1 del 1\r\nEND\r\n"), out
+    s.sendall(b"stats detail off\r\nstats detail bogus\r\n")
+    assert recv_until(s, b"on|off|dump\r\n") == \
+        b"OK\r\nCLIENT_ERROR usage: stats detail on|off|dump\r\n"
+    cls = [k.split(":")[1] for k in _stats(s, b"items") if k.endswith(":number")]
+    assert cls
+    s.sendall(b"stats cachedump " + cls[0].encode() + b" 0\r\n")
+    assert re.search(rb"ITEM p1:a \[1 b; 0 s\]\r\n", recv_until(s, b"END\r\n"))
+    s.sendall(b"stats cachedump 64 1\r\nstats cachedump 1\r\nslabs automove 2\r\n"
+              b"slabs automove x\r\nslabs reassign 1 2\r\n")
+    assert recv_until(s, b"disabled\r\n") == (
+        b"CLIENT_ERROR Illegal slab id\r\nCLIENT_ERROR bad command line\r\nOK\r\n"
+        b"CLIENT_ERROR bad command line format\r\n"
+        b"CLIENT_ERROR slab reassignment disabled\r\n")
+    assert _stats(s, b"settings")["slab_automove"] == "2"
+    sl = _stats(s, b"slabs")
+    assert int(sl[cls[0] + ":mem_requested"]) > 0
+    s.close()
+
+
+def test_http_line_closes(srv):
+    s = srv.conn()
+    s.sendall(b"GET / HTTP/1.0\r\n")
+    assert s.recv(100) == b""  # closed, no reply
+    s.close()
