@@ -849,6 +849,17 @@ static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v)
 	if (item_state(c, v) == LIVE) {
 		ST_INC(c, S_EVICTIONS);
 		atomic_fetch_add_explicit(&c->cls[v->cls].evicted, 1, RELAXED);
+		if (c->cfg.evict_fn) {
+			uint32_t now = cache_now(c);
+			uint32_t e = atomic_load_explicit(&v->exptime, RELAXED);
+			uint32_t at = atomic_load_explicit(&v->atime, RELAXED);
+			struct cache_evicted ev = {
+			    .key = v->data, .nkey = v->nkey, .nbytes = v->nbytes, .cls = v->cls,
+			    .fetched = (atomic_load_explicit(&v->mflags, RELAXED) & M_FETCHED) != 0,
+			    .ttl = e == 0 ? -1 : (e > now ? (int64_t)(e - now) : 0),
+			    .idle = now > at ? now - at : 0};
+			c->cfg.evict_fn(c->cfg.evict_arg, &ev);
+		}
 		item_drop(c, v);
 	} else {
 		item_drop_dead(c, v);

@@ -104,6 +104,17 @@ int cache_variant_parse(const char *name, enum cache_variant *out);
  * Configuration for cache_create(). Start from CACHE_CONFIG_INIT (or zero it and set
  * size); 0 in any other field means its default.
  */
+/* What cache_config.evict_fn is told of an evicted item (memcached's eviction log). */
+struct cache_evicted {
+	const char *key;
+	size_t nkey;
+	uint32_t nbytes;          /* value length */
+	unsigned cls;             /* size class id (0-based) */
+	bool fetched;             /* a get had returned it */
+	int64_t ttl;              /* seconds it had left; -1: no expiry */
+	uint32_t idle;            /* seconds since its last access */
+};
+
 struct cache_config {
 	size_t size;              /* sizeof(struct cache_config) */
 	enum cache_variant variant; /* default CACHE_PS */
@@ -124,9 +135,14 @@ struct cache_config {
 				   * memory held by freed items before it fails with
 				   * CACHE_NO_MEMORY (see cache_store); default (0) 100 ms;
 				   * < 0: never wait; at most 60000 */
+	/* Called for each live item evicted (not for expired ones), on the evicting thread,
+	 * after the item is unlinked and before its memory can be reused, with a CLOCK list
+	 * lock held: it must be short and must not call into the cache. NULL: none. */
+	void (*evict_fn)(void *arg, const struct cache_evicted *e);
+	void *evict_arg;
 };
 #define CACHE_CONFIG_INIT                                                                  \
-	{sizeof(struct cache_config), CACHE_PS, 0, 0, 0.0, 0, 0, false, false, 0}
+	{sizeof(struct cache_config), CACHE_PS, 0, 0, 0.0, 0, 0, false, false, 0, NULL, NULL}
 
 /*
  * cache_create: a new, empty cache. cfg NULL means defaults. Creates its own struct ps

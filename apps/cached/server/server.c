@@ -757,6 +757,18 @@ bad:
 	return 2;
 }
 
+/* memcached's eviction log line, for watchers of "evictions" */
+static void log_eviction(void *arg, const struct cache_evicted *e)
+{
+	struct server *srv = arg;
+	if (!watching(srv, WATCH_EVICTIONS))
+		return;
+	char k[3 * CACHE_KEY_MAX + 1];
+	watch_uriencode(e->key, e->nkey, k, sizeof k);
+	watch_log(srv, WATCH_EVICTIONS, "type=eviction key=%s fetch=%s ttl=%lld la=%u clsid=%u size=%u",
+		  k, e->fetched ? "yes" : "no", (long long)e->ttl, e->idle, e->cls + 1, e->nbytes);
+}
+
 /* ---- main ------------------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
@@ -794,6 +806,8 @@ int main(int argc, char **argv)
 	cfg.growth_factor = st->growth_factor;
 	cfg.chunk_min = st->chunk_min;
 	cfg.no_evict = st->no_evict;
+	cfg.evict_fn = log_eviction;
+	cfg.evict_arg = srv;
 	srv->cache = cache_create(&cfg);
 	if (!srv->cache) {
 		fprintf(stderr, "tsync-cached: cannot create the cache (-m %llu -I %u): %s\n",

@@ -994,3 +994,28 @@ def test_http_line_closes(srv):
     s.sendall(b"GET / HTTP/1.0\r\n")
     assert s.recv(100) == b""  # closed, no reply
     s.close()
+
+
+def test_watch_evictions():
+    """watch evictions: storing 8 MB into -m 2 evicts, and each eviction is a line in
+    memcached's format."""
+    srv = Server("-t", "2", "-m", "2")
+    try:
+        w = srv.conn()
+        w.sendall(b"watch evictions\r\n")
+        assert recv_until(w, b"\r\n") == b"OK\r\n"
+        c = srv.conn()
+        val = b"e" * 10000
+        for i in range(800):
+            c.sendall(b"set ev%d 0 0 %d\r\n%s\r\n" % (i, len(val), val))
+            assert recv_until(c, b"\r\n") == b"STORED\r\n"
+        got = b""
+        while b"\n" not in got:
+            got += w.recv(4096)
+        line = got.split(b"\n")[0].decode()
+        assert re.match(r"ts=\d+\.\d+ gid=\d+ type=eviction key=ev\d+ fetch=no ttl=-1 la=\d+ "
+                        r"clsid=[1-9]\d* size=10000$", line), line
+        w.close()
+        c.close()
+    finally:
+        assert srv.stop() == 0
