@@ -1397,11 +1397,18 @@ enum cache_status cache_delete(struct cache *c, const void *key, size_t nkey, ui
 
 /* memcached's safe_strtoull on a value: optional leading spaces, 1-20 digits, optional
  * trailing spaces (a decremented value may have been padded), no sign, no overflow. */
+/* The number an item's value holds for incr/decr, read as memcached reads it (strtoull on
+ * the value, which it stores followed by "\r\n"): leading white space and a sign are
+ * skipped, the digits must be followed by the end or white space ("12 apples" is 12), and
+ * a minus sign is refused unless the wrapped result is not negative as a signed number. */
 static bool parse_u64(const char *p, size_t n, uint64_t *out)
 {
 	size_t i = 0;
-	while (i < n && p[i] == ' ')
+	while (i < n && (p[i] == ' ' || (p[i] >= '\t' && p[i] <= '\r')))
 		i++;
+	bool neg = false;
+	if (i < n && (p[i] == '+' || p[i] == '-'))
+		neg = p[i++] == '-';
 	size_t d0 = i;
 	uint64_t v = 0;
 	for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
@@ -1412,10 +1419,13 @@ static bool parse_u64(const char *p, size_t n, uint64_t *out)
 	}
 	if (i == d0)
 		return false;
-	while (i < n && (p[i] == ' ' || p[i] == '\r' || p[i] == '\n'))
-		i++;
-	if (i != n)
+	if (i < n && !(p[i] == ' ' || (p[i] >= '\t' && p[i] <= '\r') || p[i] == '\0'))
 		return false;
+	if (neg) {
+		v = (uint64_t)0 - v;
+		if ((int64_t)v < 0)
+			return false;
+	}
 	*out = v;
 	return true;
 }

@@ -996,7 +996,7 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	struct cache *c = cx->srv->cache;
 	const struct mc_meta *m = &req->meta;
 	bool decr = m->mode == 'D';
-	uint64_t cas_in = (m->flags & MC_MF('C')) ? (m->cas_cmp ? m->cas_cmp : UINT64_MAX) : 0;
+	uint64_t cas_in = (m->flags & MC_MF('C')) ? m->cas_cmp : 0; /* C0: no check, as memcached */
 	uint64_t result = 0, cas = 0;
 	enum cache_status st;
 	for (int tries = 0;; tries++) {

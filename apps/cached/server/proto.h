@@ -11,7 +11,8 @@
  *                       bytes the parser needs before it can decide (0: "a whole line",
  *                       unknown length), so a caller may wait until that many arrived.
  *   MC_PARSE_ERROR      the request is malformed: res->err is the whole reply to send
- *                       (memcached's text, with "\r\n", or a binary status in
+ *                       (memcached's text, with "\r\n"; "" with res->close for a line
+ *                       memcached closes on silently, an HTTP request; or a binary status in
  *                       res->bin_status), res->consumed input bytes are dropped, then
  *                       res->swallow more bytes as they arrive (a value that will not be
  *                       stored), and if res->close the connection is closed after the

@@ -61,49 +61,79 @@ static bool tok_is(const struct tok *t, const char *s)
 	return t->n == n && memcmp(t->p, s, n) == 0;
 }
 
-/* Decimal u64 over the whole token: digits only, no overflow (memcached safe_strtoull,
- * which also refuses a '-'). */
+/*
+ * Numbers as memcached 1.6.18 reads them (util.c): strtoull / strtoul / strtol in base
+ * 10 on the token, which skip leading white space and take a sign, then the token must
+ * end (or go on with white space). So "+5", "-0", "007" and zero-padded numbers of any
+ * length are numbers; a negative number is refused only where it wraps to a huge
+ * unsigned value that is negative as a signed one; and the 32-bit fields take the low 32
+ * bits of the 64-bit result, as memcached's stores into uint32_t / int32_t do.
+ */
+static bool c_space(unsigned char ch)
+{
+	return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
+
+/* strtoull / strtol (64-bit) over p[0..n): *v the two's-complement result. False for no
+ * digits, overflow (ERANGE), or a token that goes on after the number with no space. */
+static bool c_strto64(const char *p, size_t n, bool is_signed, uint64_t *v, bool *minus)
+{
+	size_t i = 0;
+	while (i < n && c_space((unsigned char)p[i]))
+		i++;
+	bool neg = false;
+	if (i < n && (p[i] == '+' || p[i] == '-'))
+		neg = p[i++] == '-';
+	size_t d0 = i;
+	uint64_t mag = 0;
+	bool over = false;
+	for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+		unsigned d = (unsigned)(p[i] - '0');
+		if (mag > (UINT64_MAX - d) / 10)
+			over = true;
+		else
+			mag = mag * 10 + d;
+	}
+	if (i == d0 || over)
+		return false;
+	if (i < n && !c_space((unsigned char)p[i]))
+		return false;
+	if (is_signed && (neg ? mag > (uint64_t)INT64_MAX + 1 : mag > (uint64_t)INT64_MAX))
+		return false; /* strtol's ERANGE */
+	*v = neg ? (uint64_t)0 - mag : mag;
+	*minus = neg;
+	return true;
+}
+
+/* safe_strtoull */
 static bool parse_u64(const char *p, size_t n, uint64_t *out)
 {
-	if (n == 0 || n > 20)
+	uint64_t v;
+	bool neg;
+	if (!c_strto64(p, n, false, &v, &neg) || (neg && (int64_t)v < 0))
 		return false;
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned d = (unsigned char)p[i] - '0';
-		if (d > 9)
-			return false;
-		if (v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
 	*out = v;
 	return true;
 }
 
+/* safe_strtoul into a uint32_t: the low 32 bits */
 static bool parse_u32(const char *p, size_t n, uint32_t *out)
 {
 	uint64_t v;
-	if (!parse_u64(p, n, &v) || v > UINT32_MAX)
+	if (!parse_u64(p, n, &v))
 		return false;
 	*out = (uint32_t)v;
 	return true;
 }
 
-/* Signed 32-bit decimal (memcached safe_strtol: exptime, lengths, meta TTLs). */
+/* safe_strtol into an int32_t (exptime, lengths, meta TTLs): the low 32 bits */
 static bool parse_i32(const char *p, size_t n, int64_t *out)
 {
-	bool neg = false;
-	if (n > 0 && p[0] == '-') {
-		neg = true;
-		p++;
-		n--;
-	}
 	uint64_t v;
-	if (!parse_u64(p, n, &v))
+	bool neg;
+	if (!c_strto64(p, n, true, &v, &neg))
 		return false;
-	if (neg ? v > (uint64_t)INT32_MAX + 1 : v > INT32_MAX)
-		return false;
-	*out = neg ? -(int64_t)v : (int64_t)v;
+	*out = (int32_t)(uint32_t)v;
 	return true;
 }
 
@@ -184,105 +214,109 @@ size_t mc_b64_encode(const void *in_, size_t n, char *out)
 
 /* ---- meta flags ----------------------------------------------------------------------- */
 
-/* As memcached 1.6.18 accepts them (mg E / ms E, explicit CAS, are 1.6.18's "invalid
- * flag" too). */
-static const char *const mg_flags = "bcfhklNOqRstuvTPL";
-static const char *const ms_flags = "bcCFIkOqTMPL";
-static const char *const md_flags = "bCIkOqTPL";
-static const char *const ma_flags = "bCNJDTMqtcvOkPL";
-
 /*
- * Parse flag tokens t[0..nt) of meta command op into m. Returns NULL or the error reply
- * (memcached 1.6.18's texts: md and ma answer every flag error "invalid or duplicate
- * flag"; mg and ms distinguish).
+ * Parse flag tokens t[0..nt) of meta command op into m, as memcached 1.6.18's
+ * _meta_flag_preparse does for every meta command: one set of known flags (a flag that
+ * means nothing to this command is accepted and ignored), a repeated first byte is
+ * "duplicate flag" at once (P and L too), an unknown one "invalid flag" at once, and a
+ * bad token value is remembered (the last one's message wins) while the scan goes on.
+ * md and ma answer any of these "invalid or duplicate flag". Then the command's own
+ * checks: the M mode of ms and ma, the opaque's length. Returns NULL or the reply.
  */
 static const char *parse_meta_flags(enum mc_op op, const struct tok *t, size_t nt,
 				    struct mc_meta *m)
 {
-	const char *allowed = op == MC_OP_MG ? mg_flags
-			      : op == MC_OP_MS ? ms_flags
-			      : op == MC_OP_MD ? md_flags
-					       : ma_flags;
+	static const char known[] = "bNTRlOPLkstcfvhuqFCMJDI";
+	const char *fmt_err = "CLIENT_ERROR bad command line format\r\n";
+	const char *tok_err = "CLIENT_ERROR bad token in command line format\r\n";
 	bool coarse = op == MC_OP_MD || op == MC_OP_MA;
-	const char *e_invalid = coarse ? "CLIENT_ERROR invalid or duplicate flag\r\n"
-				       : "CLIENT_ERROR invalid flag\r\n";
-	const char *e_dup = coarse ? "CLIENT_ERROR invalid or duplicate flag\r\n"
-				   : "CLIENT_ERROR duplicate flag\r\n";
-	const char *e_tok = coarse ? "CLIENT_ERROR invalid or duplicate flag\r\n"
-				   : "CLIENT_ERROR bad token in command line format\r\n";
+	const char *err = NULL;
+	unsigned char seen[256] = {0};
 
 	m->delta = 1;
-	m->mode = op == MC_OP_MA ? 'I' : 'S';
+	m->mode = 0;
 	for (size_t i = 0; i < nt; i++) {
-		char f = t[i].p[0];
+		unsigned char f = (unsigned char)t[i].p[0];
 		const char *arg = t[i].p + 1;
 		size_t narg = t[i].n - 1;
-		bool letter = (f >= 'a' && f <= 'z') || (f >= 'A' && f <= 'Z');
-		if (!letter || !strchr(allowed, f))
-			return e_invalid;
-		if (f == 'P' || f == 'L')
-			continue; /* proxy hints: ignored, may repeat */
-		if (m->flags & MC_MF(f))
-			return e_dup;
+		if (f >= 127 || seen[f])
+			return coarse ? "CLIENT_ERROR invalid or duplicate flag\r\n"
+				      : "CLIENT_ERROR duplicate flag\r\n";
+		seen[f] = 1;
+		if (f == 0 || !strchr(known, f))
+			return coarse ? "CLIENT_ERROR invalid or duplicate flag\r\n"
+				      : "CLIENT_ERROR invalid flag\r\n";
 		m->flags |= MC_MF(f);
 		switch (f) {
 		case 'O':
-			if (narg > MC_META_OPAQUE_MAX)
-				return "CLIENT_ERROR opaque token too long\r\n";
 			m->opaque = arg;
 			m->nopaque = narg;
 			break;
 		case 'C':
 			if (!parse_u64(arg, narg, &m->cas_cmp))
-				return e_tok;
+				err = tok_err;
 			break;
 		case 'D':
 			if (!parse_u64(arg, narg, &m->delta))
-				return e_tok;
+				err = "CLIENT_ERROR invalid numeric delta value\r\n";
 			break;
 		case 'J':
 			if (!parse_u64(arg, narg, &m->initial))
-				return e_tok;
+				err = "CLIENT_ERROR invalid numeric initial value\r\n";
 			break;
 		case 'F':
 			if (!parse_u32(arg, narg, &m->client_flags))
-				return "CLIENT_ERROR bad command line format\r\n";
+				err = err ? err : fmt_err;
 			break;
 		case 'T':
 			if (!parse_i32(arg, narg, &m->ttl))
-				return e_tok;
+				err = tok_err;
 			break;
 		case 'N':
 			if (!parse_i32(arg, narg, &m->vivify_ttl))
-				return e_tok;
+				err = tok_err;
 			break;
 		case 'R':
 			if (!parse_i32(arg, narg, &m->recache_ttl))
-				return e_tok;
+				err = tok_err;
 			break;
 		case 'M':
 			if (narg != 1)
-				return op == MC_OP_MS ? "CLIENT_ERROR invalid mode for ms M token\r\n"
-						      : "CLIENT_ERROR invalid mode for ma M token\r\n";
-			m->mode = arg[0];
-			if (op == MC_OP_MS) {
-				if (m->mode >= 'a' && m->mode <= 'z')
-					m->mode = (char)(m->mode - 'a' + 'A');
-				if (!strchr("SEAPR", m->mode))
-					return "CLIENT_ERROR invalid mode for ms M token\r\n";
-			} else {
-				if (m->mode == '+' || m->mode == 'i')
-					m->mode = 'I';
-				if (m->mode == '-' || m->mode == 'd')
-					m->mode = 'D';
-				if (m->mode != 'I' && m->mode != 'D')
-					return "CLIENT_ERROR invalid mode for ma M token\r\n";
-			}
+				err = "CLIENT_ERROR incorrect length for M token\r\n";
+			else
+				m->mode = arg[0];
 			break;
 		default:
-			break; /* flags without a token */
+			break; /* flags without a token, or tokens ignored (P, L) */
 		}
 	}
+	if (err)
+		return coarse ? "CLIENT_ERROR invalid or duplicate flag\r\n" : err;
+	/* the command's own checks */
+	if (op == MC_OP_MS) {
+		char md = m->mode;
+		if (md >= 'a' && md <= 'z')
+			md = (char)(md - 'a' + 'A');
+		if (md == 0)
+			md = 'S';
+		if (!strchr("SEAPR", md))
+			return "CLIENT_ERROR invalid mode for ms M token\r\n";
+		m->mode = md;
+	} else if (op == MC_OP_MA) {
+		char md = m->mode;
+		if (md == 0 || md == '+' || md == 'i' || md == 'I')
+			md = 'I';
+		else if (md == '-' || md == 'd' || md == 'D')
+			md = 'D';
+		else
+			return "CLIENT_ERROR invalid mode for ma M token\r\n";
+		m->mode = md;
+	} else {
+		m->mode = 'S';
+	}
+	/* memcached counts the O in the token's length */
+	if ((m->flags & MC_MF('O')) && m->nopaque + 1 > MC_META_OPAQUE_MAX)
+		return "CLIENT_ERROR opaque token too long\r\n";
 	return NULL;
 }
 
@@ -483,6 +517,10 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 	size_t n = linelen - 1;
 	if (n > 0 && buf[n - 1] == '\r')
 		n--;
+	/* memcached tokenizes the line as a C string: a NUL byte ends it */
+	const char *nul = memchr(buf, '\0', n);
+	if (nul)
+		n = (size_t)(nul - buf);
 	const char *lineend = buf + n;
 
 	struct tok t[MAXTOK];
@@ -603,10 +641,9 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 		if (nt > 3)
 			return perr(res, linelen, "ERROR\r\n");
 		req->noreply = res->noreply = last_noreply;
-		size_t ndelay = nt - 1 - (last_noreply ? 1 : 0);
-		if (ndelay > 1 || (nt == 3 && !last_noreply))
-			return perr(res, linelen, "ERROR\r\n");
-		if (ndelay == 1 && !tok_i32(&t[1], &req->delay))
+		/* memcached reads the delay from the first argument unless the line is just
+		 * "flush_all [noreply]"; a second argument that is not noreply is ignored */
+		if (nt != (last_noreply ? 2u : 1u) && !tok_i32(&t[1], &req->delay))
 			return perr(res, linelen, "CLIENT_ERROR invalid exptime argument\r\n");
 		return MC_PARSE_OK;
 	}
@@ -632,8 +669,8 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 		return MC_PARSE_OK;
 	}
 	if (tok_is(c, "quit")) {
-		req->op = MC_OP_QUIT;
-		return nt == 1 ? MC_PARSE_OK : perr(res, linelen, "ERROR\r\n");
+		req->op = MC_OP_QUIT; /* memcached: whatever follows */
+		return MC_PARSE_OK;
 	}
 	if (tok_is(c, "watch")) {
 		req->op = MC_OP_WATCH;

@@ -65,8 +65,11 @@ static void check_res(enum mc_parse pr, const struct mc_parse_res *res, size_t l
 	}
 	if (pr == MC_PARSE_NEED_MORE && res->need != 0 && res->need <= len)
 		fail("need-more for bytes already given");
-	if (pr == MC_PARSE_ERROR && !bin && (!res->err || strlen(res->err) < 5 ||
-					     memcmp(res->err + strlen(res->err) - 2, "\r\n", 2)))
+	/* an error is a reply line, except a silent close (an HTTP request line) */
+	bool silent_close = !bin && res->err && res->err[0] == 0 && res->close;
+	if (pr == MC_PARSE_ERROR && !bin && !silent_close &&
+	    (!res->err || strlen(res->err) < 5 ||
+	     memcmp(res->err + strlen(res->err) - 2, "\r\n", 2)))
 		fail("ASCII error without a reply line");
 	if (pr == MC_PARSE_ERROR && res->swallow > (size_t)MC_BODY_ABSURD + 2)
 		fail("swallow absurd");

@@ -105,7 +105,23 @@ static void test_ascii_errors(void)
 	a_err("set x abc 0 1\r\nz\r\n", "CLIENT_ERROR bad command line format\r\n", 15);
 	a_err("set x -1 0 1\r\nz\r\n", "CLIENT_ERROR bad command line format\r\n", 14);
 	a_err("set x 0 0 -1\r\n", "CLIENT_ERROR bad command line format\r\n", 14);
-	a_err("set x 4294967296 0 1\r\n", "CLIENT_ERROR bad command line format\r\n", 22);
+	/* numbers as memcached's strtoul/strtol read them: the low 32 bits, signs, padding */
+	{
+		struct mc_ascii_req nr;
+		struct mc_parse_res nres;
+		CHECK(A("set x 4294967301 0 1\r\nz\r\n", &nr, &nres) == MC_PARSE_OK && nr.flags == 5);
+		CHECK(A("set x +7 -0 0000000000000000000000001\r\nz\r\n", &nr, &nres) == MC_PARSE_OK);
+		CHECK(nr.flags == 7 && nr.exptime == 0 && nr.nbytes == 1);
+		CHECK(A("set x 0 4294967297 1\r\nz\r\n", &nr, &nres) == MC_PARSE_OK && nr.exptime == 1);
+		CHECK(A("incr x +3\r\n", &nr, &nres) == MC_PARSE_OK && nr.delta == 3);
+		CHECK(A("quit now\r\n", &nr, &nres) == MC_PARSE_OK && nr.op == MC_OP_QUIT);
+		/* a NUL ends the line as memcached's C-string tokenizer sees it */
+		static const char nul[] = "set q 0 0 1\0junk\r\nz\r\n";
+		CHECK(mc_ascii_parse(nul, sizeof nul - 1, IMAX, &nr, &nres) == MC_PARSE_OK);
+		CHECK(nr.nbytes == 1 && nres.consumed == sizeof nul - 1);
+	}
+	a_err("set x -1 0 1\r\n", "CLIENT_ERROR bad command line format\r\n", 14);
+	a_err("set x 0 0 1x\r\n", "CLIENT_ERROR bad command line format\r\n", 14);
 	a_err("incr a abc\r\n", "CLIENT_ERROR invalid numeric delta argument\r\n", 12);
 	a_err("incr a -1\r\n", "CLIENT_ERROR invalid numeric delta argument\r\n", 11);
 	a_err("incr a 18446744073709551616\r\n", "CLIENT_ERROR invalid numeric delta argument\r\n", 29);
