@@ -651,11 +651,19 @@ static int class_of(const struct cache *c, size_t total)
 }
 
 /* A new, unpublished item of total value length nbytes (key copied, value not). */
+/* memcached's item_size_ok: its header, the CAS, the key's NUL, the flags if not 0 and the
+ * value's "\r\n" count against -I; so the largest value that fits is memcached's. */
+static inline bool size_ok(const struct cache *c, size_t nkey, size_t nbytes, uint32_t flags)
+{
+	return MC_ITEM_HDR + 8 + nkey + 1 + (flags ? 4 : 0) + nbytes + 2 <= c->cfg.item_size_max;
+}
+
 static enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key,
-				    size_t nkey, size_t nbytes, bool may_wait, struct item **out)
+				    size_t nkey, size_t nbytes, uint32_t flags, bool may_wait,
+				    struct item **out)
 {
 	size_t total = ITEM_HDR + nkey + nbytes;
-	if (total > c->cfg.item_size_max || nbytes > UINT32_MAX)
+	if (!size_ok(c, nkey, nbytes, flags) || nbytes > UINT32_MAX)
 		return CACHE_TOO_LARGE;
 	int k = class_of(c, total);
 	if (k < 0)
@@ -1148,7 +1156,7 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 	enum cache_status st;
 	if (!concat) {
 		/* Allocate and fill before taking the lock: the common path holds it briefly. */
-		st = item_alloc(c, h, key, nkey, nbytes, true, &nw);
+		st = item_alloc(c, h, key, nkey, nbytes, flags, true, &nw);
 		if (st != CACHE_OK) {
 			ST_INC(c, st == CACHE_TOO_LARGE ? S_TOO_LARGE : S_NO_MEMORY);
 			if (op == CACHE_SET) /* memcached: do not keep serving the stale value */
@@ -1221,7 +1229,8 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 			st = CACHE_EXISTS;
 			break;
 		}
-		st = item_alloc(c, h, key, nkey, (size_t)old->nbytes + nbytes, false, &nw);
+		st = item_alloc(c, h, key, nkey, (size_t)old->nbytes + nbytes, old->flags, false,
+				&nw);
 		if (st != CACHE_OK) {
 			ST_INC(c, st == CACHE_TOO_LARGE ? S_TOO_LARGE : S_NO_MEMORY);
 			nw = NULL;
@@ -1339,7 +1348,7 @@ enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey
 	} else if (old) {
 		/* A copy, as every update makes (items are immutable once published): same
 		 * value, flags and store time, a new CAS id, stale, its token not yet sent. */
-		st = item_alloc(c, h, key, nkey, old->nbytes, false, &nw);
+		st = item_alloc(c, h, key, nkey, old->nbytes, old->flags, false, &nw);
 		if (st == CACHE_OK) {
 			memcpy(nw->data + nkey, item_value(old), old->nbytes);
 			nw->flags = old->flags;
@@ -1466,7 +1475,7 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 		} while (x);
 		for (size_t i = 0; i < n; i++)
 			buf[i] = tmp[n - 1 - i];
-		st = item_alloc(c, h, key, nkey, n, false, &nw);
+		st = item_alloc(c, h, key, nkey, n, old->flags, false, &nw);
 		if (st == CACHE_OK) {
 			memcpy(nw->data + nkey, buf, n);
 			nw->flags = old->flags;
@@ -1814,7 +1823,10 @@ static int make_classes(struct cache *c)
 		size_t nx = round_up((size_t)((double)sz * g->growth_factor), 8);
 		sz = nx > sz ? nx : sz + 8;
 	}
-	sizes[n++] = g->item_size_max;
+	/* the largest class holds the largest item size_ok() admits: -I counted memcached's
+	 * way, plus what tsync's header takes beyond memcached's */
+	size_t slack = ITEM_HDR > MC_ITEM_HDR + 11 ? ITEM_HDR - (MC_ITEM_HDR + 11) : 0;
+	sizes[n++] = round_up(g->item_size_max + slack, 8);
 	for (unsigned i = 0; i < n; i++) {
 		size_t stride = round_up(PSMEM_HDR + sizes[i], 16);
 		size_t slab = 64 * 1024;
@@ -1962,8 +1974,7 @@ void cache_destroy(struct cache *c)
 
 int cache_class_for(const struct cache *c, size_t nkey, size_t nbytes)
 {
-	size_t total = ITEM_HDR + nkey + nbytes;
-	return total > c->cfg.item_size_max ? -1 : class_of(c, total);
+	return size_ok(c, nkey, nbytes, 0) ? class_of(c, ITEM_HDR + nkey + nbytes) : -1;
 }
 
 unsigned cache_nclasses(const struct cache *c)

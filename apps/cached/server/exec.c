@@ -96,6 +96,10 @@ static enum cache_status store_logged(struct conn_ctx *cx, enum cache_store_op o
 		log_store_lookup(cx, key, nkey);
 	enum cache_status st = cache_store(cx->srv->cache, op, key, nkey, data, nbytes, flags,
 					   exptime, cas_in, cas_out);
+	/* memcached: a set that cannot be stored (too large, no memory) removes the key's
+	 * old value, so no stale value is served */
+	if (op == CACHE_SET && (st == CACHE_TOO_LARGE || st == CACHE_NO_MEMORY))
+		cache_delete(cx->srv->cache, key, nkey, 0);
 	if (watching(cx->srv, WATCH_MUTATIONS))
 		log_store(cx, op, key, nkey, st, exptime, nbytes);
 	return st;

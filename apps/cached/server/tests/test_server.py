@@ -1019,3 +1019,18 @@ def test_watch_evictions():
         c.close()
     finally:
         assert srv.stop() == 0
+
+
+@pytest.mark.parametrize("flags,largest", [(0, (1 << 20) - 60), (7, (1 << 20) - 64)])
+def test_largest_value_as_memcached(srv, mc, flags, largest):
+    """With -I 1m, a 1-byte key stores values up to 1 MiB - 60 bytes (- 64 with flags):
+    memcached 1.6.18's item_size_ok, header + CAS + key NUL + flags + CRLF. One byte more
+    is too large, and that failed set removes the old value."""
+    s = srv.conn()
+    for n, want in ((largest, b"STORED\r\n"),
+                    (largest + 1, b"SERVER_ERROR object too large for cache\r\n")):
+        s.sendall(b"set k %d 0 %d\r\n%s\r\n" % (flags, n, b"v" * n))
+        assert recv_until(s, b"\r\n") == want, n
+    s.sendall(b"get k\r\n")
+    assert recv_until(s, b"END\r\n") == b"END\r\n"
+    s.close()
