@@ -348,8 +348,10 @@ static bool is_get_line(const char *buf, size_t len)
 		i++;
 	const char *p = buf + i;
 	size_t n = len - i;
-	return (n >= 4 && (memcmp(p, "get ", 4) == 0 || memcmp(p, "gat ", 4) == 0)) ||
-	       (n >= 5 && (memcmp(p, "gets ", 5) == 0 || memcmp(p, "gats ", 5) == 0));
+	/* memcached 1.6.18 lets only get and gets lines grow past 2048 bytes (within 100
+	 * leading spaces) */
+	return i <= 100 && ((n >= 4 && memcmp(p, "get ", 4) == 0) ||
+			    (n >= 5 && memcmp(p, "gets ", 5) == 0));
 }
 
 bool mc_next_key(const struct mc_ascii_req *req, size_t *pos, const char **key, size_t *nkey)
@@ -506,7 +508,7 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 	if (!nl) {
 		if (len > MC_LINE_MAX && (!is_get_line(buf, len) || len >= MC_GETLINE_MAX)) {
 			res->consumed = len;
-			res->err = "CLIENT_ERROR line too long\r\n";
+			res->err = ""; /* memcached closes without a reply */
 			res->close = true;
 			return MC_PARSE_ERROR;
 		}
