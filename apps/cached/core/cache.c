@@ -80,6 +80,7 @@ struct item {
 #define M_FETCHED 1u /* a get has returned the item (mg h) */
 #define M_TOKEN 2u   /* a recache win token was handed out for it (mg W, then Z) */
 #define M_STALE 4u   /* invalidated by cache_invalidate (mg X) */
+#define M_KEYB 8u    /* stored with a base64 key (ms b): mg k returns it base64 */
 #define ITEM_HDR offsetof(struct item, data)
 #define MC_ITEM_HDR 48u /* memcached 1.6's sizeof(item) on 64-bit: its first class is
 			 * MC_ITEM_HDR + chunk_min */
@@ -936,6 +937,7 @@ static inline void fill_ref(const struct cache *c, struct cache_ref *ref, struct
 	 * time at most once per tick (a second); both only when they change. */
 	uint8_t f = atomic_load_explicit(&it->mflags, RELAXED);
 	ref->hit_before = (f & M_FETCHED) != 0;
+	ref->key_binary = (f & M_KEYB) != 0;
 	if (update && !(f & M_FETCHED))
 		atomic_fetch_or_explicit(&it->mflags, M_FETCHED, RELAXED);
 	uint32_t now = atomic_load_explicit(&c->tick, RELAXED);
@@ -1097,6 +1099,9 @@ static struct item *touch_item(struct cache *c, const void *key, size_t nkey, in
 	if (it) {
 		atomic_store_explicit(&it->exptime, e, RELAXED);
 		if (!take_ref) {
+			/* memcached's touch is an access: the item counts as fetched (mg h) */
+			if (!(atomic_load_explicit(&it->mflags, RELAXED) & M_FETCHED))
+				atomic_fetch_or_explicit(&it->mflags, M_FETCHED, RELAXED);
 			if (c->cfg.variant == CACHE_LOCKED)
 				lru_bump(c, it);
 		} else if (is_ps(c)) {
@@ -1117,19 +1122,32 @@ static struct item *touch_item(struct cache *c, const void *key, size_t nkey, in
 	return it;
 }
 
-enum cache_status cache_gat(struct cache *c, const void *key, size_t nkey, int64_t exptime,
-			    struct cache_ref *ref)
+/* update false: mg u T, which sets the TTL without marking the item fetched */
+static enum cache_status gat_impl(struct cache *c, const void *key, size_t nkey,
+				  int64_t exptime, struct cache_ref *ref, bool update)
 {
 	if (!key_ok(nkey))
 		return CACHE_BAD_KEY;
 	struct item *it = touch_item(c, key, nkey, exptime, true);
 	if (it) {
-		fill_ref(c, ref, it, true);
+		fill_ref(c, ref, it, update);
 		ST_INC(c, S_GET_HITS);
 		return CACHE_OK;
 	}
 	ST_INC(c, S_GET_MISSES);
 	return CACHE_NOT_FOUND;
+}
+
+enum cache_status cache_gat(struct cache *c, const void *key, size_t nkey, int64_t exptime,
+			    struct cache_ref *ref)
+{
+	return gat_impl(c, key, nkey, exptime, ref, true);
+}
+
+enum cache_status cache_peek(struct cache *c, const void *key, size_t nkey,
+			     struct cache_ref *ref)
+{
+	return get_impl(c, key, nkey, ref, false);
 }
 
 /* ---- updates ---------------------------------------------------------------------------- */
@@ -1206,7 +1224,7 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 			 * the result is stale, keeps the item's exptime and its token state */
 			atomic_store_explicit(
 			    &nw->mflags,
-			    (uint8_t)(M_STALE |
+			    (uint8_t)(M_STALE | (mflags & M_KEYB) |
 				      (atomic_load_explicit(&old->mflags, RELAXED) & M_TOKEN)),
 			    RELAXED);
 			atomic_store_explicit(&nw->exptime,
@@ -1275,6 +1293,15 @@ enum cache_status cache_store(struct cache *c, enum cache_store_op op, const voi
 	return store_impl(c, op, key, nkey, data, nbytes, flags, exptime, cas_in, cas_out, 0);
 }
 
+enum cache_status cache_store_meta(struct cache *c, enum cache_store_op op, const void *key,
+				   size_t nkey, const void *data, size_t nbytes, uint32_t flags,
+				   int64_t exptime, uint64_t cas_in, uint64_t *cas_out,
+				   bool key_binary)
+{
+	return store_impl(c, op, key, nkey, data, nbytes, flags, exptime, cas_in, cas_out,
+			  key_binary ? M_KEYB : 0);
+}
+
 enum cache_status cache_cas_invalidating(struct cache *c, const void *key, size_t nkey,
 					 const void *data, size_t nbytes, uint32_t flags,
 					 int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
@@ -1290,10 +1317,10 @@ enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
 {
 	if (!key_ok(nkey))
 		return CACHE_BAD_KEY;
-	m->won = m->stale = m->token_sent = false;
+	m->won = m->stale = m->token_sent = m->created = false;
 	(void)clock_tick(c); /* a fresh tick: mg l is measured against it */
 	for (unsigned tries = 0;; tries++) {
-		enum cache_status st = m->touch ? cache_gat(c, key, nkey, m->ttl, ref)
+		enum cache_status st = m->touch ? gat_impl(c, key, nkey, m->ttl, ref, !m->no_update)
 						: get_impl(c, key, nkey, ref, !m->no_update);
 		if (st == CACHE_OK) {
 			struct item *it = ref->item_;
@@ -1324,6 +1351,8 @@ enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
 			m->won = true;
 			m->token_sent = false;
 			m->stale = false;
+			ref->hit_before = false; /* created by this request (memcached: h0) */
+			m->created = true;
 			return CACHE_OK;
 		}
 		if (st != CACHE_NOT_STORED)

@@ -184,6 +184,8 @@ struct cache_ref {
 	int64_t exptime;     /* remaining seconds to live, 0 = never expires (after gat: the
 			      * new exptime) */
 	bool hit_before;     /* a get had returned this item before this one (mg h) */
+	bool key_binary;     /* stored with a base64 key (cache_store_meta): mg k returns
+			      * the key base64, as memcached's ITEM_KEY_BINARY */
 	uint32_t idle;       /* seconds since the item's previous access (mg l), as of the
 			      * cache's tick: updates and the maintenance thread advance it,
 			      * so with neither running it lags the clock */
@@ -215,6 +217,12 @@ enum cache_status cache_gat(struct cache *c, const void *key, size_t nkey, int64
  * the ps variants (ps_exit); mcs-clock/locked may free the item. */
 void cache_release(struct cache *c, struct cache_ref *ref);
 
+/* cache_peek: cache_get that leaves the item as it was: not marked fetched, no access
+ * time, no CLOCK/LRU reference (a look for the server's own bookkeeping). Same
+ * contract as cache_get otherwise (release the ref). */
+enum cache_status cache_peek(struct cache *c, const void *key, size_t nkey,
+			     struct cache_ref *ref);
+
 /*
  * cache_get_copy: cache_get that copies the value into buf (cap bytes) and releases at
  * once. Returns CACHE_OK with *nbytes, *flags, *cas set (any of them may be NULL);
@@ -243,6 +251,7 @@ struct cache_meta {
 	bool no_update;           /* mg u: read without marking the item fetched or used */
 	int64_t vivify_ttl, recache_ttl, ttl;
 	bool won, token_sent, stale;
+	bool created;             /* out: this call made the item (vivify) */
 };
 enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
 			     struct cache_meta *m, struct cache_ref *ref);
@@ -296,6 +305,12 @@ enum cache_status cache_store(struct cache *c, enum cache_store_op op, const voi
  * then ignored) and its recache token state. A newer cas_in: CACHE_EXISTS. Returns what
  * cache_store(CACHE_CAS) returns. Same blocking rules.
  */
+/* cache_store_meta: cache_store for meta's ms; key_binary records that the client sent
+ * the key in base64 (ms b), which mg's k flag then echoes base64 with b (memcached). */
+enum cache_status cache_store_meta(struct cache *c, enum cache_store_op op, const void *key,
+				   size_t nkey, const void *data, size_t nbytes, uint32_t flags,
+				   int64_t exptime, uint64_t cas_in, uint64_t *cas_out,
+				   bool key_binary);
 enum cache_status cache_cas_invalidating(struct cache *c, const void *key, size_t nkey,
 					 const void *data, size_t nbytes, uint32_t flags,
 					 int64_t exptime, uint64_t cas_in, uint64_t *cas_out);

@@ -56,7 +56,7 @@ static void log_get(struct conn_ctx *cx, const char *key, size_t nkey, bool foun
 static void log_store_lookup(struct conn_ctx *cx, const char *key, size_t nkey)
 {
 	struct cache_ref ref;
-	bool found = cache_get(cx->srv->cache, key, nkey, &ref) == CACHE_OK;
+	bool found = cache_peek(cx->srv->cache, key, nkey, &ref) == CACHE_OK;
 	uint32_t nb = found ? ref.nbytes : 0;
 	if (found)
 		cache_release(cx->srv->cache, &ref);
@@ -90,12 +90,12 @@ static void log_store(struct conn_ctx *cx, enum cache_store_op op, const char *k
 static enum cache_status store_logged(struct conn_ctx *cx, enum cache_store_op op,
 				      const void *key, size_t nkey, const void *data,
 				      uint32_t nbytes, uint32_t flags, int64_t exptime,
-				      uint64_t cas_in, uint64_t *cas_out)
+				      uint64_t cas_in, uint64_t *cas_out, bool key_binary)
 {
 	if (watching(cx->srv, WATCH_FETCHERS))
 		log_store_lookup(cx, key, nkey);
-	enum cache_status st = cache_store(cx->srv->cache, op, key, nkey, data, nbytes, flags,
-					   exptime, cas_in, cas_out);
+	enum cache_status st = cache_store_meta(cx->srv->cache, op, key, nkey, data, nbytes,
+						flags, exptime, cas_in, cas_out, key_binary);
 	/* memcached: a set that cannot be stored (too large, no memory) removes the key's
 	 * old value, so no stale value is served */
 	if (op == CACHE_SET && (st == CACHE_TOO_LARGE || st == CACHE_NO_MEMORY))
@@ -769,11 +769,12 @@ static void exec_slabs(struct conn_ctx *cx, const struct mc_ascii_req *req, stru
 
 /* ---- meta commands -------------------------------------------------------------------- */
 
-/* The key as the client spelled it (base64 form for 'b' keys) for the 'k' return flag. */
-static void meta_key_flag(struct evbuffer *out, const struct mc_ascii_req *req)
+/* The key for the 'k' return flag: base64 with " b" when binary (ms/md/ma: as the
+ * request sent it; mg: as the item was stored, memcached's ITEM_KEY_BINARY). */
+static void meta_key_flag_as(struct evbuffer *out, const struct mc_ascii_req *req, bool binary)
 {
 	evbuffer_add(out, " k", 2);
-	if (req->meta.key_b64) {
+	if (binary) {
 		char enc[4 * ((MC_KEY_MAX + 2) / 3) + 4];
 		size_t n = mc_b64_encode(req->key, req->nkey, enc);
 		evbuffer_add(out, enc, n);
@@ -783,12 +784,22 @@ static void meta_key_flag(struct evbuffer *out, const struct mc_ascii_req *req)
 	}
 }
 
+static void meta_key_flag(struct evbuffer *out, const struct mc_ascii_req *req)
+{
+	meta_key_flag_as(out, req, req->meta.key_b64);
+}
+
 struct meta_vals {
 	bool hit;
 	uint32_t flags, nbytes;
 	uint64_t cas;
 	int64_t ttl; /* remaining, -1 = never */
 	bool hit_before;  /* h */
+	bool key_binary;  /* the item's key was stored base64 (mg k) */
+	bool created;     /* mg N made the item */
+	bool t_before_T;  /* t came before T: ttl_before is the TTL t reports until T */
+	int64_t n_ttl, t_ttl, ttl_before; /* t reports the TTL as of its place in the flags,
+					   * where N (created) and T set it (memcached) */
 	uint32_t idle;    /* l */
 	bool token_sent, stale, won; /* Z, X, W (mg only) */
 };
@@ -801,10 +812,19 @@ static void meta_ret_flags(struct evbuffer *out, const struct mc_ascii_req *req,
 	const char *tok;
 	size_t ntok;
 	char f;
+	/* the TTL so far in the flag list: a created item starts with none */
+	int64_t cur = v->created ? -1 : v->t_before_T ? v->ttl_before : v->ttl;
 	while ((f = mc_meta_next_flag(&req->meta, &pos, &tok, &ntok)) != 0) {
 		switch (f) {
 		case 'k':
-			meta_key_flag(out, req);
+			meta_key_flag_as(out, req, v->hit ? v->key_binary : req->meta.key_b64);
+			break;
+		case 'N':
+			if (v->created)
+				cur = v->n_ttl;
+			break;
+		case 'T':
+			cur = v->t_ttl;
 			break;
 		case 'O':
 			evbuffer_add(out, " O", 2);
@@ -820,7 +840,7 @@ static void meta_ret_flags(struct evbuffer *out, const struct mc_ascii_req *req,
 			break;
 		case 't':
 			if (v->hit)
-				evbuffer_add_printf(out, " t%lld", (long long)v->ttl);
+				evbuffer_add_printf(out, " t%lld", (long long)cur);
 			break;
 		case 'c':
 			if (v->hit)
@@ -869,6 +889,24 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	    .ttl = m->ttl,
 	    .no_update = (m->flags & MC_MF('u')) != 0,
 	};
+	/* "t ... T": memcached reports the TTL before T applies it; read it first (this
+	 * order is rare, so the extra lookup is only paid then) */
+	bool t_before_T = false;
+	int64_t ttl_before = -1;
+	if ((m->flags & MC_MF('t')) && (m->flags & MC_MF('T'))) {
+		size_t p = 0;
+		const char *tk;
+		size_t ntk;
+		char fl;
+		while ((fl = mc_meta_next_flag(m, &p, &tk, &ntk)) != 0 && fl != 'T')
+			if (fl == 't')
+				t_before_T = true;
+		struct cache_ref pre; /* a look, not an access */
+		if (t_before_T && cache_peek(c, req->key, req->nkey, &pre) == CACHE_OK) {
+			ttl_before = pre.exptime == 0 ? -1 : pre.exptime;
+			cache_release(c, &pre);
+		}
+	}
 	enum cache_status st = cache_mget(c, req->key, req->nkey, &cm, &ref);
 	if (watching(cx->srv, WATCH_FETCHERS))
 		log_get(cx, req->key, req->nkey, st == CACHE_OK, st == CACHE_OK ? ref.nbytes : 0);
@@ -888,6 +926,12 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	v.cas = ref.cas;
 	v.ttl = ref.exptime == 0 ? -1 : ref.exptime;
 	v.hit_before = ref.hit_before;
+	v.key_binary = ref.key_binary;
+	v.created = cm.created;
+	v.t_before_T = t_before_T;
+	v.ttl_before = ttl_before;
+	v.n_ttl = m->vivify_ttl == 0 ? -1 : m->vivify_ttl;
+	v.t_ttl = m->ttl == 0 ? -1 : m->ttl;
 	v.idle = ref.idle;
 	v.token_sent = cm.token_sent;
 	v.stale = cm.stale;
@@ -918,7 +962,9 @@ static void exec_ms(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	uint64_t cas_in = 0;
 	if (m->flags & MC_MF('C')) {
 		cas_in = m->cas_cmp;
-		if (op == CACHE_SET)
+		/* memcached: a CAS value makes set and replace a CAS store (a missing key is
+		 * then NF, not NS) */
+		if (op == CACHE_SET || op == CACHE_REPLACE)
 			op = CACHE_CAS;
 		if (cas_in == 0 && op == CACHE_CAS)
 			cas_in = UINT64_MAX; /* C0 matches no item (ids are > 0) */
@@ -931,7 +977,7 @@ static void exec_ms(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 		? cache_cas_invalidating(cx->srv->cache, req->key, req->nkey, req->data,
 					 req->nbytes, m->client_flags, ttl, cas_in, &cas_out)
 		: store_logged(cx, op, req->key, req->nkey, req->data, req->nbytes,
-			       m->client_flags, ttl, cas_in, &cas_out);
+			       m->client_flags, ttl, cas_in, &cas_out, m->key_b64);
 	struct meta_vals v = {.hit = st == CACHE_STORED, .cas = cas_out};
 	const char *code;
 	switch (st) {
@@ -995,6 +1041,13 @@ static void exec_md(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	}
 }
 
+/*
+ * ma as memcached 1.6.18 answers it: the return flags are c, t, O and k, in request order,
+ * where T (and N, for an item this request created) set the TTL at their place in the
+ * list, so t reports the TTL as of its position; the item keeps the last one set. q
+ * hides the reply of an increment of an existing item only (v included); a created
+ * item's reply, NF, NS and EX are always sent.
+ */
 static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
 {
 	struct cache *c = cx->srv->cache;
@@ -1002,6 +1055,18 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	bool decr = m->mode == 'D';
 	uint64_t cas_in = (m->flags & MC_MF('C')) ? m->cas_cmp : 0; /* C0: no check, as memcached */
 	uint64_t result = 0, cas = 0;
+	bool created = false;
+	/* the TTL a created item ends with: the last of N and T in the flags */
+	int64_t create_exp = 0;
+	{
+		size_t p = 0;
+		const char *tk;
+		size_t ntk;
+		char fl;
+		while ((fl = mc_meta_next_flag(m, &p, &tk, &ntk)) != 0)
+			if (fl == 'N' || fl == 'T')
+				create_exp = fl == 'N' ? m->vivify_ttl : m->ttl;
+	}
 	enum cache_status st;
 	for (int tries = 0;; tries++) {
 		st = cache_incr(c, req->key, req->nkey, decr, m->delta, cas_in, &result, &cas);
@@ -1010,11 +1075,12 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 		/* auto-create with the initial value J (as memcached: no delta applied) */
 		char num[24];
 		int n = snprintf(num, sizeof num, "%" PRIu64, m->initial);
-		st = cache_store(c, CACHE_ADD, req->key, req->nkey, num, (size_t)n, 0,
-				 m->vivify_ttl, 0, &cas);
+		st = cache_store(c, CACHE_ADD, req->key, req->nkey, num, (size_t)n, 0, create_exp,
+				 0, &cas);
 		if (st == CACHE_STORED) {
 			result = m->initial;
 			st = CACHE_OK;
+			created = true;
 			break;
 		}
 		if (st != CACHE_NOT_STORED) {
@@ -1023,40 +1089,81 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 			break;
 		}
 	}
-	struct meta_vals v = {.hit = st == CACHE_OK, .cas = cas, .ttl = -1};
-	if (st == CACHE_OK && (m->flags & MC_MF('T')))
-		cache_touch(c, req->key, req->nkey, m->ttl);
-	if (st == CACHE_OK && (m->flags & MC_MF('t'))) {
-		/* the TTL after the update: read it back (not atomic with the update) */
+	if (st != CACHE_OK) {
+		struct meta_vals v = {.ttl = -1};
+		switch (st) {
+		case CACHE_NOT_FOUND: meta_line(out, "NF", req, &v); break;
+		case CACHE_NOT_STORED: meta_line(out, "NS", req, &v); break;
+		case CACHE_EXISTS: meta_line(out, "EX", req, &v); break;
+		case CACHE_NON_NUMERIC:
+			add_str(out, "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+			break;
+		case CACHE_NO_MEMORY: add_str(out, "SERVER_ERROR out of memory\r\n"); break;
+		default: add_str(out, store_reply(st)); break;
+		}
+		return;
+	}
+	/* the TTL before this request's T/N: an existing item's (read back: the increment
+	 * does not change it), none for a created one */
+	int64_t ttl = -1;
+	if (!created && (m->flags & (MC_MF('t') | MC_MF('T')))) {
 		struct cache_ref ref;
-		if (cache_get(c, req->key, req->nkey, &ref) == CACHE_OK) {
-			v.ttl = ref.exptime == 0 ? -1 : ref.exptime;
+		if (cache_peek(c, req->key, req->nkey, &ref) == CACHE_OK) {
+			ttl = ref.exptime == 0 ? -1 : ref.exptime;
 			cache_release(c, &ref);
 		}
 	}
-	switch (st) {
-	case CACHE_OK:
-		if (m->flags & MC_MF('v')) {
-			char num[24];
-			int n = snprintf(num, sizeof num, "%" PRIu64, result);
-			evbuffer_add_printf(out, "VA %d", n);
-			meta_ret_flags(out, req, &v);
-			evbuffer_add(out, "\r\n", 2);
-			evbuffer_add(out, num, (size_t)n);
-			evbuffer_add(out, "\r\n", 2);
-		} else if (!req->noreply) {
-			meta_line(out, "HD", req, &v);
-		}
-		break;
-	case CACHE_NOT_FOUND: meta_line(out, "NF", req, &v); break;
-	case CACHE_NOT_STORED: meta_line(out, "NS", req, &v); break;
-	case CACHE_EXISTS: meta_line(out, "EX", req, &v); break;
-	case CACHE_NON_NUMERIC:
-		add_str(out, "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
-		break;
-	case CACHE_NO_MEMORY: add_str(out, "SERVER_ERROR out of memory\r\n"); break;
-	default: add_str(out, store_reply(st)); break;
+	bool set_exp = false;
+	int64_t exp = 0; /* memcached's exptime convention, for cache_touch */
+	struct evbuffer *flags = evbuffer_new();
+	if (!flags) {
+		add_str(out, "SERVER_ERROR out of memory\r\n");
+		return;
 	}
+	size_t pos = 0;
+	const char *tok;
+	size_t ntok;
+	char f;
+	while ((f = mc_meta_next_flag(m, &pos, &tok, &ntok)) != 0) {
+		switch (f) {
+		case 'c': evbuffer_add_printf(flags, " c%" PRIu64, cas); break;
+		case 't': evbuffer_add_printf(flags, " t%lld", (long long)ttl); break;
+		case 'T':
+		case 'N':
+			if (f == 'N' && !created)
+				break;
+			exp = f == 'T' ? m->ttl : m->vivify_ttl;
+			set_exp = true;
+			ttl = exp == 0 ? -1 : exp < 0 ? 0 : exp;
+			break;
+		case 'O':
+			evbuffer_add(flags, " O", 2);
+			evbuffer_add(flags, tok, ntok);
+			break;
+		case 'k': meta_key_flag(flags, req); break;
+		default: break;
+		}
+	}
+	if (set_exp && !created) /* a created item was stored with its final TTL */
+		cache_touch(c, req->key, req->nkey, exp);
+	if (req->noreply && !created) {
+		evbuffer_free(flags);
+		return;
+	}
+	if (m->flags & MC_MF('v')) {
+		char num[24];
+		int n = snprintf(num, sizeof num, "%" PRIu64, result);
+		evbuffer_add_printf(out, "VA %d", n);
+		evbuffer_add_buffer(out, flags);
+		evbuffer_add(out, "\r\n", 2);
+		evbuffer_add(out, num, (size_t)n);
+		evbuffer_add(out, "\r\n", 2);
+	} else {
+		evbuffer_add(out, "HD", 2);
+		evbuffer_add_buffer(out, flags);
+		evbuffer_add(out, "\r\n", 2);
+	}
+	evbuffer_free(flags);
 }
 
 static void exec_me(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
@@ -1101,7 +1208,8 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
 			prefix_stats_record(req->key, req->nkey, PREFIX_SET, false);
 		r = store_reply(store_logged(cx, store_op(req->op), req->key, req->nkey, req->data,
-					     req->nbytes, req->flags, req->exptime, cas_in, NULL));
+					     req->nbytes, req->flags, req->exptime, cas_in, NULL,
+					     false));
 		break;
 	}
 	case MC_OP_DELETE: {
@@ -1298,7 +1406,7 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 			prefix_stats_record((const char *)req->key, req->keylen, PREFIX_SET, false);
 		enum cache_status st = store_logged(cx, op, req->key, req->keylen, req->value,
 						    req->vlen, req->flags, req->exptime, req->cas,
-						    &cas_out);
+						    &cas_out, false);
 		if (st == CACHE_STORED) {
 			if (!req->quiet)
 				bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, cas_out);

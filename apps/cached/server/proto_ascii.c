@@ -294,9 +294,7 @@ static const char *parse_meta_flags(enum mc_op op, const struct tok *t, size_t n
 		return coarse ? "CLIENT_ERROR invalid or duplicate flag\r\n" : err;
 	/* the command's own checks */
 	if (op == MC_OP_MS) {
-		char md = m->mode;
-		if (md >= 'a' && md <= 'z')
-			md = (char)(md - 'a' + 'A');
+		char md = m->mode; /* upper case only, as memcached 1.6.18 */
 		if (md == 0)
 			md = 'S';
 		if (!strchr("SEAPR", md))
@@ -455,7 +453,8 @@ static enum mc_parse parse_meta(enum mc_op op, const char *buf, size_t len, size
 		ftok = 3;
 	}
 	if (nt > MAXTOK - 1)
-		return perr(res, linelen, "CLIENT_ERROR options flags are too long\r\n");
+		return perr(res, linelen, op == MC_OP_MG ? "CLIENT_ERROR options flags are too long\r\n"
+						       : "CLIENT_ERROR options flags too long\r\n");
 	const char *err = NULL;
 	if (op != MC_OP_ME) {
 		if (nt > ftok) {
