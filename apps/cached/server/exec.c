@@ -527,6 +527,25 @@ static bool tok_u32(const char *p, size_t n, uint32_t *out)
 	return true;
 }
 
+/* The first max space-separated tokens of arg[0..n) (memcached's tokenizer): their
+ * starts in tk, lengths in tn; returns how many. */
+static size_t split_args(const char *arg, size_t n, const char **tk, size_t *tn, size_t max)
+{
+	size_t nt = 0;
+	for (size_t i = 0; i < n && nt < max;) {
+		while (i < n && arg[i] == ' ')
+			i++;
+		if (i == n)
+			break;
+		tk[nt] = arg + i;
+		while (i < n && arg[i] != ' ')
+			i++;
+		tn[nt] = (size_t)(arg + i - tk[nt]);
+		nt++;
+	}
+	return nt;
+}
+
 /* "stats conns": memcached's "<fd>:<name> <value>" lines */
 static void conn_stat(void *arg, int fd, const char *name, const char *val)
 {
@@ -567,20 +586,9 @@ static void stats_detail_ascii(struct conn_ctx *cx, const char *sub, size_t n,
 static void do_stats(struct conn_ctx *cx, const char *arg, size_t n, struct stat_out *so)
 {
 	struct evbuffer *out = so->out;
-	/* the first two tokens (space separated, as memcached's tokenizer) */
 	const char *tk[4] = {0};
-	size_t tn[4] = {0}, nt = 0;
-	for (size_t i = 0; i < n && nt < 4;) {
-		while (i < n && arg[i] == ' ')
-			i++;
-		if (i == n)
-			break;
-		tk[nt] = arg + i;
-		while (i < n && arg[i] != ' ')
-			i++;
-		tn[nt] = (size_t)(arg + i - tk[nt]);
-		nt++;
-	}
+	size_t tn[4] = {0};
+	size_t nt = split_args(arg, n, tk, tn, 4);
 #define TOK_IS(k, s) (tn[k] == sizeof(s) - 1 && memcmp(tk[k], s, tn[k]) == 0)
 	if (so->bin) {
 		/* memcached matches binary stat keys by prefix (strncmp) */
@@ -720,20 +728,8 @@ static void exec_watch(struct conn_ctx *cx, const struct mc_ascii_req *req, stru
 static void exec_slabs(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
 {
 	const char *tk[4] = {0};
-	size_t tn[4] = {0}, nt = 0;
-	const char *arg = req->args;
-	size_t n = req->args_len;
-	for (size_t i = 0; i < n && nt < 4;) {
-		while (i < n && arg[i] == ' ')
-			i++;
-		if (i == n)
-			break;
-		tk[nt] = arg + i;
-		while (i < n && arg[i] != ' ')
-			i++;
-		tn[nt] = (size_t)(arg + i - tk[nt]);
-		nt++;
-	}
+	size_t tn[4] = {0};
+	size_t nt = split_args(req->args, req->args_len, tk, tn, 4);
 	const char *r;
 	if (nt == 3 && tn[0] == 8 && memcmp(tk[0], "reassign", 8) == 0) {
 		r = "CLIENT_ERROR slab reassignment disabled\r\n";
