@@ -840,6 +840,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tsync-cached: bad listen address '%s'\n", st->addr);
 		return 1;
 	}
+	/* SIGINT/SIGTERM are caught before the port opens: a client may signal the server as
+	 * soon as it can connect, and the default action would kill it uncleanly */
+	struct event *sigint = evsignal_new(g_main_base, SIGINT, signal_cb, NULL);
+	struct event *sigterm = evsignal_new(g_main_base, SIGTERM, signal_cb, NULL);
+	if (!sigint || !sigterm || event_add(sigint, NULL) != 0 || event_add(sigterm, NULL) != 0) {
+		fprintf(stderr, "tsync-cached: cannot catch SIGINT/SIGTERM\n");
+		return 1;
+	}
 	g_listener = evconnlistener_new_bind(g_main_base, accept_cb, NULL,
 					     LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
 						     LEV_OPT_CLOSE_ON_EXEC,
@@ -884,10 +892,6 @@ int main(int argc, char **argv)
 		}
 	}
 
-	struct event *sigint = evsignal_new(g_main_base, SIGINT, signal_cb, NULL);
-	struct event *sigterm = evsignal_new(g_main_base, SIGTERM, signal_cb, NULL);
-	event_add(sigint, NULL);
-	event_add(sigterm, NULL);
 	if (st->verbose)
 		fprintf(stderr, "tsync-cached %s listening on %s, %u threads, -m %llu, variant %s\n",
 			TSYNC_CACHED_VERSION, addrport, st->threads, (unsigned long long)st->mem_mb,
