@@ -415,7 +415,7 @@ static void stats_settings(struct conn_ctx *cx, struct stat_out *so)
 	stat_add(so, "item_size_max", "%" PRIu32, cfg.item_size_max);
 	stat_add(so, "maxconns_fast", "yes");
 	stat_add(so, "hashpower_init", "%u", cfg.hash_power);
-	stat_add(so, "slab_reassign", "no");
+	stat_add(so, "slab_reassign", "yes");
 	stat_add(so, "slab_automove", "%u", atomic_load(&cx->srv->slab_automove));
 	stat_add(so, "flush_enabled", "yes");
 	stat_add(so, "dump_enabled", "yes");
@@ -721,10 +721,21 @@ static void exec_watch(struct conn_ctx *cx, const struct mc_ascii_req *req, stru
 }
 
 /* "slabs reassign <src> <dst>" / "slabs automove <0|1|2>" / "slabs automove ratio <r>",
- * with memcached 1.6.18's replies. tsync's size classes draw slabs from one pool and
- * give empty ones back to it (ps_mem), so there is no page to move between classes:
- * reassign answers as memcached does with its slab mover disabled; automove is accepted,
- * kept, and shown in "stats settings". */
+ * with memcached 1.6.18's replies. tsync's size classes take slabs from one pool and give
+ * empty ones back to it at once (ps_mem), so no class ever holds a spare page to move:
+ * a valid reassign answers NOSPARE, as memcached does for a class without spare pages
+ * (SAME and BADCLASS as memcached); automove is accepted, kept, and shown in
+ * "stats settings". */
+static bool tok_i32s(const char *p, size_t n, long *out)
+{
+	bool neg = n > 0 && p[0] == '-';
+	uint32_t v;
+	if (!tok_u32(p + neg, n - neg, &v) || v > INT32_MAX)
+		return false;
+	*out = neg ? -(long)v : (long)v;
+	return true;
+}
+
 static void exec_slabs(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
 {
 	const char *tk[4] = {0};
@@ -732,7 +743,15 @@ static void exec_slabs(struct conn_ctx *cx, const struct mc_ascii_req *req, stru
 	size_t nt = split_args(req->args, req->args_len, tk, tn, 4);
 	const char *r;
 	if (nt == 3 && tn[0] == 8 && memcmp(tk[0], "reassign", 8) == 0) {
-		r = "CLIENT_ERROR slab reassignment disabled\r\n";
+		long src, dst, top = (long)cache_nclasses(cx->srv->cache);
+		if (!tok_i32s(tk[1], tn[1], &src) || !tok_i32s(tk[2], tn[2], &dst))
+			r = "CLIENT_ERROR bad command line format\r\n";
+		else if (src == dst)
+			r = "SAME src and dst class are identical\r\n";
+		else if (src < 0 || src > top || dst < 0 || dst > top)
+			r = "BADCLASS invalid src or dst class id\r\n";
+		else
+			r = "NOSPARE source class has no spare pages\r\n";
 	} else if (nt >= 2 && tn[0] == 8 && memcmp(tk[0], "automove", 8) == 0) {
 		uint32_t level;
 		if (tn[1] == 5 && memcmp(tk[1], "ratio", 5) == 0) {

@@ -302,9 +302,9 @@ static const char *parse_meta_flags(enum mc_op op, const struct tok *t, size_t n
 		m->mode = md;
 	} else if (op == MC_OP_MA) {
 		char md = m->mode;
-		if (md == 0 || md == '+' || md == 'i' || md == 'I')
+		if (md == 0 || md == '+' || md == 'I') /* upper case only, as memcached */
 			md = 'I';
-		else if (md == '-' || md == 'd' || md == 'D')
+		else if (md == '-' || md == 'D')
 			md = 'D';
 		else
 			return "CLIENT_ERROR invalid mode for ma M token\r\n";
@@ -592,7 +592,7 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 	res->consumed = linelen;
 	if (tok_is(c, "delete")) {
 		req->op = MC_OP_DELETE;
-		if (nt < 2)
+		if (nt < 2 || nt > 4) /* memcached: 1 to 3 arguments, else ERROR */
 			return perr(res, linelen, "ERROR\r\n");
 		if (nt > 2) {
 			bool zero = tok_is(&t[2], "0");

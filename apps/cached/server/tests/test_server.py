@@ -978,11 +978,14 @@ def test_stats_detail_cachedump_slabs(srv, mc):
     s.sendall(b"stats cachedump " + cls[0].encode() + b" 0\r\n")
     assert re.search(rb"ITEM p1:a \[1 b; 0 s\]\r\n", recv_until(s, b"END\r\n"))
     s.sendall(b"stats cachedump 64 1\r\nstats cachedump 1\r\nslabs automove 2\r\n"
-              b"slabs automove x\r\nslabs reassign 1 2\r\n")
-    assert recv_until(s, b"disabled\r\n") == (
+              b"slabs automove x\r\nslabs reassign 1 2\r\nslabs reassign 3 3\r\n"
+              b"slabs reassign 1 99\r\nslabs reassign x 2\r\n")
+    assert recv_until(s, b"class id\r\nCLIENT_ERROR bad command line format\r\n") == (
         b"CLIENT_ERROR Illegal slab id\r\nCLIENT_ERROR bad command line\r\nOK\r\n"
         b"CLIENT_ERROR bad command line format\r\n"
-        b"CLIENT_ERROR slab reassignment disabled\r\n")
+        b"NOSPARE source class has no spare pages\r\n"
+        b"SAME src and dst class are identical\r\nBADCLASS invalid src or dst class id\r\n"
+        b"CLIENT_ERROR bad command line format\r\n")
     assert _stats(s, b"settings")["slab_automove"] == "2"
     sl = _stats(s, b"slabs")
     assert int(sl[cls[0] + ":mem_requested"]) > 0
