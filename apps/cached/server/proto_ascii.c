@@ -673,15 +673,8 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 		req->op = MC_OP_QUIT; /* memcached: whatever follows */
 		return MC_PARSE_OK;
 	}
-	if (tok_is(c, "watch")) {
-		req->op = MC_OP_WATCH;
-		req->args = nt > 1 ? t[1].p : lineend;
-		req->args_len = (size_t)(lineend - req->args);
-		req->noreply = res->noreply = last_noreply;
-		return MC_PARSE_OK;
-	}
-	if (tok_is(c, "slabs")) {
-		req->op = MC_OP_SLABS;
+	if (tok_is(c, "watch") || tok_is(c, "slabs")) { /* the executor reads the arguments */
+		req->op = c->p[0] == 'w' ? MC_OP_WATCH : MC_OP_SLABS;
 		req->args = nt > 1 ? t[1].p : lineend;
 		req->args_len = (size_t)(lineend - req->args);
 		req->noreply = res->noreply = last_noreply;
