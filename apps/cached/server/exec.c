@@ -890,17 +890,118 @@ static void meta_line(struct evbuffer *out, const char *code, const struct mc_as
 	evbuffer_add(out, "\r\n", 2);
 }
 
+/* The index of flag letter f among the request's flag tokens (each letter appears once:
+ * the parser refuses duplicates), or SIZE_MAX when absent. */
+static size_t meta_flag_at(const struct mc_meta *m, char f)
+{
+	size_t pos = 0, i = 0;
+	const char *tok;
+	size_t ntok;
+	char g;
+	while ((g = mc_meta_next_flag(m, &pos, &tok, &ntok)) != 0) {
+		if (g == f)
+			return i;
+		i++;
+	}
+	return SIZE_MAX;
+}
+
+/* mg and ma check the opaque's length only when their reply reaches the O token, after
+ * they acted (memcached): the index of a too long O, or SIZE_MAX. Flags before it have
+ * taken effect, flags after it have not. */
+static size_t meta_bad_opaque_at(const struct mc_meta *m)
+{
+	if (!(m->flags & MC_MF('O')) || m->nopaque + 1 <= MC_META_OPAQUE_MAX)
+		return SIZE_MAX;
+	return meta_flag_at(m, 'O');
+}
+
+/* An exptime (memcached convention) that is already past: the item it is given to
+ * expires at once. */
+static bool exptime_past(int64_t e)
+{
+	return e < 0 || (e > 2592000 && e <= (int64_t)time(NULL));
+}
+
+/*
+ * What memcached's t flag prints right after T or N set exptime e (memcached convention):
+ * its realtime(e) minus its current_time as an unsigned 32-bit number, -1 for none. So a
+ * TTL already past prints as a number near 2^32. memcached's clock runs 62 s ahead of its
+ * process (process_started = start - 62; current_time = uptime + 60), which is where a
+ * past TTL lands (relative time 1).
+ */
+static int64_t meta_t_of(struct conn_ctx *cx, int64_t e)
+{
+	if (e == 0)
+		return -1;
+	int64_t cur = (int64_t)cache_now(cx->srv->cache) + 60;
+	int64_t started = (int64_t)cx->srv->started - 62;
+	int64_t rel;
+	if (e < 0)
+		rel = 1;
+	else if (e <= 2592000)
+		rel = e + cur;
+	else if (e <= started)
+		rel = 1;
+	else
+		rel = e - started;
+	return (int64_t)(uint32_t)(rel - cur);
+}
+
+/* mg whose reply stops at a too long opaque (index bad): memcached has looked the key
+ * up (marking it fetched unless a flag made it lock the item: N T R l h), created the
+ * empty item of N on a miss (not fetched, no token handed out: the W is never sent) and
+ * applied T and N where they came before the O; then it answers the error. */
+static void exec_mg_bad_opaque(struct conn_ctx *cx, const struct mc_ascii_req *req,
+			       size_t bad, struct evbuffer *out)
+{
+	struct cache *c = cx->srv->cache;
+	const struct mc_meta *m = &req->meta;
+	uint64_t locking = MC_MF('N') | MC_MF('T') | MC_MF('R') | MC_MF('l') | MC_MF('h');
+	size_t at_t = meta_flag_at(m, 'T'), at_n = meta_flag_at(m, 'N');
+	struct cache_meta cm = {
+	    .touch = at_t < bad,
+	    .ttl = m->ttl,
+	    .no_update = (m->flags & (locking | MC_MF('u'))) != 0,
+	};
+	struct cache_ref ref;
+	enum cache_status st = cache_mget(c, req->key, req->nkey, &cm, &ref);
+	if (st == CACHE_OK) {
+		cache_release(c, &ref);
+	} else if (st == CACHE_NOT_FOUND && at_n != SIZE_MAX) {
+		int64_t exp = 0; /* the last of N and T before the O */
+		if (at_n < bad)
+			exp = m->vivify_ttl;
+		if (at_t < bad && (at_n >= bad || at_t > at_n))
+			exp = m->ttl;
+		cache_store_meta(c, CACHE_ADD, req->key, req->nkey, "", 0, 0, exp, 0, NULL, false);
+	}
+	add_str(out, "CLIENT_ERROR opaque token too long\r\n");
+}
+
 static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
 {
 	struct cache *c = cx->srv->cache;
 	const struct mc_meta *m = &req->meta;
+	size_t bad = meta_bad_opaque_at(m);
+	if (bad != SIZE_MAX) {
+		exec_mg_bad_opaque(cx, req, bad, out);
+		return;
+	}
 	struct cache_ref ref;
+	/* memcached applies N, T and R in token order: R before T compares the TTL the
+	 * item had (so T is applied after the lookup here), and a created item keeps the
+	 * last of N and T. An N already past still creates the item (created with no
+	 * expiry, then given it). */
+	size_t at_t = meta_flag_at(m, 'T'), at_n = meta_flag_at(m, 'N');
+	bool r_before_t = at_t != SIZE_MAX && meta_flag_at(m, 'R') < at_t;
+	bool n_past = at_n != SIZE_MAX && exptime_past(m->vivify_ttl);
 	struct cache_meta cm = {
-	    .vivify = (m->flags & MC_MF('N')) != 0,
-	    .vivify_ttl = m->vivify_ttl,
+	    .vivify = at_n != SIZE_MAX,
+	    .vivify_ttl = n_past ? 0 : m->vivify_ttl,
 	    .recache = (m->flags & MC_MF('R')) != 0,
 	    .recache_ttl = m->recache_ttl,
-	    .touch = (m->flags & MC_MF('T')) != 0,
+	    .touch = at_t != SIZE_MAX && !r_before_t,
 	    .ttl = m->ttl,
 	    .no_update = (m->flags & MC_MF('u')) != 0,
 	};
@@ -935,6 +1036,13 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 			meta_line(out, "EN", req, &v);
 		return;
 	}
+	if (cm.created) {
+		int64_t fin = at_t != SIZE_MAX && at_t > at_n ? m->ttl : m->vivify_ttl;
+		if (fin != cm.vivify_ttl)
+			cache_touch(c, req->key, req->nkey, fin);
+	} else if (r_before_t) {
+		cache_touch(c, req->key, req->nkey, m->ttl);
+	}
 	v.hit = true;
 	v.flags = ref.flags;
 	v.nbytes = ref.nbytes;
@@ -945,8 +1053,8 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	v.created = cm.created;
 	v.t_before_T = t_before_T;
 	v.ttl_before = ttl_before;
-	v.n_ttl = m->vivify_ttl == 0 ? -1 : m->vivify_ttl;
-	v.t_ttl = m->ttl == 0 ? -1 : m->ttl;
+	v.n_ttl = meta_t_of(cx, m->vivify_ttl);
+	v.t_ttl = meta_t_of(cx, m->ttl);
 	v.idle = ref.idle;
 	v.token_sent = cm.token_sent;
 	v.stale = cm.stale;
@@ -1071,14 +1179,18 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	uint64_t cas_in = (m->flags & MC_MF('C')) ? m->cas_cmp : 0; /* C0: no check, as memcached */
 	uint64_t result = 0, cas = 0;
 	bool created = false;
-	/* the TTL a created item ends with: the last of N and T in the flags */
+	/* a too long opaque is found while the reply is built, after the increment: the
+	 * flags before it take effect, the reply is the error */
+	size_t bad = meta_bad_opaque_at(m);
+	/* the TTL a created item ends with: the last of N and T in the flags (before a
+	 * too long opaque) */
 	int64_t create_exp = 0;
 	{
-		size_t p = 0;
+		size_t p = 0, i = 0;
 		const char *tk;
 		size_t ntk;
 		char fl;
-		while ((fl = mc_meta_next_flag(m, &p, &tk, &ntk)) != 0)
+		while ((fl = mc_meta_next_flag(m, &p, &tk, &ntk)) != 0 && i++ < bad)
 			if (fl == 'N' || fl == 'T')
 				create_exp = fl == 'N' ? m->vivify_ttl : m->ttl;
 	}
@@ -1103,6 +1215,20 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 				st = CACHE_NOT_STORED;
 			break;
 		}
+	}
+	if (st == CACHE_EXISTS && cas_in) {
+		/* memcached finds an empty value not numeric before it compares the CAS */
+		struct cache_ref ref;
+		if (cache_peek(c, req->key, req->nkey, &ref) == CACHE_OK) {
+			if (ref.nbytes == 0)
+				st = CACHE_NON_NUMERIC;
+			cache_release(c, &ref);
+		}
+	}
+	if (st != CACHE_OK && bad != SIZE_MAX && st != CACHE_NON_NUMERIC &&
+	    st != CACHE_NO_MEMORY) {
+		add_str(out, "CLIENT_ERROR opaque token too long\r\n");
+		return;
 	}
 	if (st != CACHE_OK) {
 		struct meta_vals v = {.ttl = -1};
@@ -1135,11 +1261,11 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 		add_str(out, "SERVER_ERROR out of memory\r\n");
 		return;
 	}
-	size_t pos = 0;
+	size_t pos = 0, i = 0;
 	const char *tok;
 	size_t ntok;
 	char f;
-	while ((f = mc_meta_next_flag(m, &pos, &tok, &ntok)) != 0) {
+	while ((f = mc_meta_next_flag(m, &pos, &tok, &ntok)) != 0 && i++ < bad) {
 		switch (f) {
 		case 'c': evbuffer_add_printf(flags, " c%" PRIu64, cas); break;
 		case 't': evbuffer_add_printf(flags, " t%lld", (long long)ttl); break;
@@ -1149,7 +1275,7 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 				break;
 			exp = f == 'T' ? m->ttl : m->vivify_ttl;
 			set_exp = true;
-			ttl = exp == 0 ? -1 : exp < 0 ? 0 : exp;
+			ttl = meta_t_of(cx, exp);
 			break;
 		case 'O':
 			evbuffer_add(flags, " O", 2);
@@ -1161,6 +1287,11 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	}
 	if (set_exp && !created) /* a created item was stored with its final TTL */
 		cache_touch(c, req->key, req->nkey, exp);
+	if (bad != SIZE_MAX) {
+		evbuffer_free(flags);
+		add_str(out, "CLIENT_ERROR opaque token too long\r\n");
+		return;
+	}
 	if (req->noreply && !created) {
 		evbuffer_free(flags);
 		return;
@@ -1184,12 +1315,13 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 static void exec_me(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
 {
 	struct cache_ref ref;
-	if (cache_get(cx->srv->cache, req->key, req->nkey, &ref) != CACHE_OK) {
+	/* a look that leaves the item unfetched, as memcached's me */
+	if (cache_peek(cx->srv->cache, req->key, req->nkey, &ref) != CACHE_OK) {
 		add_str(out, "EN\r\n");
 		return;
 	}
 	add_str(out, "ME ");
-	if (req->meta.key_b64) {
+	if (ref.key_binary) { /* as stored, whether or not this request sent it base64 */
 		char enc[4 * ((MC_KEY_MAX + 2) / 3) + 4];
 		evbuffer_add(out, enc, mc_b64_encode(req->key, req->nkey, enc));
 	} else {
@@ -1395,18 +1527,16 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 			}
 			return;
 		}
-		if (req->op == MC_OP_TOUCH) {
-			bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, ref.cas);
-		} else {
-			uint16_t kl = req->with_key ? req->keylen : 0;
-			bin_header(out, opc, kl, 4, MC_BIN_OK, 4u + kl + ref.nbytes, opq, ref.cas);
-			uint8_t fl[4] = {(uint8_t)(ref.flags >> 24), (uint8_t)(ref.flags >> 16),
-					 (uint8_t)(ref.flags >> 8), (uint8_t)ref.flags};
-			evbuffer_add(out, fl, 4);
-			if (kl)
-				evbuffer_add(out, req->key, kl);
-			evbuffer_add(out, ref.value, ref.nbytes);
-		}
+		/* TOUCH answers like GAT without the value: the flags as extras (memcached) */
+		uint16_t kl = req->with_key ? req->keylen : 0;
+		uint32_t vl = req->op == MC_OP_TOUCH ? 0 : ref.nbytes;
+		bin_header(out, opc, kl, 4, MC_BIN_OK, 4u + kl + vl, opq, ref.cas);
+		uint8_t fl[4] = {(uint8_t)(ref.flags >> 24), (uint8_t)(ref.flags >> 16),
+				 (uint8_t)(ref.flags >> 8), (uint8_t)ref.flags};
+		evbuffer_add(out, fl, 4);
+		if (kl)
+			evbuffer_add(out, req->key, kl);
+		evbuffer_add(out, ref.value, vl);
 		cache_release(c, &ref);
 		return;
 	}
@@ -1416,6 +1546,10 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 	case MC_OP_APPEND:
 	case MC_OP_PREPEND: {
 		enum cache_store_op op = store_op(req->op);
+		/* memcached: a CAS value makes set, add and replace a CAS store (a missing
+		 * key is then ENOENT, even for add) */
+		if (req->cas != 0 && (op == CACHE_SET || op == CACHE_ADD || op == CACHE_REPLACE))
+			op = CACHE_CAS;
 		uint64_t cas_out = 0;
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
 			prefix_stats_record((const char *)req->key, req->keylen, PREFIX_SET, false);
@@ -1428,11 +1562,12 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 			return;
 		}
 		/* memcached: a failed add is EEXISTS; a replace of a missing key ENOENT, an
-		 * append/prepend NOT_STORED (ENOENT when a CAS was given); a CAS mismatch EEXISTS */
+		 * append/prepend NOT_STORED (with or without a CAS); a CAS store of a missing
+		 * key ENOENT, a CAS mismatch EEXISTS */
 		uint16_t bs = bin_status_of(st);
 		if (st == CACHE_NOT_STORED && op == CACHE_ADD)
 			bs = MC_BIN_KEY_EEXISTS;
-		else if (st == CACHE_NOT_STORED && (op == CACHE_REPLACE || req->cas != 0))
+		else if (st == CACHE_NOT_STORED && op == CACHE_REPLACE)
 			bs = MC_BIN_KEY_ENOENT;
 		bin_error(out, opc, opq, bs);
 		return;
@@ -1457,8 +1592,8 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 		for (int tries = 0;; tries++) {
 			st = cache_incr(c, req->key, req->keylen, req->op == MC_OP_DECR, req->delta,
 					req->cas, &v, &cas);
-			if (st != CACHE_NOT_FOUND || req->exptime == 0xffffffffLL || req->cas != 0 ||
-			    tries > 8)
+			/* a missing key is created even when a CAS was given (memcached) */
+			if (st != CACHE_NOT_FOUND || req->exptime == 0xffffffffLL || tries > 8)
 				break;
 			char num[24];
 			int n = snprintf(num, sizeof num, "%" PRIu64, req->initial);
@@ -1471,6 +1606,15 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 			}
 			if (st != CACHE_NOT_STORED)
 				break;
+		}
+		if (st == CACHE_EXISTS) {
+			/* memcached finds an empty value not numeric before it compares the CAS */
+			struct cache_ref ref;
+			if (cache_peek(c, req->key, req->keylen, &ref) == CACHE_OK) {
+				if (ref.nbytes == 0)
+					st = CACHE_NON_NUMERIC;
+				cache_release(c, &ref);
+			}
 		}
 		if (st != CACHE_OK) {
 			bin_error(out, opc, opq, bin_status_of(st));

@@ -34,9 +34,15 @@
 #define MC_GETLINE_MAX (4u << 20)    /* ... unless it is a multi-get; then this much */
 #define MC_META_OPAQUE_MAX 32u       /* memcached: "opaque token too long" past this */
 #define MC_TOKENS_MAX 24u            /* meta: most flags a line may carry */
-#define MC_BODY_ABSURD (1u << 30)    /* memcached's -I ceiling: a longer value or binary
-				      * body is refused and the connection closed rather
-				      * than swallowed */
+#define MC_META_TOKENS_MAX 19u       /* meta: most tokens on a line, command and key
+				      * included ("options flags too long" past this) */
+#define MC_READ_WINDOW 16384u        /* memcached reads a command line into a buffer of
+				      * this size: a longer non-get line never gets its
+				      * newline seen, the connection is closed (reset) */
+#define MC_BODY_ABSURD 0x7fffffffu   /* a binary body longer than this (memcached reads
+				      * the length into an int) is refused and the
+				      * connection closed rather than swallowed; every
+				      * shorter value over -I is swallowed, as memcached */
 
 enum mc_parse { MC_PARSE_OK = 0, MC_PARSE_NEED_MORE, MC_PARSE_ERROR };
 
@@ -64,6 +70,8 @@ struct mc_parse_res {
 			    * no error line either (the data block is still swallowed) */
 	bool close;        /* ERROR: close the connection once the reply is written; for
 			    * binary with bin_status == 0 (bad magic) close without a reply */
+	bool reset;        /* ERROR with close: reset the connection (memcached closes with
+			    * bytes of the line unread, so its peer sees a reset) */
 	const void *drop_key; /* ERROR: a set whose value is too large also removes the key's */
 	size_t ndrop_key;  /*   old value (memcached does, so no stale value is served); it
 			    *   points into the input or into the request's keybuf */

@@ -312,8 +312,10 @@ static const char *parse_meta_flags(enum mc_op op, const struct tok *t, size_t n
 	} else {
 		m->mode = 'S';
 	}
-	/* memcached counts the O in the token's length */
-	if ((m->flags & MC_MF('O')) && m->nopaque + 1 > MC_META_OPAQUE_MAX)
+	/* memcached counts the O in the token's length. mg and ma check it only while
+	 * they build the reply, after acting (the executor does, mc_meta_bad_opaque) */
+	if (op != MC_OP_MG && op != MC_OP_MA && (m->flags & MC_MF('O')) &&
+	    m->nopaque + 1 > MC_META_OPAQUE_MAX)
 		return "CLIENT_ERROR opaque token too long\r\n";
 	return NULL;
 }
@@ -440,21 +442,26 @@ static enum mc_parse parse_meta(enum mc_op op, const char *buf, size_t len, size
 	req->key = t[1].p;
 	req->nkey = t[1].n;
 	if (op == MC_OP_ME) {
-		if (nt > 3 || (nt == 3 && !tok_is(&t[2], "b")))
-			return perr(res, linelen, bad);
-		req->meta.key_b64 = nt == 3;
-		req->meta.flags = nt == 3 ? MC_MF('b') : 0;
+		/* memcached: "b" as the second token decodes the key; any other token, and
+		 * any after it, is ignored */
+		bool b = nt >= 3 && tok_is(&t[2], "b");
+		req->meta.key_b64 = b;
+		req->meta.flags = b ? MC_MF('b') : 0;
 	}
 	size_t ftok = 2;
 	int64_t vlen = 0;
+	if (op == MC_OP_MS && nt < 3)
+		return perr(res, linelen, bad);
+	/* memcached: more than MC_META_TOKENS_MAX tokens (command and key included), before
+	 * anything else in them is read */
+	if (op != MC_OP_ME && nt > MC_META_TOKENS_MAX)
+		return perr(res, linelen, op == MC_OP_MG ? "CLIENT_ERROR options flags are too long\r\n"
+						       : "CLIENT_ERROR options flags too long\r\n");
 	if (op == MC_OP_MS) {
-		if (nt < 3 || !tok_i32(&t[2], &vlen) || vlen < 0 || vlen > INT32_MAX - 2)
+		if (!tok_i32(&t[2], &vlen) || vlen < 0 || vlen > INT32_MAX - 2)
 			return perr(res, linelen, bad);
 		ftok = 3;
 	}
-	if (nt > MAXTOK - 1)
-		return perr(res, linelen, op == MC_OP_MG ? "CLIENT_ERROR options flags are too long\r\n"
-						       : "CLIENT_ERROR options flags too long\r\n");
 	const char *err = NULL;
 	if (op != MC_OP_ME) {
 		if (nt > ftok) {
@@ -468,7 +475,7 @@ static enum mc_parse parse_meta(enum mc_op op, const char *buf, size_t len, size
 	if (!err && req->meta.key_b64) {
 		long n = mc_b64_decode(req->key, req->nkey, req->keybuf, sizeof req->keybuf);
 		if (n <= 0)
-			err = "CLIENT_ERROR error decoding key\r\n";
+			err = op == MC_OP_ME ? bad : "CLIENT_ERROR error decoding key\r\n";
 		else {
 			req->key = req->keybuf;
 			req->nkey = (size_t)n;
@@ -504,11 +511,15 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 
 	size_t scan = len < MC_GETLINE_MAX ? len : MC_GETLINE_MAX;
 	const char *nl = memchr(buf, '\n', scan);
-	if (!nl) {
-		if (len > MC_LINE_MAX && (!is_get_line(buf, len) || len >= MC_GETLINE_MAX)) {
+	bool getline = len > MC_LINE_MAX && is_get_line(buf, len);
+	if (!nl || (!getline && (size_t)(nl - buf) >= MC_READ_WINDOW)) {
+		if (len > MC_LINE_MAX && (!getline || len >= MC_GETLINE_MAX)) {
 			res->consumed = len;
 			res->err = ""; /* memcached closes without a reply */
 			res->close = true;
+			/* memcached read at most MC_READ_WINDOW bytes of it: the rest is left
+			 * unread and its close resets the connection */
+			res->reset = len > MC_READ_WINDOW;
 			return MC_PARSE_ERROR;
 		}
 		res->need = 0;
@@ -552,6 +563,10 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 		return parse_meta(op, buf, len, linelen, t, nt, item_max, req, res);
 	}
 
+	if (tok_is(c, "bget")) { /* memcached's undocumented alias of get */
+		req->op = MC_OP_GET;
+		return parse_get(t, nt, lineend, false, req, res, linelen);
+	}
 	if (tok_is(c, "get") || tok_is(c, "gets") || tok_is(c, "gat") || tok_is(c, "gats")) {
 		bool touch = c->p[1] == 'a';
 		bool cas = c->n == 4;
