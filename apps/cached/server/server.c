@@ -68,6 +68,8 @@ struct conn {
 	size_t swallow;           /* input bytes still to discard */
 	bool reading;             /* rev is added */
 	bool closing;             /* close once output is written */
+	bool reset;               /* ... with a reset (SO_LINGER 0), as memcached's close
+				   * with input left unread */
 	struct watch_sink *sink;  /* non-NULL once "watch" made this a log watcher */
 	const char *close_reason; /* conn_close log: normal, error, shutdown */
 	char rip[64];             /* peer address and port, for conn_new/conn_close */
@@ -129,6 +131,10 @@ static void conn_free(struct conn *c)
 	event_free(c->resume);
 	evbuffer_free(c->in);
 	evbuffer_free(c->out);
+	if (c->reset) {
+		struct linger lg = {.l_onoff = 1, .l_linger = 0};
+		(void)setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	}
 	evutil_closesocket(c->fd);
 	free(c);
 	atomic_fetch_sub(&w->srv->curr_conns, 1);
@@ -253,8 +259,10 @@ static bool conn_process(struct conn *c)
 			evbuffer_drain(in, res.consumed);
 			atomic_fetch_add_explicit(&c->w->ws->bytes_read, res.consumed,
 						  memory_order_relaxed);
-			if (pr == MC_PARSE_ERROR)
+			if (pr == MC_PARSE_ERROR) {
 				c->swallow = res.swallow;
+				c->reset = res.close && res.reset;
+			}
 			if (c->cx.close_after) {
 				c->closing = true;
 				set_reading(c, false);
@@ -279,6 +287,11 @@ static bool conn_process(struct conn *c)
 		}
 		if (!c->sink)
 			connreg_touch(c->fd, CONN_WAITING);
+		/* memcached sends nothing while it swallows a rejected value (its replies go
+		 * out when it next waits for a command): the error and the replies before it
+		 * leave once the value has arrived */
+		if (c->swallow && !c->closing)
+			return true;
 		if (!conn_flush(c))
 			return false;
 		/* Stopped because the output was full, and the socket took enough of it: go on
