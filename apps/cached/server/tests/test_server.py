@@ -434,6 +434,89 @@ def test_binary_errors(srv):
     s.close()
 
 
+def test_binary_cas_touch_incr_as_memcached(srv):
+    """memcached 1.6.18's answers: a CAS value makes SET/ADD/REPLACE a CAS store (ADD of
+    a missing key ENOENT, of a present key with its CAS stored), APPEND with a CAS on a
+    missing key NOT_STORED, TOUCH returns the flags as extras, INCR with a CAS creates a
+    missing key, an empty value is non-numeric before its CAS is compared."""
+    s = srv.conn()
+    s.sendall(bin_req(0x08))
+    bin_read(s)
+    sx = struct.pack(">II", 7, 0)
+    s.sendall(bin_req(0x02, b"bc", sx, b"v", cas=5))
+    assert bin_read(s)["status"] == 1
+    s.sendall(bin_req(0x0e, b"bc", b"", b"v", cas=5))
+    assert bin_read(s)["status"] == 5
+    s.sendall(bin_req(0x01, b"bc", sx, b"v"))
+    cas = bin_read(s)["cas"]
+    s.sendall(bin_req(0x02, b"bc", sx, b"w", cas=cas + 1000))
+    assert bin_read(s)["status"] == 2
+    s.sendall(bin_req(0x02, b"bc", sx, b"w", cas=cas))
+    assert bin_read(s)["status"] == 0
+    s.sendall(bin_req(0x1c, b"bc", struct.pack(">I", 100)))
+    r = bin_read(s)
+    assert r["status"] == 0 and r["extras"] == struct.pack(">I", 7) and r["value"] == b""
+    s.sendall(bin_req(0x05, b"bn", struct.pack(">QQI", 1, 7, 0), cas=5))
+    r = bin_read(s)
+    assert r["status"] == 0 and r["value"] == struct.pack(">Q", 7)
+    s.sendall(bin_req(0x01, b"be", sx, b""))
+    bin_read(s)
+    s.sendall(bin_req(0x05, b"be", struct.pack(">QQI", 1, 0, 0), cas=1 << 40))
+    assert bin_read(s)["status"] == 6
+    s.close()
+
+
+def test_binary_body_under_2g_is_swallowed_without_reply(srv, mc):
+    # memcached: E2BIG once the whole body is swallowed - nothing before, no close
+    s = srv.conn()
+    s.sendall(bin_req(0x01, b"k", struct.pack(">II", 0, 0))[:8] + struct.pack(">I", 0x7fffffff)
+              + bin_req(0x01, b"k", struct.pack(">II", 0, 0))[12:])
+    s.settimeout(0.5)
+    with pytest.raises(socket.timeout):
+        s.recv(100)
+    s.close()
+
+
+def test_oversized_set_reply_waits_for_its_data(srv):
+    s = srv.conn()
+    n = (1 << 20) + 1
+    s.sendall(b"set big 0 0 %d\r\n" % n)
+    s.settimeout(0.5)
+    with pytest.raises(socket.timeout):  # memcached says nothing until it swallowed it
+        s.recv(100)
+    s.settimeout(5)
+    s.sendall(b"x" * n + b"\r\nmn\r\n")
+    assert recv_until(s, b"MN\r\n") == b"SERVER_ERROR object too large for cache\r\nMN\r\n"
+    s.close()
+
+
+def test_line_past_16k_resets(srv, mc):
+    # memcached reads a line into 16 KiB: one that ends within it is answered...
+    line = b"bogus " + b"a" * (16384 - 8) + b"\r\n"
+    assert talk(srv, line) == b"ERROR\r\n"
+    # ... a longer one is never seen whole: the connection is closed (reset)
+    s = srv.conn()
+    s.sendall(b"bogus " + b"a" * (16384 - 7) + b"\r\n")
+    try:
+        assert recv_until(s, b"never") == b""
+    except ConnectionResetError:
+        pass
+    s.close()
+    assert mc.set("still", b"serving") is True
+
+
+def test_truncated_header_completed_by_next_packet(srv):
+    # 10 bytes of a header, then a whole NOOP: the 24 bytes read as one header are
+    # malformed (EINVAL) and the connection closed, as memcached does
+    s = srv.conn()
+    s.sendall(bin_req(0x0a)[:10])
+    time.sleep(0.1)
+    s.sendall(bin_req(0x0a, opaque=7))
+    assert bin_read(s)["status"] == 4
+    assert s.recv(10) == b""
+    s.close()
+
+
 def test_truncated_binary_header_does_not_hurt_others(srv, mc):
     for cut in (1, 5, 23, 30):
         s = srv.conn()
@@ -606,6 +689,60 @@ def test_meta_errors(srv, req, reply):
 
 
 # ---- robustness ------------------------------------------------------------------------
+
+META_ORDER = [
+    # bget is get; 20 tokens are too many before anything in them is read
+    (b"set k 0 0 1\r\na\r\nbget k\r\n", b"STORED\r\nVALUE k 0 1\r\na\r\nEND\r\n"),
+    (b"mg k " + b" ".join(b"O%d" % i for i in range(18)) + b"\r\n",
+     b"CLIENT_ERROR options flags are too long\r\n"),
+    (b"ma k " + b" ".join(b"%c" % c for c in b"abcdefghijklmnopq") + b"\r\n",
+     b"CLIENT_ERROR invalid or duplicate flag\r\n"),
+    # me: extra tokens ignored, the item not marked fetched, base64 only as stored
+    (b"set k 0 0 1\r\na\r\nme k x y\r\nmg k h\r\n",
+     b"STORED\r\nME k exp=-1 cas=#\r\nHD h0\r\n"),
+    (b"ms azE= 1 b\r\na\r\nme k1\r\nme azE= b\r\n",
+     b"HD\r\nME azE= exp=-1 cas=#\r\nME azE= exp=-1 cas=#\r\n"),
+    (b"set k1 0 0 1\r\na\r\nme azE= b\r\n", b"STORED\r\nME k1 exp=-1 cas=#\r\n"),
+    # a too long opaque is found after mg/ma acted: T before it applies, N creates
+    (b"set k 0 0 1\r\na\r\nmg k T100 O" + b"x" * 40 + b" t\r\nmg k t\r\n",
+     b"STORED\r\nCLIENT_ERROR opaque token too long\r\nHD t100\r\n"),
+    (b"mg k N30 O" + b"x" * 40 + b"\r\nmg k v\r\n",
+     b"CLIENT_ERROR opaque token too long\r\nVA 0\r\n\r\n"),
+    (b"set k 0 0 1\r\n5\r\nma k O" + b"x" * 40 + b"\r\nmg k v\r\n",
+     b"STORED\r\nCLIENT_ERROR opaque token too long\r\nVA 1\r\n6\r\n"),
+    # an empty value is non-numeric before its CAS is compared, and before the opaque
+    (b"set k 0 0 0\r\n\r\nma k C99999999\r\n",
+     b"STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n"),
+    # N, T and R in token order; N already past still creates
+    (b"mg k N30 T100 t\r\nmg k t\r\n", b"HD t100 W\r\nHD t100 Z\r\n"),
+    (b"mg k T100 N30 t\r\nmg k t\r\n", b"HD t30 W\r\nHD t30 Z\r\n"),
+    (b"mg k N-1 v\r\nmg k v\r\n", b"VA 0 W\r\n\r\nEN\r\n"),
+    (b"set k 0 100 1\r\na\r\nmg k R30 T10 t\r\n", b"STORED\r\nHD t10\r\n"),
+    (b"set k 0 20 1\r\na\r\nmg k R30 T100 t\r\n", b"STORED\r\nHD t100 W\r\n"),
+    (b"set k 0 100 1\r\na\r\nmg k T10 R30 t\r\n", b"STORED\r\nHD t10 W\r\n"),
+]
+
+
+@pytest.mark.parametrize("req,reply", META_ORDER)
+def test_meta_order_as_memcached(srv, req, reply):
+    s = srv.conn()
+    s.sendall(b"flush_all\r\n")
+    recv_until(s, b"OK\r\n")
+    r = talk(srv, req + b"mn\r\n", b"MN\r\n", sock=s)[:-4]
+    s.close()
+    assert re.sub(rb"cas=\d+ size=\d+", b"cas=#", r) == reply
+
+
+def test_meta_t_of_a_past_ttl_is_unsigned(srv, mc):
+    # memcached prints its relative expiry minus its clock as an unsigned 32-bit number
+    r = talk(srv, b"set k 0 0 1\r\na\r\nmg k T-1 t\r\nmg k N-1 t\r\n", b"W\r\n")
+    m = re.match(rb"STORED\r\nHD t(\d+)\r\nHD t(\d+) W\r\n$", r)
+    assert m and all(int(x) > (1 << 31) for x in m.groups()), r
+    r = talk(srv, b"set k 0 0 1\r\na\r\nmg k T%d t\r\nmn\r\n" % (int(time.time()) + 1000),
+             b"MN\r\n")
+    m = re.match(rb"STORED\r\nHD t(\d+)\r\nMN\r\n$", r)
+    assert m and 990 <= int(m.group(1)) <= 1000, r
+
 
 def test_half_command_stall_does_not_block_others(srv, mc):
     stalled = []

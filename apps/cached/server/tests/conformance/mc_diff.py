@@ -35,6 +35,8 @@ ALLOWED = {
                      "padding, its fetched bit); tsync publishes a new item, so later "
                      "commands on the key see the new length (mg s, an append after the "
                      "number) and not fetched (mg h0)",
+    "me fields": "me prints exp, cas and size of tsync's item (memcached also la, fetch, "
+                 "cls and its own item size); the key, and ME against EN, are compared",
 }
 
 KEYS = [b"k%d" % i for i in range(6)] + [b"n0", b"n1", b"a:b", b"x" * 250]
@@ -107,6 +109,10 @@ class Peer:
 
 def normalise(reply, casmap, used):
     reply = re.sub(rb"^VERSION .*$", b"VERSION x", reply, flags=re.M)
+    me = re.sub(rb"^(ME \S+) .*$", rb"\1 #", reply, flags=re.M)
+    if me != reply:
+        used.add("me fields")
+        reply = me
 
     def cas(m):
         v = int(m.group(2))
@@ -164,12 +170,21 @@ def gen(rng):
             return b"version\r\n"
         return rng.choice([b"flush_all\r\n", b"flush_all 0\r\n", b"flush_all noreply\r\n"])
     if r < 0.55:  # meta valid (and flags a command ignores)
-        c = rng.choice(["mg", "ms", "md", "ma"])
-        flags = {"mg": "vkcfsthlOqTNuE", "ms": "cCFTIkOqMs", "md": "qCITkOv", "ma": "NJDTMqtcvOk"}[c]
+        c = rng.choice(["mg", "ms", "md", "ma", "me"])
+        if c == "me":  # extra tokens ignored; b decodes; the key shown as stored
+            return rng.choice([b"me %s\r\n" % k, b"me %s x\r\n" % k, b"me %s b x\r\n" % k,
+                               b"me %s b\r\n" % base64.b64encode(k)])
+        flags = {"mg": "vkcfsthlOqTNuER", "ms": "cCFTIkOqMs", "md": "qCITkOv", "ma": "NJDTMqtcvOk"}[c]
         fl = []
         for f in rng.sample(flags, rng.randint(0, 4)):
-            tok = {"T": b"T%d" % rng.choice([0, 60]), "N": b"N30", "C": b"C{CAS:%s}" % k, "F": b"F%d" % rng.randint(0, 9),
-                   "O": b"Oop%d" % rng.randint(0, 9), "J": b"J%d" % rng.randint(0, 9), "D": b"D%d" % rng.randint(1, 9),
+            # T and N: past, absolute and in token order with R (R before T compares the
+            # TTL the item had); C that never matches (an empty value is non-numeric
+            # first); an opaque too long, found by mg and ma after they acted
+            tok = {"T": b"T%d" % rng.choice([0, 60, 0, 60, 300, -1, 2147483647]),
+                   "N": b"N%d" % rng.choice([30, 30, 30, -1]), "R": b"R%d" % rng.choice([30, 200]),
+                   "C": rng.choice([b"C{CAS:%s}" % k] * 3 + [b"C99999999"]), "F": b"F%d" % rng.randint(0, 9),
+                   "O": rng.choice([b"Oop%d" % rng.randint(0, 9)] * 5 + [b"O" + b"x" * 33]),
+                   "J": b"J%d" % rng.randint(0, 9), "D": b"D%d" % rng.randint(1, 9),
                    "M": b"M" + rng.choice([b"S", b"E", b"A", b"P", b"R", b"I", b"D", b"+", b"-", b"s"]),
                    "E": b"E5"}.get(f, f.encode())
             fl.append(tok)
@@ -201,6 +216,15 @@ def gen(rng):
         b"set k 0 0 2147483647\r\n", b"touch k\r\n", b"gat k\r\n", b"verbosity\r\n",
         b"ms k 2 " + b" ".join(b"O%d" % i for i in range(30)) + b"\r\nhi\r\n",
         b"mg " + b"k" * 251 + b" v\r\n", b"mg k b\r\n", b"mg azE= b v k\r\n",
+        # memcached's undocumented alias of get
+        b"bget k0 k1\r\n",
+        # 19 tokens are the most a meta line may have: past them, before anything else
+        b"mg k " + b" ".join(b"%c" % c for c in b"abcdefghijklmnopq") + b"\r\n",
+        b"mg k " + b" ".join(b"O%d" % i for i in range(18)) + b"\r\n",
+        b"ma k " + b" ".join(b"%c" % c for c in b"abcdefghijklmnopqr") + b"\r\n",
+        b"ms k 1 " + b" ".join(b"O%d" % i for i in range(17)) + b"\r\nz\r\n",
+        # a line memcached never sees the end of (past its 16 KiB read buffer)
+        b"bogus " + b"a" * 17000 + b"\r\n",
     ])
 
 
