@@ -38,7 +38,28 @@ ALLOWED = {
                      "\"9 5\") and not fetched (mg h0)",
     "me fields": "me prints exp, cas and size of tsync's item (memcached also la, fetch, "
                  "cls and its own item size); the key, and ME against EN, are compared",
+    "incr of 2^63 or more": "memcached's safe_strtoull looks for a '-' in a stored number of "
+                            "2^63 or more with strchr, past the value's end into whatever the "
+                            "item's memory holds next, so its answer (the number or "
+                            "non-numeric) is not a function of the requests; tsync reads the "
+                            "number",
 }
+
+NON_NUMERIC = b"CLIENT_ERROR cannot increment or decrement non-numeric value"
+
+
+def big_number_quirk(toks, rm, rt):
+    """incr/decr where memcached answered non-numeric and tsync a number whose previous
+    value (recomputed from tsync's reply) was 2^63 or more (ALLOWED above)."""
+    if len(toks) < 3 or toks[0] not in (b"incr", b"decr") or not rm.startswith(NON_NUMERIC):
+        return False
+    try:
+        d, r = int(toks[2]), int(rt.split(b"\r\n")[0])
+    except ValueError:
+        return False
+    if toks[0] == b"incr":
+        return (r - d) % 2**64 >= 2**63
+    return r + d >= 2**63 or (r == 0 and d >= 2**63)
 
 KEYS = [b"k%d" % i for i in range(6)] + [b"n0", b"n1", b"a:b", b"x" * 250]
 
@@ -281,7 +302,10 @@ def main():
                     # memcached's padding is now inside a longer value: a later incr
                     # reads the number before the space ("9 5" is 9 there, 95 here)
                     padded.add(toks[1])
-                if rm != rt and (toks[:1] not in ([b"incr"], [b"decr"]) or toks[1:2] and
+                if rm != rt and big_number_quirk(toks, rm, rt):
+                    used_total["incr of 2^63 or more"] = used_total.get("incr of 2^63 or more",
+                                                                        0) + 1
+                elif rm != rt and (toks[:1] not in ([b"incr"], [b"decr"]) or toks[1:2] and
                                  toks[1] in padded) and any(t in bumped for t in toks[1:]):
                     used_total["incr in place"] = used_total.get("incr in place", 0) + 1
                 elif rm != rt:
