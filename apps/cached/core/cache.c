@@ -62,17 +62,20 @@
 struct item {
 	struct item *_Atomic hnext; /* hash chain (I3: the only link readers follow) */
 	struct item *lprev, *lnext; /* CLOCK/LRU list, under the list's lock */
+	/* what the CLOCK hand reads, beside its link (one line for most items) */
+	uint64_t prio;              /* GreedyDual-Size priority, under the list's lock */
+	_Atomic uint8_t refbit;     /* CLOCK reference bit */
+	uint8_t freq;               /* GreedyDual-Size-Frequency count, under the list's lock */
+	uint8_t cls;
+	uint8_t nkey;
+	_Atomic uint8_t mflags;     /* M_*: memcached's fetched / stale / token-sent bits */
+	_Atomic uint32_t refcount;  /* mcs-clock, locked: 1 for the table + 1 per cache_ref */
+	_Atomic uint32_t exptime;   /* cache_now() units; 0 = never */
 	uint64_t hash;
 	uint64_t cas;
-	_Atomic uint32_t exptime;   /* cache_now() units; 0 = never */
 	uint32_t time;              /* cache_now() when stored (delayed flush_all) */
 	uint32_t flags;
 	uint32_t nbytes;
-	_Atomic uint32_t refcount;  /* mcs-clock, locked: 1 for the table + 1 per cache_ref */
-	_Atomic uint8_t refbit;     /* CLOCK reference bit */
-	uint8_t nkey;
-	uint8_t cls;
-	_Atomic uint8_t mflags;     /* M_*: memcached's fetched / stale / token-sent bits */
 	_Atomic uint32_t atime;     /* cache_now() of the last access (the cache's tick) */
 	char data[];                /* key, then value */
 };
@@ -187,12 +190,22 @@ struct stripe {
 	} u;
 };
 
-/* A CLOCK list (ps: 64 of them; mcs-clock: one) or the LRU list (locked: one). */
+/*
+ * A CLOCK list (ps: 64 of them; mcs-clock: one) or the LRU list (locked: one). A CLOCK
+ * list under GreedyDual-Size-Frequency keeps one ring per size band (items whose charge
+ * is within a factor of 4), so that every eviction compares the oldest unreferenced items
+ * of every size (see evict_clock_locked); plain CLOCK and the LRU use ring 0 only.
+ */
+#define EVICT_BANDS 8u
+struct ring {
+	struct item *hand;  /* CLOCK hand / LRU head (most recent); NULL when empty */
+	uint64_t n;
+};
 struct plist {
 	_Alignas(TSYNC_CACHE_LINE) struct tlock t;
 	pthread_mutex_t x;  /* locked: the global LRU lock */
-	struct item *hand;  /* CLOCK hand / LRU head (most recent); NULL when empty */
-	uint64_t n;
+	uint64_t inflation; /* GreedyDual-Size's L: the highest priority evicted */
+	struct ring r[EVICT_BANDS];
 };
 
 /* ---- the cache -------------------------------------------------------------------------- */
@@ -220,6 +233,8 @@ struct tstats {
 struct sclass {
 	uint32_t size;   /* chunk bytes: ITEM_HDR + key + value fit */
 	uint64_t charge; /* bytes charged against mem_limit per item */
+	uint64_t credit; /* GreedyDual-Size credit per use: GDS_SCALE / charge */
+	unsigned band;   /* its CLOCK ring in each list (0 without size bands) */
 	struct ps_mem *mem;
 	struct cache *owner; /* for the reclamation observer */
 	_Atomic uint64_t evicted;
@@ -466,42 +481,86 @@ static inline void plist_unlock(struct cache *c, struct plist *l)
 		tlock_unlock(&l->t);
 }
 
-/* Insert it just behind the hand (CLOCK: visited last) / at the head (LRU: most recent). */
+/*
+ * GreedyDual-Size-Frequency (Cao and Irani, USITS 1997; Cherkasova, HP Labs 1998) with a
+ * uniform miss cost: an item's priority is the list's inflation L at its last access plus
+ * its frequency times a credit inversely proportional to the memory it is charged, and
+ * eviction takes the lowest priority. Small items keep more credit, so at equal memory
+ * the cache keeps more of them; frequently used ones keep more, so a hot large item
+ * outlives cold ones; L rises to each victim's priority, so an item not accessed for a
+ * while ages out whatever its size. The frequency is counted by the CLOCK hand: the
+ * number of its passes that found the reference bit set, from 1 at the store.
+ */
+#define GDS_SCALE (1ull << 32)
+#define GDS_FREQ_MAX 15u
+
+static inline bool gdsf(const struct cache *c)
+{
+	return c->cfg.evict_policy == CACHE_EVICT_GDSF && c->cfg.variant != CACHE_LOCKED;
+}
+
+static inline uint64_t gds_priority(const struct cache *c, const struct plist *l,
+				    const struct item *it)
+{
+	return l->inflation + it->freq * c->cls[it->cls].credit;
+}
+
+static inline struct ring *ring_of(struct cache *c, struct plist *l, const struct item *it)
+{
+	return &l->r[c->cls[it->cls].band];
+}
+
+/* Insert: LRU at the head (most recent); CLOCK just behind the hand (visited last), so
+ * the hand meets a ring's items oldest first - and under GreedyDual-Size-Frequency those
+ * of lowest priority, as priorities within a band grow with L at their last access. */
 static void list_insert_locked(struct cache *c, struct plist *l, struct item *it)
 {
-	if (l->hand == NULL) {
+	struct ring *r = ring_of(c, l, it);
+	it->freq = 1;
+	it->prio = gds_priority(c, l, it);
+	if (r->hand == NULL) {
 		it->lprev = it->lnext = it;
-		l->hand = it;
+		r->hand = it;
 	} else {
-		struct item *h = l->hand;
+		struct item *h = r->hand;
 		it->lnext = h;
 		it->lprev = h->lprev;
 		h->lprev->lnext = it;
 		h->lprev = it;
 		if (c->cfg.variant == CACHE_LOCKED)
-			l->hand = it;
+			r->hand = it;
 	}
-	l->n++;
+	r->n++;
 }
 
-static void list_remove_locked(struct plist *l, struct item *it)
+static void list_remove_locked(struct cache *c, struct plist *l, struct item *it)
 {
+	struct ring *r = ring_of(c, l, it);
 	if (it->lnext == it) {
-		l->hand = NULL;
+		r->hand = NULL;
 	} else {
 		it->lprev->lnext = it->lnext;
 		it->lnext->lprev = it->lprev;
-		if (l->hand == it)
-			l->hand = it->lnext;
+		if (r->hand == it)
+			r->hand = it->lnext;
 	}
 	it->lprev = it->lnext = NULL;
-	l->n--;
+	r->n--;
 }
 
-/* new takes old's place (same list: same hash); the LRU then moves it to the head. */
+/* new replaces old (same list: same hash): CLOCK in old's place when both are in one
+ * ring; otherwise (the LRU, or another size band) it is inserted as new. */
 static void list_replace_locked(struct cache *c, struct plist *l, struct item *old,
 				struct item *nw)
 {
+	struct ring *r = ring_of(c, l, old);
+	if (c->cfg.variant == CACHE_LOCKED || r != ring_of(c, l, nw)) {
+		list_remove_locked(c, l, old);
+		list_insert_locked(c, l, nw);
+		return;
+	}
+	nw->freq = 1;
+	nw->prio = gds_priority(c, l, nw);
 	if (old->lnext == old) {
 		nw->lprev = nw->lnext = nw;
 	} else {
@@ -510,13 +569,9 @@ static void list_replace_locked(struct cache *c, struct plist *l, struct item *o
 		old->lprev->lnext = nw;
 		old->lnext->lprev = nw;
 	}
-	if (l->hand == old)
-		l->hand = nw;
+	if (r->hand == old)
+		r->hand = nw;
 	old->lprev = old->lnext = NULL;
-	if (c->cfg.variant == CACHE_LOCKED && l->hand != nw) {
-		list_remove_locked(l, nw);
-		list_insert_locked(c, l, nw);
-	}
 }
 
 /* locked: move to the LRU head. Caller holds the item's stripe lock (I1). */
@@ -524,8 +579,8 @@ static void lru_bump(struct cache *c, struct item *it)
 {
 	struct plist *l = &c->lists[0];
 	pthread_mutex_lock(&l->x);
-	if (l->hand != it) {
-		list_remove_locked(l, it);
+	if (l->r[0].hand != it) {
+		list_remove_locked(c, l, it);
 		list_insert_locked(c, l, it);
 	}
 	pthread_mutex_unlock(&l->x);
@@ -591,34 +646,68 @@ size_t cache_reclaim(struct cache *c)
 	return n;
 }
 
-static bool evict_one(struct cache *c, uint64_t hint);
+static bool evict_one(struct cache *c, unsigned *cls);
 
 /* Garbage above mem_limit / GARBAGE_SHARE stops eviction: evicting a live item then only
  * adds garbage, so a store waits for grace periods instead of emptying the cache. */
 #define GARBAGE_SHARE 8u
 #define RESERVE_NAP_NS 50000L
+/* Rounds (a reclamation, then sched_yield) a store waits for the grace period of the
+ * items it evicted before it evicts again; a round is about a microsecond when no other
+ * thread is runnable, a time slice when one is (docs/cached.md, "Memory"). */
+#define VICTIM_WAIT_ROUNDS 64u
+
+/* Reclaim the caller's garbage of the classes in mask (bit i: class i). */
+static size_t reclaim_classes(struct cache *c, uint64_t mask)
+{
+	size_t n = 0;
+	for (; mask; mask &= mask - 1)
+		n += ps_mem_reclaim(c->cls[__builtin_ctzll(mask)].mem);
+	return n;
+}
 
 /*
- * Reserve n bytes under mem_limit. Evict (CLOCK) while garbage is small; when memory is
- * held by garbage (a section holds a grace period back) or nothing is evictable, reclaim
- * the caller's own garbage and, with may_wait (the caller holds no stripe lock), outside
- * any section, and while garbage exists that could be released, nap and retry until
+ * Reserve n bytes under mem_limit. An evicted item's charge comes back only when its
+ * grace period has passed (it is garbage until then), so a store evicts only until its
+ * victims' charge covers n, then waits for their grace period - reclaiming their classes
+ * and yielding, at most VICTIM_WAIT_ROUNDS rounds - instead of evicting more live items
+ * for memory that is about to return; only a grace period that long makes it evict
+ * again. Callers that may not wait (holding a stripe lock) or cannot (inside a section,
+ * which holds their own garbage back) evict without waiting. Garbage above mem_limit /
+ * GARBAGE_SHARE stops eviction altogether (a section holds grace periods back): then
+ * the store reclaims the caller's own garbage and, with may_wait, outside any section,
+ * and while garbage exists that could be released, naps and retries until
  * cfg.mem_wait_ms has passed.
  */
-static bool mem_reserve(struct cache *c, uint64_t n, uint64_t hint, bool may_wait)
+static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
 {
-	unsigned fails = 0;
-	uint64_t deadline = 0;
+	unsigned fails = 0, rounds = 0;
+	uint64_t deadline = 0, evicted = 0, victims = 0;
+	bool wait_victims = may_wait && !ps_in_section(c->ps);
 	for (;;) {
 		uint64_t u = atomic_load_explicit(&c->mem_used, RELAXED);
 		while (u + n <= c->cfg.mem_limit)
 			if (atomic_compare_exchange_weak_explicit(&c->mem_used, &u, u + n, RELAXED,
 								  RELAXED))
 				return true;
+		if (victims && reclaim_classes(c, victims) > 0)
+			continue;
+		if (wait_victims && evicted >= n) {
+			if (++rounds <= VICTIM_WAIT_ROUNDS) {
+				sched_yield();
+				continue;
+			}
+			evicted = 0; /* a long grace period: evict again */
+		}
+		rounds = 0;
 		uint64_t g = atomic_load_explicit(&c->mem_garbage, RELAXED);
 		if (has_list(c) && !c->cfg.no_evict && g <= c->cfg.mem_limit / GARBAGE_SHARE) {
-			if (evict_one(c, hint))
+			unsigned k;
+			if (evict_one(c, &k)) {
+				evicted += c->cls[k].charge;
+				victims |= 1ull << k;
 				continue;
+			}
 			/* Nothing evictable now (items locked by others, or all memory held by
 			 * unfinished stores): retry a few times. */
 			if (++fails <= 8) {
@@ -669,7 +758,7 @@ static enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *
 	int k = class_of(c, total);
 	if (k < 0)
 		return CACHE_TOO_LARGE;
-	if (!mem_reserve(c, c->cls[k].charge, hash, may_wait))
+	if (!mem_reserve(c, c->cls[k].charge, may_wait))
 		return CACHE_NO_MEMORY;
 	struct item *it = ps_alloc(c->cls[k].mem);
 	if (it == NULL) {
@@ -789,7 +878,7 @@ static void unlink_locked(struct cache *c, struct item *it, struct item *_Atomic
 	if (has_list(c)) {
 		struct plist *l = list_of(c, it->hash);
 		plist_lock(c, l);
-		list_remove_locked(l, it);
+		list_remove_locked(c, l, it);
 		plist_unlock(c, l);
 	}
 	st_add(c, S_LINKED, (uint64_t)-1);
@@ -852,7 +941,7 @@ static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v)
 		return false;
 	}
 	atomic_store_explicit(pp, atomic_load_explicit(&v->hnext, RELAXED), RELEASE);
-	list_remove_locked(l, v);
+	list_remove_locked(c, l, v);
 	stripe_unlock(c, s, &qn);
 	st_add(c, S_LINKED, (uint64_t)-1);
 	if (item_state(c, v) == LIVE) {
@@ -877,37 +966,106 @@ static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v)
 }
 
 /*
- * Evict one item. CLOCK (seed 000 §5.2): starting at the list the hint hashes to, move
- * each list's hand past items whose reference bit is set (clearing it) to the first one
- * whose bit is clear; LRU: from the tail. Returns false if no list had an evictable item.
+ * Evict one item from the lists, visited round-robin from a per-thread cursor, so that
+ * every list gives up items at the same rate whatever the keys being stored hash to (the
+ * list of the key being stored would make a large store empty one small list). Returns
+ * false if no list had an evictable item; *cls: the victim's class.
+ * LRU (locked): from the tail.
+ * CLOCK (ParSec (EuroSys 2016) §5.2): the hand moves past items whose reference bit is
+ * set, clearing it, and evicts the first whose bit is clear.
+ * GreedyDual-Size-Frequency over CLOCK rings: in each size band's ring the hand moves
+ * past referenced items, clearing the bit, counting the use and renewing the priority
+ * (an access is accounted lazily, when the hand passes, so a get stores nothing but the
+ * bit). The first unreferenced item whose priority is at most L is overdue and goes at
+ * once. Otherwise the hand collects evict_window unreferenced items from each band, the
+ * one of lowest priority goes and L rises to it: the oldest items of each band stand for
+ * their band, so the comparison sees every size however rare. Items the hand passed stay
+ * where they are, for its next round.
  */
-static bool evict_one(struct cache *c, uint64_t hint)
+#define EVICT_WINDOW_MAX 16u
+
+/* Evict the candidate of lowest priority (the next if its stripe is busy); over_l: an
+ * item that beats no overdue one, so L rises to it. */
+static bool evict_lowest(struct cache *c, struct plist *l, struct item **cand, unsigned nc,
+			 bool over_l, unsigned *cls)
 {
-	unsigned start = (unsigned)((hint >> 58) & (c->nlists - 1));
-	for (unsigned k = 0; k < c->nlists; k++) {
+	while (nc > 0) {
+		unsigned m = 0;
+		for (unsigned i = 1; i < nc; i++)
+			if (cand[i]->prio < cand[m]->prio)
+				m = i;
+		struct item *v = cand[m];
+		uint64_t p = v->prio;
+		*cls = v->cls; /* read before the eviction frees it */
+		if (try_evict_locked(c, l, v)) {
+			if (over_l && p > l->inflation)
+				l->inflation = p;
+			return true;
+		}
+		cand[m] = cand[--nc];
+	}
+	return false;
+}
+
+static bool evict_clock_locked(struct cache *c, struct plist *l, unsigned *cls)
+{
+	struct item *cand[EVICT_BANDS * EVICT_WINDOW_MAX], *due[EVICT_BANDS];
+	unsigned nc = 0, nd = 0, want = gdsf(c) ? c->cfg.evict_window : 1;
+	for (unsigned b = 0; b < EVICT_BANDS; b++) {
+		struct ring *r = &l->r[b];
+		unsigned got = 0;
+		uint64_t steps = r->n; /* one round: what it clears waits for the next pass */
+		struct item *first = NULL;
+		while (r->hand && steps-- && got < want) {
+			struct item *v = r->hand;
+			if (atomic_load_explicit(&v->refbit, RELAXED)) {
+				atomic_store_explicit(&v->refbit, 0, RELAXED);
+				if (v->freq < GDS_FREQ_MAX)
+					v->freq++;
+				v->prio = gds_priority(c, l, v);
+				r->hand = v->lnext;
+				continue;
+			}
+			if (!gdsf(c) || v->prio <= l->inflation) {
+				/* CLOCK's victim / overdue: the hand stays on it */
+				due[nd++] = v;
+				break;
+			}
+			r->hand = v->lnext;
+			if (v == first)
+				break; /* every item of the ring is a candidate already */
+			if (first == NULL)
+				first = v;
+			cand[nc++] = v;
+			got++;
+		}
+	}
+	if (nd > 0 && evict_lowest(c, l, due, nd, false, cls))
+		return true;
+	return evict_lowest(c, l, cand, nc, true, cls);
+}
+
+static bool evict_one(struct cache *c, unsigned *cls)
+{
+	static _Thread_local unsigned cursor;
+	unsigned start = cursor++;
+	/* Two sweeps: when every list's items were referenced, the first clears their bits. */
+	for (unsigned k = 0; k < 2 * c->nlists; k++) {
 		struct plist *l = &c->lists[(start + k) & (c->nlists - 1)];
 		plist_lock(c, l);
 		bool done = false;
 		if (c->cfg.variant == CACHE_LOCKED) {
-			struct item *v = l->hand ? l->hand->lprev : NULL;
+			struct item *v = l->r[0].hand ? l->r[0].hand->lprev : NULL;
 			for (unsigned tries = 0; v && tries < 50 && !done; tries++) {
 				struct item *prev = v->lprev;
+				*cls = v->cls;
 				done = try_evict_locked(c, l, v);
 				if (prev == v)
 					break;
 				v = prev;
 			}
 		} else {
-			uint64_t steps = 2 * l->n + 1;
-			while (l->hand && steps-- && !done) {
-				struct item *v = l->hand;
-				l->hand = v->lnext;
-				if (atomic_load_explicit(&v->refbit, RELAXED)) {
-					atomic_store_explicit(&v->refbit, 0, RELAXED);
-					continue;
-				}
-				done = try_evict_locked(c, l, v);
-			}
+			done = evict_clock_locked(c, l, cls);
 		}
 		plist_unlock(c, l);
 		if (done)
@@ -1876,6 +2034,11 @@ static int make_classes(struct cache *c)
 			return -1;
 		c->cls[i].size = (uint32_t)sizes[i];
 		c->cls[i].charge = (slab + nobj - 1) / nobj;
+		c->cls[i].credit = GDS_SCALE / c->cls[i].charge;
+		unsigned band = 0;
+		for (uint64_t q = c->cls[i].charge / 64; q >= 4 && band < EVICT_BANDS - 1; q /= 4)
+			band++;
+		c->cls[i].band = gdsf(c) ? band : 0;
 		c->nclasses = i + 1;
 	}
 	return 0;
@@ -1910,11 +2073,14 @@ struct cache *cache_create(const struct cache_config *cfg)
 		g.hash_power = 16;
 	if (g.mem_wait_ms == 0)
 		g.mem_wait_ms = 100;
+	if (g.evict_window == 0)
+		g.evict_window = 4;
 	if ((unsigned)g.variant > CACHE_LOCKED || g.growth_factor <= 1.0 ||
 	    g.growth_factor > 100.0 || g.item_size_max < 1024 ||
 	    g.item_size_max > (128u << 20) || g.item_size_max > g.mem_limit / 2 ||
 	    g.chunk_min > g.item_size_max / 2 || g.hash_power < 4 || g.hash_power > MAX_POWER ||
-	    g.mem_wait_ms > 60000) {
+	    g.mem_wait_ms > 60000 || g.evict_window > EVICT_WINDOW_MAX ||
+	    (unsigned)g.evict_policy > CACHE_EVICT_CLOCK) {
 		errno = EINVAL;
 		return NULL;
 	}

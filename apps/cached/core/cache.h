@@ -73,6 +73,22 @@ enum cache_variant {
 	CACHE_LOCKED,
 };
 
+/*
+ * Which item a CLOCK variant (ps, mcs-clock) evicts when memory is needed (docs/cached.md,
+ * "Eviction"):
+ *  CACHE_EVICT_GDSF   GreedyDual-Size-Frequency over the CLOCK lists: the item of lowest
+ *                     priority, L + uses x (2^32 / bytes charged), among the oldest
+ *                     unreferenced items of each size band, L rising to each victim's
+ *                     priority. At equal memory it keeps more items, and more of the
+ *                     ones being read, than CLOCK (the default).
+ *  CACHE_EVICT_CLOCK  plain CLOCK, as ParSec (EuroSys 2016) §5.2: the first item whose
+ *                     reference bit is clear, whatever its size.
+ */
+enum cache_evict_policy {
+	CACHE_EVICT_GDSF = 0,
+	CACHE_EVICT_CLOCK,
+};
+
 /* Result codes: one for each reply memcached distinguishes. */
 enum cache_status {
 	CACHE_OK = 0,       /* hit / deleted / touched / incremented / flushed */
@@ -135,6 +151,12 @@ struct cache_config {
 				   * memory held by freed items before it fails with
 				   * CACHE_NO_MEMORY (see cache_store); default (0) 100 ms;
 				   * < 0: never wait; at most 60000 */
+	enum cache_evict_policy evict_policy; /* ps, mcs-clock: which items CLOCK evicts;
+				   * default (0) CACHE_EVICT_GDSF; the locked variant always
+				   * evicts its LRU tail */
+	unsigned evict_window;    /* CACHE_EVICT_GDSF: unreferenced items of each size band one
+				   * eviction compares when none is overdue; default (0) 4;
+				   * at most 16 */
 	/* Called for each live item evicted (not for expired ones), on the evicting thread,
 	 * after the item is unlinked and before its memory can be reused, with a CLOCK list
 	 * lock held: it must be short and must not call into the cache. NULL: none. */
@@ -142,7 +164,8 @@ struct cache_config {
 	void *evict_arg;
 };
 #define CACHE_CONFIG_INIT                                                                  \
-	{sizeof(struct cache_config), CACHE_PS, 0, 0, 0.0, 0, 0, false, false, 0, NULL, NULL}
+	{sizeof(struct cache_config), CACHE_PS, 0, 0, 0.0, 0, 0, false, false, 0, CACHE_EVICT_GDSF, 0, \
+	 NULL, NULL}
 
 /*
  * cache_create: a new, empty cache. cfg NULL means defaults. Creates its own struct ps
