@@ -1,0 +1,506 @@
+/*
+ * apps/cached/core/cache_internal.h - the cache core's private structures and the inline
+ * helpers its files share (item.c, table.c, evict.c, sweep.c, cache.c; docs/cached.md,
+ * "Cache core"). Not installed, not a contract for anything outside apps/cached/core.
+ *
+ * Invariants the code relies on (each argued in docs/cached.md; each file names those it
+ * maintains):
+ *  I1 An item is reachable from a hash chain (of the table or, while growing, of the old
+ *     table) exactly while it is on its CLOCK/LRU list (variants with one); both change
+ *     only under the item's stripe lock. So an evictor holding a list lock that also gets
+ *     the victim's stripe lock (trylock) finds the victim hashed.
+ *  I2 Every bucket with index b (in the old and in the new table) is guarded by stripe
+ *     b & smask, and smask < the smallest table size: one lock covers a bucket, the two
+ *     buckets it splits into, and every item whose hash maps there.
+ *  I3 Items are immutable once published except hnext (chain link), exptime (touch),
+ *     refbit and refcount, all atomics. An update publishes a new item with one release
+ *     store and unlinks the old one afterwards; the old one is ps_free()d (ps variants:
+ *     reused only after every section that could hold it has ended) or dropped by its
+ *     reference count (mcs-clock, locked).
+ *  I4 Lock order: stripe -> list lock (blocking). A thread holding a list lock takes
+ *     stripe locks only with trylock. The grower takes one stripe at a time.
+ */
+#ifndef TSYNC_CACHE_INTERNAL_H
+#define TSYNC_CACHE_INTERNAL_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cache.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tsync/arch.h>
+#include <tsync/clock.h>
+#include <tsync/ps.h>
+#include <tsync/ps_mem.h>
+#include <tsync/thread.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#pragma GCC diagnostic pop
+
+#define RELAXED memory_order_relaxed
+#define ACQUIRE memory_order_acquire
+#define RELEASE memory_order_release
+#define ACQ_REL memory_order_acq_rel
+
+#define MAX_CLASSES 63u
+#define MAX_POWER 30u
+#define MAX_STRIPES 4096u
+
+/* ---- items ------------------------------------------------------------------------------ */
+
+struct item {
+	struct item *_Atomic hnext; /* hash chain (I3: the only link readers follow) */
+	struct item *lprev, *lnext; /* CLOCK/LRU list, under the list's lock */
+	uint64_t hash;
+	uint64_t cas;
+	_Atomic uint32_t exptime;   /* cache_now() units; 0 = never */
+	uint32_t time;              /* cache_now() when stored (delayed flush_all) */
+	uint32_t flags;
+	uint32_t nbytes;
+	_Atomic uint32_t refcount;  /* mcs-clock, locked: 1 for the table + 1 per cache_ref */
+	_Atomic uint8_t refbit;     /* CLOCK reference bit */
+	uint8_t nkey;
+	uint8_t cls;
+	_Atomic uint8_t mflags;     /* M_*: memcached's fetched / stale / token-sent bits */
+	_Atomic uint32_t atime;     /* cache_now() of the last access (the cache's tick) */
+	char data[];                /* key, then value */
+};
+/* mflags (meta protocol, cache_mget): set with atomic or; a new item starts with 0 */
+#define M_FETCHED 1u /* a get has returned the item (mg h) */
+#define M_TOKEN 2u   /* a recache win token was handed out for it (mg W, then Z) */
+#define M_STALE 4u   /* invalidated by cache_invalidate (mg X) */
+#define M_KEYB 8u    /* stored with a base64 key (ms b): mg k returns it base64 */
+#define ITEM_HDR offsetof(struct item, data)
+#define MC_ITEM_HDR 48u /* memcached 1.6's sizeof(item) on 64-bit: its first class is
+			 * MC_ITEM_HDR + chunk_min */
+
+static inline const char *item_value(const struct item *it)
+{
+	return it->data + it->nkey;
+}
+
+/* ---- locks ------------------------------------------------------------------------------ */
+
+static inline void spin_wait(unsigned *spins)
+{
+	if (++*spins < 256)
+		tsync_arch_relax();
+	else
+		sched_yield();
+}
+
+/* Ticket lock with trylock: the ps variants' stripe locks and the CLOCK list locks. */
+struct tlock {
+	_Atomic uint32_t next;
+	_Atomic uint32_t owner;
+};
+
+static inline void tlock_lock(struct tlock *l)
+{
+	uint32_t t = atomic_fetch_add_explicit(&l->next, 1, RELAXED);
+	unsigned spins = 0;
+	while (atomic_load_explicit(&l->owner, ACQUIRE) != t)
+		spin_wait(&spins);
+}
+
+static inline bool tlock_trylock(struct tlock *l)
+{
+	/* acquire on owner: reading the previous holder's unlock store is what orders its
+	 * critical section before ours (the CAS on next synchronises with nobody's unlock). */
+	uint32_t o = atomic_load_explicit(&l->owner, ACQUIRE);
+	uint32_t expect = o;
+	return atomic_compare_exchange_strong_explicit(&l->next, &expect, o + 1, ACQUIRE,
+						       RELAXED);
+}
+
+static inline void tlock_unlock(struct tlock *l)
+{
+	atomic_store_explicit(&l->owner, atomic_load_explicit(&l->owner, RELAXED) + 1, RELEASE);
+}
+
+/* MCS queue lock (Mellor-Crummey & Scott 1991): the mcs-clock variant's stripe locks.
+ * Each acquisition brings its own queue node (on the caller's stack; it lives until the
+ * matching unlock). */
+struct mcs_node {
+	struct mcs_node *_Atomic next;
+	_Atomic uint32_t wait;
+};
+struct mcs_lock {
+	struct mcs_node *_Atomic tail;
+};
+
+static inline void mcs_lock(struct mcs_lock *l, struct mcs_node *n)
+{
+	atomic_store_explicit(&n->next, NULL, RELAXED);
+	atomic_store_explicit(&n->wait, 1, RELAXED);
+	/* acq_rel: acquire the previous holder's section; release our node's init to the
+	 * predecessor that links to it. */
+	struct mcs_node *pred = atomic_exchange_explicit(&l->tail, n, ACQ_REL);
+	if (pred == NULL)
+		return;
+	atomic_store_explicit(&pred->next, n, RELEASE);
+	unsigned spins = 0;
+	while (atomic_load_explicit(&n->wait, ACQUIRE))
+		spin_wait(&spins);
+}
+
+static inline bool mcs_trylock(struct mcs_lock *l, struct mcs_node *n)
+{
+	atomic_store_explicit(&n->next, NULL, RELAXED);
+	atomic_store_explicit(&n->wait, 0, RELAXED);
+	struct mcs_node *expect = NULL;
+	return atomic_compare_exchange_strong_explicit(&l->tail, &expect, n, ACQ_REL, RELAXED);
+}
+
+static inline void mcs_unlock(struct mcs_lock *l, struct mcs_node *n)
+{
+	struct mcs_node *next = atomic_load_explicit(&n->next, ACQUIRE);
+	if (next == NULL) {
+		struct mcs_node *expect = n;
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, NULL, RELEASE,
+							    RELAXED))
+			return;
+		unsigned spins = 0;
+		while ((next = atomic_load_explicit(&n->next, ACQUIRE)) == NULL)
+			spin_wait(&spins);
+	}
+	atomic_store_explicit(&next->wait, 0, RELEASE);
+}
+
+/* One stripe lock per cache line; which member is used depends on the variant. */
+struct stripe {
+	_Alignas(TSYNC_CACHE_LINE) union {
+		struct tlock t;          /* ps, ps-nocrp */
+		struct mcs_lock m;       /* mcs-clock */
+		pthread_mutex_t x;       /* locked */
+	} u;
+};
+
+/* A CLOCK list (ps: 64 of them; mcs-clock: one) or the LRU list (locked: one). */
+struct plist {
+	_Alignas(TSYNC_CACHE_LINE) struct tlock t;
+	pthread_mutex_t x;  /* locked: the global LRU lock */
+	struct item *hand;  /* CLOCK hand / LRU head (most recent); NULL when empty */
+	uint64_t n;
+};
+/* ---- the cache -------------------------------------------------------------------------- */
+
+struct table {
+	uint64_t mask;
+	unsigned power;
+	struct item *_Atomic b[];
+};
+
+enum {
+	S_GET_HITS, S_GET_MISSES, S_GET_EXPIRED, S_GET_FLUSHED, S_CMD_SET, S_TOTAL_ITEMS,
+	S_CMD_TOUCH, S_TOUCH_HITS, S_TOUCH_MISSES, S_DELETE_HITS, S_DELETE_MISSES,
+	S_INCR_HITS, S_INCR_MISSES, S_DECR_HITS, S_DECR_MISSES, S_CAS_HITS, S_CAS_MISSES,
+	S_CAS_BADVAL, S_CMD_FLUSH, S_TOO_LARGE, S_NO_MEMORY, S_EVICTIONS, S_RECLAIMED,
+	S_LINKED, /* items linked minus unlinked by this thread (wraps; summed) */
+	S_ADDS,   /* link events since the last growth check (owner only) */
+	S_N
+};
+/* Per-thread counters, written only by their thread (tsync thread id). */
+struct tstats {
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t v[S_N];
+};
+
+struct sclass {
+	uint32_t size;   /* chunk bytes: ITEM_HDR + key + value fit */
+	uint64_t charge; /* bytes charged against mem_limit per item */
+	struct ps_mem *mem;
+	struct cache *owner; /* for the reclamation observer */
+	_Atomic uint64_t evicted;
+	_Atomic uint64_t requested; /* ITEM_HDR + key + value of allocated, unretired items */
+	_Atomic uint64_t reclaimed; /* expired or flushed items of this class unlinked */
+};
+
+struct cache {
+	struct cache_config cfg;
+	struct ps *ps;
+	unsigned nclasses;
+	struct sclass cls[MAX_CLASSES];
+	struct stripe *stripes;
+	uint64_t smask;
+	struct plist *lists;
+	unsigned nlists;
+	struct tstats *ts;
+	unsigned nts;
+	int64_t start_sec;    /* CLOCK_MONOTONIC_COARSE seconds at create */
+	int64_t start_unix;   /* time(NULL) at create */
+
+	/* read by every lookup, written only by growth */
+	_Alignas(TSYNC_CACHE_LINE) struct table *_Atomic tab;
+	struct table *_Atomic old; /* non-NULL while growing */
+
+	/* read by every lookup, written by flush_all / time_advance */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t oldest_cas;
+	_Atomic uint32_t flush_at;    /* delayed flush: items stored before it die at it */
+	_Atomic uint32_t time_offset; /* cache_time_advance */
+	_Atomic uint32_t tick;        /* cache_now() as last read by an update or the
+				       * maintenance thread (clock_tick): gets stamp
+				       * access times with it instead of reading the clock */
+
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t cas_next;
+	/* Charged bytes: items allocated and not yet reclaimed (live + garbage <= mem_limit),
+	 * and of those, garbage: freed, waiting for a grace period (docs/cached.md, "Memory"). */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t mem_used;
+	_Atomic uint64_t mem_garbage;
+
+	_Alignas(TSYNC_CACHE_LINE) pthread_mutex_t grow_mx;
+	_Atomic uint64_t expansions;
+	_Atomic uint64_t sweeper_runs;
+	_Atomic int grow_req;
+	pthread_mutex_t mmx; /* maintenance thread state */
+	pthread_cond_t mcv;
+	pthread_t mthr;
+	bool mrunning, mstop;
+	unsigned interval_ms;
+	uint64_t sweep_cursor;
+};
+
+static inline bool is_ps(const struct cache *c)
+{
+	return c->cfg.variant == CACHE_PS || c->cfg.variant == CACHE_PS_NOCRP;
+}
+
+/* ---- per-thread counters ---------------------------------------------------------------- */
+
+static inline struct tstats *my_stats(struct cache *c)
+{
+	unsigned id = tsync__self();
+	return &c->ts[id < c->nts ? id : c->nts - 1];
+}
+
+/* Owner-only increment: a load and a store, no read-modify-write. Threads beyond the
+ * counter array share its last slot: increments are then atomic RMWs. */
+static inline void st_add(struct cache *c, unsigned k, uint64_t d)
+{
+	unsigned id = tsync__self();
+	if (TSYNC_LIKELY(id < c->nts - 1)) {
+		_Atomic uint64_t *p = &c->ts[id].v[k];
+		atomic_store_explicit(p, atomic_load_explicit(p, RELAXED) + d, RELAXED);
+	} else {
+		atomic_fetch_add_explicit(&c->ts[c->nts - 1].v[k], d, RELAXED);
+	}
+}
+#define ST_INC(c, k) st_add((c), (k), 1)
+
+static inline uint64_t st_sum(const struct cache *c, unsigned k)
+{
+	uint64_t s = 0;
+	for (unsigned i = 0; i < c->nts; i++)
+		s += atomic_load_explicit(&c->ts[i].v[k], RELAXED);
+	return s;
+}
+
+/* ---- time ------------------------------------------------------------------------------- */
+
+/* cache_now(), published as the cache's tick (one store per second at most). */
+static inline uint32_t clock_tick(struct cache *c)
+{
+	uint32_t now = cache_now(c);
+	if (atomic_load_explicit(&c->tick, RELAXED) != now)
+		atomic_store_explicit(&c->tick, now, RELAXED);
+	return now;
+}
+
+enum { LIVE, EXPIRED, FLUSHED };
+
+static inline int item_state(const struct cache *c, const struct item *it)
+{
+	if (it->cas <= atomic_load_explicit(&c->oldest_cas, ACQUIRE))
+		return FLUSHED;
+	uint32_t fa = atomic_load_explicit(&c->flush_at, ACQUIRE);
+	uint32_t e = atomic_load_explicit(&it->exptime, RELAXED);
+	if (TSYNC_LIKELY(fa == 0 && e == 0))
+		return LIVE;
+	uint32_t now = cache_now(c);
+	if (fa && it->time < fa && now >= fa)
+		return FLUSHED;
+	if (e && e <= now)
+		return EXPIRED;
+	return LIVE;
+}
+
+/* ---- stripe locks ----------------------------------------------------------------------- */
+
+static inline struct stripe *stripe_of(struct cache *c, uint64_t hash)
+{
+	return &c->stripes[hash & c->smask];
+}
+
+static inline void stripe_lock(struct cache *c, struct stripe *s, struct mcs_node *n)
+{
+	switch (c->cfg.variant) {
+	case CACHE_MCS_CLOCK: mcs_lock(&s->u.m, n); break;
+	case CACHE_LOCKED: pthread_mutex_lock(&s->u.x); break;
+	default: tlock_lock(&s->u.t); break;
+	}
+}
+
+static inline bool stripe_trylock(struct cache *c, struct stripe *s, struct mcs_node *n)
+{
+	switch (c->cfg.variant) {
+	case CACHE_MCS_CLOCK: return mcs_trylock(&s->u.m, n);
+	case CACHE_LOCKED: return pthread_mutex_trylock(&s->u.x) == 0;
+	default: return tlock_trylock(&s->u.t);
+	}
+}
+
+static inline void stripe_unlock(struct cache *c, struct stripe *s, struct mcs_node *n)
+{
+	switch (c->cfg.variant) {
+	case CACHE_MCS_CLOCK: mcs_unlock(&s->u.m, n); break;
+	case CACHE_LOCKED: pthread_mutex_unlock(&s->u.x); break;
+	default: tlock_unlock(&s->u.t); break;
+	}
+}
+
+/* ---- lists: CLOCK (ps, mcs-clock) and LRU (locked) -------------------------------------- */
+
+static inline bool has_list(const struct cache *c)
+{
+	return c->cfg.variant != CACHE_PS_NOCRP;
+}
+
+static inline struct plist *list_of(struct cache *c, uint64_t hash)
+{
+	/* The top bits: independent of the bucket and stripe (low) bits. */
+	return &c->lists[(hash >> 58) & (c->nlists - 1)];
+}
+
+static inline void plist_lock(struct cache *c, struct plist *l)
+{
+	if (c->cfg.variant == CACHE_LOCKED)
+		pthread_mutex_lock(&l->x);
+	else
+		tlock_lock(&l->t);
+}
+
+static inline void plist_unlock(struct cache *c, struct plist *l)
+{
+	if (c->cfg.variant == CACHE_LOCKED)
+		pthread_mutex_unlock(&l->x);
+	else
+		tlock_unlock(&l->t);
+}
+/* ---- items and memory (item.c) ---------------------------------------------------------- */
+
+/* ps_free an item whose charge becomes garbage until its reclamation. */
+static inline void item_retire(struct cache *c, struct item *it)
+{
+	atomic_fetch_sub_explicit(&c->cls[it->cls].requested, ITEM_HDR + it->nkey + it->nbytes,
+				  RELAXED);
+	atomic_fetch_add_explicit(&c->mem_garbage, c->cls[it->cls].charge, RELAXED);
+	ps_free(c->cls[it->cls].mem, it);
+}
+
+/* ps_mem's reclamation observer: `collected` objects of one class became reusable. */
+/* memcached's item_size_ok: its header, the CAS, the key's NUL, the flags if not 0 and the
+ * value's "\r\n" count against -I; so the largest value that fits is memcached's. */
+static inline bool size_ok(const struct cache *c, size_t nkey, size_t nbytes, uint32_t flags)
+{
+	return MC_ITEM_HDR + 8 + nkey + 1 + (flags ? 4 : 0) + nbytes + 2 <= c->cfg.item_size_max;
+}
+
+/* ---- hash table ------------------------------------------------------------------------- */
+
+static inline uint64_t key_hash(const void *key, size_t nkey)
+{
+	return XXH3_64bits(key, nkey);
+}
+
+static inline bool key_ok(size_t nkey)
+{
+	return nkey >= 1 && nkey <= CACHE_KEY_MAX;
+}
+
+static inline bool item_is(const struct item *it, uint64_t h, const void *key, size_t nkey)
+{
+	return it->hash == h && it->nkey == nkey && memcmp(it->data, key, nkey) == 0;
+}
+
+static inline struct item *chain_find(struct item *_Atomic *head, uint64_t h, const void *key,
+				      size_t nkey)
+{
+	for (struct item *it = atomic_load_explicit(head, ACQUIRE); it;
+	     it = atomic_load_explicit(&it->hnext, ACQUIRE))
+		if (item_is(it, h, key, nkey))
+			return it;
+	return NULL;
+}
+
+/*
+ * Lock-free lookup (ps variants, inside a section; the others, under the stripe lock).
+ * Load tab, then old; search old, then tab. The grower stores old before tab, links an
+ * item into the new table before unlinking it from the old one, and waits a grace period
+ * between publishing the new table and moving anything: so an item linked throughout the
+ * lookup is found (docs/cached.md, "Growth").
+ */
+static inline struct item *lookup(struct cache *c, uint64_t h, const void *key, size_t nkey)
+{
+	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
+	struct table *o = atomic_load_explicit(&c->old, ACQUIRE);
+	struct item *it = NULL;
+	if (TSYNC_UNLIKELY(o != NULL))
+		it = chain_find(&o->b[h & o->mask], h, key, nkey);
+	if (it == NULL)
+		it = chain_find(&t->b[h & t->mask], h, key, nkey);
+	return it;
+}
+
+/* Under the stripe lock: find the item and the link that points to it. */
+/* ---- sizes ------------------------------------------------------------------------------ */
+
+static inline size_t round_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* ps_mem's layout (src/ps_mem.c): a 32-byte header before each 16-aligned object, the
+ * slab's own header in the first cache lines. What a slab of `slab` bytes holds. */
+#define PSMEM_HDR 32u
+#define PSMEM_FIRST 128u
+
+/* ---- across files ----------------------------------------------------------------------- */
+
+/* item.c */
+int make_classes(struct cache *c);
+int class_of(const struct cache *c, size_t total);
+enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key, size_t nkey,
+			     size_t nbytes, uint32_t flags, bool may_wait, struct item **out);
+void item_drop(struct cache *c, struct item *it);
+void item_drop_dead(struct cache *c, struct item *it);
+
+/* table.c */
+struct table *table_new(unsigned power);
+struct item *find_locked(struct cache *c, uint64_t h, const void *key, size_t nkey,
+			 struct item *_Atomic **pp_out);
+struct item *_Atomic *find_link(struct cache *c, const struct item *target);
+void unlink_locked(struct cache *c, struct item *it, struct item *_Atomic *pp);
+void link_locked(struct cache *c, struct item *nw, struct item *old, struct item *_Atomic *pp);
+void maybe_grow(struct cache *c);
+
+/* evict.c */
+void list_insert_locked(struct cache *c, struct plist *l, struct item *it);
+void list_remove_locked(struct plist *l, struct item *it);
+void list_replace_locked(struct cache *c, struct plist *l, struct item *old, struct item *nw);
+void lru_bump(struct cache *c, struct item *it);
+bool evict_one(struct cache *c, uint64_t hint);
+
+#endif /* TSYNC_CACHE_INTERNAL_H */
