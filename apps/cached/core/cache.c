@@ -126,15 +126,16 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 	if (TSYNC_UNLIKELY(!key_ok(nkey)))
 		return CACHE_BAD_KEY;
 	uint64_t h = key_hash(key, nkey);
-	if (is_ps(c)) {
+	const struct cache_ops *ops = c->ops;
+	if (ops->parsec) {
 		ps_enter(c->ps);
 		struct item *it = lookup(c, h, key, nkey);
 		int st = it ? item_state(c, it) : LIVE;
 		if (it && st == LIVE) {
-			/* The only store of a get: once per CLOCK period, to the item's line. */
-			if (update && c->cfg.variant == CACHE_PS &&
-			    !atomic_load_explicit(&it->refbit, RELAXED))
-				atomic_store_explicit(&it->refbit, 1, RELAXED);
+			/* The only store of a get (ps: clock_bump): once per CLOCK period, to
+			 * the item's line. */
+			if (update)
+				ops->bump(c, it);
 			fill_ref(c, ref, it, update);
 			ST_INC(c, S_GET_HITS);
 			return CACHE_OK; /* the section stays open until cache_release */
@@ -153,13 +154,9 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 	struct item *it = find_locked(c, h, key, nkey, &pp);
 	int st = it ? item_state(c, it) : LIVE;
 	if (it && st == LIVE) {
-		atomic_fetch_add_explicit(&it->refcount, 1, RELAXED);
-		if (!update)
-			;
-		else if (c->cfg.variant == CACHE_LOCKED)
-			lru_bump(c, it);
-		else if (!atomic_load_explicit(&it->refbit, RELAXED))
-			atomic_store_explicit(&it->refbit, 1, RELAXED);
+		ops->pin(c, it);
+		if (update)
+			ops->bump(c, it);
 		stripe_unlock(c, s, &qn);
 		fill_ref(c, ref, it, update);
 		ST_INC(c, S_GET_HITS);
@@ -185,13 +182,7 @@ enum cache_status cache_get(struct cache *c, const void *key, size_t nkey,
 
 void cache_release(struct cache *c, struct cache_ref *ref)
 {
-	if (is_ps(c)) {
-		ps_exit(c->ps);
-	} else {
-		struct item *it = ref->item_;
-		if (atomic_fetch_sub_explicit(&it->refcount, 1, ACQ_REL) == 1)
-			item_retire(c, it);
-	}
+	c->ops->unpin(c, ref->item_);
 	ref->item_ = NULL;
 	ref->value = NULL;
 }
@@ -264,18 +255,11 @@ static struct item *touch_item(struct cache *c, const void *key, size_t nkey, in
 			/* memcached's touch is an access: the item counts as fetched (mg h) */
 			if (!(atomic_load_explicit(&it->mflags, RELAXED) & M_FETCHED))
 				atomic_fetch_or_explicit(&it->mflags, M_FETCHED, RELAXED);
-			if (c->cfg.variant == CACHE_LOCKED)
-				lru_bump(c, it);
-		} else if (is_ps(c)) {
-			ps_enter(c->ps);
-			if (c->cfg.variant == CACHE_PS)
-				atomic_store_explicit(&it->refbit, 1, RELAXED);
+			if (c->ops->lru)
+				c->ops->bump(c, it);
 		} else {
-			atomic_fetch_add_explicit(&it->refcount, 1, RELAXED);
-			if (c->cfg.variant == CACHE_LOCKED)
-				lru_bump(c, it);
-			else
-				atomic_store_explicit(&it->refbit, 1, RELAXED);
+			c->ops->pin(c, it);
+			c->ops->bump(c, it);
 		}
 	}
 	stripe_unlock(c, s, &qn);
@@ -363,10 +347,7 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 		break;
 	case CACHE_ADD:
 		if (old) {
-			if (c->cfg.variant == CACHE_PS || c->cfg.variant == CACHE_MCS_CLOCK)
-				atomic_store_explicit(&old->refbit, 1, RELAXED);
-			else if (c->cfg.variant == CACHE_LOCKED)
-				lru_bump(c, old);
+			c->ops->bump(c, old);
 			st = CACHE_NOT_STORED;
 		}
 		break;
@@ -759,6 +740,7 @@ struct cache *cache_create(const struct cache_config *cfg)
 	if (c == NULL)
 		return NULL;
 	memset(c, 0, sizeof(*c));
+	c->ops = cache_variant_ops[g.variant];
 	c->cfg = g;
 	c->cfg.size = sizeof(struct cache_config);
 	struct timespec ts;
@@ -783,9 +765,8 @@ struct cache *cache_create(const struct cache_config *cfg)
 		goto fail;
 	memset(c->stripes, 0, ns * sizeof(struct stripe));
 	for (uint64_t i = 0; i < ns; i++)
-		if (g.variant == CACHE_LOCKED)
-			pthread_mutex_init(&c->stripes[i].u.x, NULL);
-	c->nlists = g.variant == CACHE_PS ? CACHE_CLOCK_LISTS : 1;
+		c->ops->stripe_init(&c->stripes[i]);
+	c->nlists = c->ops->nlists;
 	c->lists = aligned_alloc(TSYNC_CACHE_LINE, c->nlists * sizeof(struct plist));
 	if (c->lists == NULL)
 		goto fail;
@@ -819,9 +800,9 @@ void cache_destroy(struct cache *c)
 		ps_mem_destroy(c->cls[i].mem);
 	free(atomic_load_explicit(&c->tab, RELAXED));
 	free(atomic_load_explicit(&c->old, RELAXED));
-	if (c->stripes && c->cfg.variant == CACHE_LOCKED)
+	if (c->stripes && c->ops->stripe_fini)
 		for (uint64_t i = 0; i <= c->smask; i++)
-			pthread_mutex_destroy(&c->stripes[i].u.x);
+			c->ops->stripe_fini(&c->stripes[i]);
 	free(c->stripes);
 	if (c->lists)
 		for (unsigned i = 0; i < c->nlists; i++)

@@ -229,7 +229,10 @@ struct sclass {
 	_Atomic uint64_t reclaimed; /* expired or flushed items of this class unlinked */
 };
 
+struct cache_ops;
+
 struct cache {
+	const struct cache_ops *ops; /* the variant's (cfg.variant) */
 	struct cache_config cfg;
 	struct ps *ps;
 	unsigned nclasses;
@@ -273,10 +276,50 @@ struct cache {
 	uint64_t sweep_cursor;
 };
 
-static inline bool is_ps(const struct cache *c)
-{
-	return c->cfg.variant == CACHE_PS || c->cfg.variant == CACHE_PS_NOCRP;
-}
+/* ---- the variants ------------------------------------------------------------------------ */
+
+/*
+ * What the study's four variants (cache.h, enum cache_variant) do differently, as one
+ * constant table per variant (variant.c), chosen by cache_create: c->ops. Everything else
+ * is common code. A call loads c->ops once; a ps get makes one indirect call (bump, when
+ * it updates the item) and its cache_release one (unpin).
+ */
+struct cache_ops {
+	/* Stripe locks (I2): the member of struct stripe's union this variant uses. n is the
+	 * caller's queue node (mcs-clock), on its stack from the lock to the unlock. init
+	 * makes a zeroed stripe an unlocked one; fini (may be NULL) undoes it. */
+	void (*stripe_init)(struct stripe *s);
+	void (*stripe_fini)(struct stripe *s);
+	void (*stripe_lock)(struct stripe *s, struct mcs_node *n);
+	bool (*stripe_trylock)(struct stripe *s, struct mcs_node *n);
+	void (*stripe_unlock)(struct stripe *s, struct mcs_node *n);
+	/* Read-side protection (I3). parsec: gets search the table lock-free inside a ParSec
+	 * section that stays open until cache_release, and unlinked items are ps_free()d;
+	 * otherwise gets search under the stripe lock and items are reference-counted. pin,
+	 * under the item's stripe lock: keep it valid after the unlock for a cache_ref (enter
+	 * the section / take a reference); unpin: cache_release's undo; drop: an unlinked
+	 * item's end (ps_free it / put the table's reference). */
+	bool parsec;
+	void (*pin)(struct cache *c, struct item *it);
+	void (*unpin)(struct cache *c, struct item *it);
+	void (*drop)(struct cache *c, struct item *it);
+	/* Replacement. has_list: items are on nlists CLOCK/LRU lists (I1), locked with
+	 * list_lock/list_unlock; lru: the list is in recency order (insert at the head, every
+	 * access moves the item there), else a CLOCK ring (insert behind the hand). bump: a
+	 * hit's mark for the policy (set the reference bit / move to the LRU head, under the
+	 * stripe lock / nothing). evict_scan: under l's lock, choose candidates on l and evict
+	 * one (try_evict_locked); false if none could be. */
+	bool has_list;
+	bool lru;
+	unsigned nlists;
+	void (*list_lock)(struct plist *l);
+	void (*list_unlock)(struct plist *l);
+	void (*bump)(struct cache *c, struct item *it);
+	bool (*evict_scan)(struct cache *c, struct plist *l);
+};
+
+/* variant.c: indexed by enum cache_variant */
+extern const struct cache_ops *const cache_variant_ops[CACHE_LOCKED + 1];
 
 /* ---- per-thread counters ---------------------------------------------------------------- */
 
@@ -346,36 +389,24 @@ static inline struct stripe *stripe_of(struct cache *c, uint64_t hash)
 
 static inline void stripe_lock(struct cache *c, struct stripe *s, struct mcs_node *n)
 {
-	switch (c->cfg.variant) {
-	case CACHE_MCS_CLOCK: mcs_lock(&s->u.m, n); break;
-	case CACHE_LOCKED: pthread_mutex_lock(&s->u.x); break;
-	default: tlock_lock(&s->u.t); break;
-	}
+	c->ops->stripe_lock(s, n);
 }
 
 static inline bool stripe_trylock(struct cache *c, struct stripe *s, struct mcs_node *n)
 {
-	switch (c->cfg.variant) {
-	case CACHE_MCS_CLOCK: return mcs_trylock(&s->u.m, n);
-	case CACHE_LOCKED: return pthread_mutex_trylock(&s->u.x) == 0;
-	default: return tlock_trylock(&s->u.t);
-	}
+	return c->ops->stripe_trylock(s, n);
 }
 
 static inline void stripe_unlock(struct cache *c, struct stripe *s, struct mcs_node *n)
 {
-	switch (c->cfg.variant) {
-	case CACHE_MCS_CLOCK: mcs_unlock(&s->u.m, n); break;
-	case CACHE_LOCKED: pthread_mutex_unlock(&s->u.x); break;
-	default: tlock_unlock(&s->u.t); break;
-	}
+	c->ops->stripe_unlock(s, n);
 }
 
 /* ---- lists: CLOCK (ps, mcs-clock) and LRU (locked) -------------------------------------- */
 
 static inline bool has_list(const struct cache *c)
 {
-	return c->cfg.variant != CACHE_PS_NOCRP;
+	return c->ops->has_list;
 }
 
 static inline struct plist *list_of(struct cache *c, uint64_t hash)
@@ -386,19 +417,14 @@ static inline struct plist *list_of(struct cache *c, uint64_t hash)
 
 static inline void plist_lock(struct cache *c, struct plist *l)
 {
-	if (c->cfg.variant == CACHE_LOCKED)
-		pthread_mutex_lock(&l->x);
-	else
-		tlock_lock(&l->t);
+	c->ops->list_lock(l);
 }
 
 static inline void plist_unlock(struct cache *c, struct plist *l)
 {
-	if (c->cfg.variant == CACHE_LOCKED)
-		pthread_mutex_unlock(&l->x);
-	else
-		tlock_unlock(&l->t);
+	c->ops->list_unlock(l);
 }
+
 /* ---- items and memory (item.c) ---------------------------------------------------------- */
 
 /* ps_free an item whose charge becomes garbage until its reclamation. */
@@ -416,6 +442,13 @@ static inline void item_retire(struct cache *c, struct item *it)
 static inline bool size_ok(const struct cache *c, size_t nkey, size_t nbytes, uint32_t flags)
 {
 	return MC_ITEM_HDR + 8 + nkey + 1 + (flags ? 4 : 0) + nbytes + 2 <= c->cfg.item_size_max;
+}
+
+/* Free an unlinked item: ps variants defer reuse through ParSec (I3); the refcounted
+ * variants drop the table's reference. */
+static inline void item_drop(struct cache *c, struct item *it)
+{
+	c->ops->drop(c, it);
 }
 
 /* ---- hash table ------------------------------------------------------------------------- */
@@ -484,7 +517,6 @@ int make_classes(struct cache *c);
 int class_of(const struct cache *c, size_t total);
 enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key, size_t nkey,
 			     size_t nbytes, uint32_t flags, bool may_wait, struct item **out);
-void item_drop(struct cache *c, struct item *it);
 void item_drop_dead(struct cache *c, struct item *it);
 
 /* table.c */
@@ -502,5 +534,7 @@ void list_remove_locked(struct plist *l, struct item *it);
 void list_replace_locked(struct cache *c, struct plist *l, struct item *old, struct item *nw);
 void lru_bump(struct cache *c, struct item *it);
 bool evict_one(struct cache *c, uint64_t hint);
+bool clock_evict_locked(struct cache *c, struct plist *l);
+bool lru_evict_locked(struct cache *c, struct plist *l);
 
 #endif /* TSYNC_CACHE_INTERNAL_H */

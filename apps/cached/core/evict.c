@@ -16,7 +16,7 @@ void list_insert_locked(struct cache *c, struct plist *l, struct item *it)
 		it->lprev = h->lprev;
 		h->lprev->lnext = it;
 		h->lprev = it;
-		if (c->cfg.variant == CACHE_LOCKED)
+		if (c->ops->lru)
 			l->hand = it;
 	}
 	l->n++;
@@ -51,7 +51,7 @@ void list_replace_locked(struct cache *c, struct plist *l, struct item *old,
 	if (l->hand == old)
 		l->hand = nw;
 	old->lprev = old->lnext = NULL;
-	if (c->cfg.variant == CACHE_LOCKED && l->hand != nw) {
+	if (c->ops->lru && l->hand != nw) {
 		list_remove_locked(l, nw);
 		list_insert_locked(c, l, nw);
 	}
@@ -107,10 +107,45 @@ static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v)
 	return true;
 }
 
+/* LRU (locked), under l's lock: the first of up to 50 items from the tail (least
+ * recently used) whose stripe can be taken. */
+bool lru_evict_locked(struct cache *c, struct plist *l)
+{
+	bool done = false;
+	struct item *v = l->hand ? l->hand->lprev : NULL;
+	for (unsigned tries = 0; v && tries < 50 && !done; tries++) {
+		struct item *prev = v->lprev;
+		done = try_evict_locked(c, l, v);
+		if (prev == v)
+			break;
+		v = prev;
+	}
+	return done;
+}
+
+/* CLOCK (ps, mcs-clock), under l's lock: move the hand past items whose reference bit is
+ * set (clearing it) to the first one whose bit is clear and evict it; two turns at most. */
+bool clock_evict_locked(struct cache *c, struct plist *l)
+{
+	bool done = false;
+	uint64_t steps = 2 * l->n + 1;
+	while (l->hand && steps-- && !done) {
+		struct item *v = l->hand;
+		l->hand = v->lnext;
+		if (atomic_load_explicit(&v->refbit, RELAXED)) {
+			atomic_store_explicit(&v->refbit, 0, RELAXED);
+			continue;
+		}
+		done = try_evict_locked(c, l, v);
+	}
+	return done;
+}
+
 /*
- * Evict one item. CLOCK (seed 000 §5.2): starting at the list the hint hashes to, move
- * each list's hand past items whose reference bit is set (clearing it) to the first one
- * whose bit is clear; LRU: from the tail. Returns false if no list had an evictable item.
+ * Evict one item. CLOCK (ParSec, EuroSys 2016, §5.2): starting at the list the hint hashes
+ * to, move each list's hand past items whose reference bit is set (clearing it) to the
+ * first one whose bit is clear; LRU: from the tail (the variant's evict_scan: the two
+ * functions above). Returns false if no list had an evictable item.
  */
 bool evict_one(struct cache *c, uint64_t hint)
 {
@@ -118,28 +153,7 @@ bool evict_one(struct cache *c, uint64_t hint)
 	for (unsigned k = 0; k < c->nlists; k++) {
 		struct plist *l = &c->lists[(start + k) & (c->nlists - 1)];
 		plist_lock(c, l);
-		bool done = false;
-		if (c->cfg.variant == CACHE_LOCKED) {
-			struct item *v = l->hand ? l->hand->lprev : NULL;
-			for (unsigned tries = 0; v && tries < 50 && !done; tries++) {
-				struct item *prev = v->lprev;
-				done = try_evict_locked(c, l, v);
-				if (prev == v)
-					break;
-				v = prev;
-			}
-		} else {
-			uint64_t steps = 2 * l->n + 1;
-			while (l->hand && steps-- && !done) {
-				struct item *v = l->hand;
-				l->hand = v->lnext;
-				if (atomic_load_explicit(&v->refbit, RELAXED)) {
-					atomic_store_explicit(&v->refbit, 0, RELAXED);
-					continue;
-				}
-				done = try_evict_locked(c, l, v);
-			}
-		}
+		bool done = c->ops->evict_scan(c, l);
 		plist_unlock(c, l);
 		if (done)
 			return true;

@@ -25,18 +25,6 @@ static void on_reclaim(struct ps_mem *m, const struct ps_mem_reclaim_info *info,
 	atomic_fetch_sub_explicit(&k->owner->mem_used, b, RELAXED);
 }
 
-/* Free an unlinked item: ps variants defer reuse through ParSec (I3); the refcounted
- * variants drop the table's reference. */
-void item_drop(struct cache *c, struct item *it)
-{
-	if (is_ps(c)) {
-		item_retire(c, it);
-		return;
-	}
-	if (atomic_fetch_sub_explicit(&it->refcount, 1, ACQ_REL) == 1)
-		item_retire(c, it);
-}
-
 /* item_drop for an item found expired or flushed: counted as reclaimed, in all and in
  * its class (read before the drop: a refcounted variant may free it at once). */
 void item_drop_dead(struct cache *c, struct item *it)
