@@ -771,8 +771,10 @@ struct cache *cache_create(const struct cache_config *cfg)
 	if (c->lists == NULL)
 		goto fail;
 	memset(c->lists, 0, c->nlists * sizeof(struct plist));
-	for (unsigned i = 0; i < c->nlists; i++)
+	for (unsigned i = 0; i < c->nlists; i++) {
+		ps_lock_init(&c->lists[i].t);
 		pthread_mutex_init(&c->lists[i].x, NULL);
+	}
 	c->nts = tsync_thread_capacity() + 1; /* the last slot is shared by overflow ids */
 	c->ts = aligned_alloc(TSYNC_CACHE_LINE, c->nts * sizeof(struct tstats));
 	if (c->ts == NULL)

@@ -40,6 +40,7 @@
 #include <tsync/arch.h>
 #include <tsync/clock.h>
 #include <tsync/ps.h>
+#include <tsync/ps_lock.h>
 #include <tsync/ps_mem.h>
 #include <tsync/thread.h>
 
@@ -103,35 +104,6 @@ static inline void spin_wait(unsigned *spins)
 		sched_yield();
 }
 
-/* Ticket lock with trylock: the ps variants' stripe locks and the CLOCK list locks. */
-struct tlock {
-	_Atomic uint32_t next;
-	_Atomic uint32_t owner;
-};
-
-static inline void tlock_lock(struct tlock *l)
-{
-	uint32_t t = atomic_fetch_add_explicit(&l->next, 1, RELAXED);
-	unsigned spins = 0;
-	while (atomic_load_explicit(&l->owner, ACQUIRE) != t)
-		spin_wait(&spins);
-}
-
-static inline bool tlock_trylock(struct tlock *l)
-{
-	/* acquire on owner: reading the previous holder's unlock store is what orders its
-	 * critical section before ours (the CAS on next synchronises with nobody's unlock). */
-	uint32_t o = atomic_load_explicit(&l->owner, ACQUIRE);
-	uint32_t expect = o;
-	return atomic_compare_exchange_strong_explicit(&l->next, &expect, o + 1, ACQUIRE,
-						       RELAXED);
-}
-
-static inline void tlock_unlock(struct tlock *l)
-{
-	atomic_store_explicit(&l->owner, atomic_load_explicit(&l->owner, RELAXED) + 1, RELEASE);
-}
-
 /* MCS queue lock (Mellor-Crummey & Scott 1991): the mcs-clock variant's stripe locks.
  * Each acquisition brings its own queue node (on the caller's stack; it lives until the
  * matching unlock). */
@@ -184,7 +156,7 @@ static inline void mcs_unlock(struct mcs_lock *l, struct mcs_node *n)
 /* One stripe lock per cache line; which member is used depends on the variant. */
 struct stripe {
 	_Alignas(TSYNC_CACHE_LINE) union {
-		struct tlock t;          /* ps, ps-nocrp */
+		struct ps_lock t;        /* ps, ps-nocrp: the ticket lock with trylock */
 		struct mcs_lock m;       /* mcs-clock */
 		pthread_mutex_t x;       /* locked */
 	} u;
@@ -192,7 +164,7 @@ struct stripe {
 
 /* A CLOCK list (ps: 64 of them; mcs-clock: one) or the LRU list (locked: one). */
 struct plist {
-	_Alignas(TSYNC_CACHE_LINE) struct tlock t;
+	_Alignas(TSYNC_CACHE_LINE) struct ps_lock t; /* ps, mcs-clock */
 	pthread_mutex_t x;  /* locked: the global LRU lock */
 	struct item *hand;  /* CLOCK hand / LRU head (most recent); NULL when empty */
 	uint64_t n;

@@ -11,25 +11,25 @@
 
 static void tstripe_init(struct stripe *s)
 {
-	(void)s; /* a zeroed ticket lock is unlocked */
+	ps_lock_init(&s->u.t);
 }
 
 static void tstripe_lock(struct stripe *s, struct mcs_node *n)
 {
 	(void)n;
-	tlock_lock(&s->u.t);
+	ps_lock_lock(&s->u.t);
 }
 
 static bool tstripe_trylock(struct stripe *s, struct mcs_node *n)
 {
 	(void)n;
-	return tlock_trylock(&s->u.t);
+	return ps_lock_trylock(&s->u.t);
 }
 
 static void tstripe_unlock(struct stripe *s, struct mcs_node *n)
 {
 	(void)n;
-	tlock_unlock(&s->u.t);
+	ps_lock_unlock(&s->u.t);
 }
 
 static void mstripe_init(struct stripe *s)
@@ -84,12 +84,12 @@ static void xstripe_unlock(struct stripe *s, struct mcs_node *n)
 
 static void tlist_lock(struct plist *l)
 {
-	tlock_lock(&l->t);
+	ps_lock_lock(&l->t);
 }
 
 static void tlist_unlock(struct plist *l)
 {
-	tlock_unlock(&l->t);
+	ps_lock_unlock(&l->t);
 }
 
 /* locked: the global LRU lock */
