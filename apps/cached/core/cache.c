@@ -147,7 +147,7 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 			ST_INC(c, S_GET_MISSES);
 		return CACHE_NOT_FOUND;
 	}
-	struct mcs_node qn;
+	struct ck_spinlock_mcs qn;
 	struct stripe *s = stripe_of(c, h);
 	stripe_lock(c, s, &qn);
 	struct item *_Atomic *pp;
@@ -243,7 +243,7 @@ static struct item *touch_item(struct cache *c, const void *key, size_t nkey, in
 {
 	uint64_t h = key_hash(key, nkey);
 	uint32_t e = rel_time(c, exptime);
-	struct mcs_node qn;
+	struct ck_spinlock_mcs qn;
 	struct stripe *s = stripe_of(c, h);
 	struct item *_Atomic *pp, *dead;
 	ST_INC(c, S_CMD_TOUCH);
@@ -336,7 +336,7 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 		atomic_store_explicit(&nw->atime, nw->time, RELAXED);
 		atomic_store_explicit(&nw->mflags, mflags, RELAXED);
 	}
-	struct mcs_node qn;
+	struct ck_spinlock_mcs qn;
 	struct stripe *s = stripe_of(c, h);
 	struct item *_Atomic *pp, *dead;
 	stripe_lock(c, s, &qn);
@@ -509,7 +509,7 @@ enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey
 	if (!key_ok(nkey))
 		return CACHE_BAD_KEY;
 	uint64_t h = key_hash(key, nkey);
-	struct mcs_node qn;
+	struct ck_spinlock_mcs qn;
 	struct stripe *s = stripe_of(c, h);
 	struct item *_Atomic *pp, *dead, *nw = NULL;
 	stripe_lock(c, s, &qn);
@@ -555,7 +555,7 @@ enum cache_status cache_delete(struct cache *c, const void *key, size_t nkey, ui
 	if (!key_ok(nkey))
 		return CACHE_BAD_KEY;
 	uint64_t h = key_hash(key, nkey);
-	struct mcs_node qn;
+	struct ck_spinlock_mcs qn;
 	struct stripe *s = stripe_of(c, h);
 	struct item *_Atomic *pp, *dead;
 	stripe_lock(c, s, &qn);
@@ -618,7 +618,7 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 	if (!key_ok(nkey))
 		return CACHE_BAD_KEY;
 	uint64_t h = key_hash(key, nkey);
-	struct mcs_node qn;
+	struct ck_spinlock_mcs qn;
 	struct stripe *s = stripe_of(c, h);
 	struct item *_Atomic *pp, *dead;
 	struct item *nw = NULL;

@@ -48,6 +48,13 @@
 #pragma GCC diagnostic ignored "-Wshadow"
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <ck_spinlock.h>
+#pragma GCC diagnostic pop
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 #pragma GCC diagnostic pop
@@ -96,68 +103,15 @@ static inline const char *item_value(const struct item *it)
 
 /* ---- locks ------------------------------------------------------------------------------ */
 
-static inline void spin_wait(unsigned *spins)
-{
-	if (++*spins < 256)
-		tsync_arch_relax();
-	else
-		sched_yield();
-}
-
-/* MCS queue lock (Mellor-Crummey & Scott 1991): the mcs-clock variant's stripe locks.
- * Each acquisition brings its own queue node (on the caller's stack; it lives until the
- * matching unlock). */
-struct mcs_node {
-	struct mcs_node *_Atomic next;
-	_Atomic uint32_t wait;
-};
-struct mcs_lock {
-	struct mcs_node *_Atomic tail;
-};
-
-static inline void mcs_lock(struct mcs_lock *l, struct mcs_node *n)
-{
-	atomic_store_explicit(&n->next, NULL, RELAXED);
-	atomic_store_explicit(&n->wait, 1, RELAXED);
-	/* acq_rel: acquire the previous holder's section; release our node's init to the
-	 * predecessor that links to it. */
-	struct mcs_node *pred = atomic_exchange_explicit(&l->tail, n, ACQ_REL);
-	if (pred == NULL)
-		return;
-	atomic_store_explicit(&pred->next, n, RELEASE);
-	unsigned spins = 0;
-	while (atomic_load_explicit(&n->wait, ACQUIRE))
-		spin_wait(&spins);
-}
-
-static inline bool mcs_trylock(struct mcs_lock *l, struct mcs_node *n)
-{
-	atomic_store_explicit(&n->next, NULL, RELAXED);
-	atomic_store_explicit(&n->wait, 0, RELAXED);
-	struct mcs_node *expect = NULL;
-	return atomic_compare_exchange_strong_explicit(&l->tail, &expect, n, ACQ_REL, RELAXED);
-}
-
-static inline void mcs_unlock(struct mcs_lock *l, struct mcs_node *n)
-{
-	struct mcs_node *next = atomic_load_explicit(&n->next, ACQUIRE);
-	if (next == NULL) {
-		struct mcs_node *expect = n;
-		if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, NULL, RELEASE,
-							    RELAXED))
-			return;
-		unsigned spins = 0;
-		while ((next = atomic_load_explicit(&n->next, ACQUIRE)) == NULL)
-			spin_wait(&spins);
-	}
-	atomic_store_explicit(&next->wait, 0, RELEASE);
-}
+/* MCS queue lock (Mellor-Crummey & Scott 1991): the mcs-clock variant's stripe locks,
+ * Concurrency Kit's ck_spinlock_mcs. Each acquisition brings its own queue node (struct
+ * ck_spinlock_mcs, on the caller's stack; it lives until the matching unlock). */
 
 /* One stripe lock per cache line; which member is used depends on the variant. */
 struct stripe {
 	_Alignas(TSYNC_CACHE_LINE) union {
 		struct ps_lock t;        /* ps, ps-nocrp: the ticket lock with trylock */
-		struct mcs_lock m;       /* mcs-clock */
+		ck_spinlock_mcs_t m;     /* mcs-clock */
 		pthread_mutex_t x;       /* locked */
 	} u;
 };
@@ -262,9 +216,9 @@ struct cache_ops {
 	 * makes a zeroed stripe an unlocked one; fini (may be NULL) undoes it. */
 	void (*stripe_init)(struct stripe *s);
 	void (*stripe_fini)(struct stripe *s);
-	void (*stripe_lock)(struct stripe *s, struct mcs_node *n);
-	bool (*stripe_trylock)(struct stripe *s, struct mcs_node *n);
-	void (*stripe_unlock)(struct stripe *s, struct mcs_node *n);
+	void (*stripe_lock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	bool (*stripe_trylock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	void (*stripe_unlock)(struct stripe *s, struct ck_spinlock_mcs *n);
 	/* Read-side protection (I3). parsec: gets search the table lock-free inside a ParSec
 	 * section that stays open until cache_release, and unlinked items are ps_free()d;
 	 * otherwise gets search under the stripe lock and items are reference-counted. pin,
@@ -359,17 +313,17 @@ static inline struct stripe *stripe_of(struct cache *c, uint64_t hash)
 	return &c->stripes[hash & c->smask];
 }
 
-static inline void stripe_lock(struct cache *c, struct stripe *s, struct mcs_node *n)
+static inline void stripe_lock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	c->ops->stripe_lock(s, n);
 }
 
-static inline bool stripe_trylock(struct cache *c, struct stripe *s, struct mcs_node *n)
+static inline bool stripe_trylock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	return c->ops->stripe_trylock(s, n);
 }
 
-static inline void stripe_unlock(struct cache *c, struct stripe *s, struct mcs_node *n)
+static inline void stripe_unlock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	c->ops->stripe_unlock(s, n);
 }

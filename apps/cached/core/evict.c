@@ -73,7 +73,7 @@ void lru_bump(struct cache *c, struct item *it)
 /* Under l's lock: try to evict victim (I1, I4). Returns true if it was removed. */
 static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v)
 {
-	struct mcs_node qn;
+	struct ck_spinlock_mcs qn;
 	struct stripe *s = stripe_of(c, v->hash);
 	if (!stripe_trylock(c, s, &qn))
 		return false;

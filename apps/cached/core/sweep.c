@@ -17,7 +17,7 @@ static size_t sweep_range(struct cache *c, uint64_t from, uint64_t n)
 	for (uint64_t i = from; i < from + n && i <= t->mask; i++) {
 		if (atomic_load_explicit(&t->b[i], RELAXED) == NULL)
 			continue;
-		struct mcs_node qn;
+		struct ck_spinlock_mcs qn;
 		struct stripe *s = &c->stripes[i & c->smask];
 		struct item *dead = NULL;
 		stripe_lock(c, s, &qn);
@@ -59,7 +59,7 @@ long cache_dump_class(struct cache *c, unsigned cls, unsigned long limit,
 	for (uint64_t i = 0; more && i <= t->mask; i++) {
 		if (atomic_load_explicit(&t->b[i], RELAXED) == NULL)
 			continue;
-		struct mcs_node qn;
+		struct ck_spinlock_mcs qn;
 		struct stripe *s = &c->stripes[i & c->smask];
 		stripe_lock(c, s, &qn);
 		for (struct item *it = atomic_load_explicit(&t->b[i], RELAXED); it && more;

@@ -122,7 +122,7 @@ struct table *table_new(unsigned power)
  */
 static void migrate_bucket(struct cache *c, struct table *o, struct table *t, uint64_t i)
 {
-	struct mcs_node qn;
+	struct ck_spinlock_mcs qn;
 	struct stripe *s = &c->stripes[i & c->smask];
 	stripe_lock(c, s, &qn);
 	for (;;) {
@@ -174,7 +174,7 @@ int cache_grow_now(struct cache *c)
 	/* A lock holder that loaded old == o under a stripe lock has released it after
 	 * this pass; later holders see old == NULL. */
 	for (uint64_t i = 0; i <= c->smask; i++) {
-		struct mcs_node qn;
+		struct ck_spinlock_mcs qn;
 		stripe_lock(c, &c->stripes[i], &qn);
 		stripe_unlock(c, &c->stripes[i], &qn);
 	}
