@@ -13,7 +13,8 @@ void ps_lock_init(struct ps_lock *lock)
 	atomic_init(&lock->owner, 0);
 }
 
-bool ps_lock_take(void *node, struct ps_lock *lock)
+/* The ticket lock itself, shared by the node locks and the plain ones. */
+static inline void ticket_acquire(struct ps_lock *lock)
 {
 	uint32_t ticket = atomic_fetch_add_explicit(&lock->next, 1, memory_order_relaxed);
 	/* Spin briefly, then yield: with more threads than CPUs the holder, or the thread
@@ -25,6 +26,17 @@ bool ps_lock_take(void *node, struct ps_lock *lock)
 		else
 			sched_yield();
 	}
+}
+
+static inline void ticket_release(struct ps_lock *lock)
+{
+	uint32_t o = atomic_load_explicit(&lock->owner, memory_order_relaxed);
+	atomic_store_explicit(&lock->owner, o + 1, memory_order_release);
+}
+
+bool ps_lock_take(void *node, struct ps_lock *lock)
+{
+	ticket_acquire(lock);
 	/* The deleter marked the node before releasing the lock we just acquired. */
 	if (atomic_load_explicit(&HDR(node)->free_tsc, memory_order_acquire) != 0) {
 		ps_lock_release(node, lock);
@@ -36,8 +48,29 @@ bool ps_lock_take(void *node, struct ps_lock *lock)
 void ps_lock_release(void *node, struct ps_lock *lock)
 {
 	(void)node;
-	uint32_t o = atomic_load_explicit(&lock->owner, memory_order_relaxed);
-	atomic_store_explicit(&lock->owner, o + 1, memory_order_release);
+	ticket_release(lock);
+}
+
+void ps_lock_lock(struct ps_lock *lock)
+{
+	ticket_acquire(lock);
+}
+
+bool ps_lock_trylock(struct ps_lock *lock)
+{
+	/* Free and uncontended exactly when next == owner: take ticket `owner` by moving next
+	 * past it. acquire on owner: reading the previous holder's release store is what
+	 * orders its critical section before ours (the CAS on next synchronises with nobody's
+	 * unlock). */
+	uint32_t o = atomic_load_explicit(&lock->owner, memory_order_acquire);
+	uint32_t expect = o;
+	return atomic_compare_exchange_strong_explicit(&lock->next, &expect, o + 1,
+						       memory_order_acquire, memory_order_relaxed);
+}
+
+void ps_lock_unlock(struct ps_lock *lock)
+{
+	ticket_release(lock);
 }
 
 void ps_lock_release_free(void *node, struct ps_lock *lock)

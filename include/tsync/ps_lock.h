@@ -16,6 +16,7 @@
  *
  * node must be an object from ps_alloc() (its header carries the freed mark); lock is
  * any struct ps_lock inside it. Call these inside a parallel section of the node's ps.
+ * ps_lock_lock/ps_lock_trylock/ps_lock_unlock use the same lock with no node (below).
  */
 #ifndef TSYNC_PS_LOCK_H
 #define TSYNC_PS_LOCK_H
@@ -59,6 +60,31 @@ void ps_lock_release_free(void *node, struct ps_lock *lock);
 
 /* ps_lock_is_freed: has node been freed (or marked freed)? Acquire load. */
 bool ps_lock_is_freed(const void *node);
+
+/*
+ * The same ticket lock without a node: a plain FIFO spin lock for locks that do not live
+ * in ps_alloc() memory (lock stripes, list heads). Never fails on a freed mark: there is
+ * no node to carry one. Any thread may call these, inside a parallel section or not; the
+ * lock is not reentrant, and a lock held with these must not be taken with ps_lock_take.
+ *
+ * ps_lock_lock: take lock. Blocking: waits FIFO behind earlier takers (a taker's wait is
+ * bounded by the number of earlier ones), spinning briefly and then calling sched_yield(),
+ * exactly as ps_lock_take (the same code). Acquire: the previous holder's critical section
+ * happens-before ours.
+ */
+void ps_lock_lock(struct ps_lock *lock);
+
+/*
+ * ps_lock_trylock: take lock if nobody holds it or waits for it. Returns true with the lock
+ * held (acquire, as ps_lock_lock), or false at once, with no effect, if it was held or
+ * contended (including a spurious false when another thread changed it at the same moment).
+ * Non-blocking: never waits, never joins the queue.
+ */
+bool ps_lock_trylock(struct ps_lock *lock);
+
+/* ps_lock_unlock: release a lock taken by ps_lock_lock or ps_lock_trylock (release
+ * ordering: our critical section happens-before the next holder's). Caller must hold it. */
+void ps_lock_unlock(struct ps_lock *lock);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_ps_lock.c - <tsync/ps_lock.h>: take/release, take fails on a node
  * freed by ps_lock_release_free or by ps_free, the mark is gone once the memory is
- * reused, and mutual exclusion under contention.
+ * reused, and mutual exclusion under contention; the plain lock without a node
+ * (ps_lock_lock/trylock/unlock): exclusion, trylock, FIFO order.
  */
 #include <tsync/tsync.h>
 
@@ -190,6 +191,139 @@ static void test_waiters_fail(void)
 	}
 }
 
+/* ---- the plain lock (no node) ---------------------------------------------------------- */
+
+static void test_plain_basic(void)
+{
+	struct ps_lock l = PS_LOCK_INIT;
+	ps_lock_lock(&l);
+	CHECK_MSG(!ps_lock_trylock(&l), "trylock succeeded on a held lock");
+	ps_lock_unlock(&l);
+	CHECK(ps_lock_trylock(&l));
+	CHECK_MSG(!ps_lock_trylock(&l), "trylock succeeded on a lock held by trylock");
+	ps_lock_unlock(&l);
+	ps_lock_lock(&l); /* after a trylock/unlock pair the tickets still line up */
+	ps_lock_unlock(&l);
+	/* outside any section, on a lock in ordinary memory */
+	struct ps_lock *h = malloc(sizeof *h);
+	CHECK(h != NULL);
+	ps_lock_init(h);
+	CHECK(ps_lock_trylock(h));
+	ps_lock_unlock(h);
+	free(h);
+}
+
+/* Mutual exclusion: lock or trylock (half the iterations), from more threads than cores. */
+struct pexcl {
+	struct ps_lock lock;
+	uint64_t value;
+	_Atomic int inside;
+	_Atomic int stop;
+	_Atomic uint64_t overlaps;
+	_Atomic uint64_t acquired;
+	_Atomic uint64_t try_fails;
+};
+
+static void *pexcl_thread(void *p)
+{
+	struct pexcl *e = p;
+	uint64_t mine = 0, fails = 0;
+	while (!atomic_load_explicit(&e->stop, memory_order_relaxed)) {
+		if (mine & 1) {
+			if (!ps_lock_trylock(&e->lock)) {
+				fails++;
+				continue;
+			}
+		} else {
+			ps_lock_lock(&e->lock);
+		}
+		if (atomic_fetch_add_explicit(&e->inside, 1, memory_order_relaxed) != 0)
+			atomic_fetch_add(&e->overlaps, 1);
+		e->value++;
+		if ((mine & 255) == 254)
+			sched_yield(); /* get preempted while holding it, now and then */
+		atomic_fetch_sub_explicit(&e->inside, 1, memory_order_relaxed);
+		ps_lock_unlock(&e->lock);
+		mine++;
+	}
+	atomic_fetch_add(&e->acquired, mine);
+	atomic_fetch_add(&e->try_fails, fails);
+	return NULL;
+}
+
+static void test_plain_exclusion(int nthreads, unsigned ms)
+{
+	static struct pexcl e;
+	memset(&e, 0, sizeof e);
+	ps_lock_init(&e.lock);
+	pthread_t t[8];
+	for (int i = 0; i < nthreads; i++)
+		t[i] = test_spawn(pexcl_thread, &e);
+	test_sleep_ms(ms);
+	atomic_store(&e.stop, 1);
+	for (int i = 0; i < nthreads; i++)
+		test_join(t[i]);
+	CHECK_EQ(atomic_load(&e.overlaps), 0);
+	CHECK_EQ(e.value, atomic_load(&e.acquired));
+	CHECK_GT(e.value, 0);
+	/* all tickets served: the lock is free */
+	CHECK(ps_lock_trylock(&e.lock));
+	ps_lock_unlock(&e.lock);
+	test_log("ps_lock plain: %d threads: %" PRIu64 " acquisitions, %" PRIu64
+		 " trylock failures",
+		 nthreads, e.value, atomic_load(&e.try_fails));
+}
+
+/* FIFO: waiters queued one after another (each takes its ticket before the next starts)
+ * get the lock in that order. */
+#define FIFO_N 5
+struct fifo {
+	struct ps_lock lock;
+	_Atomic unsigned served;
+	unsigned order[FIFO_N];
+};
+struct fifo_arg {
+	struct fifo *f;
+	unsigned id;
+};
+
+static void *fifo_thread(void *p)
+{
+	struct fifo_arg *a = p;
+	ps_lock_lock(&a->f->lock);
+	unsigned k = atomic_load_explicit(&a->f->served, memory_order_relaxed);
+	a->f->order[k] = a->id;
+	atomic_store_explicit(&a->f->served, k + 1, memory_order_relaxed);
+	ps_lock_unlock(&a->f->lock);
+	return NULL;
+}
+
+static void test_plain_fifo(void)
+{
+	for (int round = 0; round < 10; round++) {
+		static struct fifo f;
+		memset(&f, 0, sizeof f);
+		ps_lock_init(&f.lock);
+		struct fifo_arg a[FIFO_N];
+		pthread_t t[FIFO_N];
+		ps_lock_lock(&f.lock);
+		for (unsigned i = 0; i < FIFO_N; i++) {
+			a[i] = (struct fifo_arg){.f = &f, .id = i};
+			t[i] = test_spawn(fifo_thread, &a[i]);
+			/* wait until thread i holds its ticket: next counts the takers */
+			while (atomic_load(&f.lock.next) != i + 2)
+				sched_yield();
+			CHECK_MSG(!ps_lock_trylock(&f.lock), "trylock succeeded with waiters queued");
+		}
+		ps_lock_unlock(&f.lock);
+		for (unsigned i = 0; i < FIFO_N; i++)
+			test_join(t[i]);
+		CHECK_EQ(atomic_load(&f.served), FIFO_N);
+		for (unsigned i = 0; i < FIFO_N; i++)
+			CHECK_MSG(f.order[i] == i, "waiter %u served %u-th: not FIFO", f.order[i], i);
+	}
+}
+
 int main(void)
 {
 	test_watchdog(120);
@@ -201,6 +335,10 @@ int main(void)
 	test_exclusion(2, 300);
 	test_exclusion(3, 300);
 	test_waiters_fail();
+	test_plain_basic();
+	test_plain_exclusion(2, 300);
+	test_plain_exclusion(3, 300);
+	test_plain_fifo();
 	ps_mem_reclaim(m);
 	ps_mem_destroy(m);
 	ps_destroy(ps);

@@ -12,7 +12,7 @@
  *    stripe shared by every bucket with the same low hash bits, in the old and the new
  *    table alike), allocates the new item, links it, unlinks the old one and ps_free()s it:
  *    the old item's memory is reused only after every section that could see it has ended.
- *  - The table doubles without stopping readers or moving item memory (see cache.c).
+ *  - The table doubles without stopping readers or moving item memory (see table.c).
  *  - Items come from ps_mem allocators, one per size class (memcached's slab classes:
  *    sizes grow by growth_factor up to item_size_max). Every item is charged its class's
  *    chunk size plus the allocator's per-object header against mem_limit from allocation

@@ -1,0 +1,484 @@
+/*
+ * apps/cached/core/cache_internal.h - the cache core's private structures and the inline
+ * helpers its files share (item.c, table.c, evict.c, sweep.c, cache.c; docs/cached.md,
+ * "Cache core"). Not installed, not a contract for anything outside apps/cached/core.
+ *
+ * Invariants the code relies on (each argued in docs/cached.md; each file names those it
+ * maintains):
+ *  I1 An item is reachable from a hash chain (of the table or, while growing, of the old
+ *     table) exactly while it is on its CLOCK/LRU list (variants with one); both change
+ *     only under the item's stripe lock. So an evictor holding a list lock that also gets
+ *     the victim's stripe lock (trylock) finds the victim hashed.
+ *  I2 Every bucket with index b (in the old and in the new table) is guarded by stripe
+ *     b & smask, and smask < the smallest table size: one lock covers a bucket, the two
+ *     buckets it splits into, and every item whose hash maps there.
+ *  I3 Items are immutable once published except hnext (chain link), exptime (touch),
+ *     refbit and refcount, all atomics. An update publishes a new item with one release
+ *     store and unlinks the old one afterwards; the old one is ps_free()d (ps variants:
+ *     reused only after every section that could hold it has ended) or dropped by its
+ *     reference count (mcs-clock, locked).
+ *  I4 Lock order: stripe -> list lock (blocking). A thread holding a list lock takes
+ *     stripe locks only with trylock. The grower takes one stripe at a time.
+ */
+#ifndef TSYNC_CACHE_INTERNAL_H
+#define TSYNC_CACHE_INTERNAL_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cache.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tsync/arch.h>
+#include <tsync/clock.h>
+#include <tsync/ps.h>
+#include <tsync/ps_lock.h>
+#include <tsync/ps_mem.h>
+#include <tsync/thread.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <ck_spinlock.h>
+#pragma GCC diagnostic pop
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#pragma GCC diagnostic pop
+
+#define RELAXED memory_order_relaxed
+#define ACQUIRE memory_order_acquire
+#define RELEASE memory_order_release
+#define ACQ_REL memory_order_acq_rel
+
+#define MAX_CLASSES 63u
+#define MAX_POWER 30u
+#define MAX_STRIPES 4096u
+
+/* ---- items ------------------------------------------------------------------------------ */
+
+struct item {
+	struct item *_Atomic hnext; /* hash chain (I3: the only link readers follow) */
+	struct item *lprev, *lnext; /* CLOCK/LRU list, under the list's lock */
+	/* what the CLOCK hand reads, beside its link (one line for most items) */
+	uint64_t prio;              /* GreedyDual-Size priority, under the list's lock */
+	_Atomic uint8_t refbit;     /* CLOCK reference bit */
+	uint8_t freq;               /* GreedyDual-Size-Frequency count, under the list's lock */
+	uint8_t cls;
+	uint8_t nkey;
+	_Atomic uint8_t mflags;     /* M_*: memcached's fetched / stale / token-sent bits */
+	_Atomic uint32_t refcount;  /* mcs-clock, locked: 1 for the table + 1 per cache_ref */
+	_Atomic uint32_t exptime;   /* cache_now() units; 0 = never */
+	uint64_t hash;
+	uint64_t cas;
+	uint32_t time;              /* cache_now() when stored (delayed flush_all) */
+	uint32_t flags;
+	uint32_t nbytes;
+	_Atomic uint32_t atime;     /* cache_now() of the last access (the cache's tick) */
+	char data[];                /* key, then value */
+};
+/* mflags (meta protocol, cache_mget): set with atomic or; a new item starts with 0 */
+#define M_FETCHED 1u /* a get has returned the item (mg h) */
+#define M_TOKEN 2u   /* a recache win token was handed out for it (mg W, then Z) */
+#define M_STALE 4u   /* invalidated by cache_invalidate (mg X) */
+#define M_KEYB 8u    /* stored with a base64 key (ms b): mg k returns it base64 */
+#define ITEM_HDR offsetof(struct item, data)
+#define MC_ITEM_HDR 48u /* memcached 1.6's sizeof(item) on 64-bit: its first class is
+			 * MC_ITEM_HDR + chunk_min */
+
+static inline const char *item_value(const struct item *it)
+{
+	return it->data + it->nkey;
+}
+
+/* ---- locks ------------------------------------------------------------------------------ */
+
+/* MCS queue lock (Mellor-Crummey & Scott 1991): the mcs-clock variant's stripe locks,
+ * Concurrency Kit's ck_spinlock_mcs. Each acquisition brings its own queue node (struct
+ * ck_spinlock_mcs, on the caller's stack; it lives until the matching unlock). */
+
+/* One stripe lock per cache line; which member is used depends on the variant. */
+struct stripe {
+	_Alignas(TSYNC_CACHE_LINE) union {
+		struct ps_lock t;        /* ps, ps-nocrp: the ticket lock with trylock */
+		ck_spinlock_mcs_t m;     /* mcs-clock */
+		pthread_mutex_t x;       /* locked */
+	} u;
+};
+
+/*
+ * A CLOCK list (ps: 64 of them; mcs-clock: one) or the LRU list (locked: one). A CLOCK
+ * list under GreedyDual-Size-Frequency keeps one ring per size band (items whose charge
+ * is within a factor of 4), so that every eviction compares the oldest unreferenced items
+ * of every size (evict.c); plain CLOCK and the LRU use ring 0 only.
+ */
+#define EVICT_BANDS 8u
+#define EVICT_WINDOW_MAX 16u
+struct ring {
+	struct item *hand;  /* CLOCK hand / LRU head (most recent); NULL when empty */
+	uint64_t n;
+};
+struct plist {
+	_Alignas(TSYNC_CACHE_LINE) struct ps_lock t; /* ps, mcs-clock */
+	pthread_mutex_t x;  /* locked: the global LRU lock */
+	uint64_t inflation; /* GreedyDual-Size's L: the highest priority evicted */
+	struct ring r[EVICT_BANDS];
+};
+
+/* ---- the cache -------------------------------------------------------------------------- */
+
+struct table {
+	uint64_t mask;
+	unsigned power;
+	struct item *_Atomic b[];
+};
+
+enum {
+	S_GET_HITS, S_GET_MISSES, S_GET_EXPIRED, S_GET_FLUSHED, S_CMD_SET, S_TOTAL_ITEMS,
+	S_CMD_TOUCH, S_TOUCH_HITS, S_TOUCH_MISSES, S_DELETE_HITS, S_DELETE_MISSES,
+	S_INCR_HITS, S_INCR_MISSES, S_DECR_HITS, S_DECR_MISSES, S_CAS_HITS, S_CAS_MISSES,
+	S_CAS_BADVAL, S_CMD_FLUSH, S_TOO_LARGE, S_NO_MEMORY, S_EVICTIONS, S_RECLAIMED,
+	S_LINKED, /* items linked minus unlinked by this thread (wraps; summed) */
+	S_ADDS,   /* link events since the last growth check (owner only) */
+	S_N
+};
+/* Per-thread counters, written only by their thread (tsync thread id). */
+struct tstats {
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t v[S_N];
+};
+
+struct sclass {
+	uint32_t size;   /* chunk bytes: ITEM_HDR + key + value fit */
+	uint64_t charge; /* bytes charged against mem_limit per item */
+	uint64_t credit; /* GreedyDual-Size credit per use: GDS_SCALE / charge */
+	unsigned band;   /* its CLOCK ring in each list (0 without size bands) */
+	struct ps_mem *mem;
+	struct cache *owner; /* for the reclamation observer */
+	_Atomic uint64_t evicted;
+	_Atomic uint64_t requested; /* ITEM_HDR + key + value of allocated, unretired items */
+	_Atomic uint64_t reclaimed; /* expired or flushed items of this class unlinked */
+};
+
+struct cache_ops;
+
+struct cache {
+	const struct cache_ops *ops; /* the variant's (cfg.variant) */
+	struct cache_config cfg;
+	struct ps *ps;
+	unsigned nclasses;
+	struct sclass cls[MAX_CLASSES];
+	struct stripe *stripes;
+	uint64_t smask;
+	struct plist *lists;
+	unsigned nlists;
+	struct tstats *ts;
+	unsigned nts;
+	int64_t start_sec;    /* CLOCK_MONOTONIC_COARSE seconds at create */
+	int64_t start_unix;   /* time(NULL) at create */
+
+	/* read by every lookup, written only by growth */
+	_Alignas(TSYNC_CACHE_LINE) struct table *_Atomic tab;
+	struct table *_Atomic old; /* non-NULL while growing */
+
+	/* read by every lookup, written by flush_all / time_advance */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t oldest_cas;
+	_Atomic uint32_t flush_at;    /* delayed flush: items stored before it die at it */
+	_Atomic uint32_t time_offset; /* cache_time_advance */
+	_Atomic uint32_t tick;        /* cache_now() as last read by an update or the
+				       * maintenance thread (clock_tick): gets stamp
+				       * access times with it instead of reading the clock */
+
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t cas_next;
+	/* Charged bytes: items allocated and not yet reclaimed (live + garbage <= mem_limit),
+	 * and of those, garbage: freed, waiting for a grace period (docs/cached.md, "Memory"). */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t mem_used;
+	_Atomic uint64_t mem_garbage;
+
+	_Alignas(TSYNC_CACHE_LINE) pthread_mutex_t grow_mx;
+	_Atomic uint64_t expansions;
+	_Atomic uint64_t sweeper_runs;
+	_Atomic int grow_req;
+	pthread_mutex_t mmx; /* maintenance thread state */
+	pthread_cond_t mcv;
+	pthread_t mthr;
+	bool mrunning, mstop;
+	unsigned interval_ms;
+	uint64_t sweep_cursor;
+};
+
+/* ---- the variants ------------------------------------------------------------------------ */
+
+/*
+ * What the study's four variants (cache.h, enum cache_variant) do differently, as one
+ * constant table per variant (variant.c), chosen by cache_create: c->ops. Everything else
+ * is common code. A call loads c->ops once; a ps get makes one indirect call (bump, when
+ * it updates the item) and its cache_release one (unpin).
+ */
+struct cache_ops {
+	/* Stripe locks (I2): the member of struct stripe's union this variant uses. n is the
+	 * caller's queue node (mcs-clock), on its stack from the lock to the unlock. init
+	 * makes a zeroed stripe an unlocked one; fini (may be NULL) undoes it. */
+	void (*stripe_init)(struct stripe *s);
+	void (*stripe_fini)(struct stripe *s);
+	void (*stripe_lock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	bool (*stripe_trylock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	void (*stripe_unlock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	/* Read-side protection (I3). parsec: gets search the table lock-free inside a ParSec
+	 * section that stays open until cache_release, and unlinked items are ps_free()d;
+	 * otherwise gets search under the stripe lock and items are reference-counted. pin,
+	 * under the item's stripe lock: keep it valid after the unlock for a cache_ref (enter
+	 * the section / take a reference); unpin: cache_release's undo; drop: an unlinked
+	 * item's end (ps_free it / put the table's reference). */
+	bool parsec;
+	void (*pin)(struct cache *c, struct item *it);
+	void (*unpin)(struct cache *c, struct item *it);
+	void (*drop)(struct cache *c, struct item *it);
+	/* Replacement. has_list: items are on nlists CLOCK/LRU lists (I1), locked with
+	 * list_lock/list_unlock; lru: the list is in recency order (insert at the head, every
+	 * access moves the item there), else a CLOCK ring (insert behind the hand). bump: a
+	 * hit's mark for the policy (set the reference bit / move to the LRU head, under the
+	 * stripe lock / nothing). evict_scan: under l's lock, choose candidates on l and evict
+	 * one (try_evict_locked), its class in *cls; false if none could be. */
+	bool has_list;
+	bool lru;
+	unsigned nlists;
+	void (*list_lock)(struct plist *l);
+	void (*list_unlock)(struct plist *l);
+	void (*bump)(struct cache *c, struct item *it);
+	bool (*evict_scan)(struct cache *c, struct plist *l, unsigned *cls);
+};
+
+/* variant.c: indexed by enum cache_variant */
+extern const struct cache_ops *const cache_variant_ops[CACHE_LOCKED + 1];
+
+/* ---- per-thread counters ---------------------------------------------------------------- */
+
+static inline struct tstats *my_stats(struct cache *c)
+{
+	unsigned id = tsync__self();
+	return &c->ts[id < c->nts ? id : c->nts - 1];
+}
+
+/* Owner-only increment: a load and a store, no read-modify-write. Threads beyond the
+ * counter array share its last slot: increments are then atomic RMWs. */
+static inline void st_add(struct cache *c, unsigned k, uint64_t d)
+{
+	unsigned id = tsync__self();
+	if (TSYNC_LIKELY(id < c->nts - 1)) {
+		_Atomic uint64_t *p = &c->ts[id].v[k];
+		atomic_store_explicit(p, atomic_load_explicit(p, RELAXED) + d, RELAXED);
+	} else {
+		atomic_fetch_add_explicit(&c->ts[c->nts - 1].v[k], d, RELAXED);
+	}
+}
+#define ST_INC(c, k) st_add((c), (k), 1)
+
+static inline uint64_t st_sum(const struct cache *c, unsigned k)
+{
+	uint64_t s = 0;
+	for (unsigned i = 0; i < c->nts; i++)
+		s += atomic_load_explicit(&c->ts[i].v[k], RELAXED);
+	return s;
+}
+
+/* ---- time ------------------------------------------------------------------------------- */
+
+/* cache_now(), published as the cache's tick (one store per second at most). */
+static inline uint32_t clock_tick(struct cache *c)
+{
+	uint32_t now = cache_now(c);
+	if (atomic_load_explicit(&c->tick, RELAXED) != now)
+		atomic_store_explicit(&c->tick, now, RELAXED);
+	return now;
+}
+
+enum { LIVE, EXPIRED, FLUSHED };
+
+static inline int item_state(const struct cache *c, const struct item *it)
+{
+	if (it->cas <= atomic_load_explicit(&c->oldest_cas, ACQUIRE))
+		return FLUSHED;
+	uint32_t fa = atomic_load_explicit(&c->flush_at, ACQUIRE);
+	uint32_t e = atomic_load_explicit(&it->exptime, RELAXED);
+	if (TSYNC_LIKELY(fa == 0 && e == 0))
+		return LIVE;
+	uint32_t now = cache_now(c);
+	if (fa && it->time < fa && now >= fa)
+		return FLUSHED;
+	if (e && e <= now)
+		return EXPIRED;
+	return LIVE;
+}
+
+/* ---- stripe locks ----------------------------------------------------------------------- */
+
+static inline struct stripe *stripe_of(struct cache *c, uint64_t hash)
+{
+	return &c->stripes[hash & c->smask];
+}
+
+static inline void stripe_lock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
+{
+	c->ops->stripe_lock(s, n);
+}
+
+static inline bool stripe_trylock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
+{
+	return c->ops->stripe_trylock(s, n);
+}
+
+static inline void stripe_unlock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
+{
+	c->ops->stripe_unlock(s, n);
+}
+
+/* ---- lists: CLOCK (ps, mcs-clock) and LRU (locked) -------------------------------------- */
+
+static inline bool has_list(const struct cache *c)
+{
+	return c->ops->has_list;
+}
+
+static inline struct plist *list_of(struct cache *c, uint64_t hash)
+{
+	/* The top bits: independent of the bucket and stripe (low) bits. */
+	return &c->lists[(hash >> 58) & (c->nlists - 1)];
+}
+
+static inline void plist_lock(struct cache *c, struct plist *l)
+{
+	c->ops->list_lock(l);
+}
+
+static inline void plist_unlock(struct cache *c, struct plist *l)
+{
+	c->ops->list_unlock(l);
+}
+
+/* ---- items and memory (item.c) ---------------------------------------------------------- */
+
+/* ps_free an item whose charge becomes garbage until its reclamation. */
+static inline void item_retire(struct cache *c, struct item *it)
+{
+	atomic_fetch_sub_explicit(&c->cls[it->cls].requested, ITEM_HDR + it->nkey + it->nbytes,
+				  RELAXED);
+	atomic_fetch_add_explicit(&c->mem_garbage, c->cls[it->cls].charge, RELAXED);
+	ps_free(c->cls[it->cls].mem, it);
+}
+
+/* ps_mem's reclamation observer: `collected` objects of one class became reusable. */
+/* memcached's item_size_ok: its header, the CAS, the key's NUL, the flags if not 0 and the
+ * value's "\r\n" count against -I; so the largest value that fits is memcached's. */
+static inline bool size_ok(const struct cache *c, size_t nkey, size_t nbytes, uint32_t flags)
+{
+	return MC_ITEM_HDR + 8 + nkey + 1 + (flags ? 4 : 0) + nbytes + 2 <= c->cfg.item_size_max;
+}
+
+/* Free an unlinked item: ps variants defer reuse through ParSec (I3); the refcounted
+ * variants drop the table's reference. */
+static inline void item_drop(struct cache *c, struct item *it)
+{
+	c->ops->drop(c, it);
+}
+
+/* ---- hash table ------------------------------------------------------------------------- */
+
+static inline uint64_t key_hash(const void *key, size_t nkey)
+{
+	return XXH3_64bits(key, nkey);
+}
+
+static inline bool key_ok(size_t nkey)
+{
+	return nkey >= 1 && nkey <= CACHE_KEY_MAX;
+}
+
+static inline bool item_is(const struct item *it, uint64_t h, const void *key, size_t nkey)
+{
+	return it->hash == h && it->nkey == nkey && memcmp(it->data, key, nkey) == 0;
+}
+
+static inline struct item *chain_find(struct item *_Atomic *head, uint64_t h, const void *key,
+				      size_t nkey)
+{
+	for (struct item *it = atomic_load_explicit(head, ACQUIRE); it;
+	     it = atomic_load_explicit(&it->hnext, ACQUIRE))
+		if (item_is(it, h, key, nkey))
+			return it;
+	return NULL;
+}
+
+/*
+ * Lock-free lookup (ps variants, inside a section; the others, under the stripe lock).
+ * Load tab, then old; search old, then tab. The grower stores old before tab, links an
+ * item into the new table before unlinking it from the old one, and waits a grace period
+ * between publishing the new table and moving anything: so an item linked throughout the
+ * lookup is found (docs/cached.md, "Growth").
+ */
+static inline struct item *lookup(struct cache *c, uint64_t h, const void *key, size_t nkey)
+{
+	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
+	struct table *o = atomic_load_explicit(&c->old, ACQUIRE);
+	struct item *it = NULL;
+	if (TSYNC_UNLIKELY(o != NULL))
+		it = chain_find(&o->b[h & o->mask], h, key, nkey);
+	if (it == NULL)
+		it = chain_find(&t->b[h & t->mask], h, key, nkey);
+	return it;
+}
+
+/* Under the stripe lock: find the item and the link that points to it. */
+/* ---- sizes ------------------------------------------------------------------------------ */
+
+static inline size_t round_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* ps_mem's layout (src/ps_mem.c): a 32-byte header before each 16-aligned object, the
+ * slab's own header in the first cache lines. What a slab of `slab` bytes holds. */
+#define PSMEM_HDR 32u
+#define PSMEM_FIRST 128u
+
+/* ---- across files ----------------------------------------------------------------------- */
+
+/* item.c */
+int make_classes(struct cache *c);
+int class_of(const struct cache *c, size_t total);
+enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key, size_t nkey,
+			     size_t nbytes, uint32_t flags, bool may_wait, struct item **out);
+void item_drop_dead(struct cache *c, struct item *it);
+
+/* table.c */
+struct table *table_new(unsigned power);
+struct item *find_locked(struct cache *c, uint64_t h, const void *key, size_t nkey,
+			 struct item *_Atomic **pp_out);
+struct item *_Atomic *find_link(struct cache *c, const struct item *target);
+void unlink_locked(struct cache *c, struct item *it, struct item *_Atomic *pp);
+void link_locked(struct cache *c, struct item *nw, struct item *old, struct item *_Atomic *pp);
+void maybe_grow(struct cache *c);
+
+/* evict.c */
+void list_insert_locked(struct cache *c, struct plist *l, struct item *it);
+void list_remove_locked(struct cache *c, struct plist *l, struct item *it);
+void list_replace_locked(struct cache *c, struct plist *l, struct item *old, struct item *nw);
+void lru_bump(struct cache *c, struct item *it);
+bool evict_one(struct cache *c, unsigned *cls);
+bool clock_evict_locked(struct cache *c, struct plist *l, unsigned *cls);
+bool lru_evict_locked(struct cache *c, struct plist *l, unsigned *cls);
+void evict_classes_init(struct cache *c); /* each class's credit and band */
+
+#endif /* TSYNC_CACHE_INTERNAL_H */

@@ -1,0 +1,278 @@
+/*
+ * apps/cached/core/evict.c - CLOCK lists (ps, mcs-clock), the LRU list (locked) and
+ * eviction (I1, I4: a list lock holder takes stripe locks only with trylock); the policy
+ * (GreedyDual-Size-Frequency or plain CLOCK) is argued in docs/cached.md, "Eviction".
+ */
+#include "cache_internal.h"
+
+/*
+ * GreedyDual-Size-Frequency (Cao and Irani, USITS 1997; Cherkasova, HP Labs 1998) with a
+ * uniform miss cost: an item's priority is the list's inflation L at its last access plus
+ * its frequency times a credit inversely proportional to the memory it is charged, and
+ * eviction takes the lowest priority. Small items keep more credit, so at equal memory
+ * the cache keeps more of them; frequently used ones keep more, so a hot item outlives
+ * cold ones of its size; L rises to each victim's priority, so an item not accessed for a
+ * while ages out whatever its size. The frequency is counted by the CLOCK hand: the number
+ * of its passes that found the reference bit set, from 1 at the store.
+ */
+#define GDS_SCALE (1ull << 32)
+#define GDS_FREQ_MAX 15u
+
+static inline bool gdsf(const struct cache *c)
+{
+	return c->cfg.evict_policy == CACHE_EVICT_GDSF && !c->ops->lru;
+}
+
+/* Each class's credit and ring: band b holds charges in [64 * 4^b, 64 * 4^(b+1)). */
+void evict_classes_init(struct cache *c)
+{
+	for (unsigned i = 0; i < c->nclasses; i++) {
+		struct sclass *k = &c->cls[i];
+		k->credit = GDS_SCALE / k->charge;
+		unsigned band = 0;
+		for (uint64_t q = k->charge / 64; q >= 4 && band < EVICT_BANDS - 1; q /= 4)
+			band++;
+		k->band = gdsf(c) ? band : 0;
+	}
+}
+
+static inline uint64_t gds_priority(const struct cache *c, const struct plist *l,
+				    const struct item *it)
+{
+	return l->inflation + it->freq * c->cls[it->cls].credit;
+}
+
+static inline struct ring *ring_of(struct cache *c, struct plist *l, const struct item *it)
+{
+	return &l->r[c->cls[it->cls].band];
+}
+
+/* Insert: LRU at the head (most recent); CLOCK just behind the hand (visited last), so
+ * the hand meets a ring's items oldest first - and under GreedyDual-Size-Frequency those
+ * of lowest priority, as priorities within a band grow with L at their last access. */
+void list_insert_locked(struct cache *c, struct plist *l, struct item *it)
+{
+	struct ring *r = ring_of(c, l, it);
+	it->freq = 1;
+	it->prio = gds_priority(c, l, it);
+	if (r->hand == NULL) {
+		it->lprev = it->lnext = it;
+		r->hand = it;
+	} else {
+		struct item *h = r->hand;
+		it->lnext = h;
+		it->lprev = h->lprev;
+		h->lprev->lnext = it;
+		h->lprev = it;
+		if (c->ops->lru)
+			r->hand = it;
+	}
+	r->n++;
+}
+
+void list_remove_locked(struct cache *c, struct plist *l, struct item *it)
+{
+	struct ring *r = ring_of(c, l, it);
+	if (it->lnext == it) {
+		r->hand = NULL;
+	} else {
+		it->lprev->lnext = it->lnext;
+		it->lnext->lprev = it->lprev;
+		if (r->hand == it)
+			r->hand = it->lnext;
+	}
+	it->lprev = it->lnext = NULL;
+	r->n--;
+}
+
+/* new replaces old (same list: same hash): CLOCK in old's place when both are in one
+ * ring; otherwise (the LRU, or another size band) it is inserted as new. */
+void list_replace_locked(struct cache *c, struct plist *l, struct item *old, struct item *nw)
+{
+	struct ring *r = ring_of(c, l, old);
+	if (c->ops->lru || r != ring_of(c, l, nw)) {
+		list_remove_locked(c, l, old);
+		list_insert_locked(c, l, nw);
+		return;
+	}
+	nw->freq = 1;
+	nw->prio = gds_priority(c, l, nw);
+	if (old->lnext == old) {
+		nw->lprev = nw->lnext = nw;
+	} else {
+		nw->lprev = old->lprev;
+		nw->lnext = old->lnext;
+		old->lprev->lnext = nw;
+		old->lnext->lprev = nw;
+	}
+	if (r->hand == old)
+		r->hand = nw;
+	old->lprev = old->lnext = NULL;
+}
+
+/* locked: move to the LRU head. Caller holds the item's stripe lock (I1). */
+void lru_bump(struct cache *c, struct item *it)
+{
+	struct plist *l = &c->lists[0];
+	pthread_mutex_lock(&l->x);
+	if (l->r[0].hand != it) {
+		list_remove_locked(c, l, it);
+		list_insert_locked(c, l, it);
+	}
+	pthread_mutex_unlock(&l->x);
+}
+
+/* ---- eviction --------------------------------------------------------------------------- */
+
+/* Under l's lock: try to evict victim (I1, I4). Returns true if it was removed. */
+static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v)
+{
+	struct ck_spinlock_mcs qn;
+	struct stripe *s = stripe_of(c, v->hash);
+	if (!stripe_trylock(c, s, &qn))
+		return false;
+	struct item *_Atomic *pp = find_link(c, v);
+	if (pp == NULL) { /* cannot happen by I1; be safe */
+		stripe_unlock(c, s, &qn);
+		return false;
+	}
+	atomic_store_explicit(pp, atomic_load_explicit(&v->hnext, RELAXED), RELEASE);
+	list_remove_locked(c, l, v);
+	stripe_unlock(c, s, &qn);
+	st_add(c, S_LINKED, (uint64_t)-1);
+	if (item_state(c, v) == LIVE) {
+		ST_INC(c, S_EVICTIONS);
+		atomic_fetch_add_explicit(&c->cls[v->cls].evicted, 1, RELAXED);
+		if (c->cfg.evict_fn) {
+			uint32_t now = cache_now(c);
+			uint32_t e = atomic_load_explicit(&v->exptime, RELAXED);
+			uint32_t at = atomic_load_explicit(&v->atime, RELAXED);
+			struct cache_evicted ev = {
+			    .key = v->data, .nkey = v->nkey, .nbytes = v->nbytes, .cls = v->cls,
+			    .fetched = (atomic_load_explicit(&v->mflags, RELAXED) & M_FETCHED) != 0,
+			    .ttl = e == 0 ? -1 : (e > now ? (int64_t)(e - now) : 0),
+			    .idle = now > at ? now - at : 0};
+			c->cfg.evict_fn(c->cfg.evict_arg, &ev);
+		}
+		item_drop(c, v);
+	} else {
+		item_drop_dead(c, v);
+	}
+	return true;
+}
+
+/* LRU (locked), under l's lock: the first of up to 50 items from the tail (least
+ * recently used) whose stripe can be taken. */
+bool lru_evict_locked(struct cache *c, struct plist *l, unsigned *cls)
+{
+	bool done = false;
+	struct item *v = l->r[0].hand ? l->r[0].hand->lprev : NULL;
+	for (unsigned tries = 0; v && tries < 50 && !done; tries++) {
+		struct item *prev = v->lprev;
+		*cls = v->cls;
+		done = try_evict_locked(c, l, v);
+		if (prev == v)
+			break;
+		v = prev;
+	}
+	return done;
+}
+
+/* Evict the candidate of lowest priority (the next if its stripe is busy); raise: it beat
+ * no overdue item, so L rises to it. */
+static bool evict_lowest(struct cache *c, struct plist *l, struct item **cand, unsigned nc,
+			 bool raise, unsigned *cls)
+{
+	while (nc > 0) {
+		unsigned m = 0;
+		for (unsigned i = 1; i < nc; i++)
+			if (cand[i]->prio < cand[m]->prio)
+				m = i;
+		struct item *v = cand[m];
+		uint64_t p = v->prio;
+		*cls = v->cls; /* read before the eviction frees it */
+		if (try_evict_locked(c, l, v)) {
+			if (raise && p > l->inflation)
+				l->inflation = p;
+			return true;
+		}
+		cand[m] = cand[--nc];
+	}
+	return false;
+}
+
+/*
+ * CLOCK (ps, mcs-clock), under l's lock; each ring's hand goes at most once round, so
+ * what it clears waits for a later pass (and a list whose items were all referenced gives
+ * up nothing this time: evict_one tries the next).
+ * Plain CLOCK (ParSec (EuroSys 2016) §5.2): move the hand past items whose reference bit
+ * is set, clearing it, to the first whose bit is clear, and evict it.
+ * GreedyDual-Size-Frequency: in each size band's ring the hand moves past referenced
+ * items, clearing the bit, counting the use and renewing the priority (an access is
+ * accounted lazily, when the hand passes, so a get stores nothing but the bit). It stops
+ * on the first unreferenced item whose priority is at most L (overdue); the overdue item
+ * of lowest priority across bands goes. When no band has one, the hand collects
+ * evict_window unreferenced items of each band, the lowest goes and L rises to it: the
+ * oldest items of each band stand for their band, so the comparison sees every size
+ * however rare. Items the hand passed stay where they are, for its next round.
+ */
+bool clock_evict_locked(struct cache *c, struct plist *l, unsigned *cls)
+{
+	struct item *cand[EVICT_BANDS * EVICT_WINDOW_MAX], *due[EVICT_BANDS];
+	unsigned nc = 0, nd = 0, want = gdsf(c) ? c->cfg.evict_window : 1;
+	for (unsigned b = 0; b < EVICT_BANDS; b++) {
+		struct ring *r = &l->r[b];
+		unsigned got = 0;
+		uint64_t steps = r->n;
+		struct item *first = NULL;
+		while (r->hand && steps-- && got < want) {
+			struct item *v = r->hand;
+			if (atomic_load_explicit(&v->refbit, RELAXED)) {
+				atomic_store_explicit(&v->refbit, 0, RELAXED);
+				if (v->freq < GDS_FREQ_MAX)
+					v->freq++;
+				v->prio = gds_priority(c, l, v);
+				r->hand = v->lnext;
+				continue;
+			}
+			if (!gdsf(c) || v->prio <= l->inflation) {
+				/* CLOCK's victim / overdue: the hand stays on it */
+				due[nd++] = v;
+				break;
+			}
+			r->hand = v->lnext;
+			if (v == first)
+				break; /* every item of the ring is a candidate already */
+			if (first == NULL)
+				first = v;
+			cand[nc++] = v;
+			got++;
+		}
+	}
+	if (nd > 0 && evict_lowest(c, l, due, nd, false, cls))
+		return true;
+	return evict_lowest(c, l, cand, nc, true, cls);
+}
+
+/*
+ * Evict one item (the variant's evict_scan, under each list's lock in turn). Lists are
+ * visited round-robin from a per-thread cursor, so every list gives up items at the same
+ * rate whatever the keys being stored hash to (starting at the stored key's list made a
+ * large store empty one small list). Two sweeps: when every list's items were referenced,
+ * the first clears their bits. Returns false if no list had an evictable item; *cls: the
+ * victim's class.
+ */
+bool evict_one(struct cache *c, unsigned *cls)
+{
+	static _Thread_local unsigned cursor;
+	unsigned start = cursor++;
+	for (unsigned k = 0; k < 2 * c->nlists; k++) {
+		struct plist *l = &c->lists[(start + k) & (c->nlists - 1)];
+		plist_lock(c, l);
+		bool done = c->ops->evict_scan(c, l, cls);
+		plist_unlock(c, l);
+		if (done)
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,218 @@
+/*
+ * apps/cached/core/item.c - items, size classes and memory accounting: allocation against
+ * mem_limit (evicting or waiting for grace periods), the drop of an unlinked item (I3) and
+ * ps_mem's reclamation observer. docs/cached.md, "Memory".
+ */
+#include "cache_internal.h"
+
+/*
+ * Memory accounting (docs/cached.md, "Memory"). An item's charge is taken when it is
+ * allocated and given back when ps_mem makes its memory reusable - not when it is freed:
+ * between the two it is garbage waiting for a grace period, and it still occupies slab
+ * memory. So mem_used (live + garbage) <= mem_limit bounds the item memory, whatever the
+ * readers do; a stalled section makes stores wait or fail, never the memory grow.
+ */
+
+/* ps_mem's reclamation observer: `collected` objects of one class became reusable. */
+static void on_reclaim(struct ps_mem *m, const struct ps_mem_reclaim_info *info, void *arg)
+{
+	(void)m;
+	const struct sclass *k = arg;
+	if (info->collected == 0)
+		return;
+	uint64_t b = info->collected * k->charge;
+	atomic_fetch_sub_explicit(&k->owner->mem_garbage, b, RELAXED);
+	atomic_fetch_sub_explicit(&k->owner->mem_used, b, RELAXED);
+}
+
+/* item_drop for an item found expired or flushed: counted as reclaimed, in all and in
+ * its class (read before the drop: a refcounted variant may free it at once). */
+void item_drop_dead(struct cache *c, struct item *it)
+{
+	atomic_fetch_add_explicit(&c->cls[it->cls].reclaimed, 1, RELAXED);
+	ST_INC(c, S_RECLAIMED);
+	item_drop(c, it);
+}
+
+size_t cache_reclaim(struct cache *c)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < c->nclasses; i++)
+		n += ps_mem_reclaim(c->cls[i].mem);
+	return n;
+}
+
+/* Garbage above mem_limit / GARBAGE_SHARE stops eviction: evicting a live item then only
+ * adds garbage, so a store waits for grace periods instead of emptying the cache. */
+#define GARBAGE_SHARE 8u
+#define RESERVE_NAP_NS 50000L
+/* Rounds (a reclamation, then sched_yield) a store waits for the grace period of the
+ * items it evicted before it evicts again; a round is about a microsecond when no other
+ * thread is runnable, a time slice when one is (docs/cached.md, "Memory"). */
+#define VICTIM_WAIT_ROUNDS 64u
+
+/* Reclaim the caller's garbage of the classes in mask (bit i: class i). */
+static size_t reclaim_classes(struct cache *c, uint64_t mask)
+{
+	size_t n = 0;
+	for (; mask; mask &= mask - 1)
+		n += ps_mem_reclaim(c->cls[__builtin_ctzll(mask)].mem);
+	return n;
+}
+
+/*
+ * Reserve n bytes under mem_limit. An evicted item's charge comes back only when its
+ * grace period has passed (it is garbage until then), so a store evicts only until its
+ * victims' charge covers n, then waits for their grace period - reclaiming their classes
+ * and yielding, at most VICTIM_WAIT_ROUNDS rounds - instead of evicting more live items
+ * for memory that is about to return; only a grace period that long makes it evict
+ * again. Callers that may not wait (holding a stripe lock) or cannot (inside a section,
+ * which holds their own garbage back) evict without waiting. Garbage above mem_limit /
+ * GARBAGE_SHARE stops eviction altogether (a section holds grace periods back): then
+ * the store reclaims the caller's own garbage and, with may_wait, outside any section,
+ * and while garbage exists that could be released, naps and retries until
+ * cfg.mem_wait_ms has passed.
+ */
+static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
+{
+	unsigned fails = 0, rounds = 0;
+	uint64_t deadline = 0, evicted = 0, victims = 0;
+	bool wait_victims = may_wait && !ps_in_section(c->ps);
+	for (;;) {
+		uint64_t u = atomic_load_explicit(&c->mem_used, RELAXED);
+		while (u + n <= c->cfg.mem_limit)
+			if (atomic_compare_exchange_weak_explicit(&c->mem_used, &u, u + n, RELAXED,
+								  RELAXED))
+				return true;
+		if (victims && reclaim_classes(c, victims) > 0)
+			continue;
+		if (wait_victims && evicted >= n) {
+			if (++rounds <= VICTIM_WAIT_ROUNDS) {
+				sched_yield();
+				continue;
+			}
+			evicted = 0; /* a long grace period: evict again */
+		}
+		rounds = 0;
+		uint64_t g = atomic_load_explicit(&c->mem_garbage, RELAXED);
+		if (has_list(c) && !c->cfg.no_evict && g <= c->cfg.mem_limit / GARBAGE_SHARE) {
+			unsigned k;
+			if (evict_one(c, &k)) {
+				evicted += c->cls[k].charge;
+				victims |= 1ull << k;
+				continue;
+			}
+			/* Nothing evictable now (items locked by others, or all memory held by
+			 * unfinished stores): retry a few times. */
+			if (++fails <= 8) {
+				sched_yield();
+				continue;
+			}
+		}
+		if (cache_reclaim(c) > 0)
+			continue;
+		if (g == 0 || !may_wait || c->cfg.mem_wait_ms < 0 || ps_in_section(c->ps))
+			return false;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		uint64_t t = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+		if (deadline == 0)
+			deadline = t + (uint64_t)c->cfg.mem_wait_ms * 1000000u;
+		else if (t >= deadline)
+			return false;
+		struct timespec nap = {0, RESERVE_NAP_NS};
+		nanosleep(&nap, NULL);
+		fails = 0;
+	}
+}
+
+int class_of(const struct cache *c, size_t total)
+{
+	for (unsigned i = 0; i < c->nclasses; i++)
+		if (c->cls[i].size >= total)
+			return (int)i;
+	return -1;
+}
+
+/* A new, unpublished item of total value length nbytes (key copied, value not). */
+enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key,
+				    size_t nkey, size_t nbytes, uint32_t flags, bool may_wait,
+				    struct item **out)
+{
+	size_t total = ITEM_HDR + nkey + nbytes;
+	if (!size_ok(c, nkey, nbytes, flags) || nbytes > UINT32_MAX)
+		return CACHE_TOO_LARGE;
+	int k = class_of(c, total);
+	if (k < 0)
+		return CACHE_TOO_LARGE;
+	if (!mem_reserve(c, c->cls[k].charge, may_wait))
+		return CACHE_NO_MEMORY;
+	struct item *it = ps_alloc(c->cls[k].mem);
+	if (it == NULL) {
+		atomic_fetch_sub_explicit(&c->mem_used, c->cls[k].charge, RELAXED);
+		return CACHE_NO_MEMORY;
+	}
+	atomic_store_explicit(&it->hnext, NULL, RELAXED);
+	it->lprev = it->lnext = NULL;
+	it->hash = hash;
+	it->cas = 0;
+	atomic_store_explicit(&it->exptime, 0, RELAXED);
+	it->time = 0;
+	it->flags = 0;
+	it->nbytes = (uint32_t)nbytes;
+	atomic_store_explicit(&it->refcount, 1, RELAXED);
+	atomic_store_explicit(&it->refbit, 0, RELAXED);
+	it->nkey = (uint8_t)nkey;
+	it->cls = (uint8_t)k;
+	atomic_store_explicit(&it->mflags, 0, RELAXED);
+	atomic_store_explicit(&it->atime, atomic_load_explicit(&c->tick, RELAXED), RELAXED);
+	memcpy(it->data, key, nkey);
+	atomic_fetch_add_explicit(&c->cls[k].requested, total, RELAXED);
+	*out = it;
+	return CACHE_OK;
+}
+
+
+int make_classes(struct cache *c)
+{
+	const struct cache_config *g = &c->cfg;
+	size_t sizes[MAX_CLASSES];
+	unsigned n = 0;
+	/* memcached's sequence: its item header (48 bytes) + -n, times -f, 8-aligned; so a
+	 * class id names the same chunk size as in memcached's "stats slabs" (to its
+	 * largest class, slab_chunk_max, above which memcached chunks items) */
+	size_t sz = round_up(MC_ITEM_HDR + g->chunk_min, 8);
+	while (n < MAX_CLASSES - 1 && sz <= (size_t)((double)g->item_size_max / g->growth_factor)) {
+		sizes[n++] = sz;
+		size_t nx = round_up((size_t)((double)sz * g->growth_factor), 8);
+		sz = nx > sz ? nx : sz + 8;
+	}
+	/* the largest class holds the largest item size_ok() admits: -I counted memcached's
+	 * way, plus what tsync's header takes beyond memcached's */
+	size_t slack = ITEM_HDR > MC_ITEM_HDR + 11 ? ITEM_HDR - (MC_ITEM_HDR + 11) : 0;
+	sizes[n++] = round_up(g->item_size_max + slack, 8);
+	for (unsigned i = 0; i < n; i++) {
+		size_t stride = round_up(PSMEM_HDR + sizes[i], 16);
+		size_t slab = 64 * 1024;
+		unsigned want = stride <= 8192 ? 8 : 2;
+		while (PSMEM_FIRST + want * stride > slab)
+			slab <<= 1;
+		size_t nobj = (slab - PSMEM_FIRST) / stride;
+		struct ps_mem_config mc = PS_MEM_CONFIG_INIT;
+		mc.slab_size = slab;
+		size_t cs = (64 * 1024) / stride;
+		mc.cache_size = (unsigned)(cs < 2 ? 2 : cs > 64 ? 64 : cs);
+		mc.slabs_kept = 1;
+		c->cls[i].owner = c;
+		mc.reclaim_fn = on_reclaim;
+		mc.reclaim_arg = &c->cls[i];
+		c->cls[i].mem = ps_mem_create(c->ps, sizes[i], &mc);
+		if (c->cls[i].mem == NULL)
+			return -1;
+		c->cls[i].size = (uint32_t)sizes[i];
+		c->cls[i].charge = (slab + nobj - 1) / nobj;
+		c->nclasses = i + 1;
+	}
+	evict_classes_init(c);
+	return 0;
+}
