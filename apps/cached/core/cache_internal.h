@@ -75,14 +75,14 @@ struct item {
 	struct item *lprev, *lnext; /* CLOCK/LRU list, under the list's lock */
 	/* what the CLOCK hand reads, beside its link (one line for most items) */
 	uint64_t prio;              /* GreedyDual-Size priority, under the list's lock */
-	_Atomic uint8_t refbit;     /* CLOCK reference bit */
-	uint8_t freq;               /* GreedyDual-Size-Frequency count, under the list's lock */
+	_Atomic uint8_t refbit;     /* REF_BIT: CLOCK's reference bit, set by gets; above it
+				     * the hand's use count (REF_FREQ) */
 	uint8_t cls;
 	uint8_t nkey;
 	_Atomic uint8_t mflags;     /* M_*: memcached's fetched / stale / token-sent bits */
 	_Atomic uint32_t refcount;  /* mcs-clock, locked: 1 for the table + 1 per cache_ref */
 	_Atomic uint32_t exptime;   /* cache_now() units; 0 = never */
-	uint64_t hash;
+	uint32_t hash;              /* the key's hash, low 32 bits (tables <= 2^MAX_POWER) */
 	uint64_t cas;
 	uint32_t time;              /* cache_now() when stored (delayed flush_all) */
 	uint32_t flags;
@@ -90,6 +90,13 @@ struct item {
 	_Atomic uint32_t atime;     /* cache_now() of the last access (the cache's tick) */
 	char data[];                /* key, then value */
 };
+/* refbit: a get stores REF_BIT when it finds it clear (its only store to the item); the
+ * hand, under the list's lock, stores the count of its passes that found the bit set,
+ * REF_FREQ(n), clearing the bit (a get racing with it may put back the old count: one
+ * use uncounted, never a lost bit). */
+#define REF_BIT 1u
+#define REF_FREQ(n) ((uint8_t)((n) << 1))
+#define REF_FREQ_OF(r) ((unsigned)(r) >> 1)
 /* mflags (meta protocol, cache_mget): set with atomic or; a new item starts with 0 */
 #define M_FETCHED 1u /* a get has returned the item (mg h) */
 #define M_TOKEN 2u   /* a recache win token was handed out for it (mg W, then Z) */
@@ -354,8 +361,8 @@ static inline bool has_list(const struct cache *c)
 
 static inline struct plist *list_of(struct cache *c, uint64_t hash)
 {
-	/* The top bits: independent of the bucket and stripe (low) bits. */
-	return &c->lists[(hash >> 58) & (c->nlists - 1)];
+	/* Bits 26-31: independent of the stripe bits (at most 12 low bits). */
+	return &c->lists[((uint32_t)hash >> 26) & (c->nlists - 1)];
 }
 
 static inline void plist_lock(struct cache *c, struct plist *l)
@@ -408,7 +415,7 @@ static inline bool key_ok(size_t nkey)
 
 static inline bool item_is(const struct item *it, uint64_t h, const void *key, size_t nkey)
 {
-	return it->hash == h && it->nkey == nkey && memcmp(it->data, key, nkey) == 0;
+	return it->hash == (uint32_t)h && it->nkey == nkey && memcmp(it->data, key, nkey) == 0;
 }
 
 static inline struct item *chain_find(struct item *_Atomic *head, uint64_t h, const void *key,

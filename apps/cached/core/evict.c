@@ -39,7 +39,8 @@ void evict_classes_init(struct cache *c)
 static inline uint64_t gds_priority(const struct cache *c, const struct plist *l,
 				    const struct item *it)
 {
-	return l->inflation + it->freq * c->cls[it->cls].credit;
+	unsigned f = REF_FREQ_OF(atomic_load_explicit(&it->refbit, RELAXED));
+	return l->inflation + f * c->cls[it->cls].credit;
 }
 
 static inline struct ring *ring_of(struct cache *c, struct plist *l, const struct item *it)
@@ -53,8 +54,7 @@ static inline struct ring *ring_of(struct cache *c, struct plist *l, const struc
 void list_insert_locked(struct cache *c, struct plist *l, struct item *it)
 {
 	struct ring *r = ring_of(c, l, it);
-	it->freq = 1;
-	it->prio = gds_priority(c, l, it);
+	it->prio = gds_priority(c, l, it); /* the count is 1 from item_alloc */
 	if (r->hand == NULL) {
 		it->lprev = it->lnext = it;
 		r->hand = it;
@@ -95,7 +95,6 @@ void list_replace_locked(struct cache *c, struct plist *l, struct item *old, str
 		list_insert_locked(c, l, nw);
 		return;
 	}
-	nw->freq = 1;
 	nw->prio = gds_priority(c, l, nw);
 	if (old->lnext == old) {
 		nw->lprev = nw->lnext = nw;
@@ -227,10 +226,11 @@ bool clock_evict_locked(struct cache *c, struct plist *l, unsigned *cls)
 		struct item *first = NULL;
 		while (r->hand && steps-- && got < want) {
 			struct item *v = r->hand;
-			if (atomic_load_explicit(&v->refbit, RELAXED)) {
-				atomic_store_explicit(&v->refbit, 0, RELAXED);
-				if (v->freq < GDS_FREQ_MAX)
-					v->freq++;
+			uint8_t rb = atomic_load_explicit(&v->refbit, RELAXED);
+			if (rb & REF_BIT) {
+				unsigned f = REF_FREQ_OF(rb);
+				atomic_store_explicit(&v->refbit, REF_FREQ(f < GDS_FREQ_MAX ? f + 1 : f),
+						      RELAXED);
 				v->prio = gds_priority(c, l, v);
 				r->hand = v->lnext;
 				continue;

@@ -154,14 +154,14 @@ enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key,
 	}
 	atomic_store_explicit(&it->hnext, NULL, RELAXED);
 	it->lprev = it->lnext = NULL;
-	it->hash = hash;
+	it->hash = (uint32_t)hash;
 	it->cas = 0;
 	atomic_store_explicit(&it->exptime, 0, RELAXED);
 	it->time = 0;
 	it->flags = 0;
 	it->nbytes = (uint32_t)nbytes;
 	atomic_store_explicit(&it->refcount, 1, RELAXED);
-	atomic_store_explicit(&it->refbit, 0, RELAXED);
+	atomic_store_explicit(&it->refbit, REF_FREQ(1), RELAXED);
 	it->nkey = (uint8_t)nkey;
 	it->cls = (uint8_t)k;
 	atomic_store_explicit(&it->mflags, 0, RELAXED);

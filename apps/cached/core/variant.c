@@ -160,8 +160,9 @@ static void ref_put(struct cache *c, struct item *it)
 static void clock_bump(struct cache *c, struct item *it)
 {
 	(void)c;
-	if (!atomic_load_explicit(&it->refbit, RELAXED))
-		atomic_store_explicit(&it->refbit, 1, RELAXED);
+	uint8_t r = atomic_load_explicit(&it->refbit, RELAXED);
+	if (!(r & REF_BIT))
+		atomic_store_explicit(&it->refbit, r | REF_BIT, RELAXED);
 }
 
 /* ps-nocrp: no replacement policy. */
