@@ -483,13 +483,14 @@ enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
 		}
 		if (st != CACHE_NOT_FOUND || !m->vivify || tries >= 8)
 			return st;
-		/* Vivify: an empty item, already fetched and with its token handed to us; a
+		/* Vivify: an empty item, already fetched (unless no_update: memcached's
+		 * "mg k N u" leaves it unfetched) and with its token handed to us; a
 		 * concurrent vivify that added first makes our ADD fail, and the retry finds
 		 * its item (token sent: Z). */
 		st = store_impl(c, CACHE_ADD, key, nkey, "", 0, 0, m->vivify_ttl, 0, NULL,
-				M_FETCHED | M_TOKEN);
+				(m->no_update ? 0 : M_FETCHED) | M_TOKEN);
 		if (st == CACHE_STORED) {
-			if (cache_get(c, key, nkey, ref) != CACHE_OK)
+			if (get_impl(c, key, nkey, ref, !m->no_update) != CACHE_OK)
 				continue; /* evicted or replaced already: look again */
 			m->won = true;
 			m->token_sent = false;

@@ -639,6 +639,13 @@ def test_meta_recache_token(srv, mc):
     assert talk(srv, b"ms nosuch 1 I C5\r\nf\r\n") == b"NF\r\n"
 
 
+def test_meta_vivify_no_update(srv, mc):
+    """mg N with u vivifies a miss without marking the new item fetched: the next mg h
+    reads h0, the one after h1 (memcached 1.6.18)."""
+    assert talk(srv, b"mg vu N30 u s\r\nmg vu h s\r\nmg vu h\r\nmn\r\n", b"MN\r\n") == \
+        b"HD s0 W\r\nHD h0 s0 Z\r\nHD h1 Z\r\nMN\r\n"
+
+
 def test_meta_vivify_one_winner(srv, mc):
     """Sixteen clients race to vivify one key: exactly one gets W."""
     n = 16
