@@ -18,9 +18,12 @@
  *    chunk size plus the allocator's per-object header against mem_limit from allocation
  *    until ps_mem reclaims it (garbage waiting for a grace period stays charged, so the
  *    limit bounds item memory however long a reader stays in a section); a store that
- *    would pass the limit first evicts (CLOCK over 64 partitioned lists, seed 000 §5.2: a
- *    get only sets a reference bit), or waits a bounded time for grace periods when
- *    garbage holds the memory, and fails with CACHE_NO_MEMORY when it cannot.
+ *    would pass the limit first evicts - about its own charge, then it waits for its
+ *    victims' grace period rather than evicting more (CLOCK over 64 partitioned lists,
+ *    ParSec (EuroSys 2016) §5.2, choosing by GreedyDual-Size-Frequency by default: see
+ *    enum cache_evict_policy; a get only sets a reference bit) - or waits a bounded time
+ *    for grace periods when garbage holds the memory, and fails with CACHE_NO_MEMORY when
+ *    it cannot.
  *  - Expiry is lazy (an expired or flushed item reads as absent and is unlinked by the
  *    next update that meets it) plus a background sweeper (cache_sweeper_start).
  *

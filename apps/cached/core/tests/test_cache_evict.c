@@ -4,9 +4,10 @@
  *   test_cache_evict VARIANT      (ps, mcs-clock: the variants with CLOCK lists)
  *
  *  1. A store evicts only what it needs. The cache is full of small items; one large
- *     store must evict about its own charge, not more: an evicted item's charge returns
- *     only after its grace period, and a store used to go on evicting until the garbage
- *     passed mem_limit / 8 (here about 3,000 small items for one 60 KB value).
+ *     store must evict about its own charge, not more. (Single-threaded every victim's
+ *     grace period is over at once; this pins the reservation's arithmetic. The case
+ *     the reservation's wait is for - victims held by other threads' short sections -
+ *     is timing-dependent and measured with bench/cached_memeff.py instead.)
  *  2. Size-aware choice (CACHE_EVICT_GDSF). Small and large items are stored in equal
  *     byte volume, ten times the limit, in random order, the large ones 1 in 100 by
  *     count; the small items must hold clearly more of the memory retained at the end
@@ -76,7 +77,8 @@ static void test_evicts_what_it_needs(void)
 	struct cache_stats s;
 	uint64_t i = 0;
 	do {
-		put(c, "s", i++, SMALL);
+		for (unsigned j = 0; j < 64; j++)
+			put(c, "s", i++, SMALL);
 		cache_stats(c, &s);
 	} while (s.evictions < 100);
 	uint64_t small = charge_of(c, 8, SMALL), big = charge_of(c, 3, 60000);
@@ -151,10 +153,13 @@ static void test_aging(void)
 	struct cache_stats s;
 	uint64_t ns = 0;
 	do {
-		put(c, "s", ns++, SMALL);
+		for (unsigned j = 0; j < 64; j++)
+			put(c, "s", ns++, SMALL);
 		cache_stats(c, &s);
 	} while (s.evictions == 0);
-	uint64_t nl = 400 * (LIMIT / LARGE);
+	/* measured: the small items are gone after 2x the limit; without L rising they
+	 * would stay for good and a single large item would be retained */
+	uint64_t nl = 20 * (LIMIT / LARGE);
 	for (uint64_t i = 0; i < nl; i++)
 		put(c, "l", i, LARGE);
 	uint64_t bs = 0, bl = 0;
