@@ -87,7 +87,9 @@ struct mc_meta {
 	const char *tokens;       /* the flag tokens as sent (for ordered reply flags) */
 	size_t ntokens_len;       /* their length in bytes */
 	const char *opaque;       /* O: the token (without 'O'), NULL if absent */
-	size_t nopaque;
+	size_t nopaque;           /* its length: with the O, at most MC_META_OPAQUE_MAX,
+				   * except for mg and ma, whose executor acts first and then
+				   * answers "opaque token too long" (as memcached does) */
 	uint64_t cas_cmp;         /* C */
 	uint64_t delta;           /* D (ma; default 1) */
 	uint64_t initial;         /* J (ma) */

@@ -115,7 +115,9 @@ static size_t step_ascii(const uint8_t *b, size_t len, enum mc_parse *out, size_
 				in_buf(t, nt, b, len, NULL, 0);
 		}
 		if (req.meta.opaque) {
-			if (req.meta.nopaque > MC_META_OPAQUE_MAX)
+			/* mg and ma take a long opaque to the executor (proto.h) */
+			if (req.meta.nopaque + 1 > MC_META_OPAQUE_MAX && req.op != MC_OP_MG &&
+			    req.op != MC_OP_MA)
 				fail("opaque too long");
 			in_buf(req.meta.opaque, req.meta.nopaque, b, len, NULL, 0);
 		}
