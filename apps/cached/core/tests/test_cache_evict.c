@@ -62,6 +62,19 @@ static bool present(struct cache *c, const char *pfx, uint64_t i)
 	return st == CACHE_OK;
 }
 
+/* Store small items s0, s1, ... until at least `evictions` happened; returns how many. */
+static uint64_t fill_small(struct cache *c, uint64_t evictions)
+{
+	struct cache_stats s;
+	uint64_t n = 0;
+	do {
+		for (unsigned j = 0; j < 64; j++)
+			put(c, "s", n++, SMALL);
+		cache_stats(c, &s);
+	} while (s.evictions < evictions);
+	return n;
+}
+
 static uint64_t charge_of(struct cache *c, size_t nkey, size_t nbytes)
 {
 	struct cache_class_stats cs;
@@ -75,12 +88,7 @@ static void test_evicts_what_it_needs(void)
 {
 	struct cache *c = mk(CACHE_EVICT_GDSF);
 	struct cache_stats s;
-	uint64_t i = 0;
-	do {
-		for (unsigned j = 0; j < 64; j++)
-			put(c, "s", i++, SMALL);
-		cache_stats(c, &s);
-	} while (s.evictions < 100);
+	uint64_t i = fill_small(c, 100);
 	uint64_t small = charge_of(c, 8, SMALL), big = charge_of(c, 3, 60000);
 	for (int round = 0; round < 20; round++) {
 		cache_stats(c, &s);
@@ -150,13 +158,7 @@ static void test_references(void)
 static void test_aging(void)
 {
 	struct cache *c = mk(CACHE_EVICT_GDSF);
-	struct cache_stats s;
-	uint64_t ns = 0;
-	do {
-		for (unsigned j = 0; j < 64; j++)
-			put(c, "s", ns++, SMALL);
-		cache_stats(c, &s);
-	} while (s.evictions == 0);
+	uint64_t ns = fill_small(c, 1);
 	/* measured: the small items are gone after 2x the limit; without L rising they
 	 * would stay for good and a single large item would be retained */
 	uint64_t nl = 20 * (LIMIT / LARGE);
