@@ -222,8 +222,7 @@ bool clock_evict_locked(struct cache *c, struct plist *l, unsigned *cls)
 	for (unsigned b = 0; b < EVICT_BANDS; b++) {
 		struct ring *r = &l->r[b];
 		unsigned got = 0;
-		uint64_t steps = r->n;
-		struct item *first = NULL;
+		uint64_t steps = r->n; /* so no item is seen twice */
 		while (r->hand && steps-- && got < want) {
 			struct item *v = r->hand;
 			uint8_t rb = atomic_load_explicit(&v->refbit, RELAXED);
@@ -241,10 +240,6 @@ bool clock_evict_locked(struct cache *c, struct plist *l, unsigned *cls)
 				break;
 			}
 			r->hand = v->lnext;
-			if (v == first)
-				break; /* every item of the ring is a candidate already */
-			if (first == NULL)
-				first = v;
 			cand[nc++] = v;
 			got++;
 		}

@@ -34,14 +34,6 @@ void item_drop_dead(struct cache *c, struct item *it)
 	item_drop(c, it);
 }
 
-size_t cache_reclaim(struct cache *c)
-{
-	size_t n = 0;
-	for (unsigned i = 0; i < c->nclasses; i++)
-		n += ps_mem_reclaim(c->cls[i].mem);
-	return n;
-}
-
 /* Garbage above mem_limit / GARBAGE_SHARE stops eviction: evicting a live item then only
  * adds garbage, so a store waits for grace periods instead of emptying the cache. */
 #define GARBAGE_SHARE 8u
@@ -58,6 +50,11 @@ static size_t reclaim_classes(struct cache *c, uint64_t mask)
 	for (; mask; mask &= mask - 1)
 		n += ps_mem_reclaim(c->cls[__builtin_ctzll(mask)].mem);
 	return n;
+}
+
+size_t cache_reclaim(struct cache *c)
+{
+	return reclaim_classes(c, (1ull << c->nclasses) - 1); /* nclasses <= MAX_CLASSES */
 }
 
 /*
@@ -77,7 +74,8 @@ static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
 {
 	unsigned fails = 0, rounds = 0;
 	uint64_t deadline = 0, evicted = 0, victims = 0;
-	bool wait_victims = may_wait && !ps_in_section(c->ps);
+	/* may nap: holds no stripe lock, and no section of its own holds its garbage back */
+	bool can_wait = may_wait && !ps_in_section(c->ps);
 	for (;;) {
 		uint64_t u = atomic_load_explicit(&c->mem_used, RELAXED);
 		while (u + n <= c->cfg.mem_limit)
@@ -86,7 +84,7 @@ static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
 				return true;
 		if (victims && reclaim_classes(c, victims) > 0)
 			continue;
-		if (wait_victims && evicted >= n) {
+		if (can_wait && evicted >= n) {
 			if (++rounds <= VICTIM_WAIT_ROUNDS) {
 				sched_yield();
 				continue;
@@ -111,7 +109,7 @@ static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
 		}
 		if (cache_reclaim(c) > 0)
 			continue;
-		if (g == 0 || !may_wait || c->cfg.mem_wait_ms < 0 || ps_in_section(c->ps))
+		if (g == 0 || !can_wait || c->cfg.mem_wait_ms < 0)
 			return false;
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
