@@ -202,16 +202,20 @@ static enum slab_list_id pool_list_for(const struct slab *s)
 
 static struct slab *slab_map(struct ps_mem *m)
 {
-	/* Map twice the size and trim, for a slab_size-aligned slab. */
+	/* A power-of-two slab is aligned to its size (map twice the size and trim: a 2 MiB
+	 * slab can then be one transparent huge page); any other page multiple is mapped
+	 * as it is - objects find their slab through their header, never by masking. */
 	size_t sz = m->slab_size;
-	char *raw = mmap(NULL, 2 * sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bool pow2 = (sz & (sz - 1)) == 0;
+	size_t len = pow2 ? 2 * sz : sz;
+	char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (raw == MAP_FAILED)
 		return NULL;
-	char *base = (char *)tsync__round_up((uintptr_t)raw, sz);
+	char *base = pow2 ? (char *)tsync__round_up((uintptr_t)raw, sz) : raw;
 	if (base > raw)
 		munmap(raw, (size_t)(base - raw));
-	if (base + sz < raw + 2 * sz)
-		munmap(base + sz, (size_t)(raw + 2 * sz - (base + sz)));
+	if (base + sz < raw + len)
+		munmap(base + sz, (size_t)(raw + len - (base + sz)));
 
 	struct slab *s = (struct slab *)base;
 	s->m = m;
@@ -776,6 +780,15 @@ static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt)
 			got++;
 		}
 		if (s->nfree == 0) {
+			if (s->nobj == 1) {
+				/* A one-object slab (a large object) goes back to the pool once
+				 * handed out: its free then empties it in the pool, where every
+				 * thread's refill finds it and pool_shrink can unmap it, instead
+				 * of waiting on this thread's remote list until this thread
+				 * allocates that size again. */
+				slab_to_pool(m, pt, s);
+				continue;
+			}
 			list_del(m, pt, s);
 			list_add(m, pt, s, L_OWN_FULL);
 		}
@@ -1031,8 +1044,8 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 		return NULL;
 	}
 	size_t align = c.align ? c.align : 16;
-	if ((align & (align - 1)) || align > 4096 || (c.slab_size & (c.slab_size - 1)) ||
-	    (c.slab_size && c.slab_size < 4096)) {
+	if ((align & (align - 1)) || align > 4096 || (c.slab_size % 4096) ||
+	    c.slab_size > ((size_t)1 << 31)) {
 		errno = EINVAL;
 		return NULL;
 	}

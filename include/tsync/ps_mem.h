@@ -17,8 +17,8 @@
  *   quiescence queue (per thread)  --reclaim-->  object cache (per thread, capacity C)
  *   object cache  --flush C/2 / refill C/2-->  slabs owned by the thread
  *   slabs  <-->  the instance's slab pool (a mutex, slow path only)  <-->  the system
- * A slab is one page-aligned chunk (slab_size bytes, a power of two) whose objects each
- * carry a header: the free time, the queue link, and the owning slab. Each slab is
+ * A slab is one page-aligned chunk (slab_size bytes, a multiple of 4096; a power of two
+ * is also aligned to its size) whose objects each carry a header: the free time, the queue link, and the owning slab. Each slab is
  * owned by one thread; an object returned to a slab owned by another thread ("remote
  * free") goes onto that owner's remote list for the freeing thread's id modulo
  * PS_MEM_REMOTE_LINES, each list head on its own cache line, pushed with a
@@ -108,8 +108,10 @@ enum ps_mem_accounting {
 struct ps_mem_config {
 	size_t size;          /* sizeof(struct ps_mem_config) */
 	size_t align;         /* object alignment, a power of two <= 4096 (default 16) */
-	size_t slab_size;     /* bytes per slab, a power of two >= 4096 (default 64 KiB, or
-			       * larger so that a slab holds at least 8 objects) */
+	size_t slab_size;     /* bytes per slab, a multiple of 4096 up to 2 GiB (default
+			       * 64 KiB, or the power of two above that holds at least 8
+			       * objects); a size that is not a power of two lets large
+			       * objects waste less than a page per slab */
 	unsigned cache_size;  /* per-thread object cache capacity C (default 64) */
 	unsigned reclaim_batch; /* most objects reclaimed per ps_free/ps_alloc (default 16) */
 	unsigned slabs_kept;  /* fully free slabs kept in the pool before unmapping (def. 4) */

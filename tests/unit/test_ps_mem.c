@@ -72,7 +72,8 @@ static void test_invalid(struct ps *ps)
 		c.align = bad_align[i];
 		CHECK_CREATE_FAILS(ps, 32, &c, EINVAL);
 	}
-	static const size_t bad_slab[] = {2048, 5000, 4095, 65537, 3 * 4096};
+	static const size_t bad_slab[] = {2048, 5000, 4095, 65537, 3 * 4096 + 8,
+					  ((size_t)1 << 31) + 4096};
 	for (size_t i = 0; i < sizeof bad_slab / sizeof bad_slab[0]; i++) {
 		c = (struct ps_mem_config)PS_MEM_CONFIG_INIT;
 		c.slab_size = bad_slab[i];
@@ -166,6 +167,17 @@ static void test_basic(struct ps *ps)
 	m = ps_mem_create(ps, 100, &c);
 	CHECK(m != NULL);
 	check_objects(m, 100, 16, 300);
+	ps_mem_destroy(m);
+
+	/* a slab size that is a page multiple but no power of two: one 11 KiB object per
+	 * three-page slab, each slab its own mapping (check_objects writes every byte) */
+	c = small_cfg();
+	c.slab_size = 3 * 4096;
+	m = ps_mem_create(ps, 11 * 1024, &c);
+	CHECK(m != NULL);
+	check_objects(m, 11 * 1024, 16, 40);
+	struct ps_mem_stats st = mstats(m);
+	CHECK_GE(st.peak_slabs, 40); /* one object per slab: 40 live at once */
 	ps_mem_destroy(m);
 
 	/* two allocators on one ps: objects know where they came from */
