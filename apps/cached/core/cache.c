@@ -846,12 +846,7 @@ int cache_class_stats(struct cache *c, unsigned cls, struct cache_class_stats *o
 	out->charged = c->cls[cls].charge;
 	out->used_chunks = ms.in_use;
 	out->total_slabs = ms.slabs;
-	size_t stride = round_up(PSMEM_HDR + c->cls[cls].size, 16);
-	size_t slab = 64 * 1024;
-	unsigned want = stride <= 8192 ? 8 : 2;
-	while (PSMEM_FIRST + want * stride > slab)
-		slab <<= 1;
-	out->slab_bytes = slab;
+	out->slab_bytes = c->cls[cls].slab;
 	out->evicted = atomic_load_explicit(&c->cls[cls].evicted, RELAXED);
 	out->mem_requested = atomic_load_explicit(&c->cls[cls].requested, RELAXED);
 	out->reclaimed = atomic_load_explicit(&c->cls[cls].reclaimed, RELAXED);

@@ -169,7 +169,8 @@ struct tstats {
 
 struct sclass {
 	uint32_t size;   /* chunk bytes: ITEM_HDR + key + value fit */
-	uint64_t charge; /* bytes charged against mem_limit per item */
+	uint32_t slab;   /* bytes per slab of its ps_mem */
+	uint64_t charge; /* bytes charged against mem_limit per item: slab / objects per slab */
 	uint64_t credit; /* GreedyDual-Size credit per use: GDS_SCALE / charge */
 	unsigned band;   /* its CLOCK ring in each list (0 without size bands) */
 	struct ps_mem *mem;

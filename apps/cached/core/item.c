@@ -192,14 +192,16 @@ int make_classes(struct cache *c)
 	for (unsigned i = 0; i < n; i++) {
 		size_t stride = round_up(PSMEM_HDR + sizes[i], 16);
 		size_t slab = 64 * 1024;
-		unsigned want = stride <= 8192 ? 8 : 2;
-		while (PSMEM_FIRST + want * stride > slab)
-			slab <<= 1;
+		if (stride <= 8192)
+			while (PSMEM_FIRST + 8 * stride > slab)
+				slab <<= 1;
+		else
+			slab = round_up(PSMEM_FIRST + stride, 4096);
 		size_t nobj = (slab - PSMEM_FIRST) / stride;
 		struct ps_mem_config mc = PS_MEM_CONFIG_INIT;
 		mc.slab_size = slab;
-		size_t cs = (64 * 1024) / stride;
-		mc.cache_size = (unsigned)(cs < 2 ? 2 : cs > 64 ? 64 : cs);
+		size_t cs = (16 * 1024) / stride;
+		mc.cache_size = (unsigned)(cs < 1 ? 1 : cs > 64 ? 64 : cs);
 		mc.slabs_kept = 1;
 		c->cls[i].owner = c;
 		mc.reclaim_fn = on_reclaim;
@@ -208,6 +210,7 @@ int make_classes(struct cache *c)
 		if (c->cls[i].mem == NULL)
 			return -1;
 		c->cls[i].size = (uint32_t)sizes[i];
+		c->cls[i].slab = (uint32_t)slab;
 		c->cls[i].charge = (slab + nobj - 1) / nobj;
 		c->nclasses = i + 1;
 	}
