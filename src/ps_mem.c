@@ -533,7 +533,10 @@ static inline void reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt 
 		*now = tsync_now();
 	if (*now > t && *now - t > *max_wait)
 		*max_wait = *now - t;
-	cache_push(m, me, pt, h);
+	if (TSYNC_UNLIKELY(m->nobj == 1))
+		free_to_slab(m, me, pt, h); /* a whole slab: to the pool, not one thread's cache */
+	else
+		cache_push(m, me, pt, h);
 }
 
 /* The owner's counters after a call that reclaimed n > 0 objects. */
@@ -782,10 +785,11 @@ static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt)
 		if (s->nfree == 0) {
 			if (s->nobj == 1) {
 				/* A one-object slab (a large object) goes back to the pool once
-				 * handed out: its free then empties it in the pool, where every
+				 * handed out, and its object, once reclaimed, skips the object
+				 * cache (reclaim_take): it then empties in the pool, where every
 				 * thread's refill finds it and pool_shrink can unmap it, instead
-				 * of waiting on this thread's remote list until this thread
-				 * allocates that size again. */
+				 * of waiting on this thread's remote list, or in the reclaiming
+				 * thread's cache, until that thread allocates that size again. */
 				slab_to_pool(m, pt, s);
 				continue;
 			}
@@ -844,7 +848,7 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	/* 1. quiesced memory first: reuse is the point of the queue */
 	bool due = reclaim_due(m, pt);
-	if (!due || reclaim(m, me, pt, m->batch, RECLAIM_ALLOC) == 0) {
+	if (!due || reclaim(m, me, pt, m->batch, RECLAIM_ALLOC) == 0 || pt->cache == NULL) {
 		/* 2. objects others returned to our slabs, then our slabs */
 		drain_remote(m, me, pt);
 		if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {

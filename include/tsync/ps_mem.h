@@ -23,7 +23,10 @@
  * free") goes onto that owner's remote list for the freeing thread's id modulo
  * PS_MEM_REMOTE_LINES, each list head on its own cache line, pushed with a
  * compare-and-swap that only freeing threads sharing that line contend on. The owner
- * takes whole lists with one exchange when it refills. A thread keeps at most one fully
+ * takes whole lists with one exchange when it refills. A slab that holds one object
+ * (an object too large for two in its slab_size) belongs to the pool while its object is
+ * out, and the object, once reclaimed, returns to it directly, bypassing the object
+ * cache: no thread strands a whole slab. A thread keeps at most one fully
  * free and four partly free slabs of its own; a slab that gets objects back beyond that
  * goes to the pool, whose partly free slabs every thread's refill takes before mapping a
  * new one (otherwise free objects strand in a thread that never refills). Fully free slabs beyond

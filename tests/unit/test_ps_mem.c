@@ -178,6 +178,19 @@ static void test_basic(struct ps *ps)
 	check_objects(m, 11 * 1024, 16, 40);
 	struct ps_mem_stats st = mstats(m);
 	CHECK_GE(st.peak_slabs, 40); /* one object per slab: 40 live at once */
+	/* reclaimed one-object slabs skip the object cache: back to the pool, which keeps
+	 * slabs_kept of them and unmaps the rest - no thread holds a whole slab */
+	void *big[8];
+	for (int i = 0; i < 8; i++)
+		CHECK((big[i] = ps_alloc(m)) != NULL);
+	for (int i = 0; i < 8; i++)
+		ps_free(m, big[i]);
+	ps_mem_reclaim(m); /* what the frees did not reclaim themselves; then pool_shrink */
+	st = mstats(m);
+	CHECK_EQ(st.in_use, 0);
+	CHECK_EQ(st.pending, 0);
+	CHECK_EQ(st.cached, 0);
+	CHECK_EQ(st.slabs, c.slabs_kept);
 	ps_mem_destroy(m);
 
 	/* two allocators on one ps: objects know where they came from */
