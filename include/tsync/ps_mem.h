@@ -18,8 +18,8 @@
  *   object cache  --flush C/2 / refill C/2-->  slabs owned by the thread
  *   slabs  <-->  the instance's slab pool (a mutex, slow path only)  <-->  the system
  * A slab is one page-aligned chunk (slab_size bytes, a multiple of 4096; a power of two
- * is also aligned to its size) whose objects each carry a header: the free time, the queue link, and the owning slab. Each slab is
- * owned by one thread; an object returned to a slab owned by another thread ("remote
+ * is also aligned to its size) whose objects each carry a header: the free time, the
+ * queue link, and the owning slab. Each slab is owned by one thread; an object returned to a slab owned by another thread ("remote
  * free") goes onto that owner's remote list for the freeing thread's id modulo
  * PS_MEM_REMOTE_LINES, each list head on its own cache line, pushed with a
  * compare-and-swap that only freeing threads sharing that line contend on. The owner
@@ -194,6 +194,23 @@ void *ps_alloc(struct ps_mem *m);
 void ps_free(struct ps_mem *m, void *obj);
 
 /*
+ * ps_free_now: the immediate free of Prudence (ASPLOS 2016) §4 ("two frees"): obj goes
+ * straight back to the caller's object cache, reusable by the caller's next ps_alloc -
+ * no free time, no quiescence queue, no grace period, no custom grace hook. Legal only
+ * for an object that no reader can have reached: one never published (an allocation
+ * abandoned before it was linked, e.g. a store that failed), or one whose every
+ * publication was undone before any section that could load it began. An object that
+ * was reachable by a reader in a section - whenever that section started - needs
+ * ps_free; freeing it here is a use-after-free that no check catches. obj must come
+ * from ps_alloc(m) and be live: a double free (of either kind) or a foreign object
+ * aborts with a diagnostic, as ps_free does. Counted in ps_mem_stats.frees_now, not in
+ * frees; with exact accounting it moves obj from live to free in one atomic add.
+ * Wait-free except when the cache is full (a flush of half of it, which may take the
+ * pool mutex). NULL is ignored. Any thread, inside or outside a section.
+ */
+void ps_free_now(struct ps_mem *m, void *obj);
+
+/*
  * ps_mem_reclaim: stamp the caller's queued frees and reclaim the quiesced objects at
  * the head of its queue, not bounded by reclaim_batch, with one scan (ps_quiesce for the
  * newest free time, then for the oldest if that fails). Returns the number reclaimed.
@@ -217,7 +234,7 @@ struct ps_mem_stats {
 	uint64_t pending;       /* freed, waiting for quiescence (queues + orphaned queues) */
 	uint64_t cached;        /* in per-thread object caches */
 	uint64_t allocs;        /* ps_alloc calls that returned an object */
-	uint64_t frees;         /* ps_free calls */
+	uint64_t frees;         /* ps_free calls (deferred frees) */
 	uint64_t reclaimed;     /* objects moved from a queue to a cache after quiescence */
 	uint64_t slabs;         /* slabs held now (owned by threads or in the pool) */
 	uint64_t peak_slabs;    /* most slabs held at once */
@@ -241,6 +258,7 @@ struct ps_mem_stats {
 	uint64_t peak_footprint; /* most objects live + pending at once (not reusable) */
 	uint64_t grace_refusals; /* custom grace hook refusals */
 	uint64_t exact;          /* 1 if accounting is EXACT */
+	uint64_t frees_now;      /* ps_free_now calls (immediate frees) */
 };
 /* ps_mem_stats: fill *out. Returns 0, or -1 with errno = EINVAL for NULL arguments.
  * Takes the pool mutex briefly. Any thread. */

@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_ps_mem.c - <tsync/ps_mem.h>: configuration errors, distinct and
  * aligned objects, reuse only after quiescence, exact counters when quiet, slabs
- * returned to the system, remote frees with bounded memory, ENOMEM.
+ * returned to the system, remote frees with bounded memory, the immediate free and bad
+ * frees, ENOMEM.
  */
 #include <sys/resource.h>
 #include <tsync/tsync.h>
@@ -620,6 +621,80 @@ static void double_free(void *arg)
 }
 #endif
 
+/* ---- the immediate free (Prudence §4: "two frees") ------------------------------------ */
+struct bad_free {
+	struct ps *ps;
+	int kind;
+};
+
+static void bad_free_now(void *arg)
+{
+	const struct bad_free *b = arg;
+	struct ps_mem *m = ps_mem_create(b->ps, 32, NULL), *other = ps_mem_create(b->ps, 32, NULL);
+	void *p = ps_alloc(m);
+	switch (b->kind) {
+	case 0: /* immediate, twice */
+		ps_free_now(m, p);
+		ps_free_now(m, p);
+		break;
+	case 1: /* deferred, then immediate */
+		ps_free(m, p);
+		ps_free_now(m, p);
+		break;
+	case 2: /* immediate, then deferred */
+		ps_free_now(m, p);
+		ps_free(m, p);
+		break;
+	default: /* an object of another ps_mem */
+		ps_free_now(other, p);
+		break;
+	}
+	_exit(0); /* not aborted: the test fails */
+}
+
+static void test_free_now(struct ps *ps)
+{
+	struct ps_mem_config c = PS_MEM_CONFIG_INIT;
+	c.accounting = PS_MEM_ACCOUNT_EXACT;
+	struct ps_mem *m = ps_mem_create(ps, 48, &c);
+	CHECK(m != NULL);
+	/* Inside our own section, which holds every deferred free back: an immediately freed
+	 * object is handed out again at once, a deferred one is not. */
+	ps_enter(ps);
+	void *a = ps_alloc(m);
+	CHECK(a != NULL);
+	ps_free_now(m, a);
+	void *b = ps_alloc(m);
+	CHECK_MSG(b == a, "an immediately freed object was not the next one handed out");
+	ps_free(m, b);
+	void *d = ps_alloc(m);
+	CHECK_MSG(d != b, "a deferred free was reused inside the freeing thread's own section");
+	ps_exit(ps);
+	struct ps_mem_stats s = mstats(m);
+	CHECK_EQ(s.allocs, 3);
+	CHECK_EQ(s.frees, 1);
+	CHECK_EQ(s.frees_now, 1);
+	CHECK_EQ(s.in_use, 1);
+	CHECK_EQ(s.live, 1);
+	CHECK_EQ(s.pending, 1);
+	ps_free_now(m, d);
+	ps_free_now(m, NULL); /* ignored */
+	s = mstats(m);
+	CHECK_EQ(s.frees_now, 2);
+	CHECK_EQ(s.in_use, 0);
+	CHECK_EQ(s.live, 0);
+	CHECK_EQ(s.peak_live, 1);      /* the immediate free ended a before b began */
+	CHECK_EQ(s.peak_footprint, 2); /* d live while b was pending */
+	ps_mem_destroy(m);
+
+	/* bad frees abort with a diagnostic naming the call */
+	if (test_can_fork())
+		for (int k = 0; k < 4; k++) {
+			struct bad_free bf = {ps, k};
+			CHECK_MSG(test_dies(bad_free_now, &bf), "bad free %d did not abort", k);
+		}
+}
+
 static void test_enomem(struct ps *ps)
 {
 #ifndef NDEBUG
@@ -662,6 +737,7 @@ int main(void)
 	test_remote(ps, NULL, "default config");
 	test_remote(ps, &small, "small config");
 	test_no_stranding(ps);
+	test_free_now(ps);
 	test_enomem(ps);
 	ps_destroy(ps);
 	test_log("ps_mem: ok");

@@ -1,0 +1,158 @@
+/*
+ * src/ps_mem_internal.h - what the three layers of ps_mem share (include/tsync/ps_mem.h
+ * draws the layers; docs/design.md §3 argues them):
+ *   ps_mem.c        the API, the quiescence queue and reclamation (one loop, its
+ *                   optional steps named), thread exit, create/destroy;
+ *   ps_mem_slab.c   object cache <-> owned slabs <-> pool <-> system;
+ *   ps_mem_stats.c  counters (ps_mem_stats) and the stall report (ps_stall_report).
+ * Ownership rules (docs/design.md §3):
+ *  - a thread's queue, cache and owned-slab lists are touched only by that thread (and by
+ *    the registry hook that runs in it when it exits);
+ *  - a slab's freelist is touched only by its owner, or under the pool mutex while the
+ *    pool owns it; ownership changes only under the pool mutex;
+ *  - anyone may push onto an owner's remote lists (CAS); only the owner empties them.
+ */
+#ifndef TSYNC_PS_MEM_INTERNAL_H
+#define TSYNC_PS_MEM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <tsync/ps_mem.h>
+#include "internal.h"
+
+enum slab_list_id { L_NONE, L_OWN_PARTIAL, L_OWN_FULL, L_POOL_PARTIAL, L_POOL_EMPTY, L_POOL_FULL };
+#define OWNER_POOL (-1)
+/* Partially free slabs a thread keeps before it gives more to the pool (own_slab_gained). */
+#define PS_MEM_PARTIAL_KEPT 4u
+
+struct slab {
+	struct ps_mem *m;
+	_Atomic int owner;          /* thread id, or OWNER_POOL */
+	struct ps_mem_hdr *free;    /* objects free in this slab */
+	unsigned nfree, nobj;
+	enum slab_list_id list;
+	struct slab *prev, *next;   /* in the list `list` */
+	struct slab *all_prev, *all_next; /* every slab of m (pool mutex) */
+};
+
+struct slab_list {
+	struct slab *head;
+	size_t n;
+};
+
+/* Per-thread state, per ps_mem. remote[] heads are written by other threads, each on its
+ * own line; the rest is written only by the owning thread (counters are atomics only so
+ * that ps_mem_stats may read them while it runs). */
+struct ps_mem_pt {
+	struct {
+		_Alignas(TSYNC_CACHE_LINE) _Atomic(struct ps_mem_hdr *) head;
+	} remote[PS_MEM_REMOTE_LINES];
+	_Alignas(TSYNC_CACHE_LINE) struct ps_mem_hdr *cache; /* object cache (LIFO) */
+	unsigned ncache;
+	unsigned nempty;                   /* owned slabs with every object free */
+	struct ps_mem_hdr *qhead, *qtail;  /* quiescence queue, by free time */
+	struct ps_mem_hdr *unstamped;      /* first queued object not yet stamped (a suffix) */
+	unsigned nunstamped;
+	uint64_t last_stamp;               /* the newest free time stamp() wrote */
+	struct slab_list partial, full;    /* owned slabs with / without free objects */
+	uint64_t last_reclaim;             /* when the schedule last let us reclaim */
+	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
+	    c_flushes, c_remote, c_max_wait, c_frees_now;
+	/* Stall summary of the last reclamation attempt (ps_stall_report): blocker id + 1
+	 * (0: none), its enter time, objects it left queued; objects the hook held back. */
+	_Atomic uint64_t c_blocker1, c_blocker_enter, c_blocked, c_hook_blocked, c_refused;
+	_Atomic uint64_t c_head_tsc;       /* free time of the queue head, 0 if unknown */
+};
+struct ps_mem_pt_chunk {
+	struct ps_mem_pt pt[TSYNC__CHUNK];
+};
+
+struct orphan {
+	struct ps_mem_hdr *head, *tail;
+	uint64_t n;
+	struct orphan *next;
+};
+
+struct ps_mem {
+	struct ps *ps;
+	size_t obj_size, align, hdr_area, stride, first, slab_size;
+	unsigned nobj, cache_size, batch, slabs_kept, stamp_batch;
+	unsigned trim_max; /* excess empty slabs unmapped per slow path: 4 x cache_size (>= 16) */
+	unsigned nchunks;
+	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (seed 004 Fig. 8) */
+	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
+	bool ext;         /* any of rt, exact, period, hooks: the paths of reclaim_ext */
+	uint64_t period;  /* reclamation period q in ticks, 0: every free */
+	ps_mem_grace_fn grace_fn;
+	void *grace_arg;
+	uint64_t threshold;
+	ps_mem_pending_fn pending_fn;
+	void *pending_arg;
+	ps_mem_reclaim_fn reclaim_fn;
+	void *reclaim_arg;
+	struct ps_mem_pt_chunk *_Atomic *chunks;
+	struct tsync__client client;
+
+	/* Set when the pool holds more than slabs_kept empty slabs; pool_shrink() then
+	 * returns a few of them to the system. */
+	_Atomic bool pool_excess;
+	pthread_mutex_t pool_lock; /* protects everything below */
+	struct slab_list pool_partial, pool_empty, pool_full;
+	struct slab *all;
+	uint64_t slabs, peak_slabs, grows, shrinks, pool_remote;
+	struct orphan *orphans;
+	_Atomic uint64_t orphan_pending;
+
+	/* EXACT accounting: live in the low 32 bits, pending in the high 32 bits, so one
+	 * atomic add moves an object between the two states, and peaks over it. */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t acct;
+	_Atomic uint64_t peak_live, peak_pending, peak_foot;
+};
+
+#define ACCT_LIVE(v) ((v) & 0xffffffffu)
+#define ACCT_PENDING(v) ((v) >> 32)
+#define ACCT_ALLOC 1u                      /* live + 1 */
+#define ACCT_FREE 0xffffffffu              /* live - 1, pending + 1 (the carry) */
+#define ACCT_RECLAIM(n) ((uint64_t)(n) << 32) /* subtracted: pending - n */
+
+static inline void cnt_add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+			      memory_order_relaxed);
+}
+static inline void cnt_sub(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) - v,
+			      memory_order_relaxed);
+}
+
+static inline struct ps_mem_pt *pt_if_exists(struct ps_mem *m, unsigned tid)
+{
+	struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[tid >> TSYNC__CHUNK_SHIFT],
+							 memory_order_acquire);
+	return c ? &c->pt[tid & (TSYNC__CHUNK - 1)] : NULL;
+}
+
+/* ---- ps_mem_slab.c: object cache <-> owned slabs <-> pool <-> system ---------------- */
+
+/* Return one free object to its slab, wherever that slab is owned (a remote free when
+ * another thread owns it, the pool mutex when the pool does). */
+void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+			  struct ps_mem_hdr *h);
+/* Flush n objects from pt's cache back to their slabs (then pool_shrink). */
+void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, unsigned n);
+/* Return the objects other threads freed into our slabs (our remote lists) to them. */
+void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
+/* Refill the empty cache with up to half a cache from our slabs, taking a slab from the
+ * pool or the system if they have none. Returns the count, 0 with errno = ENOMEM. */
+unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
+/* Unmap up to trim_max excess empty slabs of the pool (not under the pool mutex). */
+void ps_mem__pool_shrink(struct ps_mem *m);
+/* Thread exit: give every slab pt owns to the pool and unmap the pool's excess. */
+void ps_mem__slabs_release(struct ps_mem *m, struct ps_mem_pt *pt);
+/* ps_mem_destroy: unmap every slab (no thread uses m any more). */
+void ps_mem__slabs_destroy(struct ps_mem *m);
+
+#endif

@@ -1,0 +1,390 @@
+/*
+ * src/ps_mem_slab.c - ps_mem's slab layer (seed 000 §3.4, with the remote frees of seed
+ * 004 Appendix A): a thread's object cache <-> the slabs it owns <-> the instance's slab
+ * pool (a mutex, slow path only) <-> the system (mmap/munmap). Structures and ownership
+ * rules: ps_mem_internal.h.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include "ps_mem_internal.h"
+
+/* ---- slab lists ------------------------------------------------------------------ */
+
+static struct slab_list *list_of(struct ps_mem *m, struct ps_mem_pt *pt, enum slab_list_id id)
+{
+	switch (id) {
+	case L_OWN_PARTIAL: return &pt->partial;
+	case L_OWN_FULL: return &pt->full;
+	case L_POOL_PARTIAL: return &m->pool_partial;
+	case L_POOL_EMPTY: return &m->pool_empty;
+	case L_POOL_FULL: return &m->pool_full;
+	default: return NULL;
+	}
+}
+
+static void list_del(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
+{
+	struct slab_list *l = list_of(m, pt, s->list);
+	if (l == NULL)
+		return;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		l->head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->prev = s->next = NULL;
+	s->list = L_NONE;
+	l->n--;
+}
+
+static void list_add(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s, enum slab_list_id id)
+{
+	struct slab_list *l = list_of(m, pt, id);
+	s->prev = NULL;
+	s->next = l->head;
+	if (l->head)
+		l->head->prev = s;
+	l->head = s;
+	l->n++;
+	s->list = id;
+}
+
+static enum slab_list_id pool_list_for(const struct slab *s)
+{
+	if (s->nfree == s->nobj)
+		return L_POOL_EMPTY;
+	return s->nfree ? L_POOL_PARTIAL : L_POOL_FULL;
+}
+
+/* ---- slabs from and to the system (pool mutex held) ------------------------------- */
+
+static struct slab *slab_map(struct ps_mem *m)
+{
+	/* A power-of-two slab is aligned to its size (map twice the size and trim: a 2 MiB
+	 * slab can then be one transparent huge page); any other page multiple is mapped
+	 * as it is - objects find their slab through their header, never by masking. */
+	size_t sz = m->slab_size;
+	bool pow2 = (sz & (sz - 1)) == 0;
+	size_t len = pow2 ? 2 * sz : sz;
+	char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	char *base = pow2 ? (char *)tsync__round_up((uintptr_t)raw, sz) : raw;
+	if (base > raw)
+		munmap(raw, (size_t)(base - raw));
+	if (base + sz < raw + len)
+		munmap(base + sz, (size_t)(raw + len - (base + sz)));
+
+	struct slab *s = (struct slab *)base;
+	s->m = m;
+	atomic_init(&s->owner, OWNER_POOL);
+	s->nobj = m->nobj;
+	s->nfree = m->nobj;
+	s->list = L_NONE;
+	struct ps_mem_hdr *prev = NULL;
+	for (unsigned i = m->nobj; i-- > 0;) {
+		char *obj = base + m->first + (size_t)i * m->stride + m->hdr_area;
+		struct ps_mem_hdr *h = HDR(obj);
+		atomic_init(&h->free_tsc, 0);
+		h->slab = s;
+		h->next = prev;
+		prev = h;
+	}
+	s->free = prev;
+	s->all_prev = NULL;
+	s->all_next = m->all;
+	if (m->all)
+		m->all->all_prev = s;
+	m->all = s;
+	m->slabs++;
+	m->grows++;
+	if (m->slabs > m->peak_slabs)
+		m->peak_slabs = m->slabs;
+	return s;
+}
+
+/*
+ * Detach up to `max` fully free slabs beyond slabs_kept from the pool (pool mutex held)
+ * and return them chained through `next`; slabs_unmap() gives them back to the system
+ * after the mutex is released, so munmap and its TLB shootdowns stall no other thread.
+ */
+static struct slab *pool_trim(struct ps_mem *m, unsigned max)
+{
+	struct slab *out = NULL;
+	for (unsigned i = 0; i < max && m->pool_empty.n > m->slabs_kept; i++) {
+		struct slab *s = m->pool_empty.head;
+		list_del(m, NULL, s);
+		if (s->all_prev)
+			s->all_prev->all_next = s->all_next;
+		else
+			m->all = s->all_next;
+		if (s->all_next)
+			s->all_next->all_prev = s->all_prev;
+		m->slabs--;
+		m->shrinks++;
+		s->next = out;
+		out = s;
+	}
+	atomic_store_explicit(&m->pool_excess, m->pool_empty.n > m->slabs_kept,
+			      memory_order_relaxed);
+	return out;
+}
+
+static void slabs_unmap(struct ps_mem *m, struct slab *s)
+{
+	while (s) {
+		struct slab *next = s->next;
+		munmap(s, m->slab_size);
+		s = next;
+	}
+}
+
+/* A slab went to the pool's empty list (pool mutex held). It is not unmapped here: a
+ * burst of releases (say, the end of a long section that pinned thousands of slabs)
+ * would put thousands of munmap calls into one ps_alloc or ps_free. */
+static void pool_note_empty(struct ps_mem *m)
+{
+	if (m->pool_empty.n > m->slabs_kept)
+		atomic_store_explicit(&m->pool_excess, true, memory_order_relaxed);
+}
+
+/*
+ * Return at most trim_max = 4 x cache_size (at least 16) excess empty slabs to the
+ * system. Called once per allocator slow path (refill, flush, explicit reclaim). A flush
+ * or a refill moves cache_size / 2 objects, so it can empty at most that many slabs: in
+ * steady state every empty slab goes back in the call that emptied it, as before (the
+ * factor 8 of headroom covers slabs emptied by other threads' frees into pool-owned
+ * slabs); after a burst (a drain of thousands of remote frees), the pool shrinks back to
+ * slabs_kept at a bounded cost per call (256 munmaps, a few ms, with the defaults), and
+ * meanwhile serves refills first.
+ */
+void ps_mem__pool_shrink(struct ps_mem *m)
+{
+	if (!atomic_load_explicit(&m->pool_excess, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&m->pool_lock);
+	struct slab *s = pool_trim(m, m->trim_max);
+	pthread_mutex_unlock(&m->pool_lock);
+	slabs_unmap(m, s);
+}
+
+/* ---- returning objects to slabs ---------------------------------------------------- */
+
+/* Give an owned slab (in one of pt's lists) to the pool: its free objects become
+ * available to every thread's refill. */
+static void slab_to_pool(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
+{
+	pthread_mutex_lock(&m->pool_lock);
+	list_del(m, pt, s);
+	atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
+	list_add(m, NULL, s, pool_list_for(s));
+	pool_note_empty(m);
+	pthread_mutex_unlock(&m->pool_lock);
+}
+
+/*
+ * A slab owned by `me` got objects back: fix its list. A thread keeps at most one fully
+ * free slab and PS_MEM_PARTIAL_KEPT partially free ones of its own; a slab beyond that
+ * goes to the pool, where any thread's refill takes it before mapping a new one.
+ * Without the cap, free memory strands: a thread whose allocations are all served by
+ * its own reclaimed garbage never refills from its slabs, while other threads' frees
+ * (evictions, remote flushes) keep filling them - a three-thread cache storm held 6,000
+ * free objects in one thread's 42 partial slabs while the others mapped new ones.
+ */
+static void own_slab_gained(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s, unsigned was)
+{
+	if (was == 0) {
+		list_del(m, pt, s);
+		list_add(m, pt, s, L_OWN_PARTIAL);
+		if (pt->partial.n > PS_MEM_PARTIAL_KEPT && s->nfree < s->nobj) {
+			slab_to_pool(m, pt, s);
+			return;
+		}
+	}
+	if (s->nfree == s->nobj && was != s->nobj) {
+		if (pt->nempty == 0) {
+			pt->nempty = 1;
+			return;
+		}
+		slab_to_pool(m, pt, s);
+	}
+}
+
+/* Return one free object to its slab, wherever that slab is owned. */
+void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, struct ps_mem_hdr *h)
+{
+	struct slab *s = h->slab;
+	for (;;) {
+		int o = atomic_load_explicit(&s->owner, memory_order_acquire);
+		if (o == (int)me) {
+			unsigned was = s->nfree;
+			h->next = s->free;
+			s->free = h;
+			s->nfree++;
+			own_slab_gained(m, pt, s, was);
+			return;
+		}
+		if (o == OWNER_POOL) {
+			pthread_mutex_lock(&m->pool_lock);
+			if (atomic_load_explicit(&s->owner, memory_order_relaxed) != OWNER_POOL) {
+				pthread_mutex_unlock(&m->pool_lock); /* adopted meanwhile: retry */
+				continue;
+			}
+			list_del(m, NULL, s);
+			h->next = s->free;
+			s->free = h;
+			s->nfree++;
+			list_add(m, NULL, s, pool_list_for(s));
+			m->pool_remote++;
+			pool_note_empty(m);
+			pthread_mutex_unlock(&m->pool_lock);
+			return;
+		}
+		/* Remote free (seed 004 App. A): onto the owner's list for our line. */
+		struct ps_mem_pt *opt = pt_if_exists(m, (unsigned)o);
+		_Atomic(struct ps_mem_hdr *) *head = &opt->remote[me % PS_MEM_REMOTE_LINES].head;
+		struct ps_mem_hdr *old = atomic_load_explicit(head, memory_order_relaxed);
+		do
+			h->next = old;
+		while (!atomic_compare_exchange_weak_explicit(head, &old, h, memory_order_release,
+							      memory_order_relaxed));
+		cnt_add(&pt->c_remote, 1);
+		return;
+	}
+}
+
+/* Empty our remote lists: one exchange per line. */
+void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
+{
+	for (unsigned i = 0; i < PS_MEM_REMOTE_LINES; i++) {
+		if (atomic_load_explicit(&pt->remote[i].head, memory_order_relaxed) == NULL)
+			continue;
+		struct ps_mem_hdr *h = atomic_exchange_explicit(&pt->remote[i].head, NULL,
+								memory_order_acquire);
+		while (h) {
+			struct ps_mem_hdr *next = h->next;
+			ps_mem__free_to_slab(m, me, pt, h);
+			h = next;
+		}
+	}
+}
+
+/* Flush n objects from the cache back to their slabs. */
+void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, unsigned n)
+{
+	if (n == 0)
+		return;
+	for (unsigned i = 0; i < n && pt->cache; i++) {
+		struct ps_mem_hdr *h = pt->cache;
+		pt->cache = h->next;
+		pt->ncache--;
+		ps_mem__free_to_slab(m, me, pt, h);
+	}
+	cnt_add(&pt->c_flushes, 1);
+	atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
+	ps_mem__pool_shrink(m);
+}
+
+/* ---- refill ------------------------------------------------------------------------- */
+
+/* Take up to half a cache of objects from our partial slabs. Returns the count. */
+static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	unsigned want = (m->cache_size + 1) / 2, got = 0;
+	while (got < want && pt->partial.head) {
+		struct slab *s = pt->partial.head;
+		if (s->nfree == s->nobj && pt->nempty)
+			pt->nempty--;
+		while (got < want && s->free) {
+			struct ps_mem_hdr *h = s->free;
+			s->free = h->next;
+			s->nfree--;
+			h->next = pt->cache;
+			pt->cache = h;
+			pt->ncache++;
+			got++;
+		}
+		if (s->nfree == 0) {
+			if (s->nobj == 1) {
+				/* A one-object slab (a large object) goes back to the pool once
+				 * handed out, and its object, once reclaimed, skips the object
+				 * cache (cache_push): it then empties in the pool, where every
+				 * thread's refill finds it and pool_shrink can unmap it, instead
+				 * of waiting on this thread's remote list, or in the reclaiming
+				 * thread's cache, until that thread allocates that size again. */
+				slab_to_pool(m, pt, s);
+				continue;
+			}
+			list_del(m, pt, s);
+			list_add(m, pt, s, L_OWN_FULL);
+		}
+	}
+	return got;
+}
+
+/* Get a slab from the pool (partial first: keeps empty ones returnable) or the system. */
+static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
+{
+	pthread_mutex_lock(&m->pool_lock);
+	struct slab *s = m->pool_partial.head ? m->pool_partial.head : m->pool_empty.head;
+	if (s)
+		list_del(m, NULL, s);
+	else
+		s = slab_map(m);
+	if (s)
+		atomic_store_explicit(&s->owner, (int)me, memory_order_relaxed);
+	pthread_mutex_unlock(&m->pool_lock);
+	if (s == NULL)
+		return -1;
+	if (s->nfree == s->nobj)
+		pt->nempty++;
+	list_add(m, pt, s, L_OWN_PARTIAL);
+	return 0;
+}
+
+unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
+{
+	unsigned got = take_from_own(m, pt);
+	/* nothing quiesced and no free object: fresh memory, never wait (seed 000 §3.2) */
+	if (got == 0) {
+		if (acquire_slab(m, me, pt) != 0) {
+			errno = ENOMEM;
+			return 0;
+		}
+		got = take_from_own(m, pt);
+	}
+	if (got)
+		cnt_add(&pt->c_refills, 1);
+	return got;
+}
+
+void ps_mem__slabs_release(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	pthread_mutex_lock(&m->pool_lock);
+	struct slab_list *lists[2] = {&pt->partial, &pt->full};
+	for (int i = 0; i < 2; i++) {
+		while (lists[i]->head) {
+			struct slab *s = lists[i]->head;
+			list_del(m, pt, s);
+			atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
+			list_add(m, NULL, s, pool_list_for(s));
+		}
+	}
+	pt->nempty = 0;
+	struct slab *excess = pool_trim(m, UINT_MAX); /* not a hot path: all of it */
+	pthread_mutex_unlock(&m->pool_lock);
+	slabs_unmap(m, excess);
+}
+
+void ps_mem__slabs_destroy(struct ps_mem *m)
+{
+	while (m->all) {
+		struct slab *s = m->all;
+		m->all = s->all_next;
+		munmap(s, m->slab_size);
+	}
+}
