@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ps_mem_internal.h"
 
@@ -345,6 +346,70 @@ static inline bool reclaim_due(struct ps_mem *m, struct ps_mem_pt *pt)
 	return true;
 }
 
+/* Objects of m freed with ps_free and not yet reclaimed, in every thread's queue and
+ * the orphaned ones (a sum without stopping anyone: a snapshot). */
+static uint64_t pending_any(struct ps_mem *m)
+{
+	if (m->exact)
+		return ACCT_PENDING(atomic_load_explicit(&m->acct, memory_order_relaxed));
+	uint64_t n = atomic_load_explicit(&m->orphan_pending, memory_order_relaxed);
+	for (unsigned i = 0; i < m->nchunks; i++) {
+		struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[i], memory_order_acquire);
+		if (c == NULL)
+			continue;
+		for (unsigned j = 0; j < TSYNC__CHUNK; j++)
+			n += atomic_load_explicit(&c->pt[j].c_pending, memory_order_relaxed);
+	}
+	return n;
+}
+
+#define LIMIT_NAP_NS 50000L
+
+/*
+ * At cfg->max_bytes with an empty cache (Prudence (ASPLOS 2016) §4: wait for a grace
+ * period instead of failing). Returns true once the cache holds an object; false with
+ * errno = ENOMEM (nothing deferred to wait for, waiting off, time up, or the system
+ * refused a slab) or EDEADLK (inside a section of m's ps). Contract: ps_alloc.
+ */
+static __attribute__((noinline)) bool limit_wait(struct ps_mem *m, unsigned me,
+						 struct ps_mem_pt *pt)
+{
+	uint64_t deadline = 0;
+	for (;;) {
+		if (pending_any(m) == 0 || m->limit_wait_ms < 0) {
+			errno = ENOMEM;
+			return false;
+		}
+		if (ps_in_section(m->ps)) {
+			errno = EDEADLK;
+			return false;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		if (deadline == 0) {
+			deadline = now + (uint64_t)m->limit_wait_ms * 1000000u;
+		} else if (now >= deadline) {
+			errno = ENOMEM;
+			return false;
+		}
+		struct timespec nap = {0, LIMIT_NAP_NS};
+		nanosleep(&nap, NULL);
+		reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
+		ps_mem__drain_remote(m, me, pt);
+		if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
+			adopt_orphan(m, pt);
+			reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
+		}
+		if (pt->cache != NULL || ps_mem__refill(m, me, pt) > 0)
+			return true;
+		if (errno != ENOSPC) {
+			errno = ENOMEM;
+			return false;
+		}
+	}
+}
+
 static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	/* 1. quiesced memory first: reuse is the point of the queue */
@@ -357,9 +422,11 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 			if (due)
 				reclaim(m, me, pt, m->batch, RECLAIM_ALLOC);
 		}
-		/* 3. nothing quiesced and no free object: fresh memory, never wait */
-		if (pt->cache == NULL && ps_mem__refill(m, me, pt) == 0)
-			return NULL; /* errno = ENOMEM */
+		/* 3. nothing quiesced and no free object: fresh memory, never wait - unless
+		 * cfg->max_bytes forbids a new slab */
+		if (pt->cache == NULL && ps_mem__refill(m, me, pt) == 0 &&
+		    (errno != ENOSPC || !limit_wait(m, me, pt)))
+			return NULL; /* errno = ENOMEM or EDEADLK */
 		ps_mem__pool_shrink(m);
 	}
 	return cache_pop(pt);
@@ -603,6 +670,7 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	m->rt = ps_policy(ps) != PS_POLICY_GENERAL;
 	m->stamp_batch = c.stamp_batch ? c.stamp_batch : m->rt ? 1 : m->batch;
 	if (c.accounting < PS_MEM_ACCOUNT_AUTO || c.accounting > PS_MEM_ACCOUNT_EXACT ||
+	    c.limit_wait_ms < -1 ||
 	    (c.pending_fn && c.pending_threshold == 0) ||
 	    (c.pending_threshold && c.pending_fn == NULL) ||
 	    (c.pending_fn && c.accounting == PS_MEM_ACCOUNT_PER_THREAD)) {
@@ -622,6 +690,8 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	m->pending_arg = c.pending_arg;
 	m->reclaim_fn = c.reclaim_fn;
 	m->reclaim_arg = c.reclaim_arg;
+	m->max_slabs = c.max_bytes ? (c.max_bytes / slab ? c.max_bytes / slab : 1) : 0;
+	m->limit_wait_ms = c.limit_wait_ms ? c.limit_wait_ms : 100;
 	m->ext = m->rt || m->exact || m->period || m->grace_fn || m->pending_fn || m->reclaim_fn;
 	m->nchunks = tsync__chunk_count();
 	m->chunks = calloc(m->nchunks, sizeof(*m->chunks));

@@ -85,6 +85,8 @@ struct ps_mem {
 	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
 	bool ext;         /* any of rt, exact, period, hooks: the paths of reclaim_ext */
 	uint64_t period;  /* reclamation period q in ticks, 0: every free */
+	uint64_t max_slabs; /* cfg->max_bytes in slabs, 0: no limit */
+	int limit_wait_ms;
 	ps_mem_grace_fn grace_fn;
 	void *grace_arg;
 	uint64_t threshold;
@@ -146,7 +148,8 @@ void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, un
 /* Return the objects other threads freed into our slabs (our remote lists) to them. */
 void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
 /* Refill the empty cache with up to half a cache from our slabs, taking a slab from the
- * pool or the system if they have none. Returns the count, 0 with errno = ENOMEM. */
+ * pool or the system if they have none. Returns the count; 0 with errno = ENOSPC when m
+ * holds max_slabs slabs already, ENOMEM when the system refused one. */
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
 /* Unmap up to trim_max excess empty slabs of the pool (not under the pool mutex). */
 void ps_mem__pool_shrink(struct ps_mem *m);

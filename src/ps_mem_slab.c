@@ -67,6 +67,10 @@ static struct slab *slab_map(struct ps_mem *m)
 	/* A power-of-two slab is aligned to its size (map twice the size and trim: a 2 MiB
 	 * slab can then be one transparent huge page); any other page multiple is mapped
 	 * as it is - objects find their slab through their header, never by masking. */
+	if (m->max_slabs && m->slabs >= m->max_slabs) {
+		errno = ENOSPC; /* at cfg->max_bytes: alloc_slow may wait */
+		return NULL;
+	}
 	size_t sz = m->slab_size;
 	bool pow2 = (sz & (sz - 1)) == 0;
 	size_t len = pow2 ? 2 * sz : sz;
@@ -352,7 +356,8 @@ unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	/* nothing quiesced and no free object: fresh memory, never wait (seed 000 §3.2) */
 	if (got == 0) {
 		if (acquire_slab(m, me, pt) != 0) {
-			errno = ENOMEM;
+			if (errno != ENOSPC)
+				errno = ENOMEM;
 			return 0;
 		}
 		got = take_from_own(m, pt);

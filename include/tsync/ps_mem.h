@@ -136,10 +136,18 @@ struct ps_mem_config {
 	void *pending_arg;
 	ps_mem_reclaim_fn reclaim_fn;  /* reclamation observer, or NULL */
 	void *reclaim_arg;
+	/* Memory limit (Prudence (ASPLOS 2016) §4, "wait instead of failing"): 0 (default):
+	 * none, and ps_alloc keeps ParSec's rule - never wait, take fresh memory. > 0: m holds
+	 * at most max_bytes of slabs (rounded down to whole slabs, at least one); at the
+	 * limit, while objects freed with ps_free still wait for their grace period, ps_alloc
+	 * waits for them (up to limit_wait_ms) instead of failing. See ps_alloc. */
+	size_t max_bytes;
+	int limit_wait_ms;    /* with max_bytes: longest wait of one ps_alloc, ms (default
+			       * 100; -1: fail at once) */
 };
 #define PS_MEM_CONFIG_INIT                                                                 \
 	{sizeof(struct ps_mem_config), 0, 0, 0, 0, 0, 0, 0, PS_MEM_ACCOUNT_AUTO, NULL, NULL, \
-	 0, NULL, NULL, NULL, NULL}
+	 0, NULL, NULL, NULL, NULL, 0, 0}
 
 /*
  * ps_mem_create: an object allocator of obj_size-byte objects reclaimed through ps.
@@ -158,12 +166,21 @@ void ps_mem_destroy(struct ps_mem *m);
 /*
  * ps_alloc: an object of m's size, its contents unspecified (they may hold values from
  * an earlier incarnation, but no reader can still see that incarnation).
- * Returns NULL with errno = ENOMEM only when the system refuses more memory.
+ * Returns NULL with errno = ENOMEM when the system refuses more memory, or at
+ * cfg->max_bytes as below.
  * Wait-free on the fast path (pop from the thread's object cache); a refill reclaims at
  * most reclaim_batch quiesced objects (with at most one ps_quiesce scan, whatever the
  * queue length), takes remote-freed objects with one exchange per
- * list, and only then takes the pool mutex or maps a new slab. Never waits for
- * quiescence. Any thread, inside or outside a section.
+ * list, and only then takes the pool mutex or maps a new slab. Without cfg->max_bytes it
+ * never waits for quiescence. At cfg->max_bytes (no free object in reach and no slab may
+ * be mapped) it fails at once with ENOMEM if no object of m is waiting for its grace
+ * period (in any thread's quiescence queue), and with EDEADLK if the caller is inside a
+ * section of m's ps (its own section could hold that grace period back: free memory or
+ * leave the section first). Otherwise it waits, up to cfg->limit_wait_ms: it reclaims its
+ * own queue (with ps_quiesce scans), takes the objects other threads returned to its
+ * slabs and the pool's slabs, and naps 50 us between tries; NULL with ENOMEM when the
+ * time is up. Objects that other threads reclaimed into their own object caches come
+ * back only when those threads flush or exit. Any thread, inside or outside a section.
  */
 void *ps_alloc(struct ps_mem *m);
 

@@ -2,7 +2,7 @@
  * tests/unit/test_ps_mem.c - <tsync/ps_mem.h>: configuration errors, distinct and
  * aligned objects, reuse only after quiescence, exact counters when quiet, slabs
  * returned to the system, remote frees with bounded memory, the immediate free and bad
- * frees, ENOMEM.
+ * frees, a memory limit that waits for grace periods, ENOMEM.
  */
 #include <sys/resource.h>
 #include <tsync/tsync.h>
@@ -80,6 +80,9 @@ static void test_invalid(struct ps *ps)
 		c.slab_size = bad_slab[i];
 		CHECK_CREATE_FAILS(ps, 32, &c, EINVAL);
 	}
+	c = (struct ps_mem_config)PS_MEM_CONFIG_INIT;
+	c.limit_wait_ms = -2;
+	CHECK_CREATE_FAILS(ps, 32, &c, EINVAL);
 	/* an object that does not fit an explicit slab size */
 	c = (struct ps_mem_config)PS_MEM_CONFIG_INIT;
 	c.slab_size = 4096;
@@ -695,6 +698,115 @@ static void test_free_now(struct ps *ps)
 		}
 }
 
+/* ---- a memory limit: wait for a grace period instead of failing (Prudence §4) ------- */
+struct releaser {
+	struct holder *h;
+	unsigned ms;
+};
+
+static void *release_later(void *arg)
+{
+	struct releaser *r = arg;
+	test_sleep_ms(r->ms);
+	holder_do(r->h, HOLD_EXIT);
+	return NULL;
+}
+
+/* Allocate until ps_alloc fails; returns the count, errno of the failure in *err. */
+static size_t fill(struct ps_mem *m, void **objs, size_t max, int *err)
+{
+	size_t n = 0;
+	for (;;) {
+		errno = 0;
+		void *p = ps_alloc(m);
+		if (p == NULL) {
+			*err = errno;
+			return n;
+		}
+		CHECK_MSG(n < max, "more than %zu objects under a %zu-slab limit", max, (size_t)2);
+		objs[n++] = p;
+	}
+}
+
+static void test_limit_wait(struct ps *ps)
+{
+	enum { MAX = 256, WAIT_MS = 5000 };
+	void *objs[MAX];
+	int err = 0;
+	struct ps_mem_config c = small_cfg();
+	c.max_bytes = 2 * 4096 + 100; /* two slabs */
+	c.limit_wait_ms = WAIT_MS;
+	struct ps_mem *m = ps_mem_create(ps, 200, &c);
+	CHECK(m != NULL);
+
+	/* 1. at the limit, nothing deferred: ENOMEM at once */
+	uint64_t t0 = test_now_ns();
+	size_t n = fill(m, objs, MAX, &err);
+	CHECK_EQ_I(err, ENOMEM);
+	CHECK_MSG(test_now_ns() - t0 < WAIT_MS / 2 * 1000000ull, "waited with nothing deferred");
+	struct ps_mem_stats s = mstats(m);
+	CHECK_EQ(s.slabs, 2);
+	CHECK_EQ(s.in_use, n);
+	CHECK_GE(n, 2);
+
+	/* 2. another thread's section holds every free back: ps_alloc waits until it ends */
+	struct holder h;
+	holder_start(&h, ps);
+	holder_do(&h, HOLD_ENTER);
+	for (size_t i = 0; i < n; i++)
+		ps_free(m, objs[i]);
+	struct releaser r = {&h, 100};
+	pthread_t rel = test_spawn(release_later, &r);
+	t0 = test_now_ns();
+	void *p = ps_alloc(m);
+	uint64_t waited = test_now_ns() - t0;
+	CHECK_MSG(p != NULL, "ps_alloc failed (errno %d) instead of waiting for the section", errno);
+	CHECK_MSG(waited >= 50000000ull, "an object came back after %" PRIu64 " ns, while the "
+		  "section that holds every free back still ran", waited);
+	test_join(rel);
+	s = mstats(m);
+	CHECK_EQ(s.slabs, 2); /* waited: never past the limit */
+	ps_free(m, p);
+	ps_mem_reclaim(m);
+
+	/* 3. the section outlasts limit_wait_ms: ENOMEM when the time is up */
+	ps_mem_destroy(m);
+	c.limit_wait_ms = 100;
+	m = ps_mem_create(ps, 200, &c);
+	CHECK(m != NULL);
+	n = fill(m, objs, MAX, &err);
+	holder_do(&h, HOLD_ENTER);
+	for (size_t i = 0; i < n; i++)
+		ps_free(m, objs[i]);
+	t0 = test_now_ns();
+	errno = 0;
+	CHECK(ps_alloc(m) == NULL);
+	CHECK_EQ_I(errno, ENOMEM);
+	waited = test_now_ns() - t0;
+	CHECK_MSG(waited >= 90000000ull, "gave up after %" PRIu64 " ns, limit_wait_ms is 100", waited);
+	holder_do(&h, HOLD_EXIT);
+	holder_stop(&h, HOLD_QUIT);
+
+	/* 4. inside the caller's own section, which holds its own frees back: EDEADLK */
+	ps_mem_reclaim(m);
+	n = fill(m, objs, MAX, &err);
+	CHECK_EQ_I(err, ENOMEM);
+	ps_enter(ps);
+	for (size_t i = 0; i < n; i++)
+		ps_free(m, objs[i]);
+	t0 = test_now_ns();
+	errno = 0;
+	CHECK(ps_alloc(m) == NULL);
+	CHECK_EQ_I(errno, EDEADLK);
+	CHECK_MSG(test_now_ns() - t0 < 50000000ull, "waited inside its own section");
+	ps_exit(ps);
+	ps_mem_reclaim(m);
+	p = ps_alloc(m);
+	CHECK(p != NULL);
+	ps_free(m, p);
+	ps_mem_destroy(m);
+}
+
 static void test_enomem(struct ps *ps)
 {
 #ifndef NDEBUG
@@ -738,6 +850,7 @@ int main(void)
 	test_remote(ps, &small, "small config");
 	test_no_stranding(ps);
 	test_free_now(ps);
+	test_limit_wait(ps);
 	test_enomem(ps);
 	ps_destroy(ps);
 	test_log("ps_mem: ok");
