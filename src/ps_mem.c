@@ -412,6 +412,7 @@ static __attribute__((noinline)) bool limit_wait(struct ps_mem *m, unsigned me,
 
 static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
+	cnt_add(&pt->c_misses, 1);
 	/* 1. quiesced memory first: reuse is the point of the queue */
 	bool due = reclaim_due(m, pt);
 	if (!due || reclaim(m, me, pt, m->batch, RECLAIM_ALLOC) == 0 || pt->cache == NULL) {

@@ -59,7 +59,7 @@ struct ps_mem_pt {
 	struct slab_list partial, full;    /* owned slabs with / without free objects */
 	uint64_t last_reclaim;             /* when the schedule last let us reclaim */
 	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
-	    c_flushes, c_remote, c_max_wait, c_frees_now;
+	    c_flushes, c_remote, c_max_wait, c_frees_now, c_misses;
 	/* Stall summary of the last reclamation attempt (ps_stall_report): blocker id + 1
 	 * (0: none), its enter time, objects it left queued; objects the hook held back. */
 	_Atomic uint64_t c_blocker1, c_blocker_enter, c_blocked, c_hook_blocked, c_refused;

@@ -29,8 +29,12 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 			out->pending += atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
 			out->cached += atomic_load_explicit(&pt->c_cached, memory_order_relaxed);
 			out->reclaimed += atomic_load_explicit(&pt->c_reclaimed, memory_order_relaxed);
-			out->cache_refills += atomic_load_explicit(&pt->c_refills, memory_order_relaxed);
-			out->cache_flushes += atomic_load_explicit(&pt->c_flushes, memory_order_relaxed);
+			uint64_t rf = atomic_load_explicit(&pt->c_refills, memory_order_relaxed);
+			uint64_t fl = atomic_load_explicit(&pt->c_flushes, memory_order_relaxed);
+			out->cache_refills += rf;
+			out->cache_flushes += fl;
+			out->cache_churn += rf < fl ? rf : fl;
+			out->cache_misses += atomic_load_explicit(&pt->c_misses, memory_order_relaxed);
 			out->remote_frees += atomic_load_explicit(&pt->c_remote, memory_order_relaxed);
 			out->grace_refusals += atomic_load_explicit(&pt->c_refused, memory_order_relaxed);
 			uint64_t w = atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed);
@@ -63,6 +67,10 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 	out->slab_shrinks = m->shrinks;
 	out->remote_frees += m->pool_remote;
 	pthread_mutex_unlock(&m->pool_lock);
+	out->cache_hits = allocs > out->cache_misses ? allocs - out->cache_misses : 0;
+	out->slab_churn = out->slab_grows < out->slab_shrinks ? out->slab_grows : out->slab_shrinks;
+	out->slab_bytes = out->slabs * m->slab_size;
+	out->live_bytes = out->live * m->obj_size;
 	uint64_t cap = out->slabs * m->nobj, used = out->live + out->pending;
 	out->freed = cap > used ? cap - used : 0;
 	return 0;

@@ -275,7 +275,17 @@ struct ps_mem_stats {
 	uint64_t peak_footprint; /* most objects live + pending at once (not reusable) */
 	uint64_t grace_refusals; /* custom grace hook refusals */
 	uint64_t exact;          /* 1 if accounting is EXACT */
-	uint64_t frees_now;      /* ps_free_now calls (immediate frees) */
+	uint64_t frees_now;      /* ps_free_now calls (immediate frees); the deferred share
+				  * of frees is frees / (frees + frees_now) */
+	/* Prudence (ASPLOS 2016) §5's measures: */
+	uint64_t cache_misses;   /* ps_alloc calls that found the object cache empty */
+	uint64_t cache_hits;     /* allocs - cache_misses */
+	uint64_t cache_churn;    /* refill/flush pairs: per thread min(refills, flushes),
+				  * summed */
+	uint64_t slab_churn;     /* grow/shrink pairs: min(slab_grows, slab_shrinks) */
+	uint64_t slab_bytes;     /* slabs x slab size: memory held now */
+	uint64_t live_bytes;     /* live x object size; total fragmentation
+				  * f_t = slab_bytes / live_bytes (seed §4.2) */
 };
 /* ps_mem_stats: fill *out. Returns 0, or -1 with errno = EINVAL for NULL arguments.
  * Takes the pool mutex briefly. Any thread. */

@@ -698,6 +698,40 @@ static void test_free_now(struct ps *ps)
 		}
 }
 
+/* ---- Prudence's measures: cache hits and misses, churn, fragmentation -------------- */
+static void test_measures(struct ps *ps)
+{
+	struct ps_mem_config c = small_cfg(); /* cache 4: a refill takes 2 */
+	struct ps_mem *m = ps_mem_create(ps, 100, &c);
+	CHECK(m != NULL);
+	void *p[3];
+	for (int i = 0; i < 3; i++)
+		CHECK((p[i] = ps_alloc(m)) != NULL);
+	struct ps_mem_stats s = mstats(m);
+	CHECK_EQ(s.allocs, 3);
+	CHECK_EQ(s.cache_misses, 2); /* the 1st and 3rd found the cache empty */
+	CHECK_EQ(s.cache_hits, 1);
+	CHECK_EQ(s.cache_refills, 2);
+	CHECK_EQ(s.slab_bytes, s.slabs * 4096);
+	CHECK_EQ(s.live_bytes, 3 * ps_mem_obj_size(m));
+	CHECK_EQ(s.cache_churn, s.cache_refills < s.cache_flushes ? s.cache_refills
+								    : s.cache_flushes);
+	/* immediate frees overflow the cache: a flush, so one refill/flush pair */
+	for (int i = 0; i < 3; i++)
+		ps_free_now(m, p[i]);
+	void *q[8];
+	for (int i = 0; i < 8; i++)
+		CHECK((q[i] = ps_alloc(m)) != NULL);
+	for (int i = 0; i < 8; i++)
+		ps_free_now(m, q[i]);
+	s = mstats(m);
+	CHECK_GE(s.cache_flushes, 1);
+	CHECK_GE(s.cache_churn, 1);
+	CHECK_EQ(s.live_bytes, 0);
+	CHECK_EQ(s.slab_churn, s.slab_grows < s.slab_shrinks ? s.slab_grows : s.slab_shrinks);
+	ps_mem_destroy(m);
+}
+
 /* ---- a memory limit: wait for a grace period instead of failing (Prudence §4) ------- */
 struct releaser {
 	struct holder *h;
@@ -850,6 +884,7 @@ int main(void)
 	test_remote(ps, &small, "small config");
 	test_no_stranding(ps);
 	test_free_now(ps);
+	test_measures(ps);
 	test_limit_wait(ps);
 	test_enomem(ps);
 	ps_destroy(ps);
