@@ -5,6 +5,7 @@
 #include <tsync/thread.h>
 #include <tsync/ps.h>
 #include <tsync/ps_mem.h>
+#include <tsync/ps_kmem.h>
 #include <tsync/ps_lock.h>
 #include <tsync/rlu.h>
 #include <tsync/mvrlu.h>

@@ -1,0 +1,111 @@
+/*
+ * tsync/ps_kmem.h - allocation by size over ps_mem: a kmalloc-style front end of size
+ * classes (Prudence (ASPLOS 2016) §4: kmalloc, kfree_deferred and kfree over slab caches
+ * that see deferred frees), each class one struct ps_mem of <tsync/ps_mem.h>.
+ *
+ * Classes grow geometrically like memcached's slab classes: the smallest holds
+ * cfg->min_size bytes, each next one growth_factor times more (rounded up to the
+ * alignment), the largest cfg->max_size. An allocation takes the smallest class that
+ * holds it. A class of objects up to 8 KiB has slabs of 64 KiB or more (at least 8
+ * objects); a larger object has a slab of its own, rounded up to a page, which goes back
+ * to the pool as soon as the object is reclaimed (include/tsync/ps_mem.h), so memory
+ * freed in one class is free for every class once its slab is unmapped.
+ *
+ * Every function may be called by any thread, inside or outside a section of the ps the
+ * instance was created with, unless its contract says otherwise.
+ */
+#ifndef TSYNC_PS_KMEM_H
+#define TSYNC_PS_KMEM_H
+
+#include <stddef.h>
+#include <tsync/ps_mem.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ps_kmem;
+
+/* Most classes an instance may have. */
+#define PS_KMEM_MAX_CLASSES 128
+
+/* Configuration for ps_kmem_create(); PS_KMEM_CONFIG_INIT gives the defaults (0 = default
+ * for every field but size). */
+struct ps_kmem_config {
+	size_t size;          /* sizeof(struct ps_kmem_config) */
+	size_t min_size;      /* bytes of the smallest class (default 16) */
+	size_t max_size;      /* bytes of the largest class: the largest allocation (default
+			       * 64 KiB; at most 1 GiB) */
+	double growth_factor; /* each class this many times the previous (default 1.25,
+			       * memcached's -f; > 1.0 and <= 4.0) */
+	/* Template for every class's ps_mem: align, reclaim_batch, stamp_batch, schedule,
+	 * accounting, hooks (called with the class's ps_mem), max_bytes (per class). Its
+	 * size field must be set (PS_MEM_CONFIG_INIT); slab_size and cache_size 0 let
+	 * ps_kmem choose per class (above); slabs_kept 0 means 1 per class. */
+	struct ps_mem_config mem;
+};
+#define PS_KMEM_CONFIG_INIT {sizeof(struct ps_kmem_config), 0, 0, 0.0, PS_MEM_CONFIG_INIT}
+
+/*
+ * ps_kmem_create: size classes over ps. cfg: NULL for defaults. Returns NULL with errno =
+ * EINVAL (bad sizes or factor, more than PS_KMEM_MAX_CLASSES classes, a ps_mem template
+ * ps_mem_create refuses) or ENOMEM. Blocking. Any thread.
+ */
+struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg);
+
+/*
+ * ps_kmem_destroy: destroy every class (ps_mem_destroy's precondition applies to each: no
+ * thread uses k or any of its objects any more). NULL is ignored. Blocking.
+ */
+void ps_kmem_destroy(struct ps_kmem *k);
+
+/*
+ * ps_kmalloc: an object of at least size bytes (contents unspecified), from the smallest
+ * class that holds it. NULL with errno = EINVAL for size 0 or above cfg->max_size, or as
+ * ps_alloc fails (ENOMEM; EDEADLK at a class's max_bytes inside a section). Cost and
+ * waiting: ps_alloc's, plus finding the class (a binary search over the classes).
+ */
+void *ps_kmalloc(struct ps_kmem *k, size_t size);
+
+/*
+ * ps_kfree: the deferred free (Prudence's kfree_deferred): ps_free on obj's class - obj
+ * is reused only after every section of k's ps active now has ended. obj must come from
+ * ps_kmalloc(k); a double free or an object of another instance aborts with a
+ * diagnostic. NULL is ignored. ps_free's contract otherwise.
+ */
+void ps_kfree(struct ps_kmem *k, void *obj);
+
+/*
+ * ps_kfree_now: the immediate free (Prudence's kfree): ps_free_now on obj's class. Legal
+ * only for an object no reader can have reached (ps_free_now's contract). NULL is
+ * ignored.
+ */
+void ps_kfree_now(struct ps_kmem *k, void *obj);
+
+/* ps_kmem_usable_size: bytes usable at obj (its class's size, >= the size asked for).
+ * obj must be live and come from some ps_kmem. Wait-free. */
+size_t ps_kmem_usable_size(const void *obj);
+
+/* ps_kmem_nclasses: the number of classes. ps_kmem_class_size: bytes of class i (0 if i is
+ * out of range). ps_kmem_class_of: the class an allocation of size bytes takes, or -1 when
+ * size is 0 or above max_size. Wait-free. */
+unsigned ps_kmem_nclasses(const struct ps_kmem *k);
+size_t ps_kmem_class_size(const struct ps_kmem *k, unsigned i);
+int ps_kmem_class_of(const struct ps_kmem *k, size_t size);
+
+/* ps_kmem_class: class i's ps_mem (NULL if out of range), for ps_mem_stats,
+ * ps_mem_reclaim and ps_stall_report per class. ps_kmem_stats: the sum of every class's
+ * ps_mem_stats (peaks and max_wait_ticks: the largest of any class; exact: 1 only if
+ * every class is exact). 0, or -1 with errno = EINVAL for NULL arguments. Takes each
+ * class's pool mutex briefly. */
+struct ps_mem *ps_kmem_class(struct ps_kmem *k, unsigned i);
+int ps_kmem_stats(struct ps_kmem *k, struct ps_mem_stats *out);
+
+/* ps_kmem_reclaim: ps_mem_reclaim on every class (the caller's own queues). Returns the
+ * number of objects reclaimed. Never waits. */
+size_t ps_kmem_reclaim(struct ps_kmem *k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSYNC_PS_KMEM_H */

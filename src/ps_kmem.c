@@ -1,0 +1,243 @@
+/*
+ * src/ps_kmem.c - allocation by size: geometric size classes, each a ps_mem
+ * (include/tsync/ps_kmem.h; Prudence (ASPLOS 2016) §4's kmalloc over slab caches).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tsync/ps_kmem.h>
+#include "internal.h"
+
+struct ps_kmem {
+	unsigned n;
+	size_t size[PS_KMEM_MAX_CLASSES];
+	struct ps_mem *mem[PS_KMEM_MAX_CLASSES];
+};
+
+#define DEF_MIN 16u
+#define DEF_MAX (64u * 1024u)
+#define DEF_FACTOR 1.25
+#define MAX_MAX ((size_t)1 << 30)
+/* A class's object cache holds about this many bytes per thread (2 to 64 objects). */
+#define CACHE_BYTES (64u * 1024u)
+/* Objects up to this size share slabs (at least 8 per slab); larger ones get their own. */
+#define SHARED_MAX 8192u
+#define PAGE 4096u
+/* ps_mem's per-object overhead and slab header, upper bounds for choosing slab sizes
+ * (ps_mem_create checks that the objects fit). */
+#define OBJ_HDR 32u
+#define SLAB_HDR 128u
+
+static size_t round_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* The ps_mem configuration of a class of `size`-byte objects. */
+static struct ps_mem_config class_config(const struct ps_mem_config *tmpl, size_t size)
+{
+	struct ps_mem_config mc = *tmpl;
+	size_t align = tmpl->align ? tmpl->align : 16;
+	size_t stride = round_up(OBJ_HDR + size, align);
+	if (!tmpl->slab_size) {
+		if (stride <= SHARED_MAX) {
+			size_t slab = 64u * 1024u;
+			while (SLAB_HDR + 8 * stride > slab)
+				slab <<= 1;
+			mc.slab_size = slab;
+		} else {
+			mc.slab_size = round_up(SLAB_HDR + stride + align, PAGE);
+		}
+	}
+	if (!tmpl->cache_size) {
+		size_t cs = CACHE_BYTES / stride;
+		mc.cache_size = (unsigned)(cs < 2 ? 2 : cs > 64 ? 64 : cs);
+	}
+	if (!tmpl->slabs_kept)
+		mc.slabs_kept = 1;
+	return mc;
+}
+
+struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg)
+{
+	struct ps_kmem_config def = PS_KMEM_CONFIG_INIT, c = def;
+	if (cfg) {
+		if (cfg->size < sizeof(size_t) || cfg->size > 4096) {
+			errno = EINVAL;
+			return NULL;
+		}
+		memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
+		if (cfg->size < sizeof(c)) /* an older caller: the template's defaults */
+			c.mem = def.mem;
+	}
+	size_t lo = c.min_size ? c.min_size : DEF_MIN;
+	size_t hi = c.max_size ? c.max_size : DEF_MAX;
+	double f = c.growth_factor != 0.0 ? c.growth_factor : DEF_FACTOR;
+	size_t align = c.mem.align ? c.mem.align : 16;
+	if (ps == NULL || lo > hi || hi > MAX_MAX || !(f > 1.0 && f <= 4.0) ||
+	    c.mem.size < sizeof(size_t) || (align & (align - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct ps_kmem *k = calloc(1, sizeof(*k));
+	if (k == NULL)
+		return NULL;
+	size_t sz = round_up(lo, align < 8 ? 8 : align);
+	for (;;) {
+		if (sz >= hi)
+			sz = hi;
+		if (k->n == PS_KMEM_MAX_CLASSES) {
+			ps_kmem_destroy(k);
+			errno = EINVAL;
+			return NULL;
+		}
+		struct ps_mem_config mc = class_config(&c.mem, sz);
+		k->mem[k->n] = ps_mem_create(ps, sz, &mc);
+		if (k->mem[k->n] == NULL) {
+			int e = errno;
+			ps_kmem_destroy(k);
+			errno = e;
+			return NULL;
+		}
+		k->size[k->n++] = sz;
+		if (sz == hi)
+			break;
+		size_t nx = round_up((size_t)((double)sz * f), align < 8 ? 8 : align);
+		sz = nx > sz ? nx : sz + (align < 8 ? 8 : align);
+	}
+	return k;
+}
+
+void ps_kmem_destroy(struct ps_kmem *k)
+{
+	if (k == NULL)
+		return;
+	for (unsigned i = 0; i < k->n; i++)
+		ps_mem_destroy(k->mem[i]);
+	free(k);
+}
+
+int ps_kmem_class_of(const struct ps_kmem *k, size_t size)
+{
+	if (size == 0 || size > k->size[k->n - 1])
+		return -1;
+	unsigned lo = 0, hi = k->n - 1; /* the answer is in [lo, hi] */
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (k->size[mid] >= size)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return (int)lo;
+}
+
+void *ps_kmalloc(struct ps_kmem *k, size_t size)
+{
+	int i = ps_kmem_class_of(k, size);
+	if (TSYNC_UNLIKELY(i < 0)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return ps_alloc(k->mem[i]);
+}
+
+/* obj's class, which must be one of k's: a foreign object aborts naming the call. */
+static struct ps_mem *own_class(struct ps_kmem *k, void *obj, const char *call)
+{
+	struct ps_mem *m = ps_mem_of(obj);
+	int i = ps_kmem_class_of(k, ps_mem_obj_size(m));
+	if (TSYNC_UNLIKELY(i < 0 || k->mem[i] != m))
+		tsync__fatal("%s: %p does not belong to this ps_kmem", call, obj);
+	return m;
+}
+
+void ps_kfree(struct ps_kmem *k, void *obj)
+{
+	if (obj != NULL)
+		ps_free(own_class(k, obj, "ps_kfree"), obj);
+}
+
+void ps_kfree_now(struct ps_kmem *k, void *obj)
+{
+	if (obj != NULL)
+		ps_free_now(own_class(k, obj, "ps_kfree_now"), obj);
+}
+
+size_t ps_kmem_usable_size(const void *obj)
+{
+	return ps_mem_obj_size(ps_mem_of(obj));
+}
+
+unsigned ps_kmem_nclasses(const struct ps_kmem *k)
+{
+	return k->n;
+}
+
+size_t ps_kmem_class_size(const struct ps_kmem *k, unsigned i)
+{
+	return i < k->n ? k->size[i] : 0;
+}
+
+struct ps_mem *ps_kmem_class(struct ps_kmem *k, unsigned i)
+{
+	return i < k->n ? k->mem[i] : NULL;
+}
+
+static void max_into(uint64_t *a, uint64_t b)
+{
+	if (b > *a)
+		*a = b;
+}
+
+int ps_kmem_stats(struct ps_kmem *k, struct ps_mem_stats *out)
+{
+	if (k == NULL || out == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	out->exact = 1;
+	for (unsigned i = 0; i < k->n; i++) {
+		struct ps_mem_stats s;
+		ps_mem_stats(k->mem[i], &s);
+		out->in_use += s.in_use;
+		out->pending += s.pending;
+		out->cached += s.cached;
+		out->allocs += s.allocs;
+		out->frees += s.frees;
+		out->reclaimed += s.reclaimed;
+		out->slabs += s.slabs;
+		out->cache_refills += s.cache_refills;
+		out->cache_flushes += s.cache_flushes;
+		out->slab_grows += s.slab_grows;
+		out->slab_shrinks += s.slab_shrinks;
+		out->remote_frees += s.remote_frees;
+		out->live += s.live;
+		out->freed += s.freed;
+		out->grace_refusals += s.grace_refusals;
+		out->frees_now += s.frees_now;
+		out->cache_misses += s.cache_misses;
+		out->cache_hits += s.cache_hits;
+		out->cache_churn += s.cache_churn;
+		out->slab_churn += s.slab_churn;
+		out->slab_bytes += s.slab_bytes;
+		out->live_bytes += s.live_bytes;
+		max_into(&out->peak_slabs, s.peak_slabs);
+		max_into(&out->max_wait_ticks, s.max_wait_ticks);
+		max_into(&out->peak_live, s.peak_live);
+		max_into(&out->peak_pending, s.peak_pending);
+		max_into(&out->peak_footprint, s.peak_footprint);
+		out->exact &= s.exact;
+	}
+	return 0;
+}
+
+size_t ps_kmem_reclaim(struct ps_kmem *k)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < k->n; i++)
+		n += ps_mem_reclaim(k->mem[i]);
+	return n;
+}

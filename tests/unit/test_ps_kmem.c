@@ -1,0 +1,217 @@
+/*
+ * tests/unit/test_ps_kmem.c - <tsync/ps_kmem.h>: configuration errors, the class
+ * sequence and lookup, every size from 1 byte to max_size in a class that holds it,
+ * distinct writable objects, reuse only after quiescence (deferred) or at once
+ * (immediate), summed statistics, foreign frees abort, and large objects' slabs
+ * returned to the system once reclaimed.
+ */
+#include <tsync/tsync.h>
+#include <tsync/ps_kmem.h>
+
+#include "check.h"
+#include "holder.h"
+
+static void test_invalid(struct ps *ps)
+{
+	struct ps_kmem_config c = PS_KMEM_CONFIG_INIT;
+	errno = 0;
+	CHECK(ps_kmem_create(NULL, NULL) == NULL);
+	CHECK_EQ_I(errno, EINVAL);
+	const double bad_f[] = {1.0, 0.5, 4.5, -2.0};
+	for (size_t i = 0; i < sizeof bad_f / sizeof bad_f[0]; i++) {
+		c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
+		c.growth_factor = bad_f[i];
+		errno = 0;
+		CHECK(ps_kmem_create(ps, &c) == NULL);
+		CHECK_EQ_I(errno, EINVAL);
+	}
+	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
+	c.min_size = 4096;
+	c.max_size = 1024;
+	errno = 0;
+	CHECK(ps_kmem_create(ps, &c) == NULL);
+	CHECK_EQ_I(errno, EINVAL);
+	/* too many classes */
+	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
+	c.min_size = 8;
+	c.max_size = (size_t)1 << 30;
+	c.growth_factor = 1.01;
+	errno = 0;
+	CHECK(ps_kmem_create(ps, &c) == NULL);
+	CHECK_EQ_I(errno, EINVAL);
+	/* a template ps_mem refuses */
+	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
+	c.mem.align = 3;
+	errno = 0;
+	CHECK(ps_kmem_create(ps, &c) == NULL);
+	CHECK_EQ_I(errno, EINVAL);
+	CHECK_ERRNO(ps_kmem_stats(NULL, NULL), -1, EINVAL);
+	ps_kmem_destroy(NULL);
+}
+
+static void test_classes(struct ps *ps)
+{
+	struct ps_kmem *k = ps_kmem_create(ps, NULL);
+	CHECK(k != NULL);
+	unsigned n = ps_kmem_nclasses(k);
+	CHECK_GE(n, 20);
+	CHECK_EQ(ps_kmem_class_size(k, 0), 16);
+	CHECK_EQ(ps_kmem_class_size(k, n - 1), 64 * 1024);
+	CHECK_EQ(ps_kmem_class_size(k, n), 0);
+	CHECK(ps_kmem_class(k, n) == NULL);
+	for (unsigned i = 1; i < n; i++) {
+		size_t a = ps_kmem_class_size(k, i - 1), b = ps_kmem_class_size(k, i);
+		CHECK_MSG(b > a && b % 8 == 0, "class %u: %zu after %zu", i, b, a);
+		CHECK_MSG(i == n - 1 || (double)b <= (double)a * 1.25 + 16,
+			  "class %u grows too fast: %zu after %zu", i, b, a);
+	}
+	CHECK_EQ_I(ps_kmem_class_of(k, 0), -1);
+	CHECK_EQ_I(ps_kmem_class_of(k, 64 * 1024 + 1), -1);
+	errno = 0;
+	CHECK(ps_kmalloc(k, 64 * 1024 + 1) == NULL);
+	CHECK_EQ_I(errno, EINVAL);
+	errno = 0;
+	CHECK(ps_kmalloc(k, 0) == NULL);
+	CHECK_EQ_I(errno, EINVAL);
+	/* every size: the smallest class that holds it, and an object that holds it */
+	for (size_t sz = 1; sz <= 64 * 1024; sz += sz < 512 ? 1 : 61) {
+		int i = ps_kmem_class_of(k, sz);
+		CHECK(i >= 0);
+		CHECK_GE(ps_kmem_class_size(k, (unsigned)i), sz);
+		CHECK_MSG(i == 0 || ps_kmem_class_size(k, (unsigned)i - 1) < sz,
+			  "size %zu: class %d is not the smallest that holds it", sz, i);
+		unsigned char *p = ps_kmalloc(k, sz);
+		CHECK(p != NULL);
+		CHECK_GE(ps_kmem_usable_size(p), sz);
+		CHECK_EQ(ps_kmem_usable_size(p), ps_kmem_class_size(k, (unsigned)i));
+		CHECK(ps_mem_of(p) == ps_kmem_class(k, (unsigned)i));
+		memset(p, 0xa5, ps_kmem_usable_size(p));
+		ps_kfree_now(k, p);
+	}
+	ps_kmem_destroy(k);
+}
+
+static void test_reuse(struct ps *ps)
+{
+	struct ps_kmem *k = ps_kmem_create(ps, NULL);
+	CHECK(k != NULL);
+	/* distinct, writable objects of mixed sizes */
+	enum { N = 2000 };
+	unsigned char **p = calloc(N, sizeof *p);
+	size_t *sz = calloc(N, sizeof *sz);
+	CHECK(p && sz);
+	uint64_t seed = test_seed(7);
+	for (int i = 0; i < N; i++) {
+		sz[i] = 1 + test_rand(&seed) % (i % 10 == 0 ? 64 * 1024 : 512);
+		p[i] = ps_kmalloc(k, sz[i]);
+		CHECK(p[i] != NULL);
+		memset(p[i], i & 0xff, sz[i]);
+	}
+	for (int i = 0; i < N; i++)
+		for (size_t b = 0; b < sz[i]; b += 97)
+			CHECK_MSG(p[i][b] == (i & 0xff), "object %d overwritten", i);
+	struct ps_mem_stats s;
+	CHECK_EQ(ps_kmem_stats(k, &s), 0);
+	CHECK_EQ(s.allocs, N);
+	CHECK_EQ(s.in_use, N);
+	CHECK_GE(s.live_bytes, N); /* at least a byte each */
+
+	/* deferred: not reused while a section that began before the free runs */
+	struct holder h;
+	holder_start(&h, ps);
+	holder_do(&h, HOLD_ENTER);
+	for (int i = 0; i < N; i++)
+		ps_kfree(k, p[i]);
+	for (int i = 0; i < N; i++) {
+		void *q = ps_kmalloc(k, sz[i]);
+		CHECK(q != NULL);
+		for (int j = 0; j < N; j++)
+			if (i % 97 == 0)
+				CHECK_MSG(q != p[j], "a deferred free was reused inside a section");
+		ps_kfree_now(k, q);
+	}
+	holder_do(&h, HOLD_EXIT);
+	holder_stop(&h, HOLD_QUIT);
+	ps_kmem_reclaim(k);
+	CHECK_EQ(ps_kmem_stats(k, &s), 0);
+	CHECK_EQ(s.in_use, 0);
+	CHECK_EQ(s.pending, 0);
+	CHECK_EQ(s.frees, N);
+	CHECK_EQ(s.frees_now, N);
+	/* immediate: the next allocation of the class */
+	void *a = ps_kmalloc(k, 100);
+	ps_kfree_now(k, a);
+	CHECK(ps_kmalloc(k, 100) == a);
+	ps_kfree_now(k, a);
+	free(p);
+	free(sz);
+	ps_kmem_destroy(k);
+}
+
+/* Large objects have one-object slabs: once reclaimed, their memory goes back to the
+ * pool and the pool keeps one slab per class. */
+static void test_large_returned(struct ps *ps)
+{
+	struct ps_kmem_config c = PS_KMEM_CONFIG_INIT;
+	c.max_size = 256 * 1024;
+	struct ps_kmem *k = ps_kmem_create(ps, &c);
+	CHECK(k != NULL);
+	enum { N = 64 };
+	void *p[N];
+	for (int i = 0; i < N; i++)
+		CHECK((p[i] = ps_kmalloc(k, 200 * 1024)) != NULL);
+	struct ps_mem *m = ps_mem_of(p[0]);
+	struct ps_mem_stats s;
+	CHECK_EQ(ps_mem_stats(m, &s), 0);
+	CHECK_EQ(s.slabs, N);
+	CHECK_LE(s.slab_bytes, (uint64_t)N * (200 * 1024 + 8192)); /* under 8 KiB waste each */
+	for (int i = 0; i < N; i++)
+		ps_kfree(k, p[i]);
+	/* each reclaim unmaps at most 16 excess slabs (ps_mem's trim_max) */
+	for (int i = 0; i <= N / 16; i++)
+		ps_kmem_reclaim(k);
+	CHECK_EQ(ps_mem_stats(m, &s), 0);
+	CHECK_EQ(s.in_use, 0);
+	CHECK_EQ(s.cached, 0);
+	CHECK_EQ(s.slabs, 1);
+	ps_kmem_destroy(k);
+}
+
+struct foreign {
+	struct ps *ps;
+	int now;
+};
+
+static void free_foreign(void *arg)
+{
+	const struct foreign *f = arg;
+	struct ps_kmem *a = ps_kmem_create(f->ps, NULL), *b = ps_kmem_create(f->ps, NULL);
+	void *p = ps_kmalloc(a, 100);
+	if (f->now)
+		ps_kfree_now(b, p);
+	else
+		ps_kfree(b, p);
+	_exit(0); /* not aborted: the test fails */
+}
+
+int main(void)
+{
+	test_watchdog(120);
+	CHECK_EQ(tsync_clock_init(), 0);
+	struct ps *ps = ps_create(NULL);
+	CHECK(ps != NULL);
+	CHECK_EQ(tsync_thread_register(), 0);
+	test_invalid(ps);
+	test_classes(ps);
+	test_reuse(ps);
+	test_large_returned(ps);
+	if (test_can_fork())
+		for (int now = 0; now < 2; now++) {
+			struct foreign f = {ps, now};
+			CHECK_MSG(test_dies(free_foreign, &f), "a foreign %s free did not abort",
+				  now ? "immediate" : "deferred");
+		}
+	ps_destroy(ps);
+	test_log("ps_kmem: ok");
+	return 0;
+}
