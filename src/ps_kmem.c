@@ -3,6 +3,7 @@
  * (include/tsync/ps_kmem.h; Prudence (ASPLOS 2016) §4's kmalloc over slab caches).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@ struct ps_kmem {
 #define DEF_MAX (64u * 1024u)
 #define DEF_FACTOR 1.25
 #define MAX_MAX ((size_t)1 << 30)
-/* A class's object cache holds about this many bytes per thread (2 to 64 objects). */
+/* A class's object cache holds about this many bytes per thread (1 to 64 objects). */
 #define CACHE_BYTES (64u * 1024u)
 /* Objects up to this size share slabs (at least 8 per slab); larger ones get their own. */
 #define SHARED_MAX 8192u
@@ -35,7 +36,8 @@ static size_t round_up(size_t v, size_t a)
 }
 
 /* The ps_mem configuration of a class of `size`-byte objects. */
-static struct ps_mem_config class_config(const struct ps_mem_config *tmpl, size_t size)
+static struct ps_mem_config class_config(const struct ps_mem_config *tmpl, size_t size,
+					 size_t cache_bytes)
 {
 	struct ps_mem_config mc = *tmpl;
 	size_t align = tmpl->align ? tmpl->align : 16;
@@ -47,12 +49,12 @@ static struct ps_mem_config class_config(const struct ps_mem_config *tmpl, size_
 				slab <<= 1;
 			mc.slab_size = slab;
 		} else {
-			mc.slab_size = round_up(SLAB_HDR + stride + align, PAGE);
+			mc.slab_size = round_up((align > SLAB_HDR ? align : SLAB_HDR) + stride, PAGE);
 		}
 	}
 	if (!tmpl->cache_size) {
-		size_t cs = CACHE_BYTES / stride;
-		mc.cache_size = (unsigned)(cs < 2 ? 2 : cs > 64 ? 64 : cs);
+		size_t cs = cache_bytes / stride;
+		mc.cache_size = (unsigned)(cs < 1 ? 1 : cs > 64 ? 64 : cs);
 	}
 	if (!tmpl->slabs_kept)
 		mc.slabs_kept = 1;
@@ -76,23 +78,23 @@ struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg)
 	double f = c.growth_factor != 0.0 ? c.growth_factor : DEF_FACTOR;
 	size_t align = c.mem.align ? c.mem.align : 16;
 	if (ps == NULL || lo > hi || hi > MAX_MAX || !(f > 1.0 && f <= 4.0) ||
-	    c.mem.size < sizeof(size_t) || (align & (align - 1))) {
+	    c.mem.size < sizeof(size_t) || (align & (align - 1)) || c.cache_bytes > MAX_MAX ||
+	    c.max_classes == 1 || c.max_classes > PS_KMEM_MAX_CLASSES) {
 		errno = EINVAL;
 		return NULL;
 	}
 	struct ps_kmem *k = calloc(1, sizeof(*k));
 	if (k == NULL)
 		return NULL;
-	size_t sz = round_up(lo, align < 8 ? 8 : align);
+	/* memcached's sequence: grow by f (8-byte multiples) while a class is at most hi / f,
+	 * then the largest class is hi itself */
+	size_t sz = round_up(lo, 8), cache_bytes = c.cache_bytes ? c.cache_bytes : CACHE_BYTES;
+	unsigned maxc = c.max_classes ? c.max_classes : PS_KMEM_MAX_CLASSES;
 	for (;;) {
-		if (sz >= hi)
+		bool last = sz >= hi || sz > (size_t)((double)hi / f) || k->n == maxc - 1;
+		if (last)
 			sz = hi;
-		if (k->n == PS_KMEM_MAX_CLASSES) {
-			ps_kmem_destroy(k);
-			errno = EINVAL;
-			return NULL;
-		}
-		struct ps_mem_config mc = class_config(&c.mem, sz);
+		struct ps_mem_config mc = class_config(&c.mem, sz, cache_bytes);
 		k->mem[k->n] = ps_mem_create(ps, sz, &mc);
 		if (k->mem[k->n] == NULL) {
 			int e = errno;
@@ -101,10 +103,10 @@ struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg)
 			return NULL;
 		}
 		k->size[k->n++] = sz;
-		if (sz == hi)
+		if (last)
 			break;
-		size_t nx = round_up((size_t)((double)sz * f), align < 8 ? 8 : align);
-		sz = nx > sz ? nx : sz + (align < 8 ? 8 : align);
+		size_t nx = round_up((size_t)((double)sz * f), 8);
+		sz = nx > sz ? nx : sz + 8;
 	}
 	return k;
 }

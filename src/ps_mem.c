@@ -741,3 +741,13 @@ size_t ps_mem_obj_size(const struct ps_mem *m)
 {
 	return m->obj_size;
 }
+
+size_t ps_mem_slab_size(const struct ps_mem *m)
+{
+	return m->slab_size;
+}
+
+unsigned ps_mem_slab_objects(const struct ps_mem *m)
+{
+	return m->nobj;
+}

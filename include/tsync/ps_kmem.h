@@ -36,20 +36,27 @@ struct ps_kmem_config {
 	size_t min_size;      /* bytes of the smallest class (default 16) */
 	size_t max_size;      /* bytes of the largest class: the largest allocation (default
 			       * 64 KiB; at most 1 GiB) */
-	double growth_factor; /* each class this many times the previous (default 1.25,
-			       * memcached's -f; > 1.0 and <= 4.0) */
+	double growth_factor; /* each class this many times the previous, rounded up to 8
+			       * bytes (default 1.25, memcached's -f; > 1.0 and <= 4.0); as
+			       * in memcached, the classes below max_size are at most
+			       * max_size / growth_factor */
+	size_t cache_bytes;   /* per thread and class, the object cache holds about this
+			       * many bytes: 1 to 64 objects (default 64 KiB) */
+	unsigned max_classes; /* most classes, 2 to PS_KMEM_MAX_CLASSES (default: that);
+			       * as in memcached, past max_classes - 1 the sequence stops
+			       * and the last class is max_size */
 	/* Template for every class's ps_mem: align, reclaim_batch, stamp_batch, schedule,
 	 * accounting, hooks (called with the class's ps_mem), max_bytes (per class). Its
 	 * size field must be set (PS_MEM_CONFIG_INIT); slab_size and cache_size 0 let
 	 * ps_kmem choose per class (above); slabs_kept 0 means 1 per class. */
 	struct ps_mem_config mem;
 };
-#define PS_KMEM_CONFIG_INIT {sizeof(struct ps_kmem_config), 0, 0, 0.0, PS_MEM_CONFIG_INIT}
+#define PS_KMEM_CONFIG_INIT {sizeof(struct ps_kmem_config), 0, 0, 0.0, 0, 0, PS_MEM_CONFIG_INIT}
 
 /*
  * ps_kmem_create: size classes over ps. cfg: NULL for defaults. Returns NULL with errno =
- * EINVAL (bad sizes or factor, more than PS_KMEM_MAX_CLASSES classes, a ps_mem template
- * ps_mem_create refuses) or ENOMEM. Blocking. Any thread.
+ * EINVAL (bad sizes, factor or max_classes, a ps_mem template ps_mem_create refuses) or
+ * ENOMEM. Blocking. Any thread.
  */
 struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg);
 

@@ -240,6 +240,10 @@ struct ps_mem *ps_mem_of(const void *obj);
 /* The ps an allocator reclaims through, and its object size. */
 struct ps *ps_mem_ps(const struct ps_mem *m);
 size_t ps_mem_obj_size(const struct ps_mem *m);
+/* ps_mem_slab_size: bytes per slab; ps_mem_slab_objects: objects per slab (what each
+ * object costs in slab memory: slab_size / slab_objects). Wait-free. */
+size_t ps_mem_slab_size(const struct ps_mem *m);
+unsigned ps_mem_slab_objects(const struct ps_mem *m);
 
 /*
  * Counters. Per-thread counters are summed without stopping the threads, so a snapshot

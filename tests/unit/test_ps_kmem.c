@@ -31,14 +31,26 @@ static void test_invalid(struct ps *ps)
 	errno = 0;
 	CHECK(ps_kmem_create(ps, &c) == NULL);
 	CHECK_EQ_I(errno, EINVAL);
-	/* too many classes */
+	const unsigned bad_max[] = {1, PS_KMEM_MAX_CLASSES + 1};
+	for (size_t i = 0; i < sizeof bad_max / sizeof bad_max[0]; i++) {
+		c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
+		c.max_classes = bad_max[i];
+		errno = 0;
+		CHECK(ps_kmem_create(ps, &c) == NULL);
+		CHECK_EQ_I(errno, EINVAL);
+	}
+	/* a slow factor: the sequence stops at max_classes - 1, then max_size */
 	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
 	c.min_size = 8;
-	c.max_size = (size_t)1 << 30;
+	c.max_size = (size_t)1 << 20;
 	c.growth_factor = 1.01;
-	errno = 0;
-	CHECK(ps_kmem_create(ps, &c) == NULL);
-	CHECK_EQ_I(errno, EINVAL);
+	c.max_classes = 40;
+	struct ps_kmem *k = ps_kmem_create(ps, &c);
+	CHECK(k != NULL);
+	CHECK_EQ(ps_kmem_nclasses(k), 40);
+	CHECK_EQ(ps_kmem_class_size(k, 39), (size_t)1 << 20);
+	CHECK_EQ(ps_kmem_class_size(k, 38), 8 + 38 * 8); /* 1.01x rounds up to the next 8 */
+	ps_kmem_destroy(k);
 	/* a template ps_mem refuses */
 	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
 	c.mem.align = 3;
@@ -164,7 +176,10 @@ static void test_large_returned(struct ps *ps)
 	struct ps_mem_stats s;
 	CHECK_EQ(ps_mem_stats(m, &s), 0);
 	CHECK_EQ(s.slabs, N);
-	CHECK_LE(s.slab_bytes, (uint64_t)N * (200 * 1024 + 8192)); /* under 8 KiB waste each */
+	/* a slab of its own, under two pages more than the class size */
+	CHECK_LE(s.slab_bytes, (uint64_t)N * (ps_kmem_usable_size(p[0]) + 8192));
+	CHECK_EQ(ps_mem_slab_objects(m), 1);
+	CHECK_EQ(ps_mem_slab_size(m) % 4096, 0);
 	for (int i = 0; i < N; i++)
 		ps_kfree(k, p[i]);
 	/* each reclaim unmaps at most 16 excess slabs (ps_mem's trim_max) */

@@ -802,8 +802,7 @@ void cache_destroy(struct cache *c)
 	if (c->mrunning)
 		cache_sweeper_stop(c);
 	/* Items live in the ps_mem slabs: destroying the allocators frees them all. */
-	for (unsigned i = 0; i < c->nclasses; i++)
-		ps_mem_destroy(c->cls[i].mem);
+	ps_kmem_destroy(c->kmem);
 	free(atomic_load_explicit(&c->tab, RELAXED));
 	free(atomic_load_explicit(&c->old, RELAXED));
 	if (c->stripes && c->ops->stripe_fini)

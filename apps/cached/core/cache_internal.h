@@ -40,6 +40,7 @@
 #include <tsync/arch.h>
 #include <tsync/clock.h>
 #include <tsync/ps.h>
+#include <tsync/ps_kmem.h>
 #include <tsync/ps_lock.h>
 #include <tsync/ps_mem.h>
 #include <tsync/thread.h>
@@ -186,6 +187,7 @@ struct cache {
 	const struct cache_ops *ops; /* the variant's (cfg.variant) */
 	struct cache_config cfg;
 	struct ps *ps;
+	struct ps_kmem *kmem; /* the size classes: cls[i].mem is its class i */
 	unsigned nclasses;
 	struct sclass cls[MAX_CLASSES];
 	struct stripe *stripes;
@@ -455,11 +457,6 @@ static inline size_t round_up(size_t v, size_t a)
 {
 	return (v + a - 1) / a * a;
 }
-
-/* ps_mem's layout (src/ps_mem.c): a 32-byte header before each 16-aligned object, the
- * slab's own header in the first cache lines. What a slab of `slab` bytes holds. */
-#define PSMEM_HDR 32u
-#define PSMEM_FIRST 128u
 
 /* ---- across files ----------------------------------------------------------------------- */
 

@@ -13,16 +13,16 @@
  * readers do; a stalled section makes stores wait or fail, never the memory grow.
  */
 
-/* ps_mem's reclamation observer: `collected` objects of one class became reusable. */
+/* ps_mem's reclamation observer: `collected` objects of m's class became reusable. */
 static void on_reclaim(struct ps_mem *m, const struct ps_mem_reclaim_info *info, void *arg)
 {
-	(void)m;
-	const struct sclass *k = arg;
+	struct cache *c = arg;
 	if (info->collected == 0)
 		return;
+	const struct sclass *k = &c->cls[class_of(c, ps_mem_obj_size(m))];
 	uint64_t b = info->collected * k->charge;
-	atomic_fetch_sub_explicit(&k->owner->mem_garbage, b, RELAXED);
-	atomic_fetch_sub_explicit(&k->owner->mem_used, b, RELAXED);
+	atomic_fetch_sub_explicit(&c->mem_garbage, b, RELAXED);
+	atomic_fetch_sub_explicit(&c->mem_used, b, RELAXED);
 }
 
 /* item_drop for an item found expired or flushed: counted as reclaimed, in all and in
@@ -126,10 +126,7 @@ static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
 
 int class_of(const struct cache *c, size_t total)
 {
-	for (unsigned i = 0; i < c->nclasses; i++)
-		if (c->cls[i].size >= total)
-			return (int)i;
-	return -1;
+	return ps_kmem_class_of(c->kmem, total);
 }
 
 /* A new, unpublished item of total value length nbytes (key copied, value not). */
@@ -174,45 +171,36 @@ enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key,
 int make_classes(struct cache *c)
 {
 	const struct cache_config *g = &c->cfg;
-	size_t sizes[MAX_CLASSES];
-	unsigned n = 0;
-	/* memcached's sequence: its item header (48 bytes) + -n, times -f, 8-aligned; so a
-	 * class id names the same chunk size as in memcached's "stats slabs" (to its
-	 * largest class, slab_chunk_max, above which memcached chunks items) */
-	size_t sz = round_up(MC_ITEM_HDR + g->chunk_min, 8);
-	while (n < MAX_CLASSES - 1 && sz <= (size_t)((double)g->item_size_max / g->growth_factor)) {
-		sizes[n++] = sz;
-		size_t nx = round_up((size_t)((double)sz * g->growth_factor), 8);
-		sz = nx > sz ? nx : sz + 8;
-	}
-	/* the largest class holds the largest item size_ok() admits: -I counted memcached's
-	 * way, plus what tsync's header takes beyond memcached's */
+	/* memcached's sequence (a ps_kmem follows it): its item header (48 bytes) + -n, times
+	 * -f, 8-aligned, while at most the largest / -f; so a class id names the same chunk
+	 * size as in memcached's "stats slabs" (to its largest class, slab_chunk_max, above
+	 * which memcached chunks items). The largest class holds the largest item size_ok()
+	 * admits: -I counted memcached's way, plus what tsync's header takes beyond
+	 * memcached's. Slabs: 64 KiB or more for chunks up to 8 KiB, a page-granular slab of
+	 * its own for a larger one; object caches of 16 KiB per class and thread, one empty
+	 * slab kept per class (docs/cached.md, "Memory limit"). */
 	size_t slack = ITEM_HDR > MC_ITEM_HDR + 11 ? ITEM_HDR - (MC_ITEM_HDR + 11) : 0;
-	sizes[n++] = round_up(g->item_size_max + slack, 8);
-	for (unsigned i = 0; i < n; i++) {
-		size_t stride = round_up(PSMEM_HDR + sizes[i], 16);
-		size_t slab = 64 * 1024;
-		if (stride <= 8192)
-			while (PSMEM_FIRST + 8 * stride > slab)
-				slab <<= 1;
-		else
-			slab = round_up(PSMEM_FIRST + stride, 4096);
-		size_t nobj = (slab - PSMEM_FIRST) / stride;
-		struct ps_mem_config mc = PS_MEM_CONFIG_INIT;
-		mc.slab_size = slab;
-		size_t cs = (16 * 1024) / stride;
-		mc.cache_size = (unsigned)(cs < 1 ? 1 : cs > 64 ? 64 : cs);
-		mc.slabs_kept = 1;
-		c->cls[i].owner = c;
-		mc.reclaim_fn = on_reclaim;
-		mc.reclaim_arg = &c->cls[i];
-		c->cls[i].mem = ps_mem_create(c->ps, sizes[i], &mc);
-		if (c->cls[i].mem == NULL)
-			return -1;
-		c->cls[i].size = (uint32_t)sizes[i];
-		c->cls[i].slab = (uint32_t)slab;
-		c->cls[i].charge = (slab + nobj - 1) / nobj;
-		c->nclasses = i + 1;
+	struct ps_kmem_config kc = PS_KMEM_CONFIG_INIT;
+	kc.min_size = round_up(MC_ITEM_HDR + g->chunk_min, 8);
+	kc.max_size = round_up(g->item_size_max + slack, 8);
+	kc.growth_factor = g->growth_factor;
+	kc.cache_bytes = 16 * 1024;
+	kc.max_classes = MAX_CLASSES;
+	kc.mem.slabs_kept = 1;
+	kc.mem.reclaim_fn = on_reclaim;
+	kc.mem.reclaim_arg = c;
+	c->kmem = ps_kmem_create(c->ps, &kc);
+	if (c->kmem == NULL)
+		return -1;
+	c->nclasses = ps_kmem_nclasses(c->kmem);
+	for (unsigned i = 0; i < c->nclasses; i++) {
+		struct sclass *k = &c->cls[i];
+		k->mem = ps_kmem_class(c->kmem, i);
+		k->owner = c;
+		k->size = (uint32_t)ps_kmem_class_size(c->kmem, i);
+		k->slab = (uint32_t)ps_mem_slab_size(k->mem);
+		unsigned nobj = ps_mem_slab_objects(k->mem);
+		k->charge = (k->slab + nobj - 1) / nobj;
 	}
 	evict_classes_init(c);
 	return 0;
