@@ -353,13 +353,9 @@ static uint64_t pending_any(struct ps_mem *m)
 	if (m->exact)
 		return ACCT_PENDING(atomic_load_explicit(&m->acct, memory_order_relaxed));
 	uint64_t n = atomic_load_explicit(&m->orphan_pending, memory_order_relaxed);
-	for (unsigned i = 0; i < m->nchunks; i++) {
-		struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[i], memory_order_acquire);
-		if (c == NULL)
-			continue;
-		for (unsigned j = 0; j < TSYNC__CHUNK; j++)
-			n += atomic_load_explicit(&c->pt[j].c_pending, memory_order_relaxed);
-	}
+	unsigned pos = 0;
+	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;)
+		n += atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
 	return n;
 }
 

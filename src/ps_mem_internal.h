@@ -137,6 +137,20 @@ static inline struct ps_mem_pt *pt_if_exists(struct ps_mem *m, unsigned tid)
 	return c ? &c->pt[tid & (TSYNC__CHUNK - 1)] : NULL;
 }
 
+/* The next of m's per-thread records that exist after position *pos (start at 0), or
+ * NULL at the end: for the readers that sum counters without stopping the threads. */
+static inline struct ps_mem_pt *pt_next(struct ps_mem *m, unsigned *pos)
+{
+	while (*pos < m->nchunks * TSYNC__CHUNK) {
+		unsigned i = *pos / TSYNC__CHUNK, j = (*pos)++ % TSYNC__CHUNK;
+		struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[i], memory_order_acquire);
+		if (c != NULL)
+			return &c->pt[j];
+		*pos = (i + 1) * TSYNC__CHUNK; /* the whole chunk is absent */
+	}
+	return NULL;
+}
+
 /* ---- ps_mem_slab.c: object cache <-> owned slabs <-> pool <-> system ---------------- */
 
 /* Return one free object to its slab, wherever that slab is owned (a remote free when

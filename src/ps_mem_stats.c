@@ -17,30 +17,25 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 	}
 	memset(out, 0, sizeof(*out));
 	uint64_t allocs = 0, frees = 0, frees_now = 0;
-	for (unsigned i = 0; i < m->nchunks; i++) {
-		struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[i], memory_order_acquire);
-		if (c == NULL)
-			continue;
-		for (unsigned j = 0; j < TSYNC__CHUNK; j++) {
-			struct ps_mem_pt *pt = &c->pt[j];
-			allocs += atomic_load_explicit(&pt->c_allocs, memory_order_relaxed);
-			frees += atomic_load_explicit(&pt->c_frees, memory_order_relaxed);
-			frees_now += atomic_load_explicit(&pt->c_frees_now, memory_order_relaxed);
-			out->pending += atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
-			out->cached += atomic_load_explicit(&pt->c_cached, memory_order_relaxed);
-			out->reclaimed += atomic_load_explicit(&pt->c_reclaimed, memory_order_relaxed);
-			uint64_t rf = atomic_load_explicit(&pt->c_refills, memory_order_relaxed);
-			uint64_t fl = atomic_load_explicit(&pt->c_flushes, memory_order_relaxed);
-			out->cache_refills += rf;
-			out->cache_flushes += fl;
-			out->cache_churn += rf < fl ? rf : fl;
-			out->cache_misses += atomic_load_explicit(&pt->c_misses, memory_order_relaxed);
-			out->remote_frees += atomic_load_explicit(&pt->c_remote, memory_order_relaxed);
-			out->grace_refusals += atomic_load_explicit(&pt->c_refused, memory_order_relaxed);
-			uint64_t w = atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed);
-			if (w > out->max_wait_ticks)
-				out->max_wait_ticks = w;
-		}
+	unsigned pos = 0;
+	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;) {
+		allocs += atomic_load_explicit(&pt->c_allocs, memory_order_relaxed);
+		frees += atomic_load_explicit(&pt->c_frees, memory_order_relaxed);
+		frees_now += atomic_load_explicit(&pt->c_frees_now, memory_order_relaxed);
+		out->pending += atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
+		out->cached += atomic_load_explicit(&pt->c_cached, memory_order_relaxed);
+		out->reclaimed += atomic_load_explicit(&pt->c_reclaimed, memory_order_relaxed);
+		uint64_t rf = atomic_load_explicit(&pt->c_refills, memory_order_relaxed);
+		uint64_t fl = atomic_load_explicit(&pt->c_flushes, memory_order_relaxed);
+		out->cache_refills += rf;
+		out->cache_flushes += fl;
+		out->cache_churn += rf < fl ? rf : fl;
+		out->cache_misses += atomic_load_explicit(&pt->c_misses, memory_order_relaxed);
+		out->remote_frees += atomic_load_explicit(&pt->c_remote, memory_order_relaxed);
+		out->grace_refusals += atomic_load_explicit(&pt->c_refused, memory_order_relaxed);
+		uint64_t w = atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed);
+		if (w > out->max_wait_ticks)
+			out->max_wait_ticks = w;
 	}
 	out->allocs = allocs;
 	out->frees = frees;
@@ -98,23 +93,18 @@ int ps_stall_report(struct ps *ps, struct ps_mem *m, struct ps_stall *out)
 	if (m == NULL)
 		return 0;
 	uint64_t oldest = UINT64_MAX;
-	for (unsigned i = 0; i < m->nchunks; i++) {
-		struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[i], memory_order_acquire);
-		if (c == NULL)
-			continue;
-		for (unsigned j = 0; j < TSYNC__CHUNK; j++) {
-			struct ps_mem_pt *pt = &c->pt[j];
-			uint64_t b1 = atomic_load_explicit(&pt->c_blocker1, memory_order_relaxed);
-			uint64_t be = atomic_load_explicit(&pt->c_blocker_enter, memory_order_relaxed);
-			if (out->tid >= 0 && b1 == (uint64_t)out->tid + 1 && be == enter)
-				out->waiting += atomic_load_explicit(&pt->c_blocked, memory_order_relaxed);
-			out->waiting_hook += atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed);
-			uint64_t h = atomic_load_explicit(&pt->c_head_tsc, memory_order_relaxed);
-			bool held = atomic_load_explicit(&pt->c_blocked, memory_order_relaxed) ||
-				    atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed);
-			if (held && h > PS_MEM_MARKED && h < oldest)
-				oldest = h;
-		}
+	unsigned pos = 0;
+	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;) {
+		uint64_t b1 = atomic_load_explicit(&pt->c_blocker1, memory_order_relaxed);
+		uint64_t be = atomic_load_explicit(&pt->c_blocker_enter, memory_order_relaxed);
+		if (out->tid >= 0 && b1 == (uint64_t)out->tid + 1 && be == enter)
+			out->waiting += atomic_load_explicit(&pt->c_blocked, memory_order_relaxed);
+		out->waiting_hook += atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed);
+		uint64_t h = atomic_load_explicit(&pt->c_head_tsc, memory_order_relaxed);
+		bool held = atomic_load_explicit(&pt->c_blocked, memory_order_relaxed) ||
+			    atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed);
+		if (held && h > PS_MEM_MARKED && h < oldest)
+			oldest = h;
 	}
 	if (oldest != UINT64_MAX && now > oldest)
 		out->oldest_pending_ticks = now - oldest;

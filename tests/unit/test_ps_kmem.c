@@ -11,33 +11,32 @@
 #include "check.h"
 #include "holder.h"
 
+#define CHECK_CREATE_FAILS(ps, cfgp)                                                       \
+	do {                                                                               \
+		errno = 0;                                                                 \
+		CHECK_MSG(ps_kmem_create((ps), (cfgp)) == NULL, "%s accepted", #cfgp);      \
+		CHECK_EQ_I(errno, EINVAL);                                                 \
+	} while (0)
+
 static void test_invalid(struct ps *ps)
 {
 	struct ps_kmem_config c = PS_KMEM_CONFIG_INIT;
-	errno = 0;
-	CHECK(ps_kmem_create(NULL, NULL) == NULL);
-	CHECK_EQ_I(errno, EINVAL);
+	CHECK_CREATE_FAILS(NULL, NULL);
 	const double bad_f[] = {1.0, 0.5, 4.5, -2.0};
 	for (size_t i = 0; i < sizeof bad_f / sizeof bad_f[0]; i++) {
 		c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
 		c.growth_factor = bad_f[i];
-		errno = 0;
-		CHECK(ps_kmem_create(ps, &c) == NULL);
-		CHECK_EQ_I(errno, EINVAL);
+		CHECK_CREATE_FAILS(ps, &c);
 	}
 	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
 	c.min_size = 4096;
 	c.max_size = 1024;
-	errno = 0;
-	CHECK(ps_kmem_create(ps, &c) == NULL);
-	CHECK_EQ_I(errno, EINVAL);
+	CHECK_CREATE_FAILS(ps, &c);
 	const unsigned bad_max[] = {1, PS_KMEM_MAX_CLASSES + 1};
 	for (size_t i = 0; i < sizeof bad_max / sizeof bad_max[0]; i++) {
 		c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
 		c.max_classes = bad_max[i];
-		errno = 0;
-		CHECK(ps_kmem_create(ps, &c) == NULL);
-		CHECK_EQ_I(errno, EINVAL);
+		CHECK_CREATE_FAILS(ps, &c);
 	}
 	/* a slow factor: the sequence stops at max_classes - 1, then max_size */
 	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
@@ -54,9 +53,7 @@ static void test_invalid(struct ps *ps)
 	/* a template ps_mem refuses */
 	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
 	c.mem.align = 3;
-	errno = 0;
-	CHECK(ps_kmem_create(ps, &c) == NULL);
-	CHECK_EQ_I(errno, EINVAL);
+	CHECK_CREATE_FAILS(ps, &c);
 	CHECK_ERRNO(ps_kmem_stats(NULL, NULL), -1, EINVAL);
 	ps_kmem_destroy(NULL);
 }
