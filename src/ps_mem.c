@@ -1,5 +1,5 @@
 /*
- * src/ps_mem.c - the SMR-integrated slab allocator (seed 000 §3.4, seed 004 App. A): the
+ * src/ps_mem.c - the SMR-integrated slab allocator (ParSec (EuroSys 2016) §3.4, RT-SMR (Ren et al.) App. A): the
  * API, the quiescence queue and its reclamation, thread exit, create and destroy.
  *
  * Layers (include/tsync/ps_mem.h), one file each:
@@ -61,7 +61,7 @@ static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *p
  * A scan of the other threads (ps_quiesce beyond that point: for the newest stamp, then
  * if that fails for the head) is made once per call at most, and by ps_free only once
  * the queue holds reclaim_batch objects: a longer queue
- * means one scan proves more objects quiesced (seed 000 §3.4), so a scan's remote loads
+ * means one scan proves more objects quiesced (ParSec (EuroSys 2016) §3.4), so a scan's remote loads
  * are amortised over about a batch of frees. `scan`: RECLAIM_FREE (ps_free: scan only past
  * the threshold), RECLAIM_ALLOC (allocation slow path: scan regardless), RECLAIM_ALL
  * (explicit reclaim, thread exit: stamp everything, scan for the newest stamp first).
@@ -120,11 +120,11 @@ static inline void reclaim_count(struct ps_mem_pt *pt, size_t n, uint64_t max_wa
 		atomic_store_explicit(&pt->c_max_wait, max_wait, memory_order_relaxed);
 }
 
-/* ---- reclamation: one loop; the options of seed 004 and seed 000 §3.7 are named steps,
+/* ---- reclamation: one loop; the options of RT-SMR (Ren et al.) and ParSec (EuroSys 2016) §3.7 are named steps,
  * each behind `ext` (m->ext, a constant in each copy of the loop) ------------------- */
 
 /* Step "quiesce": the head's free time t is beyond the point we know quiesced (q): make
- * the one quiescence computation of this call. RT/TEMPORAL (seed 004 Fig. 8): one exact
+ * the one quiescence computation of this call. RT/TEMPORAL (RT-SMR (Ren et al.) Fig. 8): one exact
  * computation or clock reading. Otherwise, for RECLAIM_ALL, ask for the newest stamp
  * first - if it has quiesced, so has everything stamped before it - then for the head.
  * Not on the hot paths: no cached view is newer than a fresh stamp, so that query always
@@ -174,7 +174,7 @@ static void step_stall_summary(struct ps_mem *m, struct ps_mem_pt *pt, bool bloc
 	head_published(pt);
 }
 
-/* Step "observe": tell the reclamation observer what this call did (seed 004 §V-C's
+/* Step "observe": tell the reclamation observer what this call did (RT-SMR (Ren et al.) §V-C's
  * alpha and beta). */
 static void step_observe(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t0, uint64_t alpha,
 			 size_t n, bool attempted)
@@ -195,9 +195,9 @@ static void step_observe(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t0, ui
  * Objects freed before our own published quiescence point cost one comparison each.
  * A scan of the other threads (step_quiesce) is made once per call at most, and by
  * ps_free only once the queue holds reclaim_batch objects: a longer queue means one scan
- * proves more objects quiesced (seed 000 §3.4), so a scan's remote loads are amortised
+ * proves more objects quiesced (ParSec (EuroSys 2016) §3.4), so a scan's remote loads are amortised
  * over about a batch of frees. RT/TEMPORAL instances collect every quiesced object
- * (seed 004 Fig. 8, lines 27-30). The custom grace period (seed 000 §3.7) is asked last,
+ * (RT-SMR (Ren et al.) Fig. 8, lines 27-30). The custom grace period (ParSec (EuroSys 2016) §3.7) is asked last,
  * in free-time order; its first refusal ends the call. `ext` is false in the copy that
  * ps_free uses on instances without options, so that copy pays nothing for them.
  */

@@ -81,7 +81,7 @@ struct ps_mem {
 	unsigned nobj, cache_size, batch, slabs_kept, stamp_batch;
 	unsigned trim_max; /* excess empty slabs unmapped per slow path: 4 x cache_size (>= 16) */
 	unsigned nchunks;
-	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (seed 004 Fig. 8) */
+	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (RT-SMR (Ren et al.) Fig. 8) */
 	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
 	bool ext;         /* any of rt, exact, period, hooks: the paths of reclaim_ext */
 	uint64_t period;  /* reclamation period q in ticks, 0: every free */

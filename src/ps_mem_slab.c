@@ -1,5 +1,5 @@
 /*
- * src/ps_mem_slab.c - ps_mem's slab layer (seed 000 §3.4, with the remote frees of seed
+ * src/ps_mem_slab.c - ps_mem's slab layer (ParSec (EuroSys 2016) §3.4, with the remote frees of seed
  * 004 Appendix A): a thread's object cache <-> the slabs it owns <-> the instance's slab
  * pool (a mutex, slow path only) <-> the system (mmap/munmap). Structures and ownership
  * rules: ps_mem_internal.h.
@@ -248,7 +248,7 @@ void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, s
 			pthread_mutex_unlock(&m->pool_lock);
 			return;
 		}
-		/* Remote free (seed 004 App. A): onto the owner's list for our line. */
+		/* Remote free (RT-SMR (Ren et al.) App. A): onto the owner's list for our line. */
 		struct ps_mem_pt *opt = pt_if_exists(m, (unsigned)o);
 		_Atomic(struct ps_mem_hdr *) *head = &opt->remote[me % PS_MEM_REMOTE_LINES].head;
 		struct ps_mem_hdr *old = atomic_load_explicit(head, memory_order_relaxed);
@@ -353,7 +353,7 @@ static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	unsigned got = take_from_own(m, pt);
-	/* nothing quiesced and no free object: fresh memory, never wait (seed 000 §3.2) */
+	/* nothing quiesced and no free object: fresh memory, never wait (ParSec (EuroSys 2016) §3.2) */
 	if (got == 0) {
 		if (acquire_slab(m, me, pt) != 0) {
 			if (errno != ENOSPC)
