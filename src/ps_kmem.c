@@ -10,11 +10,18 @@
 #include <tsync/ps_kmem.h>
 #include "internal.h"
 
+/* Sizes up to this many bytes find their class in one table load (ps_kmem_class_of). */
+#define LOOKUP_MAX 8192u
+
 struct ps_kmem {
 	unsigned n;
+	size_t lookup_max; /* sizes <= this use lookup[] */
 	size_t size[PS_KMEM_MAX_CLASSES];
 	struct ps_mem *mem[PS_KMEM_MAX_CLASSES];
+	/* lookup[j]: the class of every size in (8(j - 1), 8j], for 8j <= lookup_max */
+	unsigned char lookup[LOOKUP_MAX / 8 + 1];
 };
+_Static_assert(PS_KMEM_MAX_CLASSES <= 256, "lookup[] holds class numbers in a byte");
 
 #define DEF_MIN 16u
 #define DEF_MAX (64u * 1024u)
@@ -29,6 +36,8 @@ struct ps_kmem {
  * (ps_mem_create checks that the objects fit). */
 #define OBJ_HDR 32u
 #define SLAB_HDR 128u
+
+static int class_search(const struct ps_kmem *k, size_t size);
 
 static size_t round_up(size_t v, size_t a)
 {
@@ -108,6 +117,11 @@ struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg)
 		size_t nx = round_up((size_t)((double)sz * f), 8);
 		sz = nx > sz ? nx : sz + 8;
 	}
+	/* Every class but perhaps the last (max_size) is a multiple of 8, so all sizes in
+	 * (8(j - 1), 8j] share the class of 8j - or of max_size, where 8j exceeds it. */
+	k->lookup_max = hi < LOOKUP_MAX ? round_up(hi, 8) : LOOKUP_MAX;
+	for (size_t j = 1; j <= k->lookup_max / 8; j++)
+		k->lookup[j] = (unsigned char)class_search(k, 8 * j < hi ? 8 * j : hi);
 	return k;
 }
 
@@ -124,6 +138,14 @@ int ps_kmem_class_of(const struct ps_kmem *k, size_t size)
 {
 	if (size == 0 || size > k->size[k->n - 1])
 		return -1;
+	if (TSYNC_LIKELY(size <= k->lookup_max))
+		return k->lookup[(size + 7) / 8];
+	return class_search(k, size);
+}
+
+/* The smallest class of at least size bytes, 0 < size <= max_size: a binary search. */
+static int class_search(const struct ps_kmem *k, size_t size)
+{
 	unsigned lo = 0, hi = k->n - 1; /* the answer is in [lo, hi] */
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;

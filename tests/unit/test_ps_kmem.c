@@ -100,6 +100,41 @@ static void test_classes(struct ps *ps)
 	ps_kmem_destroy(k);
 }
 
+/* ps_kmem_class_of against a linear search, for every size of a few sequences: sizes up
+ * to 8 KiB take a lookup table, larger ones a binary search; the largest class
+ * (max_size) need not be a multiple of 8. */
+static void test_class_lookup(struct ps *ps)
+{
+	static const struct {
+		size_t min, max;
+		double f;
+		unsigned maxc;
+	} seq[] = {{0, 0, 0.0, 0},       {8, 1000, 1.25, 0}, {24, 20001, 2.0, 0},
+		   {16, 8192, 1.07, 0},  {16, 9000, 1.25, 2}, {100, 100, 1.25, 0},
+		   {8, 8191, 3.5, 0}};
+	for (size_t q = 0; q < sizeof seq / sizeof seq[0]; q++) {
+		struct ps_kmem_config c = PS_KMEM_CONFIG_INIT;
+		c.min_size = seq[q].min;
+		c.max_size = seq[q].max;
+		c.growth_factor = seq[q].f;
+		c.max_classes = seq[q].maxc;
+		struct ps_kmem *k = ps_kmem_create(ps, &c);
+		CHECK_MSG(k != NULL, "sequence %zu", q);
+		unsigned n = ps_kmem_nclasses(k);
+		size_t max = ps_kmem_class_size(k, n - 1);
+		unsigned want = 0;
+		for (size_t sz = 1; sz <= max; sz++) {
+			while (ps_kmem_class_size(k, want) < sz)
+				want++;
+			int got = ps_kmem_class_of(k, sz);
+			CHECK_MSG(got == (int)want, "sequence %zu, size %zu: class %d, expected %u", q,
+				  sz, got, want);
+		}
+		CHECK_EQ_I(ps_kmem_class_of(k, max + 1), -1);
+		ps_kmem_destroy(k);
+	}
+}
+
 static void test_reuse(struct ps *ps)
 {
 	struct ps_kmem *k = ps_kmem_create(ps, NULL);
@@ -215,6 +250,7 @@ int main(void)
 	CHECK_EQ(tsync_thread_register(), 0);
 	test_invalid(ps);
 	test_classes(ps);
+	test_class_lookup(ps);
 	test_reuse(ps);
 	test_large_returned(ps);
 	if (test_can_fork())
