@@ -5,7 +5,7 @@
 #                 install check (install to a temporary prefix, build examples/ against it
 #                 with CMake and with pkg-config, run them)
 #   make bench    install missing packages, release build, run every benchmark suite
-#                 (scripts/bench-suite.sh: smr rlu oplog cache net rt) into docs/results/,
+#                 (scripts/bench-suite.sh: smr rlu oplog cache net rt prudence) into docs/results/,
 #                 each directory with COMMAND.txt: the command lines and the machine
 #
 # Installing packages needs root (apt-get); as another user `make deps` prints the
@@ -52,9 +52,9 @@ SANITIZERS  ?= thread address
 TEST_STEPS  ?= release $(SANITIZERS) python install
 
 # What `make bench` runs: every suite of scripts/bench-suite.sh (smr rlu oplog cache net
-# rt), each into docs/results/<suite>/; `make bench SUITES="smr rlu"` runs just those, and
+# rt prudence), each into docs/results/<suite>/; `make bench SUITES="smr rlu"` runs just those, and
 # BENCH_ARGS="smr --seconds 1" runs that one tsync-bench command instead.
-SUITES      ?= smr rlu oplog cache net rt
+SUITES      ?= smr rlu oplog cache net rt prudence
 BENCH_ARGS  ?=
 
 # Debian 12 packages. clang and its sanitizer runtimes (which clang only *recommends*; we
@@ -64,10 +64,12 @@ BENCH_ARGS  ?=
 # `tsync-bench cached-net`; libmemcached-tools brings memccapable and memcaslap; perl runs
 # memcached's own test suite and nutcracker (twemproxy) the proxy pool test (label
 # conformance; memcached's source comes from apt-get source, scripts/memcached-source.sh).
+# jemalloc, tcmalloc (gperftools) and mimalloc are the allocators `tsync-bench prudence`
+# preloads into its peers (malloc + call_rcu).
 DEB_BASE := make cmake gcc libc6-dev pkg-config liburcu-dev libck-dev libjansson-dev \
 	libxxhash-dev libevent-dev libmemcached-tools memcached perl nutcracker \
 	python3 python3-venv python3-pytest python3-matplotlib python3-numpy python3-yaml \
-	python3-tqdm python3-pymemcache
+	python3-tqdm python3-pymemcache libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev
 DEB_CLANG := clang libclang-rt-14-dev
 _goals := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 _want_clang := $(or $(filter deps test-thread test-address,$(_goals)),$(and $(filter test,$(_goals)),$(filter thread address,$(TEST_STEPS))))

@@ -13,6 +13,7 @@
 #include "cache/cache_bench.h"
 #include "oplog/oplog_bench.h"
 #include "cached-net/cached_net_cmd.h"
+#include "prudence/prudence_bench.h"
 
 /* One row per subcommand; each parses its own options from argv[0] = its name. */
 struct bench_cmd {
@@ -37,6 +38,10 @@ static const struct bench_cmd cmds[] = {
 	{ "oplog", oplog_bench_main,
 	  "OpLog list / counter / rmap against lock-free, atomic, per-CPU and mutex\n"
 	  "             peers (seed 002 sec. 7); see tsync-bench oplog --help" },
+	{ "prudence", prudence_main,
+	  "alloc + deferred-free pairs and a copy-on-write endurance run: ps_mem,\n"
+	  "             ps_kmem, malloc/jemalloc/tcmalloc/mimalloc + call_rcu, ck_epoch\n"
+	  "             (Prudence, ASPLOS 2016, sec. 5); see tsync-bench prudence --help" },
 	{ "cached-net", cached_net_main,
 	  "tsync-cached against stock memcached over TCP, driven by memcaslap\n"
 	  "             (bench/cached-net/cached_net.py); see tsync-bench cached-net --help" },

@@ -9,6 +9,8 @@
 #   cache  tsync-bench cache, seed 000 §5.2's in-process memcached study
 #   net    tsync-bench cached-net: tsync-cached against stock memcached over the network
 #   rt     tsync-rta validate (runs tsync-bench rt; measured peak <= G*), seed 004 §VII
+#   prudence  tsync-bench prudence pairs and endurance (unlimited, then in a memory cgroup),
+#          Prudence (ASPLOS 2016) §5; refreshes docs/prudence.md's figures
 #
 # THREADS (environment): the thread counts, default 1,2,4,... up to the CPU count (smr's
 # own default, 1..nproc and 2 x nproc, unless THREADS is set).
@@ -92,8 +94,23 @@ for suite in "$@"; do
 				--out "$out/validate-$policy.json"
 		done
 		;;
+	prudence)
+		# Fig. 6's pairs at every size, then Fig. 3's endurance run: 2 threads updating
+		# 8 MiB of 512-byte nodes each plus a reader, 60 s, without a limit and in a
+		# memory cgroup of PRUDENCE_LIMIT_MIB (default 64: 4x the 16 MiB live set).
+		pr=docs/results/prudence
+		run prudence pairs --threads "$THREADS" --readers 0,1 --seconds 1 --repeat 3 \
+			--out "$pr/pairs"
+		run prudence endurance --threads 2 --readers 1 --seconds 60 --out "$pr/endurance"
+		run prudence endurance --threads 2 --readers 1 --seconds 60 \
+			--limit-mib "${PRUDENCE_LIMIT_MIB:-64}" --out "$pr/endurance-limit"
+		for d in pairs endurance endurance-limit; do
+			"$py" bench/prudence/plot_prudence.py "$pr/$d" --doc docs/prudence.md
+		done
+		echo "bench: docs/prudence.md figures refreshed"
+		;;
 	*)
-		echo "bench-suite: unknown suite '$suite' (smr rlu oplog cache net rt)" >&2
+		echo "bench-suite: unknown suite '$suite' (smr rlu oplog cache net rt prudence)" >&2
 		exit 2
 		;;
 	esac

@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""bench/prudence/plot_prudence.py DIR - summary tables and plots of `tsync-bench prudence`.
+
+Reads what `tsync-bench prudence pairs|endurance --out DIR` wrote there:
+
+  pairs.csv              one row per run; the tables take the median of the repeats:
+                         summary_pairs.md (Mops/s per size and allocator, ps-kmem's ratio
+                         to malloc + call_rcu and to the best of jemalloc / tcmalloc /
+                         mimalloc + call_rcu, p99, helper CPU, peak RSS), pairs.png
+  endurance.csv,         summary_endurance.md (per run: outcome, updates Mops/s, live set,
+  endurance_series.csv,  peak RSS and its ratio to the live set, the RSS slope over the
+  endurance_runs.csv     second half of the run, and where a run was killed, when),
+                         endurance.png (RSS and pending deferred objects over time)
+
+With --doc FILE, the summary also replaces FILE's block between the lines
+"<!-- prudence:NAME -->" and "<!-- /prudence:NAME -->", NAME being DIR's last component
+(docs/prudence.md quotes its figures this way, so they cannot drift from the data).
+
+Exits 0, or 3 when matplotlib is missing (the tables are written first), 1 when DIR
+holds none of these files. Prudence (ASPLOS 2016) §5, Figs. 3 and 6.
+"""
+import argparse
+import csv
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+NO_MATPLOTLIB = 3
+# The peers whose best the target compares with (ps_kmem >= 1.5x the best of them).
+PRODUCTION = ("jemalloc-call-rcu", "tcmalloc-call-rcu", "mimalloc-call-rcu")
+BASELINE = "malloc-call-rcu"
+TSYNC = "ps-kmem"
+
+
+def num(s):
+    """A CSV field as a float, or None when it is empty (a column that does not apply)."""
+    return float(s) if s not in ("", None) else None
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def order(names):
+    """Allocators in --list order where known, others after, alphabetically."""
+    known = ["malloc-call-rcu", "malloc-call-rcu-all", "jemalloc-call-rcu",
+             "tcmalloc-call-rcu", "mimalloc-call-rcu", "ck-epoch", "ps-mem", "ps-kmem"]
+    return [n for n in known if n in names] + sorted(n for n in names if n not in known)
+
+
+def pairs_medians(rows):
+    """{(allocator, threads, readers, size): {column: median}} over the repeats."""
+    groups = defaultdict(list)
+    for r in rows:
+        key = (r["allocator"], int(r["threads"]), int(r["readers"]), int(r["size"]))
+        groups[key].append(r)
+    out = {}
+    for key, rs in groups.items():
+        out[key] = {c: median(num(r[c]) for r in rs)
+                    for c in ("mops", "p50_ns", "p99_ns", "p999_ns", "helper_cpu_pct",
+                              "peak_rss_kib", "slab_churn")}
+        out[key]["runs"] = len(rs)
+    return out
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def fmt(x, spec=".2f", empty="n/a"):
+    return empty if x is None else format(x, spec)
+
+
+def pairs_summary(med):
+    allocs = order({k[0] for k in med})
+    configs = sorted({(k[1], k[2]) for k in med})
+    sizes = sorted({k[3] for k in med})
+    lines = ["# Alloc + deferred-free pairs (Prudence (ASPLOS 2016) Fig. 6)", "",
+             "Mops/s, median of the repeats. `vs malloc` is ps-kmem / malloc-call-rcu; "
+             "`vs best` is ps-kmem / the best of jemalloc, tcmalloc and mimalloc + call_rcu "
+             "at that size.", ""]
+    for thr, rd in configs:
+        lines.append(f"## {thr} thread(s), {rd} reader(s)")
+        lines.append("")
+        head = ["size"] + allocs
+        if TSYNC in allocs:
+            head += ["vs malloc", "vs best"]
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---|" * len(head))
+        for s in sizes:
+            cells = [str(s)]
+            for a in allocs:
+                cells.append(fmt(med.get((a, thr, rd, s), {}).get("mops")))
+            if TSYNC in allocs:
+                t = med.get((TSYNC, thr, rd, s), {}).get("mops")
+                base = med.get((BASELINE, thr, rd, s), {}).get("mops")
+                best = max((med.get((p, thr, rd, s), {}).get("mops") or 0 for p in PRODUCTION),
+                           default=0) or None
+                cells.append(fmt(ratio(t, base), ".2f") + ("x" if ratio(t, base) else ""))
+                cells.append(fmt(ratio(t, best), ".2f") + ("x" if ratio(t, best) else ""))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        lines.append("p99 ns / helper CPU % / peak RSS MiB per allocator, largest size:")
+        lines.append("")
+        s = sizes[-1]
+        lines.append("| allocator | p50 ns | p99 ns | p99.9 ns | helper CPU % | peak RSS MiB | slab churn |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for a in allocs:
+            m = med.get((a, thr, rd, s))
+            if not m:
+                continue
+            rss = m["peak_rss_kib"] / 1024 if m["peak_rss_kib"] is not None else None
+            lines.append(f"| {a} | {fmt(m['p50_ns'], '.0f')} | {fmt(m['p99_ns'], '.0f')} | "
+                         f"{fmt(m['p999_ns'], '.0f')} | {fmt(m['helper_cpu_pct'], '.1f')} | "
+                         f"{fmt(rss, '.1f')} | {fmt(m['slab_churn'], '.0f', '')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def slope(points):
+    """Least-squares slope of (t, y) points; None with fewer than 2."""
+    if len(points) < 2:
+        return None
+    n = len(points)
+    mt = sum(t for t, _ in points) / n
+    my = sum(y for _, y in points) / n
+    den = sum((t - mt) ** 2 for t, _ in points)
+    if den == 0:
+        return None
+    return sum((t - mt) * (y - my) for t, y in points) / den
+
+
+def endurance_runs(runs, rows, series):
+    """One dict per run: the runs file joined with its row and its series."""
+    by_key = defaultdict(list)
+    for s in series:
+        key = (s["allocator"], int(s["threads"]), int(s["readers"]), int(s["size"]),
+               int(s["repeat"]))
+        by_key[key].append((float(s["t_s"]), float(s["rss_kib"]), float(s["pending"])))
+    # rows have no repeat column: the n-th row of a configuration is its n-th repeat
+    row_of = defaultdict(list)
+    for r in rows:
+        row_of[(r["allocator"], int(r["threads"]), int(r["readers"]), int(r["size"]))].append(r)
+    out = []
+    for r in runs:
+        cfg = (r["allocator"], int(r["threads"]), int(r["readers"]), int(r["size"]))
+        rep = int(r["repeat"])
+        pts = sorted(by_key.get(cfg + (rep,), []))
+        row = row_of[cfg][rep] if rep < len(row_of[cfg]) else {}
+        tmax = pts[-1][0] if pts else None
+        second = [(t, y) for t, y, _ in pts if tmax and t >= tmax / 2]
+        live = float(r["live_kib"])
+        peak = num(row.get("peak_rss_kib")) if row else None
+        out.append({
+            "allocator": cfg[0], "threads": cfg[1], "readers": cfg[2], "size": cfg[3],
+            "repeat": rep, "outcome": r["outcome"], "limit_mib": int(r["limit_mib"]),
+            "mops": num(row.get("mops")) if row else None,
+            "live_kib": live, "peak_rss_kib": peak,
+            "peak_over_live": peak / live if peak and live else None,
+            "slope_kib_s": slope(second),
+            "end_t_s": tmax,
+            "peak_pending": max((p for _, _, p in pts), default=None),
+            "helper_cpu_pct": num(row.get("helper_cpu_pct")) if row else None,
+            "slab_churn": num(row.get("slab_churn")) if row else None,
+            "cache_churn": num(r.get("cache_churn")),
+            "peak_slabs": num(r.get("peak_slabs")),
+            "ft": num(r.get("ft")),
+            "points": pts,
+        })
+    return out
+
+
+def endurance_summary(runs):
+    lines = ["# Endurance: copy-on-write updates at the maximal rate (Prudence (ASPLOS 2016) Fig. 3)",
+             "", "Peak RSS is the process's (getrusage); the slope is the least-squares RSS "
+             "slope over the second half of the samples; a killed run's last sample is when "
+             "it died. Slab churn (grow/shrink pairs), object-cache churn (refill/flush "
+             "pairs), peak slabs and f_t (slab bytes / live bytes at the end) are "
+             "`ps_mem_stats`' and apply to tsync's allocators only.", "",
+             "| allocator | threads | readers | limit MiB | outcome | updates Mops/s | live MiB | "
+             "peak RSS MiB | peak / live | RSS slope KiB/s | last sample s | peak pending | "
+             "helper CPU % | slab churn | object-cache churn | peak slabs | f_t |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    names = order({r["allocator"] for r in runs})
+    for r in sorted(runs, key=lambda r: (r["limit_mib"], r["threads"], r["readers"],
+                                         names.index(r["allocator"]), r["repeat"])):
+        lim = str(r["limit_mib"]) if r["limit_mib"] else "none"
+        lines.append(
+            f"| {r['allocator']} | {r['threads']} | {r['readers']} | {lim} | {r['outcome']} | "
+            f"{fmt(r['mops'], '.3f')} | {r['live_kib'] / 1024:.1f} | "
+            f"{fmt(r['peak_rss_kib'] / 1024 if r['peak_rss_kib'] else None, '.1f')} | "
+            f"{fmt(r['peak_over_live'], '.2f')} | {fmt(r['slope_kib_s'], '.0f')} | "
+            f"{fmt(r['end_t_s'], '.2f')} | {fmt(r['peak_pending'], '.0f')} | "
+            f"{fmt(r['helper_cpu_pct'], '.1f')} | {fmt(r['slab_churn'], '.0f', '')} | "
+            f"{fmt(r['cache_churn'], '.0f', '')} | {fmt(r['peak_slabs'], '.0f', '')} | "
+            f"{fmt(r['ft'], '.2f', '')} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def plot_pairs(med, path):
+    import matplotlib.pyplot as plt
+    configs = sorted({(k[1], k[2]) for k in med})
+    allocs = order({k[0] for k in med})
+    fig, axes = plt.subplots(1, len(configs), figsize=(4.5 * len(configs), 4), squeeze=False)
+    for ax, (thr, rd) in zip(axes[0], configs):
+        for a in allocs:
+            pts = sorted((k[3], v["mops"]) for k, v in med.items()
+                         if k[0] == a and k[1] == thr and k[2] == rd and v["mops"] is not None)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=a)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("object size (bytes)")
+        ax.set_ylabel("pairs Mops/s")
+        ax.set_title(f"{thr} thread(s), {rd} reader(s)")
+        ax.grid(True, alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_endurance(runs, path):
+    import matplotlib.pyplot as plt
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    for r in runs:
+        if not r["points"]:
+            continue
+        label = f"{r['allocator']} ({r['threads']}t/{r['readers']}r)"
+        if r["outcome"] != "ok":
+            label += f" [{r['outcome']}]"
+        t = [p[0] for p in r["points"]]
+        a1.plot(t, [p[1] / 1024 for p in r["points"]], label=label)
+        a2.plot(t, [p[2] for p in r["points"]], label=label)
+    live = {r["live_kib"] for r in runs}
+    for lv in live:
+        a1.axhline(lv / 1024, color="grey", linestyle=":", linewidth=1)
+    a1.set_xlabel("time (s)")
+    a1.set_ylabel("RSS (MiB); dotted: live set")
+    a2.set_xlabel("time (s)")
+    a2.set_ylabel("deferred objects not yet reusable")
+    a2.set_yscale("symlog")
+    for a in (a1, a2):
+        a.grid(True, alpha=0.3)
+    a1.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def replace_block(doc, name, text):
+    """Replace doc's block between the prudence:name markers with text (markers kept).
+    Raises ValueError when the markers are missing."""
+    begin, end = f"<!-- prudence:{name} -->", f"<!-- /prudence:{name} -->"
+    i, j = doc.find(begin), doc.find(end)
+    if i < 0 or j < i:
+        raise ValueError(f"no {begin} ... {end} block")
+    return doc[:i + len(begin)] + "\n" + text.strip() + "\n" + doc[j:]
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="plot_prudence.py",
+                                 description="tables and plots of tsync-bench prudence")
+    ap.add_argument("dir")
+    ap.add_argument("--doc", help="refresh this Markdown file's prudence:<dir name> block")
+    args = ap.parse_args(argv[1:])
+    d = args.dir
+    did = False
+    plots = []
+    texts = []
+    pairs = os.path.join(d, "pairs.csv")
+    if os.path.exists(pairs):
+        med = pairs_medians(read_csv(pairs))
+        texts.append(pairs_summary(med))
+        with open(os.path.join(d, "summary_pairs.md"), "w") as f:
+            f.write(texts[-1])
+        plots.append((plot_pairs, med, os.path.join(d, "pairs.png")))
+        did = True
+    runs_path = os.path.join(d, "endurance_runs.csv")
+    if os.path.exists(runs_path):
+        rows = read_csv(os.path.join(d, "endurance.csv"))
+        series_path = os.path.join(d, "endurance_series.csv")
+        series = read_csv(series_path) if os.path.exists(series_path) else []
+        runs = endurance_runs(read_csv(runs_path), rows, series)
+        texts.append(endurance_summary(runs))
+        with open(os.path.join(d, "summary_endurance.md"), "w") as f:
+            f.write(texts[-1])
+        plots.append((plot_endurance, runs, os.path.join(d, "endurance.png")))
+        did = True
+    if not did:
+        print(f"plot_prudence: no pairs.csv or endurance_runs.csv in {d}", file=sys.stderr)
+        return 1
+    if args.doc:
+        name = os.path.basename(os.path.normpath(d))
+        with open(args.doc) as f:
+            doc = f.read()
+        # the block quotes the tables without their title line (the doc has its own)
+        body = "\n\n".join(t.split("\n", 2)[2] if t.startswith("# ") else t for t in texts)
+        try:
+            doc = replace_block(doc, name, body)
+        except ValueError as e:
+            print(f"plot_prudence: {args.doc}: {e}", file=sys.stderr)
+            return 1
+        with open(args.doc, "w") as f:
+            f.write(doc)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+    except ImportError:
+        return NO_MATPLOTLIB
+    for fn, data, path in plots:
+        fn(data, path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,1374 @@
+/*
+ * bench/prudence/prudence_bench.c - `tsync-bench prudence pairs|endurance`: allocation
+ * with deferred frees, the workloads of Prudence (ASPLOS 2016) §5.
+ *
+ *   pairs      Fig. 6: each thread allocates an object of --sizes bytes, writes its first
+ *              and last word and frees it deferred, as fast as it can; one op = one
+ *              alloc + deferred-free pair. Optional reader threads (--readers) loop over
+ *              empty read-side sections of the allocator's SMR, so grace periods must
+ *              wait for them.
+ *   endurance  Fig. 3: each thread owns a table of --nodes nodes of --sizes bytes (512 by
+ *              default) and updates it copy-on-write at the maximal rate: allocate a node,
+ *              copy the old one into it, publish it in the old one's slot, free the old
+ *              one deferred. Readers walk every table in sections of 64 nodes. RSS
+ *              (VmRSS) and the deferred objects not yet reusable are sampled every
+ *              --sample-ms into a series file; --limit-mib puts the run in a memory
+ *              cgroup with that limit, so a run whose garbage outgrows it is killed (the
+ *              seed's SLUB running out of memory after 196 s).
+ *
+ * Allocators (--list): the deferred free of every peer is what a user-space program uses
+ * today - liburcu's call_rcu (memb flavour; its callbacks run on call_rcu worker
+ * threads: one per process by default, one per CPU with create_all_cpu_call_rcu_data)
+ * over glibc malloc, or over jemalloc, tcmalloc or mimalloc put in with LD_PRELOAD; and
+ * Concurrency Kit's ck_epoch_call, with ck_epoch_poll every 64 calls in the freeing
+ * thread. tsync's are ps_mem (one object size, ps_free) and ps_kmem (size classes,
+ * ps_kfree).
+ *
+ * Every measurement runs in a child process (this program again, `--child`), so the
+ * preloaded allocator, the peak RSS (the child's ru_maxrss) and a failure under the
+ * memory limit belong to that one run. --repeat R runs every configuration R times,
+ * repeats interleaved (this VM is bimodal); each run is one CSV row:
+ *
+ *   workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,helper_cpu_pct,
+ *   peak_rss_kib,slab_churn
+ *
+ *   mops            ops (pairs, or copy-on-write updates) of all threads per second / 1e6
+ *   p50/p99/p999_ns one op's latency, every 16th op timed (two clock reads around it)
+ *   helper_cpu_pct  CPU time of the process's other threads (call_rcu workers) during
+ *                   the timed window, in % of one CPU; measured for every allocator
+ *   peak_rss_kib    the child's peak resident set (getrusage)
+ *   slab_churn      ps_mem_stats' slab grow/shrink pairs; empty for the peers
+ * A run that did not finish (killed under --limit-mib, or an allocation failed) has
+ * empty mops and latencies. endurance also writes, under --out, endurance_series.csv
+ * (allocator,threads,readers,size,repeat,t_s,rss_kib,pending) and endurance_runs.csv
+ * (allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn,
+ * cache_misses,peak_slabs,ft: the last four are ps_mem_stats' object-cache churn, misses and
+ * peak slabs and the total fragmentation f_t = slab bytes / live bytes at the end of the
+ * timed window - Prudence's Figs. 8-11 measures - empty for the peers).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define _LGPL_SOURCE
+#include <urcu/urcu-memb.h>
+#include <ck_epoch.h>
+
+#include <tsync/clock.h>
+#include <tsync/ps.h>
+#include <tsync/ps_kmem.h>
+#include <tsync/ps_mem.h>
+
+#include "common.h"
+#include "hist.h"
+#include "prudence_bench.h"
+
+#ifndef TSYNC_PRUDENCE_PLOT_PY
+#define TSYNC_PRUDENCE_PLOT_PY "plot_prudence.py"
+#endif
+#ifndef TSYNC_PRELOAD_JEMALLOC
+#define TSYNC_PRELOAD_JEMALLOC ""
+#endif
+#ifndef TSYNC_PRELOAD_TCMALLOC
+#define TSYNC_PRELOAD_TCMALLOC ""
+#endif
+#ifndef TSYNC_PRELOAD_MIMALLOC
+#define TSYNC_PRELOAD_MIMALLOC ""
+#endif
+
+#define WHO "tsync-bench prudence"
+#define CSV_HEADER                                                                          \
+	"workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,helper_cpu_pct," \
+	"peak_rss_kib,slab_churn"
+#define SERIES_HEADER "allocator,threads,readers,size,repeat,t_s,rss_kib,pending"
+#define RUNS_HEADER                                                                 \
+	"allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn," \
+	"cache_misses,peak_slabs,ft"
+#define MAX_THREADS 64u
+#define MAX_LIST 32u
+#define LAT_EVERY 16u     /* time every 16th op: a clock read costs 10-30 ns under KVM */
+#define POLL_EVERY 64u    /* ck_epoch_poll once per this many ck_epoch_call */
+#define READ_CHUNK 64u    /* endurance readers: nodes per section */
+#define OBJ_MIN 16u       /* the peers keep their callback head (16 bytes) in the object */
+#define EXIT_ENOMEM 3     /* child: an allocation failed */
+
+enum workload { W_PAIRS, W_ENDURANCE };
+static const char *const workload_name[] = {"pairs", "endurance"};
+
+/* ==== allocators ==== */
+
+struct palloc {
+	const char *name;
+	const char *preload; /* LD_PRELOAD for the child; NULL: none */
+	const char *what;
+	int (*init)(size_t size, unsigned nthreads);
+	void (*fini)(void);
+	void (*thread_init)(unsigned idx);
+	void (*thread_fini)(void);
+	void *(*alloc)(size_t size);
+	void (*free_deferred)(void *p);
+	void (*read_lock)(void);
+	void (*read_unlock)(void);
+	void (*drain)(void);                  /* a writer, after its last free */
+	uint64_t (*pending)(void);            /* deferred, not yet reusable */
+	bool (*mem_stats)(struct ps_mem_stats *out); /* false: not a ps_mem */
+};
+
+/* Deferred frees issued (each writer's own counter, summed) and completed (callbacks). */
+static _Atomic uint64_t g_done;
+struct wthread;
+static struct wthread *g_w;
+static unsigned g_nw;
+static uint64_t issued_sum(void);
+
+static uint64_t peer_pending(void)
+{
+	uint64_t done = atomic_load_explicit(&g_done, memory_order_relaxed);
+	uint64_t issued = issued_sum();
+	return issued > done ? issued - done : 0;
+}
+
+static bool no_stats(struct ps_mem_stats *out)
+{
+	(void)out;
+	return false;
+}
+
+/* ---- liburcu call_rcu (memb) over whatever malloc the process has ---- */
+
+static void rcu_free_cb(struct rcu_head *h)
+{
+	atomic_fetch_add_explicit(&g_done, 1, memory_order_relaxed);
+	free(h);
+}
+
+static int rcu_init(size_t size, unsigned n)
+{
+	(void)size, (void)n;
+	urcu_memb_register_thread(); /* rcu_barrier in fini needs a registered thread */
+	return 0;
+}
+
+static int rcu_init_all(size_t size, unsigned n)
+{
+	rcu_init(size, n);
+	if (urcu_memb_create_all_cpu_call_rcu_data(0) != 0) {
+		fprintf(stderr, WHO ": create_all_cpu_call_rcu_data failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void rcu_fini(void)
+{
+	urcu_memb_barrier(); /* every callback has run */
+	urcu_memb_unregister_thread();
+}
+
+static void rcu_fini_all(void)
+{
+	urcu_memb_barrier();
+	urcu_memb_free_all_cpu_call_rcu_data();
+	urcu_memb_unregister_thread();
+}
+
+static void rcu_thread_init(unsigned idx)
+{
+	(void)idx;
+	urcu_memb_register_thread();
+}
+static void rcu_thread_fini(void)
+{
+	urcu_memb_unregister_thread();
+}
+static void *libc_alloc(size_t size)
+{
+	return malloc(size);
+}
+static void rcu_free_deferred(void *p)
+{
+	urcu_memb_call_rcu((struct rcu_head *)p, rcu_free_cb);
+}
+static void rcu_lock(void)
+{
+	urcu_memb_read_lock();
+}
+static void rcu_unlock(void)
+{
+	urcu_memb_read_unlock();
+}
+static void nothing(void)
+{
+}
+
+#define RCU_ALLOC(nm, pre, wh)                                                          \
+	{                                                                               \
+		nm, pre, wh, rcu_init, rcu_fini, rcu_thread_init, rcu_thread_fini,      \
+		    libc_alloc, rcu_free_deferred, rcu_lock, rcu_unlock, nothing,       \
+		    peer_pending, no_stats                                              \
+	}
+
+/* ---- ck_epoch_call + ck_epoch_poll + free ---- */
+
+static ck_epoch_t g_epoch;
+static ck_epoch_record_t *g_records;
+static _Thread_local ck_epoch_record_t *t_rec;
+static _Thread_local unsigned t_calls;
+
+static void ck_free_cb(ck_epoch_entry_t *e)
+{
+	atomic_fetch_add_explicit(&g_done, 1, memory_order_relaxed);
+	free(e);
+}
+
+static int cke_init(size_t size, unsigned n)
+{
+	(void)size;
+	g_records = aligned_alloc(64, (n + 1) * sizeof(ck_epoch_record_t) + 64);
+	if (g_records == NULL)
+		return -1;
+	memset(g_records, 0, (n + 1) * sizeof(ck_epoch_record_t));
+	ck_epoch_init(&g_epoch);
+	return 0;
+}
+static void cke_fini(void)
+{
+	free(g_records);
+	g_records = NULL;
+}
+static void cke_thread_init(unsigned idx)
+{
+	t_rec = &g_records[idx];
+	t_calls = 0;
+	ck_epoch_register(&g_epoch, t_rec, NULL);
+}
+static void cke_thread_fini(void)
+{
+	ck_epoch_unregister(t_rec);
+}
+static void cke_free_deferred(void *p)
+{
+	ck_epoch_call(t_rec, (ck_epoch_entry_t *)p, ck_free_cb);
+	if (++t_calls % POLL_EVERY == 0)
+		ck_epoch_poll(t_rec);
+}
+static void cke_lock(void)
+{
+	ck_epoch_begin(t_rec, NULL);
+}
+static void cke_unlock(void)
+{
+	ck_epoch_end(t_rec, NULL);
+}
+static void cke_drain(void)
+{
+	ck_epoch_barrier(t_rec);
+}
+
+/* ---- tsync: ps_mem (one size) and ps_kmem (size classes) ---- */
+
+static struct ps *g_ps;
+static struct ps_mem *g_m;
+static struct ps_kmem *g_k;
+
+static int psm_init(size_t size, unsigned n)
+{
+	(void)n;
+	g_ps = ps_create(NULL);
+	g_m = g_ps ? ps_mem_create(g_ps, size, NULL) : NULL;
+	return g_m ? 0 : -1;
+}
+static int psk_init(size_t size, unsigned n)
+{
+	(void)size, (void)n;
+	g_ps = ps_create(NULL);
+	g_k = g_ps ? ps_kmem_create(g_ps, NULL) : NULL;
+	return g_k ? 0 : -1;
+}
+static void psm_fini(void)
+{
+	ps_mem_destroy(g_m);
+	g_m = NULL;
+	ps_destroy(g_ps);
+}
+static void psk_fini(void)
+{
+	ps_kmem_destroy(g_k);
+	g_k = NULL;
+	ps_destroy(g_ps);
+}
+static void ps_thread_init(unsigned idx)
+{
+	(void)idx;
+}
+static void *psm_alloc(size_t size)
+{
+	(void)size;
+	return ps_alloc(g_m);
+}
+static void psm_free(void *p)
+{
+	ps_free(g_m, p);
+}
+static void *psk_alloc(size_t size)
+{
+	return ps_kmalloc(g_k, size);
+}
+static void psk_free(void *p)
+{
+	ps_kfree(g_k, p);
+}
+static void ps_lock(void)
+{
+	ps_enter(g_ps);
+}
+static void ps_unlock(void)
+{
+	ps_exit(g_ps);
+}
+static int ps_stats_now(struct ps_mem_stats *st)
+{
+	return g_k ? ps_kmem_stats(g_k, st) : ps_mem_stats(g_m, st);
+}
+static uint64_t ps_pending(void)
+{
+	struct ps_mem_stats st;
+	return ps_stats_now(&st) == 0 ? st.pending : 0;
+}
+static bool ps_stats_of(struct ps_mem_stats *out)
+{
+	return ps_stats_now(out) == 0;
+}
+
+static const struct palloc allocators[] = {
+    RCU_ALLOC("malloc-call-rcu", NULL, "glibc malloc + liburcu call_rcu (memb), one worker"),
+    {"malloc-call-rcu-all", NULL,
+     "glibc malloc + liburcu call_rcu (memb), a worker per CPU (create_all_cpu_call_rcu_data)",
+     rcu_init_all, rcu_fini_all, rcu_thread_init, rcu_thread_fini, libc_alloc,
+     rcu_free_deferred, rcu_lock, rcu_unlock, nothing, peer_pending, no_stats},
+    RCU_ALLOC("jemalloc-call-rcu", TSYNC_PRELOAD_JEMALLOC,
+	      "jemalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
+    RCU_ALLOC("tcmalloc-call-rcu", TSYNC_PRELOAD_TCMALLOC,
+	      "tcmalloc (gperftools, LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
+    RCU_ALLOC("mimalloc-call-rcu", TSYNC_PRELOAD_MIMALLOC,
+	      "mimalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
+    {"ck-epoch", NULL, "glibc malloc + ck_epoch_call, ck_epoch_poll every 64 calls",
+     cke_init, cke_fini, cke_thread_init, cke_thread_fini, libc_alloc, cke_free_deferred,
+     cke_lock, cke_unlock, cke_drain, peer_pending, no_stats},
+    {"ps-mem", NULL, "tsync ps_mem: one object size, ps_alloc + ps_free", psm_init, psm_fini,
+     ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock, nothing, ps_pending,
+     ps_stats_of},
+    {"ps-kmem", NULL, "tsync ps_kmem: size classes, ps_kmalloc + ps_kfree", psk_init,
+     psk_fini, ps_thread_init, nothing, psk_alloc, psk_free, ps_lock, ps_unlock, nothing,
+     ps_pending, ps_stats_of},
+};
+#define NALLOC (sizeof allocators / sizeof allocators[0])
+
+/* Can this build run allocator a? (a preloaded library that was not found: no) */
+static bool available(const struct palloc *a)
+{
+	return a->preload == NULL || a->preload[0] != '\0';
+}
+
+/* ==== one run (the child) ==== */
+
+struct wthread {
+	_Alignas(64) unsigned idx;
+	int cpu;
+	pid_t tid;
+	pthread_t th;
+	uint64_t ops;
+	_Atomic uint64_t issued;
+	uint64_t seed;
+	uint64_t end_tick;
+	struct hist lat;
+	_Atomic(void *) *tab; /* endurance: this thread's nodes */
+	int failed;          /* errno of a failed allocation */
+};
+
+struct run {
+	enum workload w;
+	const struct palloc *a;
+	unsigned threads, readers;
+	size_t size;
+	unsigned nodes;
+	double seconds;
+	unsigned sample_ms;
+	unsigned repeat;
+	FILE *series;
+};
+
+static struct run g_run;
+static _Atomic bool g_stop;
+static _Atomic unsigned g_readers_in;
+static pthread_barrier_t g_ready;
+static _Atomic uint64_t g_shared_word;
+
+static uint64_t issued_sum(void)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < g_nw; i++)
+		n += atomic_load_explicit(&g_w[i].issued, memory_order_relaxed);
+	return n;
+}
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void *writer(void *arg)
+{
+	struct wthread *t = arg;
+	const struct palloc *a = g_run.a;
+	const size_t size = g_run.size;
+	bench_pin_self(t->cpu);
+	t->tid = gettid_();
+	a->thread_init(t->idx);
+	if (g_run.w == W_ENDURANCE) {
+		for (unsigned i = 0; i < g_run.nodes; i++) {
+			uint64_t *p = a->alloc(size);
+			if (p == NULL) {
+				t->failed = errno ? errno : ENOMEM;
+				break;
+			}
+			memset(p, 0, size);
+			p[2] = i;
+			atomic_store_explicit(&t->tab[i], p, memory_order_release);
+		}
+	}
+	pthread_barrier_wait(&g_ready);
+	uint64_t ops = 0;
+	const uint64_t last = size / 8 - 1;
+	while (!t->failed && !atomic_load_explicit(&g_stop, memory_order_relaxed)) {
+		for (unsigned k = 0; k < 256; k++, ops++) {
+			bool timed = ops % LAT_EVERY == 0;
+			uint64_t t0 = timed ? tsync_now() : 0;
+			uint64_t *p = a->alloc(size);
+			if (TSYNC_UNLIKELY(p == NULL)) {
+				t->failed = errno ? errno : ENOMEM;
+				break;
+			}
+			if (g_run.w == W_PAIRS) {
+				((volatile uint64_t *)p)[0] = ops;
+				((volatile uint64_t *)p)[last] = ops;
+				a->free_deferred(p);
+			} else {
+				unsigned i = (unsigned)(bench_xorshift64s(&t->seed) % g_run.nodes);
+				uint64_t *old = atomic_load_explicit(&t->tab[i], memory_order_relaxed);
+				memcpy(p + 2, old + 2, size - 16);
+				p[2] = ops;
+				atomic_store_explicit(&t->tab[i], p, memory_order_release);
+				a->free_deferred(old);
+			}
+			if (timed)
+				hist_add(&t->lat, tsync_now() - t0);
+		}
+		atomic_store_explicit(&t->issued, ops, memory_order_relaxed);
+	}
+	t->end_tick = tsync_now();
+	t->ops = ops;
+	atomic_store_explicit(&t->issued, ops, memory_order_relaxed);
+	if (g_run.w == W_ENDURANCE) {
+		/* every node goes back: the readers may still walk the table */
+		for (unsigned i = 0; i < g_run.nodes; i++) {
+			void *p = atomic_exchange_explicit(&t->tab[i], NULL, memory_order_acq_rel);
+			if (p)
+				a->free_deferred(p);
+		}
+	}
+	a->drain();
+	a->thread_fini();
+	return NULL;
+}
+
+static pid_t g_rtid[MAX_THREADS];
+
+static void *reader(void *arg)
+{
+	unsigned idx = (unsigned)(uintptr_t)arg;
+	g_rtid[idx] = gettid_();
+	const struct palloc *a = g_run.a;
+	int cpus[CPU_SETSIZE];
+	unsigned ncpu = bench_affinity_cpus(cpus);
+	if (ncpu)
+		bench_pin_self(cpus[(g_run.threads + idx) % ncpu]);
+	a->thread_init(g_run.threads + idx);
+	atomic_fetch_add(&g_readers_in, 1);
+	pthread_barrier_wait(&g_ready);
+	uint64_t sum = 0;
+	while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
+		if (g_run.w == W_PAIRS) {
+			a->read_lock();
+			sum += atomic_load_explicit(&g_shared_word, memory_order_relaxed);
+			a->read_unlock();
+			continue;
+		}
+		for (unsigned w = 0; w < g_nw; w++) {
+			for (unsigned i = 0; i < g_run.nodes; i += READ_CHUNK) {
+				a->read_lock();
+				for (unsigned j = i; j < i + READ_CHUNK && j < g_run.nodes; j++) {
+					uint64_t *p = atomic_load_explicit(&g_w[w].tab[j],
+									   memory_order_acquire);
+					if (p)
+						sum += p[2];
+				}
+				a->read_unlock();
+			}
+		}
+	}
+	atomic_store_explicit(&g_shared_word, sum, memory_order_relaxed);
+	a->thread_fini();
+	return NULL;
+}
+
+/* CPU time (ns) of every thread of this process but those in `ours`. */
+static uint64_t others_cpu_ns(const pid_t *ours, unsigned n)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (d == NULL)
+		return 0;
+	uint64_t sum = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.')
+			continue;
+		pid_t tid = (pid_t)atoi(e->d_name);
+		bool mine = false;
+		for (unsigned i = 0; i < n && !mine; i++)
+			mine = ours[i] == tid;
+		if (mine)
+			continue;
+		clockid_t cid;
+		/* a thread's CPU clock: POSIX clock id of the task (Linux ABI, as glibc's
+		 * pthread_getcpuclockid encodes it) */
+		cid = (clockid_t)((~(unsigned)tid << 3) | 6u);
+		struct timespec ts;
+		if (clock_gettime(cid, &ts) == 0) {
+			sum += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			continue;
+		}
+		char path[64], buf[512];
+		snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+		FILE *f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		size_t len = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		char *p = strrchr(buf, ')');
+		unsigned long ut = 0, st = 0;
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+				&st) == 2)
+			sum += (uint64_t)(ut + st) * 1000000000u / (uint64_t)hz;
+	}
+	closedir(d);
+	return sum;
+}
+
+static uint64_t rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size = 0, res = 0;
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE) / 1024u;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The process's malloc is the one asked for: the library that defines `malloc`. */
+static int check_preload(const struct palloc *a)
+{
+	if (a->preload == NULL)
+		return 0;
+	Dl_info info;
+	void *sym = dlsym(RTLD_DEFAULT, "malloc");
+	const char *base = strrchr(a->preload, '/');
+	base = base ? base + 1 : a->preload;
+	char stem[64];
+	snprintf(stem, sizeof stem, "%s", base);
+	char *dot = strchr(stem, '.');
+	if (dot)
+		*dot = '\0';
+	if (sym == NULL || dladdr(sym, &info) == 0 || info.dli_fname == NULL ||
+	    strstr(info.dli_fname, stem) == NULL) {
+		fprintf(stderr, WHO ": %s: malloc is not %s's (is it %s?)\n", a->name, stem,
+			sym && dladdr(sym, &info) && info.dli_fname ? info.dli_fname : "unknown");
+		return -1;
+	}
+	return 0;
+}
+
+/* Run one configuration in this process; print its CSV row (no workload prefix for the
+ * parent to add: the whole row). Returns the exit status. */
+static int child_run(void)
+{
+	const struct palloc *a = g_run.a;
+	if (check_preload(a) != 0)
+		return 1;
+	if (tsync_clock_init() != 0) {
+		fprintf(stderr, WHO ": clock init failed\n");
+		return 1;
+	}
+	unsigned nthr = g_run.threads + g_run.readers;
+	if (a->init(g_run.size, nthr) != 0) {
+		fprintf(stderr, WHO ": %s: init failed: %s\n", a->name, strerror(errno));
+		return 1;
+	}
+	g_nw = g_run.threads;
+	g_w = aligned_alloc(64, g_nw * sizeof *g_w);
+	if (g_w == NULL)
+		return 1;
+	memset(g_w, 0, g_nw * sizeof *g_w);
+	int cpus[CPU_SETSIZE];
+	unsigned ncpu = bench_affinity_cpus(cpus);
+	pthread_barrier_init(&g_ready, NULL, nthr + 1);
+	for (unsigned i = 0; i < g_nw; i++) {
+		struct wthread *t = &g_w[i];
+		t->idx = i;
+		t->cpu = ncpu ? cpus[i % ncpu] : -1;
+		t->seed = 0x9e3779b97f4a7c15ull * (i + 1);
+		if (g_run.w == W_ENDURANCE) {
+			t->tab = calloc(g_run.nodes, sizeof *t->tab);
+			if (t->tab == NULL)
+				return 1;
+		}
+		if (pthread_create(&t->th, NULL, writer, t) != 0)
+			return 1;
+	}
+	pthread_t rth[MAX_THREADS];
+	for (unsigned i = 0; i < g_run.readers; i++)
+		if (pthread_create(&rth[i], NULL, reader, (void *)(uintptr_t)i) != 0)
+			return 1;
+	pthread_barrier_wait(&g_ready);
+	/* every thread has its tid and its initial nodes: time starts. The helpers' CPU
+	 * time is that of every thread not in ours[] (call_rcu workers). */
+	pid_t ours[2 * MAX_THREADS + 1];
+	unsigned nours = 0;
+	ours[nours++] = gettid_();
+	for (unsigned i = 0; i < g_nw; i++)
+		ours[nours++] = g_w[i].tid;
+	for (unsigned i = 0; i < g_run.readers; i++)
+		ours[nours++] = g_rtid[i];
+	uint64_t start_ns = mono_ns(), start_tick = tsync_now();
+	uint64_t helper0 = others_cpu_ns(ours, nours);
+	uint64_t deadline = start_ns + (uint64_t)(g_run.seconds * 1e9);
+	bool failed = false;
+	for (;;) {
+		uint64_t now = mono_ns();
+		if (now >= deadline)
+			break;
+		uint64_t step = g_run.sample_ms ? g_run.sample_ms * 1000000ull : deadline - now;
+		if (step > deadline - now)
+			step = deadline - now;
+		struct timespec nap = {(time_t)(step / 1000000000u), (long)(step % 1000000000u)};
+		nanosleep(&nap, NULL);
+		if (g_run.series) {
+			fprintf(g_run.series, "%s,%u,%u,%zu,%u,%.3f,%" PRIu64 ",%" PRIu64 "\n", a->name,
+				g_run.threads, g_run.readers, g_run.size, g_run.repeat,
+				(double)(mono_ns() - start_ns) / 1e9, rss_kib(), a->pending());
+			fflush(g_run.series);
+		}
+		for (unsigned i = 0; i < g_nw; i++)
+			failed |= g_w[i].failed != 0;
+		if (failed)
+			break;
+	}
+	atomic_store(&g_stop, true);
+	/* the allocator's own measures at the end of the timed window (ps_mem only) */
+	struct ps_mem_stats st;
+	bool has_stats = a->mem_stats(&st);
+	uint64_t helper1 = others_cpu_ns(ours, nours);
+	uint64_t stop_ns = mono_ns();
+	for (unsigned i = 0; i < g_nw; i++)
+		pthread_join(g_w[i].th, NULL);
+	for (unsigned i = 0; i < g_run.readers; i++)
+		pthread_join(rth[i], NULL);
+
+	uint64_t ops = 0, end_tick = start_tick;
+	struct hist *lat = calloc(1, sizeof *lat);
+	if (lat == NULL)
+		return 1;
+	for (unsigned i = 0; i < g_nw; i++) {
+		ops += g_w[i].ops;
+		if (g_w[i].end_tick > end_tick)
+			end_tick = g_w[i].end_tick;
+		hist_merge(lat, &g_w[i].lat);
+		failed |= g_w[i].failed != 0;
+	}
+	double wall_s = (double)tsync_ticks_to_ns(end_tick - start_tick) / 1e9;
+	double helper_pct = 100.0 * (double)(helper1 - helper0) / (double)(stop_ns - start_ns);
+	char churn_s[32] = "";
+	if (has_stats) {
+		snprintf(churn_s, sizeof churn_s, "%" PRIu64, st.slab_churn);
+		/* for the parent's endurance_runs.csv (Prudence's Figs. 8-11 measures) */
+		printf("#stats %" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f\n", st.cache_churn,
+		       st.cache_misses, st.peak_slabs,
+		       st.live_bytes ? (double)st.slab_bytes / (double)st.live_bytes : 0.0);
+	}
+	if (failed) {
+		printf("%s,%s,%u,%u,%zu,,,,,%.1f,,%s\n", workload_name[g_run.w], a->name,
+		       g_run.threads, g_run.readers, g_run.size, helper_pct, churn_s);
+	} else {
+		printf("%s,%s,%u,%u,%zu,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,,%s\n",
+		       workload_name[g_run.w], a->name, g_run.threads, g_run.readers, g_run.size,
+		       wall_s > 0 ? (double)ops / wall_s / 1e6 : 0.0,
+		       tsync_ticks_to_ns(hist_quantile(lat, 0.50)),
+		       tsync_ticks_to_ns(hist_quantile(lat, 0.99)),
+		       tsync_ticks_to_ns(hist_quantile(lat, 0.999)), helper_pct, churn_s);
+	}
+	fflush(stdout);
+	free(lat);
+	a->fini();
+	for (unsigned i = 0; i < g_nw; i++)
+		free(g_w[i].tab);
+	free(g_w);
+	pthread_barrier_destroy(&g_ready);
+	return failed ? EXIT_ENOMEM : 0;
+}
+
+/* ==== the parent: one child per run ==== */
+
+struct opts {
+	enum workload w;
+	unsigned alloc[NALLOC], nalloc;
+	unsigned sizes[MAX_LIST], nsizes;
+	unsigned threads[MAX_LIST], nthreads;
+	unsigned readers[MAX_LIST], nreaders;
+	double seconds;
+	unsigned repeat, nodes, sample_ms, limit_mib;
+	const char *csv, *out;
+};
+
+/* The memory cgroup this process is in, as a directory, and the file that limits it:
+ * cgroup v1 (memory.limit_in_bytes) or v2 (memory.max). 0, or -1 with a message. */
+static int cgroup_base(char *dir, size_t len, const char **limit_file)
+{
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	if (f == NULL)
+		return -1;
+	char line[4096], v2[4096] = "";
+	int rc = -1;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (c2 == NULL)
+			continue;
+		*c2 = '\0';
+		const char *ctrl = c1 + 1, *path = c2 + 1;
+		if (strcmp(ctrl, "memory") == 0 ||
+		    (strncmp(ctrl, "memory,", 7) == 0) || strstr(ctrl, ",memory")) {
+			snprintf(dir, len, "/sys/fs/cgroup/memory%s", path);
+			*limit_file = "memory.limit_in_bytes";
+			rc = 0;
+			break;
+		}
+		if (ctrl[0] == '\0')
+			snprintf(v2, sizeof v2, "%s", path);
+	}
+	fclose(f);
+	if (rc != 0 && v2[0]) {
+		snprintf(dir, len, "/sys/fs/cgroup%s", strcmp(v2, "/") ? v2 : "");
+		*limit_file = "memory.max";
+		rc = 0;
+	}
+	return rc;
+}
+
+static int write_file(const char *dir, const char *name, const char *val)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	int rc = fputs(val, f) < 0 ? -1 : 0;
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* A fresh memory cgroup limited to limit_mib, below ours: its directory in dir. */
+static int cgroup_make(unsigned limit_mib, unsigned serial, char *dir, size_t len)
+{
+	char base[4096];
+	const char *limit_file;
+	if (cgroup_base(base, sizeof base, &limit_file) != 0) {
+		fprintf(stderr, WHO ": --limit-mib: no memory cgroup found in /proc/self/cgroup\n");
+		return -1;
+	}
+	if (strcmp(limit_file, "memory.max") == 0)
+		write_file(base, "cgroup.subtree_control", "+memory"); /* may be on already */
+	snprintf(dir, len, "%s/tsync-prudence-%d-%u", base, (int)getpid(), serial);
+	char val[32];
+	snprintf(val, sizeof val, "%llu", (unsigned long long)limit_mib << 20);
+	if (mkdir(dir, 0755) != 0 || write_file(dir, limit_file, val) != 0) {
+		fprintf(stderr, WHO ": --limit-mib: cannot make a memory cgroup at %s: %s\n", dir,
+			strerror(errno));
+		rmdir(dir);
+		return -1;
+	}
+	char sw[4300];
+	snprintf(sw, sizeof sw, "%s/memory.memsw.limit_in_bytes", dir);
+	if (access(sw, W_OK) == 0) /* v1 with swap accounting: no escape into swap */
+		write_file(dir, "memory.memsw.limit_in_bytes", val);
+	else if (strcmp(limit_file, "memory.max") == 0)
+		write_file(dir, "memory.swap.max", "0");
+	return 0;
+}
+
+static void cgroup_remove(const char *dir)
+{
+	for (int i = 0; i < 100 && rmdir(dir) != 0 && errno == EBUSY; i++) {
+		struct timespec nap = {0, 10000000L};
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* Insert `val` as field `idx` (0-based) of the CSV row, whose field idx is empty. */
+static void row_set_field(char *row, size_t cap, unsigned idx, const char *val)
+{
+	char *p = row;
+	for (unsigned i = 0; i < idx && p; i++) {
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	if (p == NULL)
+		return;
+	size_t vl = strlen(val), rl = strlen(row);
+	if (rl + vl + 1 > cap)
+		return;
+	memmove(p + vl, p, strlen(p) + 1);
+	memcpy(p, val, vl);
+}
+
+struct outcome {
+	char row[512];
+	char stats[128]; /* cache_churn,cache_misses,peak_slabs,ft or ",,," */
+	const char *what; /* ok, killed-oom, enomem, failed */
+	double wall_s;
+};
+
+/* One run in a child process. */
+static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size,
+		     unsigned threads, unsigned readers, unsigned rep, const char *series,
+		     unsigned serial, struct outcome *res)
+{
+	char a_size[16], a_thr[16], a_rd[16], a_sec[32], a_nodes[16], a_ms[16], a_rep[16];
+	snprintf(a_size, sizeof a_size, "%u", size);
+	snprintf(a_thr, sizeof a_thr, "%u", threads);
+	snprintf(a_rd, sizeof a_rd, "%u", readers);
+	snprintf(a_sec, sizeof a_sec, "%.17g", o->seconds);
+	snprintf(a_nodes, sizeof a_nodes, "%u", o->nodes);
+	snprintf(a_ms, sizeof a_ms, "%u", series ? o->sample_ms : 0);
+	snprintf(a_rep, sizeof a_rep, "%u", rep);
+	char *argv[32];
+	unsigned n = 0;
+	argv[n++] = "tsync-bench";
+	argv[n++] = "prudence";
+	argv[n++] = (char *)workload_name[o->w];
+	argv[n++] = "--child";
+	argv[n++] = "--allocators";
+	argv[n++] = (char *)a->name;
+	argv[n++] = "--sizes";
+	argv[n++] = a_size;
+	argv[n++] = "--threads";
+	argv[n++] = a_thr;
+	argv[n++] = "--readers";
+	argv[n++] = a_rd;
+	argv[n++] = "--seconds";
+	argv[n++] = a_sec;
+	argv[n++] = "--nodes";
+	argv[n++] = a_nodes;
+	argv[n++] = "--sample-ms";
+	argv[n++] = a_ms;
+	argv[n++] = "--repeat-index";
+	argv[n++] = a_rep;
+	if (series) {
+		argv[n++] = "--series";
+		argv[n++] = (char *)series;
+	}
+	argv[n] = NULL;
+
+	char cg[4300] = "";
+	if (o->limit_mib && cgroup_make(o->limit_mib, serial, cg, sizeof cg) != 0)
+		return -1;
+	int pfd[2];
+	if (pipe(pfd) != 0)
+		return -1;
+	uint64_t t0 = mono_ns();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		if (cg[0]) {
+			char me[32];
+			snprintf(me, sizeof me, "%d", (int)getpid());
+			if (write_file(cg, "cgroup.procs", me) != 0) {
+				fprintf(stderr, WHO ": cannot enter %s: %s\n", cg, strerror(errno));
+				_exit(126);
+			}
+		}
+		if (a->preload)
+			setenv("LD_PRELOAD", a->preload, 1);
+		execv("/proc/self/exe", argv);
+		fprintf(stderr, WHO ": exec /proc/self/exe: %s\n", strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	char buf[4096];
+	size_t len = 0;
+	for (;;) {
+		ssize_t r = read(pfd[0], buf + len, sizeof buf - 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		if (len == sizeof buf - 1)
+			break;
+	}
+	close(pfd[0]);
+	buf[len] = '\0';
+	int status = 0;
+	struct rusage ru;
+	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+		;
+	res->wall_s = (double)(mono_ns() - t0) / 1e9;
+	if (cg[0])
+		cgroup_remove(cg);
+	snprintf(res->stats, sizeof res->stats, ",,,");
+	char *st = strstr(buf, "#stats ");
+	if (st) {
+		size_t sl = strcspn(st + 7, "\n");
+		if (sl < sizeof res->stats) {
+			memcpy(res->stats, st + 7, sl);
+			res->stats[sl] = '\0';
+		}
+	}
+	/* the row: the child's last line */
+	while (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	char *line = strrchr(buf, '\n');
+	line = line ? line + 1 : buf;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		res->what = "ok";
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_ENOMEM)
+		res->what = "enomem";
+	else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && o->limit_mib)
+		res->what = "killed-oom";
+	else
+		res->what = "failed";
+	if (strncmp(line, workload_name[o->w], strlen(workload_name[o->w])) != 0) {
+		/* no row: a run that died; what is known */
+		snprintf(res->row, sizeof res->row, "%s,%s,%u,%u,%u,,,,,,,", workload_name[o->w],
+			 a->name, threads, readers, size);
+	} else {
+		size_t ll = strlen(line);
+		if (ll >= sizeof res->row)
+			ll = sizeof res->row - 1;
+		memcpy(res->row, line, ll);
+		res->row[ll] = '\0';
+	}
+	char rss[32];
+	snprintf(rss, sizeof rss, "%ld", ru.ru_maxrss);
+	row_set_field(res->row, sizeof res->row, 10, rss);
+	if (strcmp(res->what, "failed") == 0) {
+		fprintf(stderr, WHO ": %s run failed (%s %d)\n", a->name,
+			WIFSIGNALED(status) ? "signal" : "exit status",
+			WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		if (o->limit_mib == 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tsync-bench prudence pairs|endurance [options]\n"
+		"  --allocators LIST  comma-separated names, or all (default: all this build has)\n"
+		"  --sizes LIST       object bytes, 16..65536 (pairs: 16,64,256,1024,4096;\n"
+		"                     endurance: 512)\n"
+		"  --threads LIST     allocating threads (default 1,2)\n"
+		"  --readers LIST     reader threads in read-side sections (default 0,1)\n"
+		"  --seconds S        timed seconds per run (pairs 1, endurance 60)\n"
+		"  --repeat R         runs per configuration, interleaved (pairs 3, endurance 1)\n"
+		"  --nodes N          endurance: nodes per thread (default 16384)\n"
+		"  --sample-ms MS     endurance: RSS sampling period (default 10)\n"
+		"  --limit-mib M      endurance: run each child in a memory cgroup of M MiB\n"
+		"  --csv FILE|-       rows to FILE (default: stdout unless --out)\n"
+		"  --out DIR          DIR/<workload>.csv (and endurance's series), then plots\n"
+		"  --list             name the allocators\n"
+		"CSV: " CSV_HEADER "\n");
+}
+
+static int parse_list_opt(const char *opt, const char *arg, unsigned *out, unsigned *n,
+			  unsigned lo, unsigned hi)
+{
+	int r = bench_parse_uint_list(arg, out, MAX_LIST, lo, hi, 0);
+	if (r < 0) {
+		fprintf(stderr, WHO ": bad %s '%s' (values %u..%u, at most %u)\n", opt, arg, lo, hi,
+			MAX_LIST);
+		return -1;
+	}
+	*n = (unsigned)r;
+	return 0;
+}
+
+static int parse_allocators(const char *arg, struct opts *o)
+{
+	o->nalloc = 0;
+	if (strcmp(arg, "all") == 0) {
+		for (unsigned i = 0; i < NALLOC; i++)
+			if (available(&allocators[i]))
+				o->alloc[o->nalloc++] = i;
+		return 0;
+	}
+	char *dup = strdup(arg), *save = NULL;
+	if (dup == NULL)
+		return -1;
+	for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		unsigned i = 0;
+		while (i < NALLOC && strcmp(allocators[i].name, t) != 0)
+			i++;
+		if (i == NALLOC) {
+			fprintf(stderr, WHO ": unknown allocator '%s' (--list names them)\n", t);
+			free(dup);
+			return -1;
+		}
+		if (!available(&allocators[i])) {
+			fprintf(stderr, WHO ": %s: its library was not found when tsync-bench was "
+					"built (apt-get install libjemalloc-dev "
+					"libgoogle-perftools-dev libmimalloc-dev)\n", t);
+			free(dup);
+			return -1;
+		}
+		if (o->nalloc == NALLOC) {
+			fprintf(stderr, WHO ": too many allocators\n");
+			free(dup);
+			return -1;
+		}
+		o->alloc[o->nalloc++] = i;
+	}
+	free(dup);
+	if (o->nalloc == 0) {
+		fprintf(stderr, WHO ": no allocator in '%s'\n", arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int run_plot(const char *dir)
+{
+	char *argv[] = {(char *)bench_python(), (char *)TSYNC_PRUDENCE_PLOT_PY, (char *)dir, NULL};
+	int rc = bench_run_script(argv);
+	if (rc == BENCH_SCRIPT_NO_MATPLOTLIB) {
+		fprintf(stderr, WHO ": matplotlib missing: %s has the tables, no plots\n", dir);
+		return 0;
+	}
+	if (rc != 0)
+		fprintf(stderr, WHO ": %s exited with %d\n", TSYNC_PRUDENCE_PLOT_PY, rc);
+	return rc == 0 ? 0 : 1;
+}
+
+int prudence_main(int argc, char **argv, const char *cmdline)
+{
+	(void)cmdline;
+	struct opts o;
+	memset(&o, 0, sizeof o);
+	bool child = false, list = false;
+	const char *series = NULL;
+	unsigned rep_index = 0;
+	int wi = -1;
+	if (argc >= 2 && argv[1][0] != '-') {
+		for (int i = 0; i < 2; i++)
+			if (strcmp(argv[1], workload_name[i]) == 0)
+				wi = i;
+		if (wi < 0) {
+			fprintf(stderr, WHO ": unknown workload '%s' (pairs or endurance)\n", argv[1]);
+			return 2;
+		}
+		argc--;
+		argv++;
+	}
+	o.w = wi == 1 ? W_ENDURANCE : W_PAIRS;
+	o.seconds = 0;
+	o.repeat = 0;
+	o.nodes = 16384;
+	o.sample_ms = 10;
+	parse_allocators("all", &o);
+	bool have_sizes = false, have_thr = false, have_rd = false;
+	enum { O_ALLOC = 256, O_SIZES, O_THREADS, O_READERS, O_SECONDS, O_REPEAT, O_NODES,
+	       O_SAMPLE, O_LIMIT, O_CSV, O_OUT, O_LIST, O_CHILD, O_SERIES, O_REPIDX, O_HELP };
+	static const struct option lo[] = {
+	    {"allocators", required_argument, 0, O_ALLOC}, {"sizes", required_argument, 0, O_SIZES},
+	    {"threads", required_argument, 0, O_THREADS}, {"readers", required_argument, 0, O_READERS},
+	    {"seconds", required_argument, 0, O_SECONDS}, {"repeat", required_argument, 0, O_REPEAT},
+	    {"nodes", required_argument, 0, O_NODES}, {"sample-ms", required_argument, 0, O_SAMPLE},
+	    {"limit-mib", required_argument, 0, O_LIMIT}, {"csv", required_argument, 0, O_CSV},
+	    {"out", required_argument, 0, O_OUT}, {"list", no_argument, 0, O_LIST},
+	    {"child", no_argument, 0, O_CHILD}, {"series", required_argument, 0, O_SERIES},
+	    {"repeat-index", required_argument, 0, O_REPIDX}, {"help", no_argument, 0, O_HELP},
+	    {0, 0, 0, 0}};
+	optind = 1;
+	for (int c; (c = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
+		unsigned one[MAX_LIST], n1;
+		switch (c) {
+		case O_ALLOC:
+			if (parse_allocators(optarg, &o) != 0)
+				return 2;
+			break;
+		case O_SIZES:
+			if (parse_list_opt("--sizes", optarg, o.sizes, &o.nsizes, OBJ_MIN, 65536))
+				return 2;
+			have_sizes = true;
+			break;
+		case O_THREADS:
+			if (parse_list_opt("--threads", optarg, o.threads, &o.nthreads, 1, MAX_THREADS))
+				return 2;
+			have_thr = true;
+			break;
+		case O_READERS:
+			if (parse_list_opt("--readers", optarg, o.readers, &o.nreaders, 0, MAX_THREADS))
+				return 2;
+			have_rd = true;
+			break;
+		case O_SECONDS:
+			if (bench_parse_seconds(WHO, optarg, 86400, &o.seconds))
+				return 2;
+			break;
+		case O_REPEAT:
+		case O_NODES:
+		case O_SAMPLE:
+		case O_LIMIT:
+		case O_REPIDX: {
+			const char *nm = c == O_REPEAT ? "--repeat" : c == O_NODES ? "--nodes"
+				       : c == O_SAMPLE ? "--sample-ms" : c == O_LIMIT ? "--limit-mib"
+				       : "--repeat-index";
+			unsigned lo_v = c == O_SAMPLE || c == O_REPIDX ? 0 : 1;
+			unsigned hi_v = c == O_NODES ? 1u << 24 : c == O_LIMIT ? 1u << 20 : 100000;
+			if (parse_list_opt(nm, optarg, one, &n1, lo_v, hi_v))
+				return 2;
+			if (n1 != 1) {
+				fprintf(stderr, WHO ": %s takes one value\n", nm);
+				return 2;
+			}
+			if (c == O_REPEAT)
+				o.repeat = one[0];
+			else if (c == O_NODES)
+				o.nodes = one[0];
+			else if (c == O_SAMPLE)
+				o.sample_ms = one[0];
+			else if (c == O_LIMIT)
+				o.limit_mib = one[0];
+			else
+				rep_index = one[0];
+			break;
+		}
+		case O_CSV:
+			o.csv = optarg;
+			break;
+		case O_OUT:
+			o.out = optarg;
+			break;
+		case O_LIST:
+			list = true;
+			break;
+		case O_CHILD:
+			child = true;
+			break;
+		case O_SERIES:
+			series = optarg;
+			break;
+		case 'h':
+		case O_HELP:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, WHO ": unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (list) {
+		for (unsigned i = 0; i < NALLOC; i++)
+			printf("%-20s %s%s\n", allocators[i].name, allocators[i].what,
+			       available(&allocators[i]) ? "" : " [not built: library not found]");
+		return 0;
+	}
+	if (wi < 0) {
+		usage(stderr);
+		return 2;
+	}
+	if (!have_sizes) {
+		static const unsigned pair_sizes[] = {16, 64, 256, 1024, 4096};
+		if (o.w == W_PAIRS) {
+			memcpy(o.sizes, pair_sizes, sizeof pair_sizes);
+			o.nsizes = 5;
+		} else {
+			o.sizes[0] = 512;
+			o.nsizes = 1;
+		}
+	}
+	if (!have_thr) {
+		o.threads[0] = 1;
+		o.threads[1] = 2;
+		o.nthreads = 2;
+	}
+	if (!have_rd) {
+		o.readers[0] = 0;
+		o.readers[1] = 1;
+		o.nreaders = 2;
+	}
+	if (o.seconds == 0)
+		o.seconds = o.w == W_PAIRS ? 1.0 : 60.0;
+	if (o.repeat == 0)
+		o.repeat = o.w == W_PAIRS ? 3 : 1;
+
+	if (child) {
+		if (o.nalloc != 1 || o.nsizes != 1 || o.nthreads != 1 || o.nreaders != 1) {
+			fprintf(stderr, WHO ": --child runs one configuration\n");
+			return 2;
+		}
+		g_run.w = o.w;
+		g_run.a = &allocators[o.alloc[0]];
+		g_run.size = o.sizes[0];
+		g_run.threads = o.threads[0];
+		g_run.readers = o.readers[0];
+		g_run.nodes = o.nodes;
+		g_run.seconds = o.seconds;
+		g_run.sample_ms = o.sample_ms;
+		g_run.repeat = rep_index;
+		if (series) {
+			g_run.series = fopen(series, "a");
+			if (g_run.series == NULL) {
+				fprintf(stderr, WHO ": %s: %s\n", series, strerror(errno));
+				return 1;
+			}
+		}
+		int rc = child_run();
+		if (g_run.series)
+			fclose(g_run.series);
+		return rc;
+	}
+
+	/* the parent */
+	FILE *csv = NULL, *runs = NULL;
+	char path[4096], spath[4096] = "";
+	if (o.out) {
+		if (bench_mkdir_p(o.out) != 0) {
+			fprintf(stderr, WHO ": --out %s: %s\n", o.out, strerror(errno));
+			return 1;
+		}
+		snprintf(path, sizeof path, "%s/%s.csv", o.out, workload_name[o.w]);
+		csv = fopen(path, "w");
+		if (o.w == W_ENDURANCE) {
+			snprintf(spath, sizeof spath, "%s/endurance_series.csv", o.out);
+			FILE *s = fopen(spath, "w");
+			if (s) {
+				fprintf(s, "%s\n", SERIES_HEADER);
+				fclose(s);
+			}
+			snprintf(path, sizeof path, "%s/endurance_runs.csv", o.out);
+			runs = fopen(path, "w");
+			if (runs)
+				fprintf(runs, "%s\n", RUNS_HEADER);
+		}
+	} else if (o.csv == NULL || strcmp(o.csv, "-") == 0) {
+		csv = stdout;
+	}
+	FILE *csv2 = NULL;
+	if (o.csv && strcmp(o.csv, "-") != 0) {
+		csv2 = fopen(o.csv, "w");
+		if (csv2 == NULL) {
+			fprintf(stderr, WHO ": --csv %s: %s\n", o.csv, strerror(errno));
+			return 1;
+		}
+	} else if (o.csv && o.out) {
+		csv2 = stdout;
+	}
+	if (csv == NULL && o.out) {
+		fprintf(stderr, WHO ": cannot write under %s\n", o.out);
+		return 1;
+	}
+	FILE *outs[2] = {csv, csv2};
+	for (int i = 0; i < 2; i++)
+		if (outs[i]) {
+			fprintf(outs[i], "%s\n", CSV_HEADER);
+			fflush(outs[i]);
+		}
+	int rc = 0;
+	unsigned serial = 0;
+	for (unsigned r = 0; r < o.repeat && rc == 0; r++)
+		for (unsigned s = 0; s < o.nsizes && rc == 0; s++)
+			for (unsigned t = 0; t < o.nthreads && rc == 0; t++)
+				for (unsigned d = 0; d < o.nreaders && rc == 0; d++)
+					for (unsigned ai = 0; ai < o.nalloc && rc == 0; ai++) {
+		const struct palloc *a = &allocators[o.alloc[ai]];
+		struct outcome res;
+		fprintf(stderr, WHO ": %s %s size %u threads %u readers %u (repeat %u/%u)\n",
+			workload_name[o.w], a->name, o.sizes[s], o.threads[t], o.readers[d], r + 1,
+			o.repeat);
+		if (spawn_run(&o, a, o.sizes[s], o.threads[t], o.readers[d], r,
+			      spath[0] ? spath : NULL, serial++, &res) != 0) {
+			rc = 1;
+			break;
+		}
+		for (int i = 0; i < 2; i++)
+			if (outs[i]) {
+				fprintf(outs[i], "%s\n", res.row);
+				fflush(outs[i]);
+			}
+		if (runs) {
+			fprintf(runs, "%s,%u,%u,%u,%u,%llu,%u,%s,%.2f,%s\n", a->name, o.threads[t],
+				o.readers[d], o.sizes[s], r,
+				(unsigned long long)o.threads[t] * o.nodes * o.sizes[s] / 1024u,
+				o.limit_mib, res.what, res.wall_s, res.stats);
+			fflush(runs);
+		}
+	}
+	if (csv && csv != stdout)
+		fclose(csv);
+	if (csv2 && csv2 != stdout)
+		fclose(csv2);
+	if (runs)
+		fclose(runs);
+	if (rc == 0 && o.out)
+		rc = run_plot(o.out);
+	return rc;
+}

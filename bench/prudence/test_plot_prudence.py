@@ -1,0 +1,149 @@
+"""pytest for bench/prudence/plot_prudence.py (ctest bench_prudence_plot_pytest)."""
+import importlib.util
+import os
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("plot_prudence",
+                                              os.path.join(HERE, "plot_prudence.py"))
+pp = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(pp)
+
+HEADER = ("workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,"
+          "helper_cpu_pct,peak_rss_kib,slab_churn")
+
+
+def write(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def pairs_rows():
+    rows = [HEADER]
+    # three repeats each; medians: malloc 2, jemalloc 4, tcmalloc 5, ps-kmem 10 at 64 B
+    for a, vals in (("malloc-call-rcu", (1, 2, 9)), ("jemalloc-call-rcu", (4, 4, 4)),
+                    ("tcmalloc-call-rcu", (5, 3, 6)), ("ps-kmem", (10, 11, 1))):
+        for v in vals:
+            churn = "7" if a == "ps-kmem" else ""
+            rows.append(f"pairs,{a},2,0,64,{v},50,100,200,12.5,4096,{churn}")
+    return rows
+
+
+def test_pairs_medians_and_ratios(tmp_path):
+    write(tmp_path / "pairs.csv", pairs_rows())
+    assert pp.main(["x", str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    med = pp.pairs_medians(pp.read_csv(tmp_path / "pairs.csv"))
+    assert med[("malloc-call-rcu", 2, 0, 64)]["mops"] == 2
+    assert med[("ps-kmem", 2, 0, 64)]["mops"] == 10
+    assert med[("ps-kmem", 2, 0, 64)]["slab_churn"] == 7
+    assert med[("malloc-call-rcu", 2, 0, 64)]["slab_churn"] is None  # empty, not 0
+    md = (tmp_path / "summary_pairs.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| 64 |"))
+    # ps-kmem 10 / malloc 2 = 5x; / best of production peers (tcmalloc 5) = 2x
+    assert "| 5.00x | 2.00x |" in row
+
+
+def test_pairs_missing_peer_is_na(tmp_path):
+    rows = [r for r in pairs_rows() if "malloc-call-rcu," not in r or "jemalloc" in r
+            or "tcmalloc" in r]
+    write(tmp_path / "pairs.csv", rows)
+    pp.main(["x", str(tmp_path)])
+    md = (tmp_path / "summary_pairs.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| 64 |"))
+    assert "| n/a | 2.00x |" in row
+
+
+def test_slope():
+    assert pp.slope([(0, 1), (1, 3), (2, 5)]) == pytest.approx(2.0)
+    assert pp.slope([(1, 1)]) is None
+    assert pp.slope([(1, 1), (1, 2)]) is None
+
+
+def endurance_files(tmp_path, killed):
+    write(tmp_path / "endurance.csv", [
+        HEADER,
+        "endurance,ps-kmem,1,1,512,2.5,100,200,300,0.0,3072,4",
+        "endurance,malloc-call-rcu,1,1,512,,,,,,9000," if killed else
+        "endurance,malloc-call-rcu,1,1,512,1.0,100,200,300,50.0,9000,",
+    ])
+    write(tmp_path / "endurance_runs.csv", [
+        "allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,"
+        "cache_churn,cache_misses,peak_slabs,ft",
+        "ps-kmem,1,1,512,0,2048,8,ok,4.1,12,40,33,1.25",
+        f"malloc-call-rcu,1,1,512,0,2048,8,{'killed-oom' if killed else 'ok'},2.0,,,,",
+    ])
+    series = ["allocator,threads,readers,size,repeat,t_s,rss_kib,pending"]
+    for i in range(1, 41):
+        t = i * 0.1
+        series.append(f"ps-kmem,1,1,512,0,{t:.1f},3000,10")
+        if not killed or t <= 1.5:
+            series.append(f"malloc-call-rcu,1,1,512,0,{t:.1f},{1000 + 2000 * t:.0f},{100 * i}")
+    write(tmp_path / "endurance_series.csv", series)
+
+
+def test_endurance_summary(tmp_path):
+    endurance_files(tmp_path, killed=False)
+    assert pp.main(["x", str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    runs = {r["allocator"]: r for r in pp.endurance_runs(
+        pp.read_csv(tmp_path / "endurance_runs.csv"), pp.read_csv(tmp_path / "endurance.csv"),
+        pp.read_csv(tmp_path / "endurance_series.csv"))}
+    assert runs["ps-kmem"]["slope_kib_s"] == pytest.approx(0.0)
+    assert runs["ps-kmem"]["peak_over_live"] == pytest.approx(1.5)
+    assert runs["malloc-call-rcu"]["slope_kib_s"] == pytest.approx(2000.0)
+    assert runs["malloc-call-rcu"]["peak_pending"] == 4000
+    assert runs["ps-kmem"]["ft"] == pytest.approx(1.25)
+    assert runs["malloc-call-rcu"]["cache_churn"] is None
+    md = (tmp_path / "summary_endurance.md").read_text()
+    assert "| ps-kmem | 1 | 1 | 8 | ok | 2.500 |" in md
+    assert "| 4 | 12 | 33 | 1.25 |" in md
+
+
+def test_endurance_killed_run(tmp_path):
+    endurance_files(tmp_path, killed=True)
+    pp.main(["x", str(tmp_path)])
+    runs = {r["allocator"]: r for r in pp.endurance_runs(
+        pp.read_csv(tmp_path / "endurance_runs.csv"), pp.read_csv(tmp_path / "endurance.csv"),
+        pp.read_csv(tmp_path / "endurance_series.csv"))}
+    k = runs["malloc-call-rcu"]
+    assert k["outcome"] == "killed-oom"
+    assert k["mops"] is None
+    assert k["end_t_s"] == pytest.approx(1.5)
+    md = (tmp_path / "summary_endurance.md").read_text()
+    assert "| malloc-call-rcu | 1 | 1 | 8 | killed-oom | n/a |" in md
+
+
+def test_plots_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    write(tmp_path / "pairs.csv", pairs_rows())
+    endurance_files(tmp_path, killed=True)
+    assert pp.main(["x", str(tmp_path)]) == 0
+    assert (tmp_path / "pairs.png").stat().st_size > 1000
+    assert (tmp_path / "endurance.png").stat().st_size > 1000
+
+
+def test_empty_dir(tmp_path):
+    assert pp.main(["x", str(tmp_path)]) == 1
+
+
+def test_doc_block(tmp_path):
+    d = tmp_path / "pairs"
+    d.mkdir()
+    write(d / "pairs.csv", pairs_rows())
+    doc = tmp_path / "doc.md"
+    doc.write_text("intro\n<!-- prudence:pairs -->\nold figures\n<!-- /prudence:pairs -->\nend\n")
+    assert pp.main(["x", str(d), "--doc", str(doc)]) in (0, pp.NO_MATPLOTLIB)
+    text = doc.read_text()
+    assert "old figures" not in text
+    assert text.startswith("intro\n<!-- prudence:pairs -->\n")
+    assert text.endswith("<!-- /prudence:pairs -->\nend\n")
+    assert "| 5.00x | 2.00x |" in text
+    assert "# Alloc + deferred-free pairs" not in text  # the title stays out
+
+
+def test_doc_without_block(tmp_path):
+    write(tmp_path / "pairs.csv", pairs_rows())
+    doc = tmp_path / "doc.md"
+    doc.write_text("no markers\n")
+    assert pp.main(["x", str(tmp_path), "--doc", str(doc)]) == 1
+    assert doc.read_text() == "no markers\n"
