@@ -38,8 +38,9 @@
  *                   the timed window, in % of one CPU; measured for every allocator
  *   peak_rss_kib    the child's peak resident set (getrusage)
  *   slab_churn      ps_mem_stats' slab grow/shrink pairs; empty for the peers
- * A run that did not finish (killed under --limit-mib, or an allocation failed) has
- * empty mops and latencies. endurance also writes, under --out, endurance_series.csv
+ * A run that did not finish (killed under --limit-mib, an allocation failed, or no end
+ * after --seconds + 120 s) has empty mops and latencies; endurance_runs.csv says which:
+ * outcome ok, killed-oom, enomem, timeout or failed. endurance also writes, under --out, endurance_series.csv
  * (allocator,threads,readers,size,repeat,t_s,rss_kib,pending) and endurance_runs.csv
  * (allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn,
  * cache_misses,peak_slabs,ft: the last four are ps_mem_stats' object-cache churn, misses and
@@ -54,6 +55,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -835,6 +837,8 @@ static int cgroup_make(unsigned limit_mib, unsigned serial, char *dir, size_t le
 		rmdir(dir);
 		return -1;
 	}
+	if (strcmp(limit_file, "memory.limit_in_bytes") == 0)
+		write_file(dir, "memory.oom_control", "0"); /* v1: kill, never freeze, at the limit */
 	char sw[4300];
 	snprintf(sw, sizeof sw, "%s/memory.memsw.limit_in_bytes", dir);
 	if (access(sw, W_OK) == 0) /* v1 with swap accounting: no escape into swap */
@@ -947,9 +951,27 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 		_exit(127);
 	}
 	close(pfd[1]);
+	/* A run may not hang the study: a child frozen in its cgroup (an OOM killer that
+	 * is disabled there) or stuck is killed at seconds + 120 s. */
+	uint64_t kill_at = t0 + (uint64_t)((o->seconds + 120.0) * 1e9);
+	bool timed_out = false;
 	char buf[4096];
 	size_t len = 0;
 	for (;;) {
+		uint64_t now = mono_ns();
+		struct pollfd pf = {pfd[0], POLLIN, 0};
+		int pr = now >= kill_at ? 0 : poll(&pf, 1, (int)((kill_at - now) / 1000000u) + 1);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr == 0 && mono_ns() >= kill_at) {
+			fprintf(stderr, WHO ": %s: no end after %.0f s, killed\n", a->name,
+				o->seconds + 120.0);
+			kill(pid, SIGKILL);
+			timed_out = true;
+			break;
+		}
+		if (pr == 0)
+			continue;
 		ssize_t r = read(pfd[0], buf + len, sizeof buf - 1 - len);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -982,7 +1004,9 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 		buf[--len] = '\0';
 	char *line = strrchr(buf, '\n');
 	line = line ? line + 1 : buf;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	if (timed_out)
+		res->what = "timeout";
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		res->what = "ok";
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_ENOMEM)
 		res->what = "enomem";
@@ -1004,7 +1028,7 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 	char rss[32];
 	snprintf(rss, sizeof rss, "%ld", ru.ru_maxrss);
 	row_set_field(res->row, sizeof res->row, 10, rss);
-	if (strcmp(res->what, "failed") == 0) {
+	if (strcmp(res->what, "failed") == 0 || timed_out) {
 		fprintf(stderr, WHO ": %s run failed (%s %d)\n", a->name,
 			WIFSIGNALED(status) ? "signal" : "exit status",
 			WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));

@@ -92,7 +92,7 @@ endforeach()
 # Under a 48 MiB memory cgroup, 64 MiB of live nodes cannot fit.
 execute_process(COMMAND ${BENCH} prudence endurance --allocators ps-kmem --threads 1
                 --readers 0 --nodes 131072 --seconds 0.5 --limit-mib 48 --out ${out}/limit
-                OUTPUT_VARIABLE _o ERROR_VARIABLE _err RESULT_VARIABLE _rc TIMEOUT 120)
+                OUTPUT_VARIABLE _o ERROR_VARIABLE _err RESULT_VARIABLE _rc TIMEOUT 200)
 if(_err MATCHES "cannot make a memory cgroup|no memory cgroup")
   message(STATUS "no writable memory cgroup here: the --limit-mib check is skipped\n${_err}")
 elseif(NOT _rc EQUAL 0)
