@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include <tsync/ps_kmem.h>
-#include "internal.h"
+#include "ps_mem_internal.h"
 
 /* Sizes up to this many bytes find their class in one table load (ps_kmem_class_of). */
 #define LOOKUP_MAX 8192u
@@ -170,8 +170,8 @@ void *ps_kmalloc(struct ps_kmem *k, size_t size)
 /* obj's class, which must be one of k's: a foreign object aborts naming the call. */
 static struct ps_mem *own_class(struct ps_kmem *k, void *obj, const char *call)
 {
-	struct ps_mem *m = ps_mem_of(obj);
-	int i = ps_kmem_class_of(k, ps_mem_obj_size(m));
+	struct ps_mem *m = HDR(obj)->slab->m; /* ps_mem_of and ps_mem_obj_size, inline */
+	int i = ps_kmem_class_of(k, m->obj_size);
 	if (TSYNC_UNLIKELY(i < 0 || k->mem[i] != m))
 		tsync__fatal("%s: %p does not belong to this ps_kmem", call, obj);
 	return m;

@@ -55,6 +55,13 @@ static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *p
 
 /* ---- quiescence queue -------------------------------------------------------------- */
 
+/* ps_quiescence_point(ps), inline: the caller's own published point (one load from its
+ * own slot), read on every reclamation. */
+static inline uint64_t own_point(struct ps *ps)
+{
+	return atomic_load_explicit(&ps__slot(ps)->quiesced, memory_order_relaxed);
+}
+
 /*
  * Move up to `limit` quiesced objects from the head of our queue into our cache.
  * Objects freed before our own published quiescence point cost one comparison each.
@@ -145,7 +152,7 @@ step_quiesce(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t, int scan, bool 
 		ok = (scan == RECLAIM_ALL && newest > t && ps_quiesce(m->ps, newest)) ||
 		     ps_quiesce(m->ps, t);
 		if (ok)
-			*q = ps_quiescence_point(m->ps);
+			*q = own_point(m->ps);
 	}
 	if (timed)
 		*alpha = tsync_now() - a0;
@@ -210,7 +217,7 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 		stamp(pt);
 	const bool timed = ext && TSYNC_UNLIKELY(m->reclaim_fn != NULL);
 	uint64_t max_wait = 0, now = 0, t0 = timed ? tsync_now() : 0, alpha = 0;
-	uint64_t q = ps_quiescence_point(m->ps);
+	uint64_t q = own_point(m->ps);
 	bool scanned = false, attempted = false, blocked = false, refused = false;
 	if (ext && m->rt) {
 		limit = SIZE_MAX;
@@ -503,7 +510,10 @@ void ps__free(struct ps_mem *m, void *obj, int marked)
 	cnt_add(&pt->c_pending, 1);
 	cnt_add(&pt->c_frees, 1);
 	if (TSYNC_LIKELY(!m->ext)) {
-		reclaim_general(m, me, pt, m->batch, RECLAIM_FREE);
+		/* A head without a free time ends the loop at once (no scan can help it):
+		 * then skip the call. That is most frees: all but one in stamp_batch. */
+		if (pt->qhead != pt->unstamped)
+			reclaim_general(m, me, pt, m->batch, RECLAIM_FREE);
 		return;
 	}
 	uint64_t crossed = 0;
