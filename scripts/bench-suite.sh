@@ -97,13 +97,14 @@ for suite in "$@"; do
 	prudence)
 		# Fig. 6's pairs at every size, then Fig. 3's endurance run: 2 threads updating
 		# 8 MiB of 512-byte nodes each plus a reader, 60 s, without a limit and in a
-		# memory cgroup of PRUDENCE_LIMIT_MIB (default 64: 4x the 16 MiB live set).
+		# memory cgroup of PRUDENCE_LIMIT_MIB (default 128: 8x the 16 MiB live set, above
+		# the start-up peak of every peer that reaches a steady state).
 		pr=docs/results/prudence
 		run prudence pairs --threads "$THREADS" --readers 0,1 --seconds 1 --repeat 3 \
 			--out "$pr/pairs"
 		run prudence endurance --threads 2 --readers 1 --seconds 60 --out "$pr/endurance"
 		run prudence endurance --threads 2 --readers 1 --seconds 60 \
-			--limit-mib "${PRUDENCE_LIMIT_MIB:-64}" --out "$pr/endurance-limit"
+			--limit-mib "${PRUDENCE_LIMIT_MIB:-128}" --out "$pr/endurance-limit"
 		for d in pairs endurance endurance-limit; do
 			"$py" bench/prudence/plot_prudence.py "$pr/$d" --doc docs/prudence.md
 		done

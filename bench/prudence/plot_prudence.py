@@ -303,6 +303,9 @@ def main(argv):
             doc = f.read()
         # the block quotes the tables without their title line (the doc has its own)
         body = "\n\n".join(t.split("\n", 2)[2] if t.startswith("# ") else t for t in texts)
+        # its sections sit under the doc's own third-level heading
+        body = "\n".join("####" + ln[2:] if ln.startswith("## ") else ln
+                          for ln in body.split("\n"))
         try:
             doc = replace_block(doc, name, body)
         except ValueError as e:
