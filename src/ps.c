@@ -420,7 +420,7 @@ void ps_synchronize(struct ps *ps)
 
 tsync_tick_t ps_quiescence_point(struct ps *ps)
 {
-	return atomic_load_explicit(&ps__slot(ps)->quiesced, memory_order_relaxed);
+	return ps__quiescence_point(ps);
 }
 
 int ps_stats_thread(struct ps *ps, struct ps_stats *out)

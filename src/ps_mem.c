@@ -55,23 +55,11 @@ static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *p
 
 /* ---- quiescence queue -------------------------------------------------------------- */
 
-/* ps_quiescence_point(ps), inline: the caller's own published point (one load from its
- * own slot), read on every reclamation. */
-static inline uint64_t own_point(struct ps *ps)
-{
-	return atomic_load_explicit(&ps__slot(ps)->quiesced, memory_order_relaxed);
-}
-
 /*
- * Move up to `limit` quiesced objects from the head of our queue into our cache.
- * Objects freed before our own published quiescence point cost one comparison each.
- * A scan of the other threads (ps_quiesce beyond that point: for the newest stamp, then
- * if that fails for the head) is made once per call at most, and by ps_free only once
- * the queue holds reclaim_batch objects: a longer queue
- * means one scan proves more objects quiesced (ParSec (EuroSys 2016) §3.4), so a scan's remote loads
- * are amortised over about a batch of frees. `scan`: RECLAIM_FREE (ps_free: scan only past
- * the threshold), RECLAIM_ALLOC (allocation slow path: scan regardless), RECLAIM_ALL
- * (explicit reclaim, thread exit: stamp everything, scan for the newest stamp first).
+ * How a reclamation may scan the other threads (reclaim_loop): RECLAIM_FREE (ps_free:
+ * only once the queue holds reclaim_batch objects), RECLAIM_ALLOC (allocation slow path:
+ * regardless), RECLAIM_ALL (explicit reclaim, thread exit: stamp everything, ask for the
+ * newest stamp first), RECLAIM_COLLECT (ps_mem_collect: the own point only, no scan).
  */
 enum { RECLAIM_FREE, RECLAIM_ALLOC, RECLAIM_ALL, RECLAIM_COLLECT };
 /*
@@ -152,7 +140,7 @@ step_quiesce(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t, int scan, bool 
 		ok = (scan == RECLAIM_ALL && newest > t && ps_quiesce(m->ps, newest)) ||
 		     ps_quiesce(m->ps, t);
 		if (ok)
-			*q = own_point(m->ps);
+			*q = ps__quiescence_point(m->ps);
 	}
 	if (timed)
 		*alpha = tsync_now() - a0;
@@ -217,7 +205,7 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 		stamp(pt);
 	const bool timed = ext && TSYNC_UNLIKELY(m->reclaim_fn != NULL);
 	uint64_t max_wait = 0, now = 0, t0 = timed ? tsync_now() : 0, alpha = 0;
-	uint64_t q = own_point(m->ps);
+	uint64_t q = ps__quiescence_point(m->ps);
 	bool scanned = false, attempted = false, blocked = false, refused = false;
 	if (ext && m->rt) {
 		limit = SIZE_MAX;

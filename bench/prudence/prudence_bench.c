@@ -542,14 +542,15 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-/* CPU time (ns) of every thread of this process but those in `ours`. */
+/* CPU time (ns) of every thread of this process but those in `ours`: each one's CPU
+ * clock, the POSIX clock id of the task as glibc's pthread_getcpuclockid encodes it
+ * (Linux ABI: per-thread, scheduler clock). A thread that ended meanwhile is skipped. */
 static uint64_t others_cpu_ns(const pid_t *ours, unsigned n)
 {
 	DIR *d = opendir("/proc/self/task");
 	if (d == NULL)
 		return 0;
 	uint64_t sum = 0;
-	long hz = sysconf(_SC_CLK_TCK);
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
 		if (e->d_name[0] == '.')
 			continue;
@@ -557,30 +558,9 @@ static uint64_t others_cpu_ns(const pid_t *ours, unsigned n)
 		bool mine = false;
 		for (unsigned i = 0; i < n && !mine; i++)
 			mine = ours[i] == tid;
-		if (mine)
-			continue;
-		clockid_t cid;
-		/* a thread's CPU clock: POSIX clock id of the task (Linux ABI, as glibc's
-		 * pthread_getcpuclockid encodes it) */
-		cid = (clockid_t)((~(unsigned)tid << 3) | 6u);
 		struct timespec ts;
-		if (clock_gettime(cid, &ts) == 0) {
+		if (!mine && clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6u), &ts) == 0)
 			sum += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-			continue;
-		}
-		char path[64], buf[512];
-		snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
-		FILE *f = fopen(path, "r");
-		if (f == NULL)
-			continue;
-		size_t len = fread(buf, 1, sizeof buf - 1, f);
-		fclose(f);
-		buf[len] = '\0';
-		char *p = strrchr(buf, ')');
-		unsigned long ut = 0, st = 0;
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-				&st) == 2)
-			sum += (uint64_t)(ut + st) * 1000000000u / (uint64_t)hz;
 	}
 	closedir(d);
 	return sum;

@@ -210,6 +210,13 @@ static inline struct ps__slot *ps__slot(struct ps *ps)
 	return &c->slot[tid & (PS__CHUNK - 1)];
 }
 
+/* ps_quiescence_point's body, inline for the library's reclaimers (src/ps_mem.c reads it
+ * on every reclamation): one load from the caller's own slot. */
+static inline tsync_tick_t ps__quiescence_point(struct ps *ps)
+{
+	return atomic_load_explicit(&ps__slot(ps)->quiesced, memory_order_relaxed);
+}
+
 /*
  * ps_enter: begin a parallel section of ps (nestable; only the outermost one counts).
  * Stores the current time (made strictly greater than the thread's previous enter time)
