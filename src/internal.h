@@ -52,7 +52,10 @@ struct ps_mem_hdr {
 	_Atomic uint64_t free_tsc; /* 0: live; PS_MEM_MARKED: marked by ps_lock_release_free;
 				    * otherwise the free time (> PS_MEM_MARKED) */
 	struct ps_mem_hdr *next;
-	struct slab *slab;
+	/* the owning slab (page aligned); its low bit tags a queued object for its latent
+	 * slab (src/ps_mem_internal.h, hdr_slab). Atomic: readers may call ps_mem_of on an
+	 * object while its freeing thread tags it. */
+	_Atomic uintptr_t slab;
 };
 #define PS_MEM_MARKED 1u
 #define HDR(obj) ((struct ps_mem_hdr *)((char *)(obj) - sizeof(struct ps_mem_hdr)))

@@ -170,7 +170,9 @@ void *ps_kmalloc(struct ps_kmem *k, size_t size)
 /* obj's class, which must be one of k's: a foreign object aborts naming the call. */
 static struct ps_mem *own_class(struct ps_kmem *k, void *obj, const char *call)
 {
-	struct ps_mem *m = HDR(obj)->slab->m; /* ps_mem_of and ps_mem_obj_size, inline */
+	if (TSYNC_UNLIKELY(!hdr_plausible(HDR(obj))))
+		tsync__fatal("%s: %p was not allocated by a ps_kmem", call, obj);
+	struct ps_mem *m = hdr_slab(HDR(obj))->m; /* ps_mem_of, inline */
 	int i = ps_kmem_class_of(k, m->obj_size);
 	if (TSYNC_UNLIKELY(i < 0 || k->mem[i] != m))
 		tsync__fatal("%s: %p does not belong to this ps_kmem", call, obj);

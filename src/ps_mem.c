@@ -37,6 +37,18 @@ static uint64_t acct_add(struct ps_mem *m, uint64_t delta, int sub)
 	return v;
 }
 
+/* How many objects a full cache flushes before taking one more. Latent-aware (Prudence
+ * (ASPLOS 2016) §4.2): room for that one and for every object the latent cache will
+ * still bring after its grace period, so their arrival needs no second flush - at least
+ * half a cache, at most all of it. */
+static unsigned flush_size(const struct ps_mem *m, const struct ps_mem_pt *pt)
+{
+	unsigned half = (m->cache_size + 1) / 2;
+	if (!PRUDENT(m, PS_MEM_PRUDENCE_LATENT_FLUSH) || pt->nlatent + 1 <= half)
+		return half;
+	return pt->nlatent + 1 < m->cache_size ? pt->nlatent + 1 : m->cache_size;
+}
+
 /* Give a free object to the caller's object cache - except the object of a one-object
  * slab: that is a whole slab, so it goes straight back to its (pool-owned) slab, where
  * any thread's refill finds it and pool_trim can unmap it (docs/design.md §3). */
@@ -47,7 +59,7 @@ static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *p
 		return;
 	}
 	if (TSYNC_UNLIKELY(pt->ncache >= m->cache_size))
-		ps_mem__cache_flush(m, me, pt, (m->cache_size + 1) / 2);
+		ps_mem__cache_flush(m, me, pt, flush_size(m, pt));
 	h->next = pt->cache;
 	pt->cache = h;
 	pt->ncache++;
@@ -90,8 +102,9 @@ static inline void head_published(struct ps_mem_pt *pt)
 	atomic_store_explicit(&pt->c_head_tsc, t, memory_order_relaxed);
 }
 
-/* Move the queue's head h (free time t, quiesced) into the cache; track the longest
- * wait among the objects moved by this call (*now: read once, lazily). */
+/* Move the queue's head h (free time t, quiesced) into the cache - or, if it was freed
+ * beyond the latent cache, into its latent slab's slab; track the longest wait among
+ * the objects moved by this call (*now: read once, lazily). */
 static inline void reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
 				struct ps_mem_hdr *h, uint64_t t, uint64_t *now, uint64_t *max_wait)
 {
@@ -102,6 +115,11 @@ static inline void reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt 
 		*now = tsync_now();
 	if (*now > t && *now - t > *max_wait)
 		*max_wait = *now - t;
+	if (TSYNC_UNLIKELY(hdr_latent(h))) {
+		ps_mem__latent_slab_take(m, me, pt, h);
+		return;
+	}
+	pt->nlatent--;
 	cache_push(m, me, pt, h);
 }
 
@@ -312,7 +330,7 @@ static void adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
 	if (o == NULL)
 		return;
 	stamp(pt); /* merging needs every free time */
-	queue_merge(pt, o->head);
+	queue_merge(pt, o->head); /* every orphan is latent-slab tagged (ps_mem_thread_exit) */
 	cnt_add(&pt->c_pending, o->n);
 	free(o);
 }
@@ -461,16 +479,20 @@ void *ps_alloc(struct ps_mem *m)
 	return obj;
 }
 
-/* Bad frees abort (include/tsync/ps_mem.h): a header whose free time is set was freed
- * already (ps_lock_release_free marks it first: `marked` accepts that mark); one whose
- * slab belongs to another ps_mem is foreign. */
+/* Bad frees abort (include/tsync/ps_mem.h): a header whose slab word is not a page
+ * address (with at most the latent tag) was never written by a ps_mem - the pointer is
+ * not ps_mem's; a header whose free time is set was freed already
+ * (ps_lock_release_free marks it first: `marked` accepts that mark); one whose slab
+ * belongs to another ps_mem is foreign. */
 static inline void check_free(struct ps_mem *m, struct ps_mem_hdr *h, void *obj, int marked,
 			      const char *call)
 {
+	if (TSYNC_UNLIKELY(!hdr_plausible(h)))
+		tsync__fatal("%s: %p was not allocated by a ps_mem", call, obj);
 	uint64_t old = atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
 	if (TSYNC_UNLIKELY(old != 0 && !(marked && old == PS_MEM_MARKED)))
 		tsync__fatal("%s: double free of %p", call, obj);
-	if (TSYNC_UNLIKELY(h->slab->m != m))
+	if (TSYNC_UNLIKELY(hdr_slab(h)->m != m))
 		tsync__fatal("%s: %p does not belong to this ps_mem", call, obj);
 }
 
@@ -495,6 +517,11 @@ void ps__free(struct ps_mem *m, void *obj, int marked)
 		pt->unstamped = h;
 	if (++pt->nunstamped >= m->stamp_batch)
 		stamp(pt);
+	/* Its latent cache, or beyond its bound its latent slab (Prudence §4.1) */
+	if (TSYNC_LIKELY(pt->nlatent < m->cache_size || !PRUDENT(m, PS_MEM_PRUDENCE_LATENT_SLAB)))
+		pt->nlatent++;
+	else
+		ps_mem__latent_slab_put(m, h);
 	cnt_add(&pt->c_pending, 1);
 	cnt_add(&pt->c_frees, 1);
 	if (TSYNC_LIKELY(!m->ext)) {
@@ -540,11 +567,48 @@ void ps_free_now(struct ps_mem *m, void *obj)
 		acct_add(m, ACCT_ALLOC, 1); /* live - 1 */
 }
 
+/*
+ * Move queued latent-cache objects to their latent slabs until cache + latent cache
+ * hold at most `target` objects (or none is left to move). The oldest go first: their
+ * grace period ends first, so they would overflow the cache first. Changes where an
+ * object goes after its grace period, never when (docs/design.md §3.6).
+ */
+static void latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target)
+{
+	for (struct ps_mem_hdr *h = pt->qhead; h && pt->nlatent && pt->ncache + pt->nlatent > target;
+	     h = h->next)
+		if (!hdr_latent(h)) {
+			ps_mem__latent_slab_put(m, h);
+			pt->nlatent--;
+		}
+}
+
+/*
+ * Pre-flush (Prudence (ASPLOS 2016) §4.2, Algorithm 1 lines 41-43), from idle time
+ * (ps_mem_reclaim): when the cache and the latent cache together would overflow the
+ * cache after the grace period, move latent objects to their latent slabs now, instead
+ * of flushing in the allocation path later. How far: to cache_size while the thread
+ * allocated at least as many objects as it freed since the last pre-flush (allocation
+ * empties the cache), to half a cache when it freed more.
+ */
+static void preflush(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	uint64_t a = atomic_load_explicit(&pt->c_allocs, memory_order_relaxed);
+	uint64_t f = atomic_load_explicit(&pt->c_frees, memory_order_relaxed);
+	bool freeing = f - pt->pf_frees > a - pt->pf_allocs;
+	pt->pf_allocs = a;
+	pt->pf_frees = f;
+	if (pt->ncache + pt->nlatent > m->cache_size)
+		latent_to_slabs(m, pt, freeing ? m->cache_size / 2 : m->cache_size);
+}
+
 size_t ps_mem_reclaim(struct ps_mem *m)
 {
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
 	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
+	if (PRUDENT(m, PS_MEM_PRUDENCE_PREFLUSH))
+		preflush(m, pt);
 	ps_mem__pool_shrink(m);
 	return n;
 }
@@ -569,6 +633,9 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 	reclaim(m, tid, pt, SIZE_MAX, RECLAIM_ALL); /* stamps the whole queue first */
 	ps_mem__cache_flush(m, tid, pt, pt->ncache);
 	ps_mem__drain_remote(m, tid, pt);
+	/* What still waits goes to its latent slabs, not to whoever adopts the queue: an
+	 * orphan carries no latent cache, so no count strands with the id. */
+	latent_to_slabs(m, pt, 0);
 
 	struct orphan *o = NULL;
 	if (pt->qhead) {
@@ -687,6 +754,7 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	m->reclaim_arg = c.reclaim_arg;
 	m->max_slabs = c.max_bytes ? (c.max_bytes / slab ? c.max_bytes / slab : 1) : 0;
 	m->limit_wait_ms = c.limit_wait_ms ? c.limit_wait_ms : 100;
+	m->prudence = c.prudence == 0 ? PS_MEM_PRUDENCE_DEFAULT : c.prudence & PS_MEM_PRUDENCE_ALL;
 	m->ext = m->rt || m->exact || m->period || m->grace_fn || m->pending_fn || m->reclaim_fn;
 	m->nchunks = tsync__chunk_count();
 	m->chunks = calloc(m->nchunks, sizeof(*m->chunks));
@@ -723,7 +791,7 @@ void ps_mem_destroy(struct ps_mem *m)
 
 struct ps_mem *ps_mem_of(const void *obj)
 {
-	return HDR(obj)->slab->m;
+	return hdr_slab(HDR(obj))->m;
 }
 
 struct ps *ps_mem_ps(const struct ps_mem *m)

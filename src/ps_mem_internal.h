@@ -22,7 +22,11 @@
 #include <tsync/ps_mem.h>
 #include "internal.h"
 
-enum slab_list_id { L_NONE, L_OWN_PARTIAL, L_OWN_FULL, L_POOL_PARTIAL, L_POOL_EMPTY, L_POOL_FULL };
+/* L_POOL_DRAINING: pool slabs whose every allocated object waits for its grace period
+ * (nfree + nlatent == nobj): Prudence's pre-movement (slab_premove) parks them where
+ * refills take them last, so they empty and can go back to the system. */
+enum slab_list_id { L_NONE, L_OWN_PARTIAL, L_OWN_FULL, L_POOL_PARTIAL, L_POOL_EMPTY, L_POOL_FULL,
+		    L_POOL_DRAINING };
 #define OWNER_POOL (-1)
 /* Partially free slabs a thread keeps before it gives more to the pool (own_slab_gained). */
 #define PS_MEM_PARTIAL_KEPT 4u
@@ -32,6 +36,10 @@ struct slab {
 	_Atomic int owner;          /* thread id, or OWNER_POOL */
 	struct ps_mem_hdr *free;    /* objects free in this slab */
 	unsigned nfree, nobj;
+	/* Its latent slab (Prudence (ASPLOS 2016) §4.1): objects of this slab freed with
+	 * ps_free beyond their thread's latent cache, which return here (not to a cache)
+	 * after their grace period. Any freeing thread adds, the reclaiming one subtracts. */
+	_Atomic unsigned nlatent;
 	enum slab_list_id list;
 	struct slab *prev, *next;   /* in the list `list` */
 	struct slab *all_prev, *all_next; /* every slab of m (pool mutex) */
@@ -51,6 +59,10 @@ struct ps_mem_pt {
 	} remote[PS_MEM_REMOTE_LINES];
 	_Alignas(TSYNC_CACHE_LINE) struct ps_mem_hdr *cache; /* object cache (LIFO) */
 	unsigned ncache;
+	/* Latent cache (Prudence §4.1): queued objects that go to `cache` after their grace
+	 * period; at most cache_size with the latent-slab policy. The other queued objects
+	 * carry HDR_LATENT_SLAB and go to their slab. */
+	unsigned nlatent;
 	unsigned nempty;                   /* owned slabs with every object free */
 	struct ps_mem_hdr *qhead, *qtail;  /* quiescence queue, by free time */
 	struct ps_mem_hdr *unstamped;      /* first queued object not yet stamped (a suffix) */
@@ -58,6 +70,7 @@ struct ps_mem_pt {
 	uint64_t last_stamp;               /* the newest free time stamp() wrote */
 	struct slab_list partial, full;    /* owned slabs with / without free objects */
 	uint64_t last_reclaim;             /* when the schedule last let us reclaim */
+	uint64_t pf_allocs, pf_frees;      /* c_allocs, c_frees at the last pre-flush */
 	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
 	    c_flushes, c_remote, c_max_wait, c_frees_now, c_misses;
 	/* Stall summary of the last reclamation attempt (ps_stall_report): blocker id + 1
@@ -81,6 +94,7 @@ struct ps_mem {
 	unsigned nobj, cache_size, batch, slabs_kept, stamp_batch;
 	unsigned trim_max; /* excess empty slabs unmapped per slow path: 4 x cache_size (>= 16) */
 	unsigned nchunks;
+	unsigned prudence;  /* PS_MEM_PRUDENCE_* policies on (cfg->prudence_off cleared) */
 	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (RT-SMR (Ren et al.) Fig. 8) */
 	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
 	bool ext;         /* any of rt, exact, period, hooks: the paths of reclaim_ext */
@@ -101,7 +115,7 @@ struct ps_mem {
 	 * returns a few of them to the system. */
 	_Atomic bool pool_excess;
 	pthread_mutex_t pool_lock; /* protects everything below */
-	struct slab_list pool_partial, pool_empty, pool_full;
+	struct slab_list pool_partial, pool_empty, pool_full, pool_draining;
 	struct slab *all;
 	uint64_t slabs, peak_slabs, grows, shrinks, pool_remote;
 	struct orphan *orphans;
@@ -118,6 +132,30 @@ struct ps_mem {
 #define ACCT_ALLOC 1u                      /* live + 1 */
 #define ACCT_FREE 0xffffffffu              /* live - 1, pending + 1 (the carry) */
 #define ACCT_RECLAIM(n) ((uint64_t)(n) << 32) /* subtracted: pending - n */
+
+/* A queued object whose grace period ends in its slab, not in a cache: the low bit of
+ * its header's slab pointer (slabs are page aligned). Only its queue's owner sets or
+ * clears it; every reader of h->slab masks it (hdr_slab). */
+#define HDR_LATENT_SLAB ((uintptr_t)1)
+static inline struct slab *hdr_slab(const struct ps_mem_hdr *h)
+{
+	return (struct slab *)(atomic_load_explicit(&h->slab, memory_order_relaxed) &
+			       ~HDR_LATENT_SLAB);
+}
+static inline bool hdr_latent(const struct ps_mem_hdr *h)
+{
+	return (atomic_load_explicit(&h->slab, memory_order_relaxed) & HDR_LATENT_SLAB) != 0;
+}
+/* The header check of every free (cost: a load of the word next to the free time and
+ * one test): a ps_mem wrote a page address there, tagged at most in bit 0; a pointer no
+ * ps_mem handed out almost never has one (glibc's chunk size word, say, is not page
+ * aligned), so its free aborts instead of writing through a wild slab pointer. */
+static inline bool hdr_plausible(const struct ps_mem_hdr *h)
+{
+	uintptr_t sw = atomic_load_explicit(&h->slab, memory_order_relaxed);
+	return sw >= 4096 && (sw & (4095 & ~HDR_LATENT_SLAB)) == 0;
+}
+#define PRUDENT(m, p) (((m)->prudence & (p)) != 0)
 
 static inline void cnt_add(_Atomic uint64_t *c, uint64_t v)
 {
@@ -161,10 +199,21 @@ void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
 void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, unsigned n);
 /* Return the objects other threads freed into our slabs (our remote lists) to them. */
 void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
-/* Refill the empty cache with up to half a cache from our slabs, taking a slab from the
- * pool or the system if they have none. Returns the count; 0 with errno = ENOSPC when m
- * holds max_slabs slabs already, ENOMEM when the system refused one. */
+/* Refill the empty cache from our slabs, taking a slab from the pool or the system if
+ * they have none: cache_size - nlatent objects (Prudence's partial refill), or half a
+ * cache with that policy off. Returns the count; 0 with errno = ENOSPC when m holds
+ * max_slabs slabs already, ENOMEM when the system refused one. */
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
+/* h (queued by the caller, not yet latent) joins its latent slab: tag it and count it
+ * there; with pre-movement, a pool slab whose allocated objects are now all latent moves
+ * to the draining list. */
+void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_hdr *h);
+/* h's grace period is over and it carried HDR_LATENT_SLAB: untag it, uncount it from
+ * its latent slab and return it to that slab. */
+void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+			      struct ps_mem_hdr *h);
+/* Objects waiting in latent slabs now (pool mutex held; ps_mem_stats). */
+uint64_t ps_mem__latent_slab_count(struct ps_mem *m);
 /* Unmap up to trim_max excess empty slabs of the pool (not under the pool mutex). */
 void ps_mem__pool_shrink(struct ps_mem *m);
 /* Thread exit: give every slab pt owns to the pool and unmap the pool's excess. */

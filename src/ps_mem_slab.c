@@ -21,6 +21,7 @@ static struct slab_list *list_of(struct ps_mem *m, struct ps_mem_pt *pt, enum sl
 	case L_POOL_PARTIAL: return &m->pool_partial;
 	case L_POOL_EMPTY: return &m->pool_empty;
 	case L_POOL_FULL: return &m->pool_full;
+	case L_POOL_DRAINING: return &m->pool_draining;
 	default: return NULL;
 	}
 }
@@ -53,10 +54,17 @@ static void list_add(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s, enu
 	s->list = id;
 }
 
-static enum slab_list_id pool_list_for(const struct slab *s)
+/* The pool list for s (pool mutex held). Only a slab with every object in its free list
+ * is empty - the one kind pool_trim unmaps: an object still queued (latent) keeps its
+ * slab mapped. With pre-movement, a slab whose allocated objects all wait for their
+ * grace period drains (Prudence (ASPLOS 2016) Algorithm 1, lines 56-57). */
+static enum slab_list_id pool_list_for(struct ps_mem *m, const struct slab *s)
 {
 	if (s->nfree == s->nobj)
 		return L_POOL_EMPTY;
+	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE) &&
+	    s->nfree + atomic_load_explicit(&s->nlatent, memory_order_relaxed) >= s->nobj)
+		return L_POOL_DRAINING;
 	return s->nfree ? L_POOL_PARTIAL : L_POOL_FULL;
 }
 
@@ -88,13 +96,14 @@ static struct slab *slab_map(struct ps_mem *m)
 	atomic_init(&s->owner, OWNER_POOL);
 	s->nobj = m->nobj;
 	s->nfree = m->nobj;
+	atomic_init(&s->nlatent, 0);
 	s->list = L_NONE;
 	struct ps_mem_hdr *prev = NULL;
 	for (unsigned i = m->nobj; i-- > 0;) {
 		char *obj = base + m->first + (size_t)i * m->stride + m->hdr_area;
 		struct ps_mem_hdr *h = HDR(obj);
 		atomic_init(&h->free_tsc, 0);
-		h->slab = s;
+		atomic_init(&h->slab, (uintptr_t)s);
 		h->next = prev;
 		prev = h;
 	}
@@ -121,6 +130,9 @@ static struct slab *pool_trim(struct ps_mem *m, unsigned max)
 	struct slab *out = NULL;
 	for (unsigned i = 0; i < max && m->pool_empty.n > m->slabs_kept; i++) {
 		struct slab *s = m->pool_empty.head;
+		if (s->nfree != s->nobj) /* the invariant that keeps queued objects mapped */
+			tsync__fatal("ps_mem: slab %p on the empty list with %u of %u free", (void *)s,
+				     s->nfree, s->nobj);
 		list_del(m, NULL, s);
 		if (s->all_prev)
 			s->all_prev->all_next = s->all_next;
@@ -185,7 +197,7 @@ static void slab_to_pool(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
 	pthread_mutex_lock(&m->pool_lock);
 	list_del(m, pt, s);
 	atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
-	list_add(m, NULL, s, pool_list_for(s));
+	list_add(m, NULL, s, pool_list_for(m, s));
 	pool_note_empty(m);
 	pthread_mutex_unlock(&m->pool_lock);
 }
@@ -221,7 +233,7 @@ static void own_slab_gained(struct ps_mem *m, struct ps_mem_pt *pt, struct slab 
 /* Return one free object to its slab, wherever that slab is owned. */
 void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, struct ps_mem_hdr *h)
 {
-	struct slab *s = h->slab;
+	struct slab *s = hdr_slab(h);
 	for (;;) {
 		int o = atomic_load_explicit(&s->owner, memory_order_acquire);
 		if (o == (int)me) {
@@ -242,7 +254,7 @@ void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, s
 			h->next = s->free;
 			s->free = h;
 			s->nfree++;
-			list_add(m, NULL, s, pool_list_for(s));
+			list_add(m, NULL, s, pool_list_for(m, s));
 			m->pool_remote++;
 			pool_note_empty(m);
 			pthread_mutex_unlock(&m->pool_lock);
@@ -259,6 +271,53 @@ void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, s
 		cnt_add(&pt->c_remote, 1);
 		return;
 	}
+}
+
+/* ---- latent slabs (Prudence (ASPLOS 2016) §4.1) ------------------------------------- */
+
+/* Pre-movement (Algorithm 1, lines 52-57): a pool slab whose allocated objects are now all
+ * latent moves to the draining list at this deferred free, not in the burst after the
+ * grace period. Only pool slabs: a thread's own lists are its own. A hint, so a busy
+ * pool mutex skips it (the slab then moves when its objects arrive, as without it). */
+static void slab_premove(struct ps_mem *m, struct slab *s)
+{
+	if (atomic_load_explicit(&s->owner, memory_order_relaxed) != OWNER_POOL ||
+	    pthread_mutex_trylock(&m->pool_lock) != 0)
+		return;
+	if (atomic_load_explicit(&s->owner, memory_order_relaxed) == OWNER_POOL &&
+	    (s->list == L_POOL_PARTIAL || s->list == L_POOL_FULL) &&
+	    pool_list_for(m, s) == L_POOL_DRAINING) {
+		list_del(m, NULL, s);
+		list_add(m, NULL, s, L_POOL_DRAINING);
+	}
+	pthread_mutex_unlock(&m->pool_lock);
+}
+
+void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_hdr *h)
+{
+	struct slab *s = hdr_slab(h);
+	atomic_store_explicit(&h->slab, (uintptr_t)s | HDR_LATENT_SLAB, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->nlatent, 1, memory_order_relaxed);
+	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE))
+		slab_premove(m, s);
+}
+
+void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+			      struct ps_mem_hdr *h)
+{
+	struct slab *s = hdr_slab(h);
+	atomic_store_explicit(&h->slab, (uintptr_t)s, memory_order_relaxed);
+	/* uncounted before it is back: a slab never looks empty with an object queued */
+	atomic_fetch_sub_explicit(&s->nlatent, 1, memory_order_relaxed);
+	ps_mem__free_to_slab(m, me, pt, h);
+}
+
+uint64_t ps_mem__latent_slab_count(struct ps_mem *m)
+{
+	uint64_t n = 0;
+	for (struct slab *s = m->all; s; s = s->all_next)
+		n += atomic_load_explicit(&s->nlatent, memory_order_relaxed);
+	return n;
 }
 
 /* Empty our remote lists: one exchange per line. */
@@ -295,10 +354,24 @@ void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, un
 
 /* ---- refill ------------------------------------------------------------------------- */
 
-/* Take up to half a cache of objects from our partial slabs. Returns the count. */
-static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt)
+/* How many objects a refill takes. Partial refill (Prudence (ASPLOS 2016) Algorithm 1,
+ * line 14): room for the latent cache's objects, which arrive after their grace period
+ * - capacity minus them, but at least a quarter of the cache: under a long grace period
+ * the latent cache stays full while its objects trickle in one per reclamation, and
+ * "capacity minus them" would make every allocation a one-object refill (measured: ten
+ * times the misses on the endurance run). Without the policy: half a cache. */
+static unsigned refill_want(struct ps_mem *m, struct ps_mem_pt *pt)
 {
-	unsigned want = (m->cache_size + 1) / 2, got = 0;
+	if (!PRUDENT(m, PS_MEM_PRUDENCE_PARTIAL_REFILL))
+		return (m->cache_size + 1) / 2;
+	unsigned floor = (m->cache_size + 3) / 4;
+	return pt->nlatent + floor < m->cache_size ? m->cache_size - pt->nlatent : floor;
+}
+
+/* Take up to `want` objects from our partial slabs. Returns the count. */
+static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned want)
+{
+	unsigned got = 0;
 	while (got < want && pt->partial.head) {
 		struct slab *s = pt->partial.head;
 		if (s->nfree == s->nobj && pt->nempty)
@@ -330,11 +403,41 @@ static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt)
 	return got;
 }
 
-/* Get a slab from the pool (partial first: keeps empty ones returnable) or the system. */
+#define FRAG_SCAN 10 /* partly free slabs a refill compares (Prudence §5: 10) */
+
+/* Fragmentation-aware choice (Prudence (ASPLOS 2016) Algorithm 1 lines 17-19, Fig. 5;
+ * pool mutex held): among the first FRAG_SCAN slabs of `l`, the one with the most objects
+ * free now, passing over slabs whose allocated objects are all latent (they empty after
+ * the grace period if left alone) unless every candidate is one. NULL if none has a free
+ * object. Without the policy: the first slab with a free object. */
+static struct slab *pick_slab(struct ps_mem *m, struct slab_list *l)
+{
+	struct slab *best = NULL, *best_draining = NULL;
+	bool frag = PRUDENT(m, PS_MEM_PRUDENCE_FRAG_REFILL);
+	unsigned i = 0;
+	for (struct slab *s = l->head; s && i < FRAG_SCAN; s = s->next, i++) {
+		if (s->nfree == 0)
+			continue;
+		if (!frag)
+			return s;
+		unsigned lat = atomic_load_explicit(&s->nlatent, memory_order_relaxed);
+		struct slab **b = s->nfree + lat >= s->nobj ? &best_draining : &best;
+		if (*b == NULL || s->nfree > (*b)->nfree)
+			*b = s;
+	}
+	return best ? best : best_draining;
+}
+
+/* Get a slab from the pool or the system: partly free slabs first (keeps empty ones
+ * returnable), then empty ones, then draining ones (pre-movement), then a new one. */
 static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	pthread_mutex_lock(&m->pool_lock);
-	struct slab *s = m->pool_partial.head ? m->pool_partial.head : m->pool_empty.head;
+	struct slab *s = pick_slab(m, &m->pool_partial);
+	if (s == NULL)
+		s = m->pool_empty.head;
+	if (s == NULL)
+		s = pick_slab(m, &m->pool_draining);
 	if (s)
 		list_del(m, NULL, s);
 	else
@@ -352,7 +455,7 @@ static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
-	unsigned got = take_from_own(m, pt);
+	unsigned want = refill_want(m, pt), got = take_from_own(m, pt, want);
 	/* nothing quiesced and no free object: fresh memory, never wait (ParSec (EuroSys 2016) §3.2) */
 	if (got == 0) {
 		if (acquire_slab(m, me, pt) != 0) {
@@ -360,7 +463,7 @@ unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 				errno = ENOMEM;
 			return 0;
 		}
-		got = take_from_own(m, pt);
+		got = take_from_own(m, pt, want);
 	}
 	if (got)
 		cnt_add(&pt->c_refills, 1);
@@ -376,7 +479,7 @@ void ps_mem__slabs_release(struct ps_mem *m, struct ps_mem_pt *pt)
 			struct slab *s = lists[i]->head;
 			list_del(m, pt, s);
 			atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
-			list_add(m, NULL, s, pool_list_for(s));
+			list_add(m, NULL, s, pool_list_for(m, s));
 		}
 	}
 	pt->nempty = 0;

@@ -61,7 +61,9 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 	out->slab_grows = m->grows;
 	out->slab_shrinks = m->shrinks;
 	out->remote_frees += m->pool_remote;
+	out->latent_slab = ps_mem__latent_slab_count(m);
 	pthread_mutex_unlock(&m->pool_lock);
+	out->latent_cache = out->pending > out->latent_slab ? out->pending - out->latent_slab : 0;
 	out->cache_hits = allocs > out->cache_misses ? allocs - out->cache_misses : 0;
 	out->slab_churn = out->slab_grows < out->slab_shrinks ? out->slab_grows : out->slab_shrinks;
 	out->slab_bytes = out->slabs * m->slab_size;

@@ -132,6 +132,8 @@ struct palloc {
 	void (*drain)(void);                  /* a writer, after its last free */
 	uint64_t (*pending)(void);            /* deferred, not yet reusable */
 	bool (*mem_stats)(struct ps_mem_stats *out); /* false: not a ps_mem */
+	unsigned prudence; /* tsync: ps_mem_config.prudence (0: the default policies) */
+	bool ablation;     /* a ps_kmem with policies off: in `ablation`, not in `all` */
 };
 
 /* Deferred frees issued (each writer's own counter, summed) and completed (callbacks). */
@@ -225,7 +227,7 @@ static void nothing(void)
 	{                                                                               \
 		nm, pre, wh, rcu_init, rcu_fini, rcu_thread_init, rcu_thread_fini,      \
 		    libc_alloc, rcu_free_deferred, rcu_lock, rcu_unlock, nothing,       \
-		    peer_pending, no_stats                                              \
+		    peer_pending, no_stats, 0, false                                            \
 	}
 
 /* ---- ck_epoch_call + ck_epoch_poll + free ---- */
@@ -290,19 +292,24 @@ static void cke_drain(void)
 static struct ps *g_ps;
 static struct ps_mem *g_m;
 static struct ps_kmem *g_k;
+static unsigned g_prudence; /* the running allocator's policies (run_child sets it) */
 
 static int psm_init(size_t size, unsigned n)
 {
 	(void)n;
+	struct ps_mem_config c = PS_MEM_CONFIG_INIT;
+	c.prudence = g_prudence;
 	g_ps = ps_create(NULL);
-	g_m = g_ps ? ps_mem_create(g_ps, size, NULL) : NULL;
+	g_m = g_ps ? ps_mem_create(g_ps, size, &c) : NULL;
 	return g_m ? 0 : -1;
 }
 static int psk_init(size_t size, unsigned n)
 {
 	(void)size, (void)n;
+	struct ps_kmem_config c = PS_KMEM_CONFIG_INIT;
+	c.mem.prudence = g_prudence;
 	g_ps = ps_create(NULL);
-	g_k = g_ps ? ps_kmem_create(g_ps, NULL) : NULL;
+	g_k = g_ps ? ps_kmem_create(g_ps, &c) : NULL;
 	return g_k ? 0 : -1;
 }
 static void psm_fini(void)
@@ -365,7 +372,7 @@ static const struct palloc allocators[] = {
     {"malloc-call-rcu-all", NULL,
      "glibc malloc + liburcu call_rcu (memb), a worker per CPU (create_all_cpu_call_rcu_data)",
      rcu_init_all, rcu_fini_all, rcu_thread_init, rcu_thread_fini, libc_alloc,
-     rcu_free_deferred, rcu_lock, rcu_unlock, nothing, peer_pending, no_stats},
+     rcu_free_deferred, rcu_lock, rcu_unlock, nothing, peer_pending, no_stats, 0, false},
     RCU_ALLOC("jemalloc-call-rcu", TSYNC_PRELOAD_JEMALLOC,
 	      "jemalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
     RCU_ALLOC("tcmalloc-call-rcu", TSYNC_PRELOAD_TCMALLOC,
@@ -374,13 +381,30 @@ static const struct palloc allocators[] = {
 	      "mimalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
     {"ck-epoch", NULL, "glibc malloc + ck_epoch_call, ck_epoch_poll every 64 calls",
      cke_init, cke_fini, cke_thread_init, cke_thread_fini, libc_alloc, cke_free_deferred,
-     cke_lock, cke_unlock, cke_drain, peer_pending, no_stats},
-    {"ps-mem", NULL, "tsync ps_mem: one object size, ps_alloc + ps_free", psm_init, psm_fini,
-     ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock, nothing, ps_pending,
-     ps_stats_of},
-    {"ps-kmem", NULL, "tsync ps_kmem: size classes, ps_kmalloc + ps_kfree", psk_init,
-     psk_fini, ps_thread_init, nothing, psk_alloc, psk_free, ps_lock, ps_unlock, nothing,
-     ps_pending, ps_stats_of},
+     cke_lock, cke_unlock, cke_drain, peer_pending, no_stats, 0, false},
+    {"ps-mem", NULL, "tsync ps_mem, Prudence's policies off: one object size, ps_alloc + ps_free",
+     psm_init, psm_fini, ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock,
+     nothing, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false},
+    {"ps-kmem", NULL, "tsync ps_kmem, Prudence's policies on (the default): size classes, "
+     "ps_kmalloc + ps_kfree", psk_init, psk_fini, ps_thread_init, nothing, psk_alloc, psk_free,
+     ps_lock, ps_unlock, nothing, ps_pending, ps_stats_of, 0, false},
+/* The ablation: ps_kmem with every policy off, and with each one off in turn. */
+#define PSK_ABL(name, what, prud)                                                               \
+	{name, NULL, "tsync ps_kmem, " what, psk_init, psk_fini, ps_thread_init, nothing,         \
+	 psk_alloc, psk_free, ps_lock, ps_unlock, nothing, ps_pending, ps_stats_of, prud, true}
+    PSK_ABL("ps-kmem-off", "every Prudence policy off", PS_MEM_PRUDENCE_NONE),
+    PSK_ABL("ps-kmem-no-latent-slab", "all but the latent-slab bound",
+	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_LATENT_SLAB),
+    PSK_ABL("ps-kmem-no-partial-refill", "all but the partial refill",
+	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PARTIAL_REFILL),
+    PSK_ABL("ps-kmem-no-latent-flush", "all but the latent-aware flush",
+	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_LATENT_FLUSH),
+    PSK_ABL("ps-kmem-no-preflush", "all but the pre-flush",
+	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PREFLUSH),
+    PSK_ABL("ps-kmem-no-premove", "all but slab pre-movement",
+	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PREMOVE),
+    PSK_ABL("ps-kmem-no-frag-refill", "all but the fragmentation-aware refill",
+	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_FRAG_REFILL),
 };
 #define NALLOC (sizeof allocators / sizeof allocators[0])
 
@@ -620,6 +644,7 @@ static int child_run(void)
 		return 1;
 	}
 	unsigned nthr = g_run.threads + g_run.readers;
+	g_prudence = a->prudence;
 	if (a->init(g_run.size, nthr) != 0) {
 		fprintf(stderr, WHO ": %s: init failed: %s\n", a->name, strerror(errno));
 		return 1;
@@ -1022,7 +1047,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: tsync-bench prudence pairs|endurance [options]\n"
-		"  --allocators LIST  comma-separated names, or all (default: all this build has)\n"
+		"  --allocators LIST  comma-separated names; all: every peer this build has (the\n"
+		"                     default); ablation: ps-kmem and its variants with policies off\n"
 		"  --sizes LIST       object bytes, 16..65536 (pairs: 16,64,256,1024,4096;\n"
 		"                     endurance: 512)\n"
 		"  --threads LIST     allocating threads (default 1,2)\n"
@@ -1054,9 +1080,12 @@ static int parse_list_opt(const char *opt, const char *arg, unsigned *out, unsig
 static int parse_allocators(const char *arg, struct opts *o)
 {
 	o->nalloc = 0;
-	if (strcmp(arg, "all") == 0) {
+	bool all = strcmp(arg, "all") == 0, abl = strcmp(arg, "ablation") == 0;
+	if (all || abl) {
 		for (unsigned i = 0; i < NALLOC; i++)
-			if (available(&allocators[i]))
+			if (available(&allocators[i]) &&
+			    (all ? !allocators[i].ablation
+				 : allocators[i].ablation || strcmp(allocators[i].name, "ps-kmem") == 0))
 				o->alloc[o->nalloc++] = i;
 		return 0;
 	}
@@ -1231,7 +1260,7 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 	}
 	if (list) {
 		for (unsigned i = 0; i < NALLOC; i++)
-			printf("%-20s %s%s\n", allocators[i].name, allocators[i].what,
+			printf("%-26s %s%s\n", allocators[i].name, allocators[i].what,
 			       available(&allocators[i]) ? "" : " [not built: library not found]");
 		return 0;
 	}

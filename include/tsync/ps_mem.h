@@ -106,6 +106,47 @@ enum ps_mem_accounting {
 					* 2^32 - 1 pending at once */
 };
 
+/*
+ * Prudence's policies (Prudence (ASPLOS 2016) §4, Algorithm 1), each a bit of
+ * cfg->prudence so that any of them can be switched off (docs/prudence.md measures each
+ * one's effect). They decide where objects go and when; none decides when an object is
+ * reusable - that stays quiescence and the grace hook (docs/design.md §3.6).
+ */
+enum ps_mem_prudence {
+	/* Latent cache bound (§4.1): a thread's queue holds at most cache_size deferred
+	 * objects destined for its object cache (its latent cache); the ones freed beyond
+	 * that are counted in their slab (its latent slab) and go back to that slab, not to
+	 * a cache, after their grace period - so a burst of reclaimed objects cannot
+	 * overflow the cache into a flush. */
+	PS_MEM_PRUDENCE_LATENT_SLAB = 1u << 0,
+	/* Partial refill (Algorithm 1 line 14): a refill takes cache_size minus the latent
+	 * cache's objects, not half a cache, so the latent ones fit when they arrive. */
+	PS_MEM_PRUDENCE_PARTIAL_REFILL = 1u << 1,
+	/* Latent-aware flush (§4.2): a full cache flushes as many objects as its latent
+	 * cache still holds (at least half a cache), so their arrival needs no second flush. */
+	PS_MEM_PRUDENCE_LATENT_FLUSH = 1u << 2,
+	/* Pre-flush (lines 41-43): in ps_mem_reclaim (the call idle threads make), when
+	 * cache + latent cache exceed cache_size, latent-cache objects move to their latent
+	 * slabs ahead of their grace period; down to cache_size while the thread allocates
+	 * at least as fast as it frees, down to half a cache otherwise (the seed's
+	 * aggressiveness from the recent allocation and deferred-free rates). */
+	PS_MEM_PRUDENCE_PREFLUSH = 1u << 3,
+	/* Slab pre-movement (lines 52-57): when a deferred free leaves a pool slab with
+	 * every allocated object waiting for its grace period, the slab moves at that free
+	 * to a list that refills take last, so it empties and can be returned. */
+	PS_MEM_PRUDENCE_PREMOVE = 1u << 4,
+	/* Fragmentation-aware refill (lines 17-19, Fig. 5): a refill from the pool picks,
+	 * among the first 10 partly free slabs, the one with the most objects free now,
+	 * passing over slabs whose allocated objects are all latent. */
+	PS_MEM_PRUDENCE_FRAG_REFILL = 1u << 5,
+	PS_MEM_PRUDENCE_ALL = (1u << 6) - 1,
+	/* cfg->prudence = PS_MEM_PRUDENCE_NONE: every policy off (0 means the default). */
+	PS_MEM_PRUDENCE_NONE = 1u << 31,
+};
+
+/* The policies on by default: the fastest safe set (docs/prudence.md, "Ablation"). */
+#define PS_MEM_PRUDENCE_DEFAULT PS_MEM_PRUDENCE_ALL
+
 /* Configuration for ps_mem_create(); PS_MEM_CONFIG_INIT gives the defaults (0 = default
  * for every field but size). */
 struct ps_mem_config {
@@ -144,10 +185,14 @@ struct ps_mem_config {
 	size_t max_bytes;
 	int limit_wait_ms;    /* with max_bytes: longest wait of one ps_alloc, ms (default
 			       * 100; -1: fail at once) */
+	/* Prudence's policies on (enum ps_mem_prudence bits; bits outside
+	 * PS_MEM_PRUDENCE_ALL are ignored): 0 (default): PS_MEM_PRUDENCE_DEFAULT;
+	 * PS_MEM_PRUDENCE_NONE: none. */
+	unsigned prudence;
 };
 #define PS_MEM_CONFIG_INIT                                                                 \
 	{sizeof(struct ps_mem_config), 0, 0, 0, 0, 0, 0, 0, PS_MEM_ACCOUNT_AUTO, NULL, NULL, \
-	 0, NULL, NULL, NULL, NULL, 0, 0}
+	 0, NULL, NULL, NULL, NULL, 0, 0, 0}
 
 /*
  * ps_mem_create: an object allocator of obj_size-byte objects reclaimed through ps.
@@ -290,6 +335,9 @@ struct ps_mem_stats {
 	uint64_t slab_bytes;     /* slabs x slab size: memory held now */
 	uint64_t live_bytes;     /* live x object size; total fragmentation
 				  * f_t = slab_bytes / live_bytes (seed §4.2) */
+	/* Where the pending objects go after their grace period (Prudence §4.1): */
+	uint64_t latent_slab;    /* to their slabs: the objects counted in latent slabs */
+	uint64_t latent_cache;   /* to object caches: pending - latent_slab */
 };
 /* ps_mem_stats: fill *out. Returns 0, or -1 with errno = EINVAL for NULL arguments.
  * Takes the pool mutex briefly. Any thread. */

@@ -315,4 +315,28 @@ static inline bool test_dies(void (*fn)(void *), void *arg)
 	return test_in_child(fn, arg) != 0;
 }
 
+/* Run fn(arg) in a child process whose stderr goes to a temporary file; true iff the
+ * child died and its stderr contains `want` (the one-line diagnostic names the call).
+ * The child's stderr is copied to ours afterwards, so it stays in the log. */
+static inline bool test_dies_saying(void (*fn)(void *), void *arg, const char *want)
+{
+	FILE *tmp = tmpfile();
+	CHECK(tmp != NULL);
+	fflush(stdout);
+	fflush(stderr);
+	int saved = dup(2);
+	CHECK(saved >= 0);
+	CHECK(dup2(fileno(tmp), 2) >= 0);
+	int st = test_in_child(fn, arg);
+	CHECK(dup2(saved, 2) >= 0);
+	close(saved);
+	char buf[4096];
+	rewind(tmp);
+	size_t n = fread(buf, 1, sizeof buf - 1, tmp);
+	buf[n] = '\0';
+	fclose(tmp);
+	fputs(buf, stderr);
+	return st != 0 && strstr(buf, want) != NULL;
+}
+
 #endif /* TSYNC_TEST_CHECK_H */

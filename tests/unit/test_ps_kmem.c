@@ -226,14 +226,14 @@ static void test_large_returned(struct ps *ps)
 
 struct foreign {
 	struct ps *ps;
-	int now;
+	int now, malloced;
 };
 
 static void free_foreign(void *arg)
 {
 	const struct foreign *f = arg;
 	struct ps_kmem *a = ps_kmem_create(f->ps, NULL), *b = ps_kmem_create(f->ps, NULL);
-	void *p = ps_kmalloc(a, 100);
+	void *p = f->malloced ? malloc(100) : ps_kmalloc(a, 100);
 	if (f->now)
 		ps_kfree_now(b, p);
 	else
@@ -253,11 +253,17 @@ int main(void)
 	test_class_lookup(ps);
 	test_reuse(ps);
 	test_large_returned(ps);
+	/* another ps_kmem's object, and a pointer from malloc: one-line diagnostics naming
+	 * the call (under ASan the header read of a malloc'd pointer is itself the report) */
 	if (test_can_fork())
-		for (int now = 0; now < 2; now++) {
-			struct foreign f = {ps, now};
-			CHECK_MSG(test_dies(free_foreign, &f), "a foreign %s free did not abort",
-				  now ? "immediate" : "deferred");
+		for (int k = 0; k < 4; k++) {
+			struct foreign f = {ps, k & 1, k >> 1};
+			const char *want = f.malloced && TEST_ASAN ? "AddressSanitizer"
+					   : f.now		      ? "ps_kfree_now: 0x"
+								      : "ps_kfree: 0x";
+			CHECK_MSG(test_dies_saying(free_foreign, &f, want),
+				  "a foreign %s free did not abort saying \"%s\"",
+				  f.now ? "immediate" : "deferred", want);
 		}
 	ps_destroy(ps);
 	test_log("ps_kmem: ok");

@@ -648,8 +648,14 @@ static void bad_free_now(void *arg)
 		ps_free_now(m, p);
 		ps_free(m, p);
 		break;
-	default: /* an object of another ps_mem */
+	case 3: /* an object of another ps_mem */
 		ps_free_now(other, p);
+		break;
+	case 4: /* a pointer no ps_mem handed out (glibc's chunk header precedes it) */
+		ps_free(m, malloc(64));
+		break;
+	default: /* the same, immediately */
+		ps_free_now(m, malloc(64));
 		break;
 	}
 	_exit(0); /* not aborted: the test fails */
@@ -690,11 +696,17 @@ static void test_free_now(struct ps *ps)
 	CHECK_EQ(s.peak_footprint, 2); /* d live while b was pending */
 	ps_mem_destroy(m);
 
-	/* bad frees abort with a diagnostic naming the call */
+	/* bad frees abort with a diagnostic naming the call and the fault (under ASan the
+	 * header read of a malloc'd pointer is itself the report) */
+	static const char *const say[] = {
+	    "ps_free_now: double free", "ps_free_now: double free", "ps_free: double free",
+	    "ps_free_now: 0x", "ps_free: 0x", "ps_free_now: 0x"};
 	if (test_can_fork())
-		for (int k = 0; k < 4; k++) {
+		for (int k = 0; k < 6; k++) {
 			struct bad_free bf = {ps, k};
-			CHECK_MSG(test_dies(bad_free_now, &bf), "bad free %d did not abort", k);
+			const char *want = TEST_ASAN && k >= 4 ? "AddressSanitizer" : say[k];
+			CHECK_MSG(test_dies_saying(bad_free_now, &bf, want),
+				  "bad free %d did not abort saying \"%s\"", k, want);
 		}
 }
 
@@ -702,6 +714,7 @@ static void test_free_now(struct ps *ps)
 static void test_measures(struct ps *ps)
 {
 	struct ps_mem_config c = small_cfg(); /* cache 4: a refill takes 2 */
+	c.prudence = PS_MEM_PRUDENCE_NONE;   /* (the partial refill would take 4) */
 	struct ps_mem *m = ps_mem_create(ps, 100, &c);
 	CHECK(m != NULL);
 	void *p[3];
@@ -729,6 +742,169 @@ static void test_measures(struct ps *ps)
 	CHECK_GE(s.cache_churn, 1);
 	CHECK_EQ(s.live_bytes, 0);
 	CHECK_EQ(s.slab_churn, s.slab_grows < s.slab_shrinks ? s.slab_grows : s.slab_shrinks);
+	ps_mem_destroy(m);
+}
+
+/* ---- Prudence's policies (Prudence (ASPLOS 2016) §4, Algorithm 1), each on and off --- */
+
+/* Reclaim until nothing of m is pending (past the clock skew margin; 5 s at most). */
+static void reclaim_all(struct ps_mem *m)
+{
+	uint64_t dl = test_now_ns() + 5000000000ull;
+	while (ps_mem_reclaim(m), mstats(m).pending != 0) {
+		CHECK_MSG(test_now_ns() < dl, "pending objects never reclaimed");
+		test_sleep_ms(1);
+	}
+}
+
+/* cache 4 (a refill without the partial-refill policy takes 2), 100-byte objects */
+static struct ps_mem *prudent_mem(struct ps *ps, unsigned prudence)
+{
+	struct ps_mem_config c = small_cfg();
+	c.prudence = prudence;
+	struct ps_mem *m = ps_mem_create(ps, 100, &c);
+	CHECK(m != NULL);
+	return m;
+}
+
+static void alloc_n(struct ps_mem *m, void **p, int n)
+{
+	for (int i = 0; i < n; i++)
+		CHECK((p[i] = ps_alloc(m)) != NULL);
+}
+
+struct exit_free {
+	struct ps_mem *m;
+	void **p;
+	int n;
+};
+
+static void *free_and_exit(void *arg)
+{
+	struct exit_free *e = arg;
+	CHECK_EQ(tsync_thread_register(), 0);
+	for (int i = 0; i < e->n; i++)
+		ps_free(e->m, e->p[i]);
+	CHECK_EQ(tsync_thread_unregister(), 0);
+	return NULL;
+}
+
+static void test_prudence(struct ps *ps)
+{
+	void *p[16];
+	for (int on = 0; on < 2; on++) {
+		const char *pol = on ? "on" : "off";
+		/* Latent cache bound (§4.1): 10 deferred frees inside our own section (which
+		 * holds them back): 4 in the latent cache, 6 in latent slabs; afterwards the
+		 * 6 go to their slabs, so the cache takes the 4 without a flush. */
+		struct ps_mem *m = prudent_mem(ps, on ? PS_MEM_PRUDENCE_LATENT_SLAB : PS_MEM_PRUDENCE_NONE);
+		alloc_n(m, p, 10);
+		ps_enter(ps);
+		for (int i = 0; i < 10; i++)
+			ps_free(m, p[i]);
+		struct ps_mem_stats s = mstats(m);
+		CHECK_EQ(s.pending, 10);
+		CHECK_MSG(s.latent_slab == (on ? 6u : 0u), "latent slab %s: %" PRIu64, pol, s.latent_slab);
+		CHECK_EQ(s.latent_cache, on ? 4 : 10);
+		uint64_t f0 = s.cache_flushes;
+		ps_exit(ps);
+		reclaim_all(m);
+		s = mstats(m);
+		CHECK_EQ(s.latent_slab, 0);
+		CHECK_EQ(s.latent_cache, 0);
+		CHECK_MSG(on ? s.cache_flushes == f0 : s.cache_flushes > f0,
+			  "latent slab %s: %" PRIu64 " flushes", pol, s.cache_flushes - f0);
+		ps_mem_destroy(m);
+
+		/* Partial refill (line 14): with 3 objects in the latent cache, a refill takes
+		 * 4 - 3 = 1 (off: half a cache, 2). */
+		m = prudent_mem(ps, on ? PS_MEM_PRUDENCE_PARTIAL_REFILL : PS_MEM_PRUDENCE_NONE);
+		alloc_n(m, p, 4);
+		ps_enter(ps);
+		for (int i = 0; i < 3; i++)
+			ps_free(m, p[i]);
+		CHECK((p[4] = ps_alloc(m)) != NULL);
+		s = mstats(m);
+		CHECK_MSG(s.cache_refills == (on ? 2u : 3u) && s.cached == (on ? 0u : 1u),
+			  "partial refill %s: %" PRIu64 " refills, %" PRIu64 " cached", pol,
+			  s.cache_refills, s.cached);
+		ps_exit(ps);
+		ps_free(m, p[3]);
+		ps_free(m, p[4]);
+		reclaim_all(m);
+		ps_mem_destroy(m);
+
+		/* Latent-aware flush (§4.2): a full cache with 4 latent objects coming flushes
+		 * room for all of them at once (off: half a cache, twice). */
+		m = prudent_mem(ps, on ? PS_MEM_PRUDENCE_LATENT_FLUSH : PS_MEM_PRUDENCE_NONE);
+		alloc_n(m, p, 8);
+		ps_enter(ps);
+		for (int i = 0; i < 4; i++)
+			ps_free(m, p[i]);
+		for (int i = 4; i < 8; i++)
+			ps_free_now(m, p[i]);
+		s = mstats(m);
+		CHECK_EQ(s.cached, 4);
+		f0 = s.cache_flushes;
+		ps_exit(ps);
+		reclaim_all(m);
+		s = mstats(m);
+		CHECK_MSG(s.cache_flushes - f0 == (on ? 1u : 2u), "latent flush %s: %" PRIu64 " flushes",
+			  pol, s.cache_flushes - f0);
+		ps_mem_destroy(m);
+
+		/* Pre-flush (lines 41-43): a full cache and 4 latent objects would overflow
+		 * after the grace period; ps_mem_reclaim (idle time) moves them to their slabs
+		 * now, so their arrival flushes nothing. */
+		m = prudent_mem(ps, on ? PS_MEM_PRUDENCE_PREFLUSH : PS_MEM_PRUDENCE_NONE);
+		alloc_n(m, p, 8);
+		ps_enter(ps);
+		for (int i = 0; i < 4; i++)
+			ps_free(m, p[i]);
+		for (int i = 4; i < 8; i++)
+			ps_free_now(m, p[i]);
+		CHECK_EQ(ps_mem_reclaim(m), 0); /* our own section holds them */
+		s = mstats(m);
+		CHECK_EQ(s.latent_slab, on ? 4 : 0);
+		CHECK_EQ(s.latent_cache, on ? 0 : 4);
+		f0 = s.cache_flushes;
+		ps_exit(ps);
+		reclaim_all(m);
+		s = mstats(m);
+		CHECK_MSG(on ? s.cache_flushes == f0 : s.cache_flushes > f0,
+			  "pre-flush %s: %" PRIu64 " flushes", pol, s.cache_flushes - f0);
+		CHECK_EQ(s.latent_slab, 0);
+		ps_mem_destroy(m);
+	}
+
+	/* A thread that exits with latent objects hands them on: its queue's objects all go
+	 * to their slabs (nothing waits on a latent cache that no thread owns), and the
+	 * next allocation adopts and reclaims them. */
+	struct ps_mem *m = prudent_mem(ps, 0);
+	alloc_n(m, p, 16);
+	ps_enter(ps); /* holds the exiting thread's frees back */
+	struct exit_free e = {m, p, 16};
+	pthread_t t;
+	CHECK_EQ(pthread_create(&t, NULL, free_and_exit, &e), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	struct ps_mem_stats s = mstats(m);
+	CHECK_EQ(s.pending, 16);
+	CHECK_EQ(s.latent_slab, 16);
+	CHECK_EQ(s.latent_cache, 0);
+	ps_exit(ps);
+	uint64_t dl = test_now_ns() + 5000000000ull;
+	for (int i = 0; mstats(m).pending != 0; i++) {
+		CHECK_MSG(test_now_ns() < dl, "an exited thread's latent objects were never reclaimed");
+		void *q = ps_alloc(m); /* its slow path adopts the orphaned queue */
+		CHECK(q != NULL);
+		ps_free_now(m, q);
+		ps_mem_reclaim(m);
+		if (i > 64)
+			test_sleep_ms(1);
+	}
+	s = mstats(m);
+	CHECK_EQ(s.latent_slab, 0);
+	CHECK_EQ(s.in_use, 0);
 	ps_mem_destroy(m);
 }
 
@@ -885,6 +1061,7 @@ int main(void)
 	test_no_stranding(ps);
 	test_free_now(ps);
 	test_measures(ps);
+	test_prudence(ps);
 	test_limit_wait(ps);
 	test_enomem(ps);
 	ps_destroy(ps);
