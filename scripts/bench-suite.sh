@@ -10,7 +10,8 @@
 #   net    tsync-bench cached-net: tsync-cached against stock memcached over the network
 #   rt     tsync-rta validate (runs tsync-bench rt; measured peak <= G*), seed 004 §VII
 #   prudence  tsync-bench prudence pairs and endurance (unlimited, then in a memory cgroup),
-#          Prudence (ASPLOS 2016) §5; refreshes docs/prudence.md's figures
+#          then the ablation of Prudence's policies on the endurance run, Prudence (ASPLOS
+#          2016) §5; refreshes docs/prudence.md's figures
 #
 # THREADS (environment): the thread counts, default 1,2,4,... up to the CPU count (smr's
 # own default, 1..nproc and 2 x nproc, unless THREADS is set).
@@ -105,7 +106,11 @@ for suite in "$@"; do
 		run prudence endurance --threads 2 --readers 1 --seconds 60 --out "$pr/endurance"
 		run prudence endurance --threads 2 --readers 1 --seconds 60 \
 			--limit-mib "${PRUDENCE_LIMIT_MIB:-128}" --out "$pr/endurance-limit"
-		for d in pairs endurance endurance-limit; do
+		# The ablation (Figs. 8-11's on vs off): ps-kmem with every policy, with none,
+		# and with each one off in turn, interleaved, on the same endurance run.
+		run prudence endurance --allocators ablation --threads 2 --readers 1 --seconds 20 \
+			--repeat 3 --out "$pr/ablation"
+		for d in pairs endurance endurance-limit ablation; do
 			"$py" bench/prudence/plot_prudence.py "$pr/$d" --doc docs/prudence.md
 		done
 		echo "bench: docs/prudence.md figures refreshed"

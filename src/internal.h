@@ -73,7 +73,7 @@ int ps__oldest_section(struct ps *ps, uint64_t *enter, unsigned *inside);
 
 struct ps_mem;
 /* ps_free's body; marked: the header may carry PS_MEM_MARKED (ps_lock_release_free). */
-void ps__free(struct ps_mem *m, void *obj, int marked);
+void ps__free(struct ps_mem *m, void *obj, int marked, const char *call);
 
 static inline size_t tsync__round_up(size_t v, size_t a)
 {

@@ -111,6 +111,7 @@ struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg)
 			errno = e;
 			return NULL;
 		}
+		k->mem[k->n]->kmem = k;
 		k->size[k->n++] = sz;
 		if (last)
 			break;
@@ -119,8 +120,8 @@ struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg)
 	}
 	/* Every class but perhaps the last (max_size) is a multiple of 8, so all sizes in
 	 * (8(j - 1), 8j] share the class of 8j - or of max_size, where 8j exceeds it. */
-	k->lookup_max = hi < LOOKUP_MAX ? round_up(hi, 8) : LOOKUP_MAX;
-	for (size_t j = 1; j <= k->lookup_max / 8; j++)
+	k->lookup_max = hi < LOOKUP_MAX ? hi : LOOKUP_MAX; /* never above max_size */
+	for (size_t j = 1; j <= (k->lookup_max + 7) / 8; j++)
 		k->lookup[j] = (unsigned char)class_search(k, 8 * j < hi ? 8 * j : hi);
 	return k;
 }
@@ -134,13 +135,20 @@ void ps_kmem_destroy(struct ps_kmem *k)
 	free(k);
 }
 
-int ps_kmem_class_of(const struct ps_kmem *k, size_t size)
+/* ps_kmem_class_of's body, inline in ps_kmalloc: sizes up to lookup_max (which is at
+ * most max_size) in one table load, 0 and sizes above max_size -1, the rest searched. */
+static inline int class_of(const struct ps_kmem *k, size_t size)
 {
+	if (TSYNC_LIKELY(size - 1 < k->lookup_max)) /* 0 < size <= lookup_max */
+		return k->lookup[(size + 7) / 8];
 	if (size == 0 || size > k->size[k->n - 1])
 		return -1;
-	if (TSYNC_LIKELY(size <= k->lookup_max))
-		return k->lookup[(size + 7) / 8];
 	return class_search(k, size);
+}
+
+int ps_kmem_class_of(const struct ps_kmem *k, size_t size)
+{
+	return class_of(k, size);
 }
 
 /* The smallest class of at least size bytes, 0 < size <= max_size: a binary search. */
@@ -159,7 +167,7 @@ static int class_search(const struct ps_kmem *k, size_t size)
 
 void *ps_kmalloc(struct ps_kmem *k, size_t size)
 {
-	int i = ps_kmem_class_of(k, size);
+	int i = class_of(k, size);
 	if (TSYNC_UNLIKELY(i < 0)) {
 		errno = EINVAL;
 		return NULL;
@@ -167,14 +175,15 @@ void *ps_kmalloc(struct ps_kmem *k, size_t size)
 	return ps_alloc(k->mem[i]);
 }
 
-/* obj's class, which must be one of k's: a foreign object aborts naming the call. */
-static struct ps_mem *own_class(struct ps_kmem *k, void *obj, const char *call)
+/* obj's class, which must be one of k's: a pointer no ps_mem handed out, or an object
+ * of another ps_kmem, aborts naming the call. Two loads past the header check: the
+ * slab's ps_mem and that ps_mem's ps_kmem. */
+static inline struct ps_mem *own_class(struct ps_kmem *k, void *obj, const char *call)
 {
 	if (TSYNC_UNLIKELY(!hdr_plausible(HDR(obj))))
 		tsync__fatal("%s: %p was not allocated by a ps_kmem", call, obj);
 	struct ps_mem *m = hdr_slab(HDR(obj))->m; /* ps_mem_of, inline */
-	int i = ps_kmem_class_of(k, m->obj_size);
-	if (TSYNC_UNLIKELY(i < 0 || k->mem[i] != m))
+	if (TSYNC_UNLIKELY(m->kmem != k))
 		tsync__fatal("%s: %p does not belong to this ps_kmem", call, obj);
 	return m;
 }
@@ -182,7 +191,7 @@ static struct ps_mem *own_class(struct ps_kmem *k, void *obj, const char *call)
 void ps_kfree(struct ps_kmem *k, void *obj)
 {
 	if (obj != NULL)
-		ps_free(own_class(k, obj, "ps_kfree"), obj);
+		ps__free(own_class(k, obj, "ps_kfree"), obj, 0, "ps_kfree");
 }
 
 void ps_kfree_now(struct ps_kmem *k, void *obj)

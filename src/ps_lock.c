@@ -81,7 +81,7 @@ void ps_lock_release_free(void *node, struct ps_lock *lock)
 	/* Mark first, release second: the mark is visible to the next lock holder. */
 	atomic_store_explicit(&h->free_tsc, PS_MEM_MARKED, memory_order_relaxed);
 	ps_lock_release(node, lock);
-	ps__free(ps_mem_of(node), node, 1);
+	ps__free(ps_mem_of(node), node, 1, "ps_lock_release_free");
 }
 
 bool ps_lock_is_freed(const void *node)

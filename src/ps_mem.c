@@ -497,10 +497,10 @@ static inline void check_free(struct ps_mem *m, struct ps_mem_hdr *h, void *obj,
 }
 
 /* Shared by ps_free and ps_lock_release_free (which marked the header first). */
-void ps__free(struct ps_mem *m, void *obj, int marked)
+void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 {
 	struct ps_mem_hdr *h = HDR(obj);
-	check_free(m, h, obj, marked, "ps_free");
+	check_free(m, h, obj, marked, call);
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
 	/* Freed from now on for ps_lock_take and the double-free check; the free time is
@@ -546,7 +546,7 @@ void ps__free(struct ps_mem *m, void *obj, int marked)
 void ps_free(struct ps_mem *m, void *obj)
 {
 	if (obj != NULL)
-		ps__free(m, obj, 0);
+		ps__free(m, obj, 0, "ps_free");
 }
 
 void ps_free_now(struct ps_mem *m, void *obj)

@@ -94,7 +94,8 @@ struct ps_mem {
 	unsigned nobj, cache_size, batch, slabs_kept, stamp_batch;
 	unsigned trim_max; /* excess empty slabs unmapped per slow path: 4 x cache_size (>= 16) */
 	unsigned nchunks;
-	unsigned prudence;  /* PS_MEM_PRUDENCE_* policies on (cfg->prudence_off cleared) */
+	unsigned prudence;  /* PS_MEM_PRUDENCE_* policies on (cfg->prudence, 0: the default) */
+	const struct ps_kmem *kmem; /* the ps_kmem whose class this is, or NULL */
 	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (RT-SMR (Ren et al.) Fig. 8) */
 	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
 	bool ext;         /* any of rt, exact, period, hooks: the paths of reclaim_ext */

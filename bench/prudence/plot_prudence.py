@@ -265,6 +265,46 @@ def replace_block(doc, name, text):
     return doc[:i + len(begin)] + "\n" + text.strip() + "\n" + doc[j:]
 
 
+ALL_OFF = "ps-kmem-off"
+
+
+def xfmt(r):
+    """A ratio as "1.23x", or n/a."""
+    return "n/a" if r is None else f"{r:.2f}x"
+
+
+def ablation_summary(runs):
+    """Prudence on, all off, and each policy off in turn (`--allocators ablation`): medians
+    over the repeats, and the ratios that the issue's targets name. None when the runs are
+    not an ablation (no ps-kmem-off)."""
+    names = {r["allocator"] for r in runs}
+    if ALL_OFF not in names or TSYNC not in names:
+        return None
+    cols = ("mops", "peak_over_live", "slab_churn", "cache_churn", "peak_slabs", "ft")
+    med = {n: {c: median([r[c] for r in runs if r["allocator"] == n]) for c in cols}
+           for n in names}
+    nrep = {n: sum(1 for r in runs if r["allocator"] == n) for n in names}
+    on, off = med[TSYNC], med[ALL_OFF]
+    lines = ["# Ablation: Prudence's policies on, off, and each one off in turn", "",
+             "Medians of the repeats of each endurance run. `slab churn vs off` is the "
+             f"allocator's slab churn / {ALL_OFF}'s (the target: Prudence on <= 0.70); "
+             f"`Mops vs on` its update rate / {TSYNC}'s.", "",
+             "| allocator | runs | updates Mops/s | Mops vs on | peak RSS / live | slab churn | "
+             "slab churn vs off | object-cache churn | peak slabs | f_t |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    rest = sorted(n for n in names if n not in (TSYNC, ALL_OFF))
+    for n in [TSYNC, ALL_OFF] + rest:
+        m = med[n]
+        lines.append(
+            f"| {n} | {nrep[n]} | {fmt(m['mops'], '.3f')} | {xfmt(ratio(m['mops'], on['mops']))} | "
+            f"{fmt(m['peak_over_live'], '.2f')} | {fmt(m['slab_churn'], '.0f')} | "
+            f"{xfmt(ratio(m['slab_churn'], off['slab_churn']))} | "
+            f"{fmt(m['cache_churn'], '.0f')} | {fmt(m['peak_slabs'], '.0f')} | "
+            f"{fmt(m['ft'], '.2f')} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="plot_prudence.py",
                                  description="tables and plots of tsync-bench prudence")
@@ -290,8 +330,11 @@ def main(argv):
         series = read_csv(series_path) if os.path.exists(series_path) else []
         runs = endurance_runs(read_csv(runs_path), rows, series)
         texts.append(endurance_summary(runs))
+        abl = ablation_summary(runs)
+        if abl:
+            texts.insert(len(texts) - 1, abl)
         with open(os.path.join(d, "summary_endurance.md"), "w") as f:
-            f.write(texts[-1])
+            f.write("\n".join(texts[-2:]) if abl else texts[-1])
         plots.append((plot_endurance, runs, os.path.join(d, "endurance.png")))
         did = True
     if not did:

@@ -134,6 +134,7 @@ struct palloc {
 	bool (*mem_stats)(struct ps_mem_stats *out); /* false: not a ps_mem */
 	unsigned prudence; /* tsync: ps_mem_config.prudence (0: the default policies) */
 	bool ablation;     /* a ps_kmem with policies off: in `ablation`, not in `all` */
+	bool bounded;      /* ps_kmem with max_bytes: only when named */
 };
 
 /* Deferred frees issued (each writer's own counter, summed) and completed (callbacks). */
@@ -227,7 +228,7 @@ static void nothing(void)
 	{                                                                               \
 		nm, pre, wh, rcu_init, rcu_fini, rcu_thread_init, rcu_thread_fini,      \
 		    libc_alloc, rcu_free_deferred, rcu_lock, rcu_unlock, nothing,       \
-		    peer_pending, no_stats, 0, false                                            \
+		    peer_pending, no_stats, 0, false, false                                 \
 	}
 
 /* ---- ck_epoch_call + ck_epoch_poll + free ---- */
@@ -303,11 +304,22 @@ static int psm_init(size_t size, unsigned n)
 	g_m = g_ps ? ps_mem_create(g_ps, size, &c) : NULL;
 	return g_m ? 0 : -1;
 }
+/* ps-kmem-max's memory limit: this times the endurance run's live set (its one class
+ * holds every node), so slabs for the live set, their headers and the deferred objects
+ * share 40 % above it; a writer at the limit waits for a grace period (up to 1 s). */
+#define BOUNDED_FACTOR 1.4
+static bool g_bounded;
+static uint64_t g_bounded_nodes; /* nodes of every writer (run_child sets both) */
+
 static int psk_init(size_t size, unsigned n)
 {
-	(void)size, (void)n;
+	(void)n;
 	struct ps_kmem_config c = PS_KMEM_CONFIG_INIT;
 	c.mem.prudence = g_prudence;
+	if (g_bounded) {
+		c.mem.max_bytes = (size_t)(BOUNDED_FACTOR * (double)size * (double)g_bounded_nodes);
+		c.mem.limit_wait_ms = 1000;
+	}
 	g_ps = ps_create(NULL);
 	g_k = g_ps ? ps_kmem_create(g_ps, &c) : NULL;
 	return g_k ? 0 : -1;
@@ -372,7 +384,7 @@ static const struct palloc allocators[] = {
     {"malloc-call-rcu-all", NULL,
      "glibc malloc + liburcu call_rcu (memb), a worker per CPU (create_all_cpu_call_rcu_data)",
      rcu_init_all, rcu_fini_all, rcu_thread_init, rcu_thread_fini, libc_alloc,
-     rcu_free_deferred, rcu_lock, rcu_unlock, nothing, peer_pending, no_stats, 0, false},
+     rcu_free_deferred, rcu_lock, rcu_unlock, nothing, peer_pending, no_stats, 0, false, false},
     RCU_ALLOC("jemalloc-call-rcu", TSYNC_PRELOAD_JEMALLOC,
 	      "jemalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
     RCU_ALLOC("tcmalloc-call-rcu", TSYNC_PRELOAD_TCMALLOC,
@@ -381,17 +393,17 @@ static const struct palloc allocators[] = {
 	      "mimalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
     {"ck-epoch", NULL, "glibc malloc + ck_epoch_call, ck_epoch_poll every 64 calls",
      cke_init, cke_fini, cke_thread_init, cke_thread_fini, libc_alloc, cke_free_deferred,
-     cke_lock, cke_unlock, cke_drain, peer_pending, no_stats, 0, false},
+     cke_lock, cke_unlock, cke_drain, peer_pending, no_stats, 0, false, false},
     {"ps-mem", NULL, "tsync ps_mem, Prudence's policies off: one object size, ps_alloc + ps_free",
      psm_init, psm_fini, ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock,
-     nothing, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false},
+     nothing, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false, false},
     {"ps-kmem", NULL, "tsync ps_kmem, Prudence's policies on (the default): size classes, "
      "ps_kmalloc + ps_kfree", psk_init, psk_fini, ps_thread_init, nothing, psk_alloc, psk_free,
-     ps_lock, ps_unlock, nothing, ps_pending, ps_stats_of, 0, false},
+     ps_lock, ps_unlock, nothing, ps_pending, ps_stats_of, 0, false, false},
 /* The ablation: ps_kmem with every policy off, and with each one off in turn. */
 #define PSK_ABL(name, what, prud)                                                               \
 	{name, NULL, "tsync ps_kmem, " what, psk_init, psk_fini, ps_thread_init, nothing,         \
-	 psk_alloc, psk_free, ps_lock, ps_unlock, nothing, ps_pending, ps_stats_of, prud, true}
+	 psk_alloc, psk_free, ps_lock, ps_unlock, nothing, ps_pending, ps_stats_of, prud, true, false}
     PSK_ABL("ps-kmem-off", "every Prudence policy off", PS_MEM_PRUDENCE_NONE),
     PSK_ABL("ps-kmem-no-latent-slab", "all but the latent-slab bound",
 	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_LATENT_SLAB),
@@ -405,6 +417,10 @@ static const struct palloc allocators[] = {
 	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PREMOVE),
     PSK_ABL("ps-kmem-no-frag-refill", "all but the fragmentation-aware refill",
 	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_FRAG_REFILL),
+    {"ps-kmem-max", NULL, "tsync ps_kmem, policies on, max_bytes = 1.4 x the endurance "
+     "live set: at the limit ps_alloc waits for a grace period (only when named)", psk_init,
+     psk_fini, ps_thread_init, nothing, psk_alloc, psk_free, ps_lock, ps_unlock, nothing,
+     ps_pending, ps_stats_of, 0, false, true},
 };
 #define NALLOC (sizeof allocators / sizeof allocators[0])
 
@@ -645,6 +661,8 @@ static int child_run(void)
 	}
 	unsigned nthr = g_run.threads + g_run.readers;
 	g_prudence = a->prudence;
+	g_bounded = a->bounded;
+	g_bounded_nodes = (uint64_t)g_run.nodes * g_run.threads;
 	if (a->init(g_run.size, nthr) != 0) {
 		fprintf(stderr, WHO ": %s: init failed: %s\n", a->name, strerror(errno));
 		return 1;
@@ -1083,7 +1101,7 @@ static int parse_allocators(const char *arg, struct opts *o)
 	bool all = strcmp(arg, "all") == 0, abl = strcmp(arg, "ablation") == 0;
 	if (all || abl) {
 		for (unsigned i = 0; i < NALLOC; i++)
-			if (available(&allocators[i]) &&
+			if (available(&allocators[i]) && !allocators[i].bounded &&
 			    (all ? !allocators[i].ablation
 				 : allocators[i].ablation || strcmp(allocators[i].name, "ps-kmem") == 0))
 				o->alloc[o->nalloc++] = i;

@@ -113,6 +113,30 @@ def test_endurance_killed_run(tmp_path):
     assert "| malloc-call-rcu | 1 | 1 | 8 | killed-oom | n/a |" in md
 
 
+def test_ablation_summary(tmp_path):
+    # ps-kmem (on), ps-kmem-off and one policy off, two repeats each
+    rows, runs = [HEADER], ["allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,"
+                            "wall_s,cache_churn,cache_misses,peak_slabs,ft"]
+    for name, mops, churn in (("ps-kmem", (2.0, 3.0), (100, 140)),
+                              ("ps-kmem-off", (2.5, 2.5), (200, 200)),
+                              ("ps-kmem-no-latent-slab", (1.0, 1.5), (300, 500))):
+        for rep in range(2):
+            rows.append(f"endurance,{name},2,1,512,{mops[rep]},1,2,3,0.0,4096,{churn[rep]}")
+            runs.append(f"{name},2,1,512,{rep},2048,0,ok,20,7,9,30,1.5")
+    write(tmp_path / "endurance.csv", rows)
+    write(tmp_path / "endurance_runs.csv", runs)
+    assert pp.main(["x", str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    md = (tmp_path / "summary_endurance.md").read_text()
+    # medians: on 2.5 Mops, churn 120; off churn 200 -> 0.60x; no-latent-slab 1.25 Mops
+    assert "| ps-kmem | 2 | 2.500 | 1.00x | 2.00 | 120 | 0.60x | 7 | 30 | 1.50 |" in md
+    assert "| ps-kmem-off | 2 | 2.500 | 1.00x | 2.00 | 200 | 1.00x |" in md
+    assert "| ps-kmem-no-latent-slab | 2 | 1.250 | 0.50x | 2.00 | 400 | 2.00x |" in md
+    # not an ablation without ps-kmem-off
+    assert pp.ablation_summary([r for r in pp.endurance_runs(
+        pp.read_csv(tmp_path / "endurance_runs.csv"), pp.read_csv(tmp_path / "endurance.csv"),
+        []) if r["allocator"] != "ps-kmem-off"]) is None
+
+
 def test_plots_written(tmp_path):
     pytest.importorskip("matplotlib")
     write(tmp_path / "pairs.csv", pairs_rows())

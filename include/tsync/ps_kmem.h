@@ -46,7 +46,8 @@ struct ps_kmem_config {
 			       * as in memcached, past max_classes - 1 the sequence stops
 			       * and the last class is max_size */
 	/* Template for every class's ps_mem: align, reclaim_batch, stamp_batch, schedule,
-	 * accounting, hooks (called with the class's ps_mem), max_bytes (per class). Its
+	 * accounting, hooks (called with the class's ps_mem), max_bytes (per class), and
+	 * Prudence's policies (prudence: 0, the default, turns them all on). Its
 	 * size field must be set (PS_MEM_CONFIG_INIT); slab_size and cache_size 0 let
 	 * ps_kmem choose per class (above); slabs_kept 0 means 1 per class. */
 	struct ps_mem_config mem;
@@ -70,15 +71,17 @@ void ps_kmem_destroy(struct ps_kmem *k);
  * ps_kmalloc: an object of at least size bytes (contents unspecified), from the smallest
  * class that holds it. NULL with errno = EINVAL for size 0 or above cfg->max_size, or as
  * ps_alloc fails (ENOMEM; EDEADLK at a class's max_bytes inside a section). Cost and
- * waiting: ps_alloc's, plus finding the class (a binary search over the classes).
+ * waiting: ps_alloc's, plus finding the class (one table load for sizes up to 8 KiB, a
+ * binary search over the classes above).
  */
 void *ps_kmalloc(struct ps_kmem *k, size_t size);
 
 /*
  * ps_kfree: the deferred free (Prudence's kfree_deferred): ps_free on obj's class - obj
  * is reused only after every section of k's ps active now has ended. obj must come from
- * ps_kmalloc(k); a double free or an object of another instance aborts with a
- * diagnostic. NULL is ignored. ps_free's contract otherwise.
+ * ps_kmalloc(k); a double free, an object of another instance or a pointer no ps_kmem
+ * handed out aborts with a one-line diagnostic naming ps_kfree (the header check: two
+ * loads and compares beyond ps_free's). NULL is ignored. ps_free's contract otherwise.
  */
 void ps_kfree(struct ps_kmem *k, void *obj);
 

@@ -13,9 +13,12 @@
  * has ended. When nothing has quiesced, ps_alloc takes fresh memory rather than wait
  * (seed 000 §3.2).
  *
- * Layers, each with countable events (the Prudence policies of seed 001 build on them):
+ * Layers, each with countable events (Prudence (ASPLOS 2016) §4's policies, enum
+ * ps_mem_prudence, act on them):
  *   quiescence queue (per thread)  --reclaim-->  object cache (per thread, capacity C)
- *   object cache  --flush C/2 / refill C/2-->  slabs owned by the thread
+ *        (its latent cache: at most C)                 or, for the objects beyond the
+ *                                       latent cache, --reclaim--> their own slab
+ *   object cache  --flush / refill (sizes: the policies)-->  slabs owned by the thread
  *   slabs  <-->  the instance's slab pool (a mutex, slow path only)  <-->  the system
  * A slab is one page-aligned chunk (slab_size bytes, a multiple of 4096; a power of two
  * is also aligned to its size) whose objects each carry a header: the free time, the
@@ -245,7 +248,12 @@ void *ps_alloc(struct ps_mem *m);
  * least reclaim_batch objects, more after one ps_quiesce scan - so a scan's loads of
  * other threads' lines are amortised over about reclaim_batch frees (seed 000 §3.4: a
  * longer queue lets one quiescence computation free more). Never waits for another
- * thread; may take the pool mutex only when a flush returns a slab to the pool.
+ * thread; may take the pool mutex only when a flush returns a slab to the pool (and,
+ * with PS_MEM_PRUDENCE_PREMOVE, try it once when obj's slab is the pool's). With
+ * PS_MEM_PRUDENCE_LATENT_SLAB, once the caller's queue holds cache_size objects bound
+ * for its object cache, obj is bound for its slab instead (an atomic add on the slab's
+ * header line). Every free first checks obj's header: a pointer no ps_mem handed out
+ * aborts (its slab word is not a page address; one load and one test per free).
  * RT and TEMPORAL instances (seed 004 Fig. 8, lines 23-30): the reclamation computes the
  * quiescence point (ps_quiesce_time) whenever the queue's head is past the caller's
  * last point, and collects every queued object freed at or before it - not bounded by
@@ -276,7 +284,11 @@ void ps_free_now(struct ps_mem *m, void *obj);
  * ps_mem_reclaim: stamp the caller's queued frees and reclaim the quiesced objects at
  * the head of its queue, not bounded by reclaim_batch, with one scan (ps_quiesce for the
  * newest free time, then for the oldest if that fails). Returns the number reclaimed.
- * Never waits.
+ * Then, with PS_MEM_PRUDENCE_PREFLUSH, the pre-flush: it is the "idle time" call of
+ * Prudence (ASPLOS 2016) §4.2 - call it from idle threads (tsync-cached's idle timer
+ * does); a walk of the caller's queue, bounded by its length. Never waits. No
+ * background thread does this for you: the queue is its thread's alone (a helper would
+ * need a lock on every ps_free).
  */
 size_t ps_mem_reclaim(struct ps_mem *m);
 

@@ -131,6 +131,8 @@ static void test_class_lookup(struct ps *ps)
 				  sz, got, want);
 		}
 		CHECK_EQ_I(ps_kmem_class_of(k, max + 1), -1);
+		CHECK_EQ_I(ps_kmem_class_of(k, 0), -1);
+		CHECK_EQ_I(ps_kmem_class_of(k, (size_t)-1), -1);
 		ps_kmem_destroy(k);
 	}
 }
@@ -234,6 +236,11 @@ static void free_foreign(void *arg)
 	const struct foreign *f = arg;
 	struct ps_kmem *a = ps_kmem_create(f->ps, NULL), *b = ps_kmem_create(f->ps, NULL);
 	void *p = f->malloced ? malloc(100) : ps_kmalloc(a, 100);
+	if (f->now < 0) { /* a double deferred free */
+		ps_kfree(a, p);
+		ps_kfree(a, p);
+		_exit(0);
+	}
 	if (f->now)
 		ps_kfree_now(b, p);
 	else
@@ -265,6 +272,11 @@ int main(void)
 				  "a foreign %s free did not abort saying \"%s\"",
 				  f.now ? "immediate" : "deferred", want);
 		}
+	if (test_can_fork()) {
+		struct foreign f = {ps, -1, 0};
+		CHECK_MSG(test_dies_saying(free_foreign, &f, "ps_kfree: double free"),
+			  "a double ps_kfree did not abort naming ps_kfree");
+	}
 	ps_destroy(ps);
 	test_log("ps_kmem: ok");
 	return 0;

@@ -789,8 +789,88 @@ static void *free_and_exit(void *arg)
 	return NULL;
 }
 
+/* Fig. 5 of Prudence (ASPLOS 2016): pool slabs A and B each hold 2 allocated objects
+ * (keep[1] and keep[0]); both of B's are freed deferred (into its latent slab: main's
+ * latent cache, 1 object, is full). The next refill must take A: with pre-movement B
+ * moved to the draining list at those frees; with the fragmentation-aware refill B is
+ * passed over. fig5_refill returns the slab the refill took: 0 for A, 1 for B. */
+struct two_slabs {
+	struct ps_mem *m;
+	void *keep[2][2]; /* the two objects left allocated in A and in B */
+};
+
+static uintptr_t slab_of(const void *p)
+{
+	return (uintptr_t)p & ~(uintptr_t)4095; /* 4096-byte slabs are aligned to it */
+}
+
+static void *make_two_slabs(void *arg)
+{
+	struct two_slabs *t = arg;
+	CHECK_EQ(tsync_thread_register(), 0);
+	unsigned n = ps_mem_slab_objects(t->m);
+	void **p = calloc(2 * n, sizeof(void *));
+	CHECK(p != NULL);
+	for (unsigned i = 0; i < 2 * n; i++)
+		CHECK((p[i] = ps_alloc(t->m)) != NULL);
+	uintptr_t a = slab_of(p[0]);
+	unsigned kept[2] = {0, 0};
+	for (unsigned i = 0; i < 2 * n; i++) {
+		int s = slab_of(p[i]) == a ? 0 : 1;
+		if (kept[s] < 2)
+			t->keep[s][kept[s]++] = p[i];
+		else
+			ps_free_now(t->m, p[i]);
+	}
+	CHECK_EQ(kept[0], 2);
+	CHECK_EQ(kept[1], 2);
+	free(p);
+	CHECK_EQ(tsync_thread_unregister(), 0); /* its slabs go to the pool */
+	return NULL;
+}
+
+static int fig5_refill(struct ps *ps, unsigned prudence)
+{
+	struct ps_mem_config c = small_cfg();
+	c.cache_size = 1; /* a refill takes 1; the latent cache holds 1 */
+	c.prudence = prudence;
+	struct two_slabs t = {ps_mem_create(ps, 100, &c), {{NULL}}};
+	CHECK(t.m != NULL);
+	pthread_t th;
+	CHECK_EQ(pthread_create(&th, NULL, make_two_slabs, &t), 0);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	ps_enter(ps); /* nothing freed below is reclaimed before the refill */
+	/* B is the slab the helper allocated from first: the one that ends at the head of
+	 * the pool's partly free list (the thread's lists are handed over in order) */
+	ps_free(t.m, t.keep[1][0]); /* main's latent cache: now full */
+	ps_free(t.m, t.keep[0][0]); /* B's latent slab */
+	ps_free(t.m, t.keep[0][1]);
+	CHECK_EQ(mstats(t.m).latent_slab, 2);
+	void *q = ps_alloc(t.m);
+	CHECK(q != NULL);
+	ps_exit(ps);
+	int which = slab_of(q) == slab_of(t.keep[1][1]) ? 0 : slab_of(q) == slab_of(t.keep[0][0]) ? 1 : -1;
+	CHECK_MSG(which >= 0, "the refill took neither pool slab");
+	ps_free(t.m, q);
+	ps_free(t.m, t.keep[1][1]);
+	reclaim_all(t.m);
+	ps_mem_destroy(t.m);
+	return which;
+}
+
 static void test_prudence(struct ps *ps)
 {
+	/* Slab choice (Fig. 5): the latent slab B is refilled from only with both policies
+	 * off (the pool's head slab; the construction makes that B). */
+	const unsigned base = PS_MEM_PRUDENCE_LATENT_SLAB;
+	CHECK_MSG(fig5_refill(ps, base) == 1, "with pre-movement and the fragmentation-aware "
+		  "refill off, the refill did not take the pool's first slab");
+	CHECK_MSG(fig5_refill(ps, base | PS_MEM_PRUDENCE_PREMOVE) == 0,
+		  "pre-movement left the latent slab where the refill took it");
+	CHECK_MSG(fig5_refill(ps, base | PS_MEM_PRUDENCE_FRAG_REFILL) == 0,
+		  "the fragmentation-aware refill took the latent slab");
+	CHECK_EQ(fig5_refill(ps, 0), 0);
+
 	void *p[16];
 	for (int on = 0; on < 2; on++) {
 		const char *pol = on ? "on" : "off";
