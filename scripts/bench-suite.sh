@@ -110,7 +110,23 @@ for suite in "$@"; do
 		# and with each one off in turn, interleaved, on the same endurance run.
 		run prudence endurance --allocators ablation --threads 2 --readers 1 --seconds 20 \
 			--repeat 3 --out "$pr/ablation"
-		for d in pairs endurance endurance-limit ablation; do
+		# Prudence on against off alone, longer: slab churn comes in bursts (a reader
+		# descheduled inside its section), so it needs minutes to compare.
+		run prudence endurance --allocators ps-kmem,ps-kmem-off --threads 2 --readers 1 \
+			--seconds 60 --repeat 4 --out "$pr/onoff"
+		# ps_kmem with a memory limit (max_bytes = 1.4 x the live set): bounded by waiting.
+		run prudence endurance --allocators ps-kmem,ps-kmem-max --threads 2 --readers 1 \
+			--seconds 60 --repeat 2 --out "$pr/bounded"
+		# tsync-cached's core, 50 % sets, Prudence on and off, 3 interleaved repeats.
+		mkdir -p "$pr/cache"
+		rm -f "$pr/cache/mem.csv"
+		for r in 1 2 3; do
+			f=run
+			((r == 1)) || f=again
+			TSYNC_BENCH_OUT="$pr/cache" $f cache --variants ps --threads 2 --set-pct 50 \
+				--seconds 10 --prudence on,off --mem-csv "$pr/cache/mem.csv" --csv /dev/null
+		done
+		for d in pairs endurance endurance-limit ablation onoff bounded cache; do
 			"$py" bench/prudence/plot_prudence.py "$pr/$d" --doc docs/prudence.md
 		done
 		echo "bench: docs/prudence.md figures refreshed"

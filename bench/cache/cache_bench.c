@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <tsync/clock.h>
+#include <tsync/ps_mem.h>
 
 #include "cache.h"
 #include "cache_bench.h"
@@ -60,6 +61,8 @@ struct opts {
 	double seconds; /* 0: run the partition once */
 	const char *csv, *out;
 	bool pin;
+	bool prud[2];         /* Prudence's policies [0]: on, [1]: off (--prudence) */
+	const char *mem_csv;  /* --mem-csv: the allocator's counters per run, appended */
 };
 
 struct worker {
@@ -216,13 +219,32 @@ static void *worker_main(void *arg)
 struct result {
 	double mops;
 	uint64_t get_p99_ns, set_p99_ns;
+	struct ps_mem_stats mem; /* the item allocator's counters at the end of the run */
 };
 
+/* --mem-csv: Prudence (ASPLOS 2016) §5's measures of the item allocator (ps_kmem_stats
+ * over every size class) for one run, Prudence on or off. */
+#define MEM_CSV_HEADER                                                                   \
+	"variant,threads,set_pct,prudence,mops,cache_misses,cache_churn,slab_churn,peak_slabs," \
+	"slab_bytes,live_bytes,ft"
+static int mem_row(FILE *f, const char *name, unsigned thr, unsigned pct, int off,
+		   const struct result *r)
+{
+	const struct ps_mem_stats *m = &r->mem;
+	fprintf(f, "%s,%u,%u,%s,%.6g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		   ",%" PRIu64 ",%.4f\n",
+		name, thr, pct, off ? "off" : "on", r->mops, m->cache_misses, m->cache_churn,
+		m->slab_churn, m->peak_slabs, m->slab_bytes, m->live_bytes,
+		m->live_bytes ? (double)m->slab_bytes / (double)m->live_bytes : 0.0);
+	return fflush(f) == 0 ? 0 : -1;
+}
+
 static int run_one(enum cache_variant v, unsigned nthr, const uint32_t *trace,
-		   const struct opts *o, struct result *res)
+		   const struct opts *o, unsigned prudence, struct result *res)
 {
 	struct cache_config cfg = CACHE_CONFIG_INIT;
 	cfg.variant = v;
+	cfg.prudence = prudence;
 	/* every record, a replaced item per thread in flight, and slack */
 	cfg.mem_limit = o->keys * 256 + (256ull << 20);
 	unsigned hp = 4;
@@ -286,6 +308,7 @@ static int run_one(enum cache_variant v, unsigned nthr, const uint32_t *trace,
 	pthread_barrier_destroy(&g_go);
 	free(ws);
 	free(th);
+	cache_mem_stats(g_cache, &res->mem);
 	cache_destroy(g_cache);
 	g_cache = NULL;
 	return 0;
@@ -308,6 +331,10 @@ static void usage(FILE *f)
 	      "  --csv FILE|-      write the CSV there ('-': stdout)\n"
 	      "  --out DIR         write DIR/cache.csv, DIR/table.md and plots\n"
 	      "  --no-pin          do not pin worker i to the i-th allowed CPU\n"
+	      "  --prudence LIST   on,off: the item allocator's Prudence policies (default on;\n"
+	      "                    both: each configuration twice, interleaved; the CSV has the\n"
+	      "                    `on` runs)\n"
+	      "  --mem-csv FILE    append per run: " MEM_CSV_HEADER "\n"
 	      "CSV: " CSV_HEADER "\n",
 	      f);
 }
@@ -328,6 +355,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"seconds", required_argument, 0, 's'},  {"keys", required_argument, 0, 'k'},
 	    {"csv", required_argument, 0, 'c'},      {"out", required_argument, 0, 'o'},
 	    {"no-pin", no_argument, 0, 'P'},         {"help", no_argument, 0, 'h'},
+	    {"prudence", required_argument, 0, 'U'}, {"mem-csv", required_argument, 0, 'M'},
 	    {0, 0, 0, 0}};
 	int ch;
 	optind = 1;
@@ -354,6 +382,27 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			free(s);
 			break;
 		}
+		case 'U': {
+			o->prud[0] = o->prud[1] = false;
+			char *s = strdup(optarg), *save = NULL;
+			for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				if (strcmp(t, "on") != 0 && strcmp(t, "off") != 0) {
+					fprintf(stderr, "tsync-bench cache: bad --prudence '%s'\n", t);
+					free(s);
+					return -1;
+				}
+				o->prud[strcmp(t, "off") == 0] = true;
+			}
+			free(s);
+			if (!o->prud[0] && !o->prud[1]) {
+				fprintf(stderr, "tsync-bench cache: empty --prudence\n");
+				return -1;
+			}
+			break;
+		}
+		case 'M':
+			o->mem_csv = optarg;
+			break;
 		case 't':
 			if (parse_list(optarg, o->threads, &o->nthreads, 1, MAX_THREADS)) {
 				fprintf(stderr, "tsync-bench cache: bad --threads '%s'\n", optarg);
@@ -429,7 +478,7 @@ static void run_report(const char *dir, const char *csv_path, const char *cmdlin
 
 int cache_main(int argc, char **argv, const char *cmdline)
 {
-	struct opts o = {.requests = 10000000u, .keys = 1000000u, .pin = true};
+	struct opts o = {.requests = 10000000u, .keys = 1000000u, .pin = true, .prud = {true, false}};
 	g_ncpus = bench_affinity_cpus(g_cpus);
 	if (g_ncpus == 0)
 		g_cpus[g_ncpus++] = 0;
@@ -466,6 +515,15 @@ int cache_main(int argc, char **argv, const char *cmdline)
 	}
 	if (!outs[0] && !outs[1])
 		outs[0] = stdout;
+	FILE *mem = NULL;
+	if (o.mem_csv) {
+		if (!(mem = fopen(o.mem_csv, "a"))) {
+			fprintf(stderr, "tsync-bench cache: %s: %s\n", o.mem_csv, strerror(errno));
+			return 1;
+		}
+		if (ftell(mem) == 0)
+			fputs(MEM_CSV_HEADER "\n", mem);
+	}
 	for (int k = 0; k < 2; k++)
 		if (outs[k]) {
 			fputs(CSV_HEADER "\n", outs[k]);
@@ -499,17 +557,26 @@ int cache_main(int argc, char **argv, const char *cmdline)
 		for (int v = 0; v < 4 && !status; v++) {
 			if (!o.sel[v])
 				continue;
-			for (unsigned t = 0; t < o.nthreads && !status; t++) {
+			for (unsigned t = 0; t < o.nthreads && !status; t++)
+			for (int u = 0; u < 2 && !status; u++) {
+				if (!o.prud[u])
+					continue;
 				struct result r;
-				if (run_one((enum cache_variant)v, o.threads[t], trace, &o, &r) != 0) {
+				if (run_one((enum cache_variant)v, o.threads[t], trace, &o,
+					    u ? PS_MEM_PRUDENCE_NONE : 0, &r) != 0) {
 					status = 1;
 					break;
 				}
 				const char *name = cache_variant_name((enum cache_variant)v);
-				fprintf(stderr, "  %-9s %2u threads %3u%% sets: %8.3f Mops/s  get p99 %" PRIu64
-						" ns  set p99 %" PRIu64 " ns\n",
-					name, o.threads[t], o.pcts[p], r.mops, r.get_p99_ns, r.set_p99_ns);
-				for (int k = 0; k < 2; k++)
+				fprintf(stderr, "  %-9s %2u threads %3u%% sets, Prudence %-3s: %8.3f Mops/s  "
+						"get p99 %" PRIu64 " ns  set p99 %" PRIu64 " ns\n",
+					name, o.threads[t], o.pcts[p], u ? "off" : "on", r.mops,
+					r.get_p99_ns, r.set_p99_ns);
+				if (mem && mem_row(mem, name, o.threads[t], o.pcts[p], u, &r) != 0) {
+					status = 1;
+					break;
+				}
+				for (int k = 0; k < 2 && !u; k++)
 					if (outs[k]) {
 						fprintf(outs[k], "%s,%u,%u,%.6g,%" PRIu64 ",%" PRIu64 "\n",
 							name, o.threads[t], o.pcts[p], r.mops,
@@ -521,6 +588,8 @@ int cache_main(int argc, char **argv, const char *cmdline)
 		free(trace);
 	}
 	free(keys);
+	if (mem)
+		fclose(mem);
 	if (outs[0] && outs[0] != stdout)
 		fclose(outs[0]);
 	if (outs[1]) {

@@ -305,6 +305,32 @@ def ablation_summary(runs):
     return "\n".join(lines)
 
 
+def cache_summary(rows):
+    """tsync-cached's core with Prudence on and off (`tsync-bench cache --prudence on,off
+    --mem-csv`): medians over the repeats per (threads, set %, prudence)."""
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(int(r["threads"]), int(r["set_pct"]), r["prudence"])].append(r)
+    cols = ("mops", "cache_misses", "cache_churn", "slab_churn", "peak_slabs", "ft")
+    lines = ["# tsync-cached's core: Prudence on and off (set-heavy)", "",
+             "`tsync-bench cache --variants ps --prudence on,off`: the in-process cache, YCSB "
+             "Zipf 0.99, 16-byte keys, 32-byte values; the item allocator's counters "
+             "(`ps_kmem_stats`, every size class) at the end of each run, medians of the "
+             "repeats.", "",
+             "| threads | set % | Prudence | runs | Mops/s | cache misses | object-cache churn | "
+             "slab churn | peak slabs | f_t |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(groups, key=lambda k: (k[0], k[1], k[2] != "on")):
+        g = groups[key]
+        m = {c: median([num(r[c]) for r in g]) for c in cols}
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {len(g)} | {fmt(m['mops'], '.3f')} | "
+                     f"{fmt(m['cache_misses'], '.0f')} | {fmt(m['cache_churn'], '.0f')} | "
+                     f"{fmt(m['slab_churn'], '.0f')} | {fmt(m['peak_slabs'], '.0f')} | "
+                     f"{fmt(m['ft'], '.3f')} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="plot_prudence.py",
                                  description="tables and plots of tsync-bench prudence")
@@ -337,8 +363,15 @@ def main(argv):
             f.write("\n".join(texts[-2:]) if abl else texts[-1])
         plots.append((plot_endurance, runs, os.path.join(d, "endurance.png")))
         did = True
+    mem_path = os.path.join(d, "mem.csv")
+    if os.path.exists(mem_path):
+        texts.append(cache_summary(read_csv(mem_path)))
+        with open(os.path.join(d, "summary_cache.md"), "w") as f:
+            f.write(texts[-1])
+        did = True
     if not did:
-        print(f"plot_prudence: no pairs.csv or endurance_runs.csv in {d}", file=sys.stderr)
+        print(f"plot_prudence: no pairs.csv, endurance_runs.csv or mem.csv in {d}",
+              file=sys.stderr)
         return 1
     if args.doc:
         name = os.path.basename(os.path.normpath(d))

@@ -137,6 +137,22 @@ def test_ablation_summary(tmp_path):
         []) if r["allocator"] != "ps-kmem-off"]) is None
 
 
+def test_cache_summary(tmp_path):
+    write(tmp_path / "mem.csv", [
+        "variant,threads,set_pct,prudence,mops,cache_misses,cache_churn,slab_churn,peak_slabs,"
+        "slab_bytes,live_bytes,ft",
+        "ps,2,50,on,3.0,100,10,0,50,100,80,1.25",
+        "ps,2,50,off,2.0,300,30,2,52,100,80,1.25",
+        "ps,2,50,on,5.0,200,20,0,54,100,80,1.35",
+        "ps,2,50,off,2.5,400,50,4,56,100,80,1.45",
+    ])
+    assert pp.main(["x", str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    md = (tmp_path / "summary_cache.md").read_text()
+    on = md.index("| 2 | 50 | on | 2 | 4.000 | 150 | 15 | 0 | 52 | 1.300 |")
+    off = md.index("| 2 | 50 | off | 2 | 2.250 | 350 | 40 | 3 | 54 | 1.350 |")
+    assert on < off
+
+
 def test_plots_written(tmp_path):
     pytest.importorskip("matplotlib")
     write(tmp_path / "pairs.csv", pairs_rows())

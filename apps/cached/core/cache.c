@@ -834,6 +834,11 @@ unsigned cache_nclasses(const struct cache *c)
 	return c->nclasses;
 }
 
+int cache_mem_stats(struct cache *c, struct ps_mem_stats *out)
+{
+	return ps_kmem_stats(c->kmem, out);
+}
+
 int cache_class_stats(struct cache *c, unsigned cls, struct cache_class_stats *out)
 {
 	if (cls >= c->nclasses)

@@ -165,10 +165,13 @@ struct cache_config {
 	 * lock held: it must be short and must not call into the cache. NULL: none. */
 	void (*evict_fn)(void *arg, const struct cache_evicted *e);
 	void *evict_arg;
+	/* Prudence's policies for every size class (ps_mem_config.prudence: 0, the default,
+	 * turns them all on; PS_MEM_PRUDENCE_NONE turns them off). */
+	unsigned prudence;
 };
 #define CACHE_CONFIG_INIT                                                                  \
 	{sizeof(struct cache_config), CACHE_PS, 0, 0, 0.0, 0, 0, false, false, 0, CACHE_EVICT_GDSF, 0, \
-	 NULL, NULL}
+	 NULL, NULL, 0}
 
 /*
  * cache_create: a new, empty cache. cfg NULL means defaults. Creates its own struct ps
@@ -492,6 +495,12 @@ struct cache_stats {
 	/* quiescence: the calling thread's ps_quiesce counters (struct ps_stats) */
 	uint64_t quiesce_calls, quiesce_true;
 };
+/* cache_mem_stats: the item allocator's counters, every size class summed (ps_kmem_stats:
+ * Prudence's churn and fragmentation measures among them). Returns 0, or -1 with errno
+ * = EINVAL. Takes each class's pool mutex briefly. Any thread. */
+struct ps_mem_stats;
+int cache_mem_stats(struct cache *c, struct ps_mem_stats *out);
+
 /* cache_stats: fill *out. Takes each size class's pool mutex briefly. Any thread. */
 void cache_stats(struct cache *c, struct cache_stats *out);
 

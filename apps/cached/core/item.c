@@ -187,6 +187,7 @@ int make_classes(struct cache *c)
 	kc.cache_bytes = 16 * 1024;
 	kc.max_classes = MAX_CLASSES;
 	kc.mem.slabs_kept = 1;
+	kc.mem.prudence = g->prudence;
 	kc.mem.reclaim_fn = on_reclaim;
 	kc.mem.reclaim_arg = c;
 	c->kmem = ps_kmem_create(c->ps, &kc);
