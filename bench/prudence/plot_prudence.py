@@ -74,8 +74,45 @@ def ratio(a, b):
     return a / b if a is not None and b else None
 
 
+def xfmt(r):
+    """A ratio as "1.23x", or n/a."""
+    return "n/a" if r is None else f"{r:.2f}x"
+
+
 def fmt(x, spec=".2f", empty="n/a"):
     return empty if x is None else format(x, spec)
+
+
+def pair_ratios(med, thr, rd, s):
+    """(ps-kmem / malloc-call-rcu, ps-kmem / best production peer) at one point."""
+    t = med.get((TSYNC, thr, rd, s), {}).get("mops")
+    base = med.get((BASELINE, thr, rd, s), {}).get("mops")
+    best = max((med.get((p, thr, rd, s), {}).get("mops") or 0 for p in PRODUCTION),
+               default=0) or None
+    return ratio(t, base), ratio(t, best)
+
+
+def targets_lines(med, configs, sizes):
+    """The issue's pairs targets per thread count: the smallest ratio over sizes and
+    reader counts, and where it is (the prose of docs/prudence.md quotes these)."""
+    out = []
+    for thr in sorted({c[0] for c in configs}):
+        for i, (name, goal) in enumerate((("malloc-call-rcu", 4.0),
+                                          ("the best production allocator + call_rcu", 1.5))):
+            pts = [(pair_ratios(med, thr, rd, s)[i], s, rd) for t, rd in configs if t == thr
+                   for s in sizes]
+            pts = [p for p in pts if p[0] is not None]
+            if not pts:
+                continue
+            lo = min(pts)
+            short = [p for p in pts if p[0] < goal]
+            out.append(f"- {thr} thread(s): ps-kmem / {name} is {lo[0]:.2f}x at least "
+                       f"({lo[1]} B, {lo[2]} reader(s)); target {goal:g}x: "
+                       + ("met at every size and reader count" if not short else
+                          "short at " + ", ".join(f"{p[1]} B/{p[2]}r ({p[0]:.2f}x)"
+                                                  for p in sorted(short, key=lambda p: (p[2], p[1]))))
+                       + ".")
+    return out
 
 
 def pairs_summary(med):
@@ -86,6 +123,8 @@ def pairs_summary(med):
              "Mops/s, median of the repeats. `vs malloc` is ps-kmem / malloc-call-rcu; "
              "`vs best` is ps-kmem / the best of jemalloc, tcmalloc and mimalloc + call_rcu "
              "at that size.", ""]
+    if TSYNC in allocs:
+        lines += targets_lines(med, configs, sizes) + [""]
     for thr, rd in configs:
         lines.append(f"## {thr} thread(s), {rd} reader(s)")
         lines.append("")
@@ -99,12 +138,9 @@ def pairs_summary(med):
             for a in allocs:
                 cells.append(fmt(med.get((a, thr, rd, s), {}).get("mops")))
             if TSYNC in allocs:
-                t = med.get((TSYNC, thr, rd, s), {}).get("mops")
-                base = med.get((BASELINE, thr, rd, s), {}).get("mops")
-                best = max((med.get((p, thr, rd, s), {}).get("mops") or 0 for p in PRODUCTION),
-                           default=0) or None
-                cells.append(fmt(ratio(t, base), ".2f") + ("x" if ratio(t, base) else ""))
-                cells.append(fmt(ratio(t, best), ".2f") + ("x" if ratio(t, best) else ""))
+                vs_base, vs_best = pair_ratios(med, thr, rd, s)
+                cells.append(xfmt(vs_base))
+                cells.append(xfmt(vs_best))
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
         lines.append("p99 ns / helper CPU % / peak RSS MiB per allocator, largest size:")
@@ -266,11 +302,6 @@ def replace_block(doc, name, text):
 
 
 ALL_OFF = "ps-kmem-off"
-
-
-def xfmt(r):
-    """A ratio as "1.23x", or n/a."""
-    return "n/a" if r is None else f"{r:.2f}x"
 
 
 def ablation_summary(runs):

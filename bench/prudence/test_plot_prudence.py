@@ -42,6 +42,20 @@ def test_pairs_medians_and_ratios(tmp_path):
     row = next(line for line in md.splitlines() if line.startswith("| 64 |"))
     # ps-kmem 10 / malloc 2 = 5x; / best of production peers (tcmalloc 5) = 2x
     assert "| 5.00x | 2.00x |" in row
+    # the targets lines: 5x >= 4x met; 2x >= 1.5x met
+    assert ("- 2 thread(s): ps-kmem / malloc-call-rcu is 5.00x at least (64 B, 0 reader(s)); "
+            "target 4x: met at every size and reader count.") in md
+
+
+def test_pairs_target_short():
+    med = {("ps-kmem", 1, r, s): {"mops": m} for r, s, m in ((0, 16, 6.0), (1, 16, 9.0))}
+    med.update({("malloc-call-rcu", 1, r, 16): {"mops": 2.0} for r in (0, 1)})
+    med.update({("jemalloc-call-rcu", 1, r, 16): {"mops": 5.0} for r in (0, 1)})
+    lines = pp.targets_lines(med, [(1, 0), (1, 1)], [16])
+    assert lines[0] == ("- 1 thread(s): ps-kmem / malloc-call-rcu is 3.00x at least (16 B, "
+                        "0 reader(s)); target 4x: short at 16 B/0r (3.00x).")
+    assert lines[1].endswith("1.20x at least (16 B, 0 reader(s)); target 1.5x: short at "
+                             "16 B/0r (1.20x).")
 
 
 def test_pairs_missing_peer_is_na(tmp_path):
