@@ -571,7 +571,8 @@ void ps_free_now(struct ps_mem *m, void *obj)
  * Move queued latent-cache objects to their latent slabs until cache + latent cache
  * hold at most `target` objects (or none is left to move). The oldest go first: their
  * grace period ends first, so they would overflow the cache first. Changes where an
- * object goes after its grace period, never when (docs/design.md §3.6).
+ * object goes after its grace period, never when (docs/design.md §3, "Prudence's latent
+ * caches and slabs").
  */
 static void latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target)
 {

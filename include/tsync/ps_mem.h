@@ -113,7 +113,7 @@ enum ps_mem_accounting {
  * Prudence's policies (Prudence (ASPLOS 2016) §4, Algorithm 1), each a bit of
  * cfg->prudence so that any of them can be switched off (docs/prudence.md measures each
  * one's effect). They decide where objects go and when; none decides when an object is
- * reusable - that stays quiescence and the grace hook (docs/design.md §3.6).
+ * reusable - that stays quiescence and the grace hook (docs/design.md §3).
  */
 enum ps_mem_prudence {
 	/* Latent cache bound (§4.1): a thread's queue holds at most cache_size deferred
