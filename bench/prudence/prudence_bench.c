@@ -1278,7 +1278,10 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 	}
 	if (list) {
 		for (unsigned i = 0; i < NALLOC; i++)
-			printf("%-26s %s%s\n", allocators[i].name, allocators[i].what,
+			printf("%-26s %s%s%s\n", allocators[i].name, allocators[i].what,
+			       allocators[i].bounded    ? " [by name only]"
+			       : allocators[i].ablation ? " [in --allocators ablation]"
+							: "",
 			       available(&allocators[i]) ? "" : " [not built: library not found]");
 		return 0;
 	}

@@ -13,12 +13,20 @@ set(header "workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,h
 bench_smoke_run(listing COMMAND prudence --list)
 string(REPLACE "\n" ";" listing "${listing}")
 set(allocs "")
+set(ablation ps-kmem)
 foreach(l IN LISTS listing)
-  if(l MATCHES "not built")
+  if(l MATCHES "not built" OR l MATCHES "by name only")
     continue()
   endif()
-  if(l MATCHES "^([a-z0-9-]+) ")
+  if(l MATCHES "^([a-z0-9-]+) .*in --allocators ablation")
+    list(APPEND ablation ${CMAKE_MATCH_1})
+  elseif(l MATCHES "^([a-z0-9-]+) ")
     list(APPEND allocs ${CMAKE_MATCH_1})
+  endif()
+endforeach()
+foreach(req ps-kmem-off ps-kmem-no-latent-slab ps-kmem-no-frag-refill)
+  if(NOT req IN_LIST ablation)
+    message(FATAL_ERROR "--list lacks the ablation's ${req}: ${ablation}")
   endif()
 endforeach()
 foreach(req malloc-call-rcu malloc-call-rcu-all ck-epoch ps-mem ps-kmem)
@@ -61,6 +69,22 @@ foreach(a IN LISTS allocs)
   endif()
 endforeach()
 
+# --allocators ablation: ps-kmem and every variant with a policy off, one row each
+bench_smoke_csv(arows HEADER "${header}" TIMEOUT 120 COMMAND
+  prudence pairs --allocators ablation --sizes 64 --threads 1 --readers 0 --seconds 0.05
+  --repeat 1 --csv -)
+foreach(a IN LISTS ablation)
+  set(n 0)
+  foreach(r IN LISTS arows)
+    if(r MATCHES "^pairs,${a},1,0,64,[0-9.]+,.*,[0-9]+$")
+      math(EXPR n "${n} + 1")
+    endif()
+  endforeach()
+  if(NOT n EQUAL 1)
+    message(FATAL_ERROR "ablation: ${a}: ${n} rows, expected 1\n${arows_TEXT}")
+  endif()
+endforeach()
+
 set(out ${CMAKE_CURRENT_BINARY_DIR}/prudence-smoke-out)
 if(DEFINED ENV{TMPDIR})
   set(out $ENV{TMPDIR}/prudence-smoke-out)
@@ -88,6 +112,21 @@ foreach(a malloc-call-rcu ck-epoch ps-kmem)
     message(FATAL_ERROR "${a}: ${ns} series lines for 0.3 s at 10 ms")
   endif()
 endforeach()
+
+# ps-kmem-max (by name): max_bytes at 1.4x a 4 MiB live set; the run ends ok, and the
+# slabs it held never passed the limit (peak slabs x 64 KiB <= 1.4 x 4 MiB).
+bench_smoke_run(_m TIMEOUT 120 COMMAND
+  prudence endurance --allocators ps-kmem-max --threads 1 --readers 1 --nodes 8192
+  --seconds 0.3 --out ${out}/max)
+file(STRINGS ${out}/max/endurance_runs.csv mruns)
+list(GET mruns 1 mr)
+if(NOT mr MATCHES "^ps-kmem-max,1,1,512,0,4096,0,ok,[0-9.]+,[0-9]+,[0-9]+,([0-9]+),")
+  message(FATAL_ERROR "ps-kmem-max run: ${mr}")
+endif()
+math(EXPR mbytes "${CMAKE_MATCH_1} * 65536")
+if(mbytes GREATER 5872025)
+  message(FATAL_ERROR "ps-kmem-max held ${CMAKE_MATCH_1} slabs, past 1.4 x 4 MiB: ${mr}")
+endif()
 
 # Under a 48 MiB memory cgroup, 64 MiB of live nodes cannot fit.
 execute_process(COMMAND ${BENCH} prudence endurance --allocators ps-kmem --threads 1
