@@ -110,6 +110,9 @@ for suite in "$@"; do
 		# and with each one off in turn, interleaved, on the same endurance run.
 		run prudence endurance --allocators ablation --threads 2 --readers 1 --seconds 20 \
 			--repeat 3 --out "$pr/ablation"
+		# The pairs with Prudence's policies on and off (the same ps_kmem front end).
+		run prudence pairs --allocators ps-kmem,ps-kmem-off --threads "$THREADS" \
+			--readers 0,1 --seconds 1 --repeat 3 --out "$pr/pairs-onoff"
 		# Prudence on against off alone, longer: slab churn comes in bursts (a reader
 		# descheduled inside its section), so it needs minutes to compare.
 		run prudence endurance --allocators ps-kmem,ps-kmem-off --threads 2 --readers 1 \
@@ -126,7 +129,7 @@ for suite in "$@"; do
 			TSYNC_BENCH_OUT="$pr/cache" $f cache --variants ps --threads 2 --set-pct 50 \
 				--seconds 10 --prudence on,off --mem-csv "$pr/cache/mem.csv" --csv /dev/null
 		done
-		for d in pairs endurance endurance-limit ablation onoff bounded cache; do
+		for d in pairs endurance endurance-limit ablation pairs-onoff onoff bounded cache; do
 			"$py" bench/prudence/plot_prudence.py "$pr/$d" --doc docs/prudence.md
 		done
 		echo "bench: docs/prudence.md figures refreshed"

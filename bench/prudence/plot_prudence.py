@@ -31,6 +31,7 @@ NO_MATPLOTLIB = 3
 PRODUCTION = ("jemalloc-call-rcu", "tcmalloc-call-rcu", "mimalloc-call-rcu")
 BASELINE = "malloc-call-rcu"
 TSYNC = "ps-kmem"
+ALL_OFF = "ps-kmem-off"  # ps_kmem with Prudence's policies off (the ablation's baseline)
 
 
 def num(s):
@@ -115,6 +116,24 @@ def targets_lines(med, configs, sizes):
     return out
 
 
+def pairs_onoff_lines(med):
+    """Prudence on (ps-kmem) against off (ps-kmem-off) on the pairs, when both ran: Mops/s
+    and slab churn per point. Empty otherwise."""
+    pts = sorted({k[1:] for k in med if k[0] == ALL_OFF} & {k[1:] for k in med if k[0] == TSYNC})
+    if not pts:
+        return []
+    lines = ["## Prudence on against off", "",
+             f"{TSYNC} (policies on) and {ALL_OFF} (off), medians of the repeats.", "",
+             "| threads | readers | size | Mops/s on | Mops/s off | on / off | slab churn on | "
+             "slab churn off |", "|---|---|---|---|---|---|---|---|"]
+    for thr, rd, sz in pts:
+        on, off = med[(TSYNC, thr, rd, sz)], med[(ALL_OFF, thr, rd, sz)]
+        lines.append(f"| {thr} | {rd} | {sz} | {fmt(on['mops'])} | {fmt(off['mops'])} | "
+                     f"{xfmt(ratio(on['mops'], off['mops']))} | "
+                     f"{fmt(on['slab_churn'], '.0f')} | {fmt(off['slab_churn'], '.0f')} |")
+    return lines + [""]
+
+
 def pairs_summary(med):
     allocs = order({k[0] for k in med})
     configs = sorted({(k[1], k[2]) for k in med})
@@ -123,6 +142,8 @@ def pairs_summary(med):
              "Mops/s, median of the repeats. `vs malloc` is ps-kmem / malloc-call-rcu; "
              "`vs best` is ps-kmem / the best of jemalloc, tcmalloc and mimalloc + call_rcu "
              "at that size.", ""]
+    if set(allocs) == {TSYNC, ALL_OFF}:  # an on/off run: that table alone
+        return "\n".join(lines[:1] + [""] + pairs_onoff_lines(med))
     if TSYNC in allocs:
         lines += targets_lines(med, configs, sizes) + [""]
     for thr, rd in configs:
@@ -157,6 +178,7 @@ def pairs_summary(med):
                          f"{fmt(m['p999_ns'], '.0f')} | {fmt(m['helper_cpu_pct'], '.1f')} | "
                          f"{fmt(rss, '.1f')} | {fmt(m['slab_churn'], '.0f', '')} |")
         lines.append("")
+    lines += pairs_onoff_lines(med)
     return "\n".join(lines)
 
 
@@ -299,9 +321,6 @@ def replace_block(doc, name, text):
     if i < 0 or j < i:
         raise ValueError(f"no {begin} ... {end} block")
     return doc[:i + len(begin)] + "\n" + text.strip() + "\n" + doc[j:]
-
-
-ALL_OFF = "ps-kmem-off"
 
 
 def ablation_summary(runs):

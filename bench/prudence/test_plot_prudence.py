@@ -47,6 +47,18 @@ def test_pairs_medians_and_ratios(tmp_path):
             "target 4x: met at every size and reader count.") in md
 
 
+def test_pairs_onoff(tmp_path):
+    rows = [HEADER]
+    for a, vals, churn in (("ps-kmem", (10, 12, 11), 3), ("ps-kmem-off", (5, 6, 4), 9)):
+        for v in vals:
+            rows.append(f"pairs,{a},2,1,64,{v},50,100,200,0.0,4096,{churn}")
+    write(tmp_path / "pairs.csv", rows)
+    assert pp.main(["x", str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    md = (tmp_path / "summary_pairs.md").read_text()
+    assert "| 2 | 1 | 64 | 11.00 | 5.00 | 2.20x | 3 | 9 |" in md
+    assert "vs malloc" not in md  # an on/off run has no peer tables
+
+
 def test_pairs_target_short():
     med = {("ps-kmem", 1, r, s): {"mops": m} for r, s, m in ((0, 16, 6.0), (1, 16, 9.0))}
     med.update({("malloc-call-rcu", 1, r, 16): {"mops": 2.0} for r in (0, 1)})

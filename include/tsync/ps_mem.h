@@ -144,7 +144,7 @@ enum ps_mem_prudence {
 	PS_MEM_PRUDENCE_FRAG_REFILL = 1u << 5,
 	PS_MEM_PRUDENCE_ALL = (1u << 6) - 1,
 	/* cfg->prudence = PS_MEM_PRUDENCE_NONE: every policy off (0 means the default). */
-	PS_MEM_PRUDENCE_NONE = 1u << 31,
+	PS_MEM_PRUDENCE_NONE = 1u << 30,
 };
 
 /* The policies on by default: the fastest safe set (docs/prudence.md, "Ablation"). */

@@ -773,6 +773,19 @@ static void alloc_n(struct ps_mem *m, void **p, int n)
 		CHECK((p[i] = ps_alloc(m)) != NULL);
 }
 
+/* Inside a section of ours (the caller leaves it): 4 objects freed deferred, held back
+ * in the latent cache, and a full cache of 4 immediately freed ones. */
+static void full_cache_in_section(struct ps *ps, struct ps_mem *m, void **p)
+{
+	alloc_n(m, p, 8);
+	ps_enter(ps);
+	for (int i = 0; i < 4; i++)
+		ps_free(m, p[i]);
+	for (int i = 4; i < 8; i++)
+		ps_free_now(m, p[i]);
+	CHECK_EQ(mstats(m).cached, 4);
+}
+
 struct exit_free {
 	struct ps_mem *m;
 	void **p;
@@ -917,14 +930,8 @@ static void test_prudence(struct ps *ps)
 		/* Latent-aware flush (§4.2): a full cache with 4 latent objects coming flushes
 		 * room for all of them at once (off: half a cache, twice). */
 		m = prudent_mem(ps, on ? PS_MEM_PRUDENCE_LATENT_FLUSH : PS_MEM_PRUDENCE_NONE);
-		alloc_n(m, p, 8);
-		ps_enter(ps);
-		for (int i = 0; i < 4; i++)
-			ps_free(m, p[i]);
-		for (int i = 4; i < 8; i++)
-			ps_free_now(m, p[i]);
+		full_cache_in_section(ps, m, p);
 		s = mstats(m);
-		CHECK_EQ(s.cached, 4);
 		f0 = s.cache_flushes;
 		ps_exit(ps);
 		reclaim_all(m);
@@ -937,12 +944,7 @@ static void test_prudence(struct ps *ps)
 		 * after the grace period; ps_mem_reclaim (idle time) moves them to their slabs
 		 * now, so their arrival flushes nothing. */
 		m = prudent_mem(ps, on ? PS_MEM_PRUDENCE_PREFLUSH : PS_MEM_PRUDENCE_NONE);
-		alloc_n(m, p, 8);
-		ps_enter(ps);
-		for (int i = 0; i < 4; i++)
-			ps_free(m, p[i]);
-		for (int i = 4; i < 8; i++)
-			ps_free_now(m, p[i]);
+		full_cache_in_section(ps, m, p);
 		CHECK_EQ(ps_mem_reclaim(m), 0); /* our own section holds them */
 		s = mstats(m);
 		CHECK_EQ(s.latent_slab, on ? 4 : 0);
