@@ -201,8 +201,8 @@ void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, un
 /* Return the objects other threads freed into our slabs (our remote lists) to them. */
 void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
 /* Refill the empty cache from our slabs, taking a slab from the pool or the system if
- * they have none: cache_size - nlatent objects (Prudence's partial refill), or half a
- * cache with that policy off. Returns the count; 0 with errno = ENOSPC when m holds
+ * they have none: cache_size - nlatent objects, at least a quarter cache (Prudence's
+ * partial refill), or half a cache with that policy off. Returns the count; 0 with errno = ENOSPC when m holds
  * max_slabs slabs already, ENOMEM when the system refused one. */
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
 /* h (queued by the caller, not yet latent) joins its latent slab: tag it and count it

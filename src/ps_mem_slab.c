@@ -54,6 +54,14 @@ static void list_add(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s, enu
 	s->list = id;
 }
 
+/* Will s empty when its latent objects come back - is every allocated object of it
+ * latent (Prudence (ASPLOS 2016) Fig. 5's slab B)? A snapshot: other threads' deferred
+ * frees may add to nlatent at any time. */
+static inline bool slab_all_latent(const struct slab *s)
+{
+	return s->nfree + atomic_load_explicit(&s->nlatent, memory_order_relaxed) >= s->nobj;
+}
+
 /* The pool list for s (pool mutex held). Only a slab with every object in its free list
  * is empty - the one kind pool_trim unmaps: an object still queued (latent) keeps its
  * slab mapped. With pre-movement, a slab whose allocated objects all wait for their
@@ -62,8 +70,7 @@ static enum slab_list_id pool_list_for(struct ps_mem *m, const struct slab *s)
 {
 	if (s->nfree == s->nobj)
 		return L_POOL_EMPTY;
-	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE) &&
-	    s->nfree + atomic_load_explicit(&s->nlatent, memory_order_relaxed) >= s->nobj)
+	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE) && slab_all_latent(s))
 		return L_POOL_DRAINING;
 	return s->nfree ? L_POOL_PARTIAL : L_POOL_FULL;
 }
@@ -420,8 +427,7 @@ static struct slab *pick_slab(struct ps_mem *m, struct slab_list *l)
 			continue;
 		if (!frag)
 			return s;
-		unsigned lat = atomic_load_explicit(&s->nlatent, memory_order_relaxed);
-		struct slab **b = s->nfree + lat >= s->nobj ? &best_draining : &best;
+		struct slab **b = slab_all_latent(s) ? &best_draining : &best;
 		if (*b == NULL || s->nfree > (*b)->nfree)
 			*b = s;
 	}

@@ -397,13 +397,16 @@ static const struct palloc allocators[] = {
     {"ps-mem", NULL, "tsync ps_mem, Prudence's policies off: one object size, ps_alloc + ps_free",
      psm_init, psm_fini, ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock,
      nothing, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false, false},
-    {"ps-kmem", NULL, "tsync ps_kmem, Prudence's policies on (the default): size classes, "
-     "ps_kmalloc + ps_kfree", psk_init, psk_fini, ps_thread_init, nothing, psk_alloc, psk_free,
-     ps_lock, ps_unlock, nothing, ps_pending, ps_stats_of, 0, false, false},
-/* The ablation: ps_kmem with every policy off, and with each one off in turn. */
-#define PSK_ABL(name, what, prud)                                                               \
+/* Every ps_kmem row: its policies (prud), whether `--allocators ablation` runs it (abl),
+ * and whether it has ps-kmem-max's memory limit (bounded, run only when named). */
+#define PSK(name, what, prud, abl, bounded)                                                     \
 	{name, NULL, "tsync ps_kmem, " what, psk_init, psk_fini, ps_thread_init, nothing,         \
-	 psk_alloc, psk_free, ps_lock, ps_unlock, nothing, ps_pending, ps_stats_of, prud, true, false}
+	 psk_alloc, psk_free, ps_lock, ps_unlock, nothing, ps_pending, ps_stats_of, prud, abl,      \
+	 bounded}
+    PSK("ps-kmem", "Prudence's policies on (the default): size classes, ps_kmalloc + ps_kfree",
+	0, false, false),
+/* The ablation: ps_kmem with every policy off, and with each one off in turn. */
+#define PSK_ABL(name, what, prud) PSK(name, what, prud, true, false)
     PSK_ABL("ps-kmem-off", "every Prudence policy off", PS_MEM_PRUDENCE_NONE),
     PSK_ABL("ps-kmem-no-latent-slab", "all but the latent-slab bound",
 	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_LATENT_SLAB),
@@ -417,10 +420,8 @@ static const struct palloc allocators[] = {
 	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PREMOVE),
     PSK_ABL("ps-kmem-no-frag-refill", "all but the fragmentation-aware refill",
 	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_FRAG_REFILL),
-    {"ps-kmem-max", NULL, "tsync ps_kmem, policies on, max_bytes = 1.4 x the endurance "
-     "live set: at the limit ps_alloc waits for a grace period (only when named)", psk_init,
-     psk_fini, ps_thread_init, nothing, psk_alloc, psk_free, ps_lock, ps_unlock, nothing,
-     ps_pending, ps_stats_of, 0, false, true},
+    PSK("ps-kmem-max", "policies on, max_bytes = 1.4 x the endurance live set: at the limit "
+	"ps_alloc waits for a grace period (only when named)", 0, false, true),
 };
 #define NALLOC (sizeof allocators / sizeof allocators[0])
 
