@@ -1,0 +1,873 @@
+/*
+ * apps/vmdb/vmdb.c - the mapping database (vmdb.h; ParSec (EuroSys 2016) §4, §5.3).
+ *
+ * Objects:
+ *   pid namespace    id = pid,   object struct vm_pid  -> struct vm_space (malloc'd)
+ *   page namespace   id = vaddr, object struct vm_va   -> its mapping node (one per space)
+ *   frame namespace  id = frame, object struct vm_frame -> the root mapping node
+ *   mapping nodes    ps_mem objects: frame, space, vaddr, parent, children, a ps_lock
+ * Pages and frames carry the TLB grace hook (tlb_grace): reusable only after quiescence
+ * and a TLB flush later than their free time. Nodes are reused after quiescence alone.
+ *
+ * VMDB_SYNC_PS: an operation finds its node through the namespaces inside a section
+ * and locks only that node (and, to unlink it, its parent first: parent before child,
+ * the only lock order anywhere). The locked peers (GLOBAL, FRAME) run the same code
+ * with node locks replaced by their coarser locks. docs/vmdb.md argues correctness.
+ */
+#include "vmdb.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <tsync/ps_lock.h>
+#include <tsync/ps_ns.h>
+
+#define ORDER_MAX 10u /* extents up to 1024 pages */
+
+struct vm_space;
+struct vm_frame;
+
+struct vm_node {
+	struct ps_lock lock;     /* VMDB_SYNC_PS: guards child list and removal */
+	struct vm_frame *frame;  /* the frame (root of this tree) */
+	struct vm_space *space;  /* where this mapping is */
+	struct vm_va *va;        /* its page namespace entry */
+	struct vm_node *parent;  /* NULL for the root (granted) mapping; never changes */
+	struct vm_node *child;   /* first child; under this node's lock */
+	struct vm_node *next, *prev; /* siblings; under the parent's lock */
+	vmdb_vaddr_t vaddr;
+	int pid;
+	unsigned depth;
+	uint64_t incarnation;
+};
+
+struct vm_va {
+	_Atomic(struct vm_node *) node;
+};
+
+struct vm_frame {
+	_Atomic(struct vm_node *) root;
+	pthread_mutex_t tree; /* VMDB_SYNC_FRAME: guards the whole mapping tree */
+};
+
+struct vm_pid {
+	_Atomic(struct vm_space *) sp;
+};
+
+struct vm_space {
+	struct ps_ns *va;
+	int pid;
+	_Atomic int dying;
+	_Atomic uint64_t *pt; /* model: page table, frame + 1 per page (0: none) */
+	char *region;         /* memfd: 2^va_bits pages of address space */
+	pthread_rwlock_t rw;  /* VMDB_SYNC_FRAME */
+	struct vm_pid *entry;
+};
+
+struct vmdb {
+	struct vmdb_config cfg;
+	struct ps *ps;
+	struct ps_ns *pids, *frames;
+	struct ps_mem *nodes;
+	pthread_mutex_t global; /* VMDB_SYNC_GLOBAL */
+	int fd;                 /* memfd */
+	tsync_tick_t skew;
+	_Atomic uint64_t last_flush, epoch, tlb_refusals, lock_failures;
+	pthread_t flusher;
+	bool has_flusher;
+	pthread_mutex_t stop_lock;
+	pthread_cond_t stop_cond;
+	bool stop;
+};
+
+static _Thread_local uint64_t incarnations;
+
+/* ---- grace and the TLB flusher ----------------------------------------------------------- */
+
+static bool tlb_grace(struct ps_ns *ns, void *obj, uint64_t id, tsync_tick_t free_time, void *arg)
+{
+	(void)ns, (void)obj, (void)id;
+	struct vmdb *db = arg;
+	if (atomic_load_explicit(&db->last_flush, memory_order_acquire) > free_time + db->skew)
+		return true;
+	atomic_fetch_add_explicit(&db->tlb_refusals, 1, memory_order_relaxed);
+	return false;
+}
+
+void vmdb_tlb_flush(struct vmdb *db)
+{
+	/* ordered: every unmap whose free time is below this reading happened before it */
+	atomic_store_explicit(&db->last_flush, tsync_now_ordered(), memory_order_release);
+	atomic_fetch_add_explicit(&db->epoch, 1, memory_order_relaxed);
+}
+
+uint64_t vmdb_tlb_epoch(struct vmdb *db)
+{
+	return atomic_load_explicit(&db->epoch, memory_order_relaxed);
+}
+
+static void *flusher_main(void *arg)
+{
+	struct vmdb *db = arg;
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&db->stop_lock);
+	while (!db->stop) {
+		uint64_t ns = (uint64_t)next.tv_nsec + db->cfg.tlb_period_ns;
+		next.tv_sec += (time_t)(ns / 1000000000u);
+		next.tv_nsec = (long)(ns % 1000000000u);
+		while (!db->stop &&
+		       pthread_cond_timedwait(&db->stop_cond, &db->stop_lock, &next) != ETIMEDOUT)
+			;
+		if (!db->stop)
+			vmdb_tlb_flush(db);
+	}
+	pthread_mutex_unlock(&db->stop_lock);
+	return NULL;
+}
+
+/* ---- backends ---------------------------------------------------------------------------- */
+
+static inline uint64_t frame_no(struct vmdb *db, struct vm_frame *f)
+{
+	return ps_ns_id(db->frames, f);
+}
+
+/* Map n pages at v to frames f0.. (contiguous). */
+static int backend_map(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v, uint64_t f0, size_t n)
+{
+	if (db->cfg.backend == VMDB_BACKEND_MEMFD) {
+		char *a = sp->region + v * VMDB_PAGE_SIZE;
+		if (mmap(a, n * VMDB_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, db->fd,
+			 (off_t)(f0 * VMDB_PAGE_SIZE)) == MAP_FAILED)
+			return -1;
+		if (db->cfg.touch)
+			for (size_t i = 0; i < n; i++)
+				*(volatile char *)(a + i * VMDB_PAGE_SIZE) = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		atomic_store_explicit(&sp->pt[v + i], f0 + i + 1, memory_order_relaxed);
+		if (db->cfg.touch) /* the study's "touch": read the entry back as a fault would */
+			(void)atomic_load_explicit(&sp->pt[v + i], memory_order_relaxed);
+	}
+	return 0;
+}
+
+static void backend_unmap(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v, size_t n)
+{
+	if (db->cfg.backend == VMDB_BACKEND_MEMFD) {
+		if (mmap(sp->region + v * VMDB_PAGE_SIZE, n * VMDB_PAGE_SIZE, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+			abort(); /* cannot leave a stale mapping behind */
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		atomic_store_explicit(&sp->pt[v + i], 0, memory_order_relaxed);
+}
+
+/* ---- spaces ---------------------------------------------------------------------------- */
+
+/* The space of pid, inside a section (NULL: errno = ESRCH). */
+static struct vm_space *space_get(struct vmdb *db, int pid)
+{
+	struct vm_pid *e = pid < 0 ? NULL : ps_ns_lookup(db->pids, (uint64_t)pid);
+	struct vm_space *sp = e ? atomic_load_explicit(&e->sp, memory_order_acquire) : NULL;
+	if (sp == NULL)
+		errno = ESRCH;
+	return sp;
+}
+
+static void space_free(struct vmdb *db, struct vm_space *sp)
+{
+	ps_ns_destroy(sp->va);
+	size_t pages = (size_t)1 << db->cfg.va_bits;
+	if (sp->pt)
+		munmap(sp->pt, pages * sizeof(uint64_t));
+	if (sp->region)
+		munmap(sp->region, pages * VMDB_PAGE_SIZE);
+	pthread_rwlock_destroy(&sp->rw);
+	free(sp);
+}
+
+int vmdb_space_create(struct vmdb *db, int *pid)
+{
+	struct vm_space *sp = calloc(1, sizeof(*sp));
+	if (sp == NULL)
+		return -1;
+	pthread_rwlock_init(&sp->rw, NULL);
+	struct ps_ns_config nc = PS_NS_CONFIG_INIT;
+	nc.id_bits = db->cfg.va_bits;
+	nc.max_order = db->cfg.va_bits < ORDER_MAX ? db->cfg.va_bits : ORDER_MAX;
+	if (db->cfg.tlb_period_ns) {
+		nc.grace_fn = tlb_grace;
+		nc.grace_arg = db;
+	}
+	size_t pages = (size_t)1 << db->cfg.va_bits;
+	sp->va = ps_ns_create(db->ps, sizeof(struct vm_va), &nc);
+	if (sp->va == NULL)
+		goto fail;
+	if (db->cfg.backend == VMDB_BACKEND_MEMFD) {
+		void *r = mmap(NULL, pages * VMDB_PAGE_SIZE, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (r == MAP_FAILED)
+			goto fail;
+		sp->region = r;
+	} else {
+		void *t = mmap(NULL, pages * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (t == MAP_FAILED)
+			goto fail;
+		sp->pt = t;
+	}
+	uint64_t id;
+	struct vm_pid *e = ps_ns_alloc(db->pids, &id);
+	if (e == NULL)
+		goto fail;
+	sp->pid = (int)id;
+	sp->entry = e;
+	atomic_store_explicit(&e->sp, sp, memory_order_relaxed);
+	ps_ns_publish(db->pids, e);
+	*pid = (int)id;
+	return 0;
+fail:;
+	int err = errno;
+	space_free(db, sp);
+	errno = err;
+	return -1;
+}
+
+/* ---- locking of the three designs ------------------------------------------------------ */
+
+static inline bool is_ps(struct vmdb *db) { return db->cfg.sync == VMDB_SYNC_PS; }
+static inline bool is_frame(struct vmdb *db) { return db->cfg.sync == VMDB_SYNC_FRAME; }
+
+static void op_begin(struct vmdb *db)
+{
+	ps_enter(db->ps);
+	if (db->cfg.sync == VMDB_SYNC_GLOBAL)
+		pthread_mutex_lock(&db->global);
+}
+
+static void op_end(struct vmdb *db)
+{
+	if (db->cfg.sync == VMDB_SYNC_GLOBAL)
+		pthread_mutex_unlock(&db->global);
+	ps_exit(db->ps);
+}
+
+static inline void sp_rd(struct vmdb *db, struct vm_space *sp)
+{
+	if (is_frame(db))
+		pthread_rwlock_rdlock(&sp->rw);
+}
+static inline void sp_wr(struct vmdb *db, struct vm_space *sp)
+{
+	if (is_frame(db))
+		pthread_rwlock_wrlock(&sp->rw);
+}
+static inline void sp_unlock(struct vmdb *db, struct vm_space *sp)
+{
+	if (is_frame(db))
+		pthread_rwlock_unlock(&sp->rw);
+}
+
+/* VMDB_SYNC_PS: take a node's lock unless it was freed. Other designs: their coarser
+ * lock is held; a freed node is recognised by its mark. */
+static bool node_take(struct vmdb *db, struct vm_node *n)
+{
+	bool ok = is_ps(db) ? ps_lock_take(n, &n->lock) : !ps_lock_is_freed(n);
+	if (!ok)
+		atomic_fetch_add_explicit(&db->lock_failures, 1, memory_order_relaxed);
+	return ok;
+}
+
+static void node_release(struct vmdb *db, struct vm_node *n)
+{
+	if (is_ps(db))
+		ps_lock_release(n, &n->lock);
+}
+
+/* The node mapped at sp's page v (inside a section; under sp's read lock for FRAME). */
+static struct vm_node *node_at(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v)
+{
+	(void)db;
+	struct vm_va *va = ps_ns_lookup(sp->va, v);
+	return va ? atomic_load_explicit(&va->node, memory_order_acquire) : NULL;
+}
+
+/* ---- removal ------------------------------------------------------------------------- */
+
+/* Undo n's mapping: page table, page id (TLB grace), frame id if n is the root.
+ * The caller holds n (and, FRAME, its tree's mutex) and has unlinked it. */
+static void unmap_node(struct vmdb *db, struct vm_node *n)
+{
+	struct vm_space *sp = n->space;
+	sp_wr(db, sp);
+	atomic_store_explicit(&n->va->node, NULL, memory_order_relaxed);
+	backend_unmap(db, sp, n->vaddr, 1);
+	sp_unlock(db, sp);
+	ps_ns_free(sp->va, n->va); /* the page: after quiescence and the next TLB flush */
+	if (n->parent == NULL) {
+		atomic_store_explicit(&n->frame->root, NULL, memory_order_relaxed);
+		ps_ns_free(db->frames, n->frame); /* the frame: likewise */
+	}
+}
+
+static void node_free(struct vmdb *db, struct vm_node *n)
+{
+	if (is_ps(db))
+		ps_lock_release_free(n, &n->lock); /* marks it: later ps_lock_take fails */
+	else
+		ps_free(db->nodes, n); /* marks it too (ps_lock_is_freed) */
+}
+
+/* Remove every descendant of n (held). Children are locked parent-first; a child
+ * cannot be freed by anyone else meanwhile (that needs n's lock). Returns the count. */
+static long remove_children(struct vmdb *db, struct vm_node *n)
+{
+	long count = 0;
+	struct vm_node *c;
+	while ((c = n->child) != NULL) {
+		/* cannot fail: freeing c needs n's lock, which we hold */
+		if (is_ps(db) && !ps_lock_take(c, &c->lock))
+			abort();
+		count += remove_children(db, c);
+		n->child = c->next;
+		if (c->next)
+			c->next->prev = NULL;
+		unmap_node(db, c);
+		node_free(db, c);
+		count++;
+	}
+	return count;
+}
+
+static void unlink_child(struct vm_node *p, struct vm_node *n)
+{
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		p->child = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+}
+
+/* Lock the tree of n's frame (FRAME) after finding n under sp's read lock; re-check n. */
+static struct vm_frame *tree_lock(struct vmdb *db, struct vm_node *n)
+{
+	if (!is_frame(db))
+		return NULL;
+	struct vm_frame *f = n->frame;
+	pthread_mutex_lock(&f->tree);
+	return f;
+}
+
+static void tree_unlock(struct vm_frame *f)
+{
+	if (f)
+		pthread_mutex_unlock(&f->tree);
+}
+
+/* Remove the mapping at sp's page v: with_self: it and its descendants (release), else
+ * the descendants only (revoke). Inside op_begin. Returns the count removed. */
+static long remove_at(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v, bool with_self)
+{
+	sp_rd(db, sp);
+	struct vm_node *n = node_at(db, sp, v);
+	sp_unlock(db, sp);
+	if (n == NULL)
+		return 0;
+	struct vm_frame *f = tree_lock(db, n);
+	struct vm_node *p = with_self ? n->parent : NULL;
+	long count = 0;
+	/* parent before child: the one lock order (docs/vmdb.md) */
+	if (p && !node_take(db, p))
+		goto out; /* p is being removed with its subtree, n included */
+	if (!node_take(db, n))
+		goto out_p; /* removed by a racing call */
+	count = remove_children(db, n);
+	if (with_self) {
+		if (p)
+			unlink_child(p, n);
+		unmap_node(db, n);
+		node_free(db, n);
+		count++;
+	} else {
+		node_release(db, n);
+	}
+out_p:
+	if (p)
+		node_release(db, p);
+out:
+	tree_unlock(f);
+	return count;
+}
+
+static long remove_range(struct vmdb *db, int pid, vmdb_vaddr_t mapat, size_t npages,
+			 bool with_self)
+{
+	if (npages == 0 || mapat >= ((uint64_t)1 << db->cfg.va_bits) ||
+	    npages > ((uint64_t)1 << db->cfg.va_bits) - mapat) {
+		errno = EINVAL;
+		return -1;
+	}
+	long count = 0;
+	for (size_t i = 0; i < npages; i++) {
+		op_begin(db);
+		struct vm_space *sp = space_get(db, pid);
+		if (sp == NULL) {
+			op_end(db);
+			return i == 0 ? -1 : count;
+		}
+		count += remove_at(db, sp, mapat + i, with_self);
+		op_end(db);
+	}
+	return count;
+}
+
+long vmdb_revoke(struct vmdb *db, int pid, vmdb_vaddr_t mapat, size_t npages)
+{
+	return remove_range(db, pid, mapat, npages, false);
+}
+
+long vmdb_release(struct vmdb *db, int pid, vmdb_vaddr_t mapat, size_t npages)
+{
+	return remove_range(db, pid, mapat, npages, true);
+}
+
+/* ---- grant and alias --------------------------------------------------------------------- */
+
+static struct vm_node *node_new(struct vmdb *db, struct vm_space *sp, struct vm_va *va,
+				vmdb_vaddr_t v, struct vm_frame *f, struct vm_node *parent)
+{
+	struct vm_node *n = ps_alloc(db->nodes);
+	if (n == NULL)
+		return NULL;
+	ps_lock_init(&n->lock);
+	n->frame = f;
+	n->space = sp;
+	n->va = va;
+	n->parent = parent;
+	n->child = n->next = n->prev = NULL;
+	n->vaddr = v;
+	n->pid = sp->pid;
+	n->depth = parent ? parent->depth + 1 : 0;
+	n->incarnation = ((uint64_t)tsync_thread_id() << 40) | ++incarnations;
+	return n;
+}
+
+int vmdb_grant(struct vmdb *db, int pid, size_t npages, vmdb_vaddr_t *vaddr)
+{
+	if (npages == 0 || npages > (1u << ORDER_MAX) || vaddr == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	void *vas_s[64], *frs_s[64], **vas = vas_s, **frs = frs_s;
+	if (npages > 64) {
+		vas = malloc(2 * npages * sizeof(void *));
+		if (vas == NULL)
+			return -1;
+		frs = vas + npages;
+	}
+	int rc = -1, err = 0;
+	op_begin(db);
+	struct vm_space *sp = space_get(db, pid);
+	uint64_t vbase, fbase;
+	if (sp == NULL || atomic_load_explicit(&sp->dying, memory_order_acquire)) {
+		err = ESRCH;
+		goto out;
+	}
+	if (ps_ns_alloc_extent(sp->va, npages, &vbase, vas) != 0) {
+		err = errno;
+		goto out;
+	}
+	if (ps_ns_alloc_extent(db->frames, npages, &fbase, frs) != 0) {
+		err = errno;
+		for (size_t i = 0; i < npages; i++)
+			ps_ns_free(sp->va, vas[i]);
+		goto out;
+	}
+	sp_wr(db, sp);
+	size_t i;
+	for (i = 0; i < npages; i++) {
+		struct vm_frame *f = frs[i];
+		struct vm_node *n = node_new(db, sp, vas[i], vbase + i, f, NULL);
+		if (n == NULL)
+			break;
+		if (is_frame(db))
+			pthread_mutex_init(&f->tree, NULL);
+		atomic_store_explicit(&f->root, n, memory_order_relaxed);
+		atomic_store_explicit(&((struct vm_va *)vas[i])->node, n, memory_order_relaxed);
+	}
+	if (i < npages || backend_map(db, sp, vbase, fbase, npages) != 0) {
+		err = i < npages ? ENOMEM : errno;
+		for (size_t j = 0; j < i; j++)
+			ps_free_now(db->nodes, atomic_load_explicit(
+						   &((struct vm_va *)vas[j])->node, memory_order_relaxed));
+		sp_unlock(db, sp);
+		for (size_t j = 0; j < npages; j++) {
+			ps_ns_free(sp->va, vas[j]);
+			ps_ns_free(db->frames, frs[j]);
+		}
+		goto out;
+	}
+	/* publish: the nodes' fields happen-before a lookup that finds them */
+	for (i = 0; i < npages; i++) {
+		ps_ns_publish(db->frames, frs[i]);
+		ps_ns_publish(sp->va, vas[i]);
+	}
+	sp_unlock(db, sp);
+	*vaddr = vbase;
+	rc = 0;
+out:
+	op_end(db);
+	if (vas != vas_s)
+		free(vas);
+	if (rc)
+		errno = err;
+	return rc;
+}
+
+/* One page of an alias: src (found at from's page) -> a child at `to`'s page d (its
+ * claimed, unpublished entry va). Inside op_begin. 0, or -1 with errno = ENOENT. */
+static int alias_one(struct vmdb *db, struct vm_space *from, vmdb_vaddr_t s, struct vm_space *to,
+		     vmdb_vaddr_t d, struct vm_va *va)
+{
+	sp_rd(db, from);
+	struct vm_node *src = node_at(db, from, s);
+	sp_unlock(db, from);
+	if (src == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	struct vm_frame *f = tree_lock(db, src);
+	if (!node_take(db, src)) {
+		tree_unlock(f);
+		errno = ENOENT;
+		return -1;
+	}
+	struct vm_node *n = node_new(db, to, va, d, src->frame, src);
+	if (n == NULL) {
+		node_release(db, src);
+		tree_unlock(f);
+		errno = ENOMEM;
+		return -1;
+	}
+	n->next = src->child;
+	if (src->child)
+		src->child->prev = n;
+	src->child = n;
+	sp_wr(db, to);
+	atomic_store_explicit(&va->node, n, memory_order_relaxed);
+	int rc = backend_map(db, to, d, frame_no(db, src->frame), 1);
+	if (rc == 0)
+		ps_ns_publish(to->va, va);
+	sp_unlock(db, to);
+	if (rc != 0) { /* undo: unlink and free the node; the caller frees va */
+		int e = errno;
+		src->child = n->next;
+		if (n->next)
+			n->next->prev = NULL;
+		atomic_store_explicit(&va->node, NULL, memory_order_relaxed);
+		ps_free_now(db->nodes, n);
+		errno = e;
+	}
+	node_release(db, src);
+	tree_unlock(f);
+	return rc;
+}
+
+int vmdb_alias(struct vmdb *db, int from, vmdb_vaddr_t mapfrom, int to, vmdb_vaddr_t *mapto,
+	       size_t npages)
+{
+	if (npages == 0 || npages > (1u << ORDER_MAX) || mapto == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	void *vas_s[64], **vas = vas_s;
+	if (npages > 64 && (vas = malloc(npages * sizeof(void *))) == NULL)
+		return -1;
+	int rc = -1, err = 0;
+	size_t claimed = 0, done = 0;
+	uint64_t d0 = *mapto;
+	op_begin(db);
+	struct vm_space *sf = space_get(db, from), *st = space_get(db, to);
+	if (sf == NULL || st == NULL || atomic_load_explicit(&st->dying, memory_order_acquire)) {
+		err = ESRCH;
+		goto out;
+	}
+	if (d0 == VMDB_ANY) {
+		if (ps_ns_alloc_extent(st->va, npages, &d0, vas) != 0) {
+			err = errno;
+			goto out;
+		}
+		claimed = npages;
+	} else {
+		for (; claimed < npages; claimed++)
+			if ((vas[claimed] = ps_ns_alloc_at(st->va, d0 + claimed)) == NULL) {
+				err = errno;
+				goto undo;
+			}
+	}
+	for (; done < npages; done++)
+		if (alias_one(db, sf, mapfrom + done, st, d0 + done, vas[done]) != 0) {
+			err = errno;
+			goto undo;
+		}
+	*mapto = d0;
+	rc = 0;
+	goto out;
+undo:
+	for (size_t j = done; j < claimed; j++) /* claimed, never published */
+		ps_ns_free(st->va, vas[j]);
+	op_end(db);
+	if (done)
+		vmdb_release(db, to, d0, done); /* may race with a revoke: either removes them */
+	op_begin(db);
+out:
+	op_end(db);
+	if (vas != vas_s)
+		free(vas);
+	if (rc)
+		errno = err;
+	return rc;
+}
+
+/* ---- lookup ------------------------------------------------------------------------------ */
+
+int vmdb_lookup_mapping(struct vmdb *db, int pid, vmdb_vaddr_t vaddr, struct vmdb_mapping *out)
+{
+	int rc = -1;
+	op_begin(db);
+	struct vm_space *sp = space_get(db, pid);
+	if (sp) {
+		sp_rd(db, sp);
+		struct vm_node *n = node_at(db, sp, vaddr);
+		if (n) {
+			out->frame = frame_no(db, n->frame);
+			out->pid = n->pid;
+			out->vaddr = n->vaddr;
+			out->parent_pid = n->parent ? n->parent->pid : -1;
+			out->parent_vaddr = n->parent ? n->parent->vaddr : 0;
+			out->incarnation = n->incarnation;
+			out->depth = n->depth;
+			rc = 0;
+		} else {
+			errno = ENOENT;
+		}
+		sp_unlock(db, sp);
+	}
+	op_end(db);
+	return rc;
+}
+
+int vmdb_lookup(struct vmdb *db, int pid, vmdb_vaddr_t vaddr, vmdb_frame_t *frame)
+{
+	int rc = -1;
+	op_begin(db);
+	struct vm_space *sp = space_get(db, pid);
+	if (sp) {
+		sp_rd(db, sp);
+		struct vm_node *n = node_at(db, sp, vaddr);
+		if (n) {
+			*frame = frame_no(db, n->frame);
+			rc = 0;
+		} else {
+			errno = ENOENT;
+		}
+		sp_unlock(db, sp);
+	}
+	op_end(db);
+	return rc;
+}
+
+void *vmdb_page(struct vmdb *db, int pid, vmdb_vaddr_t vaddr)
+{
+	if (db->cfg.backend != VMDB_BACKEND_MEMFD || vaddr >> db->cfg.va_bits)
+		return NULL;
+	ps_enter(db->ps);
+	struct vm_space *sp = space_get(db, pid);
+	char *a = sp ? sp->region + vaddr * VMDB_PAGE_SIZE : NULL;
+	ps_exit(db->ps);
+	return a;
+}
+
+/* ---- whole spaces, create, destroy, stats -------------------------------------------- */
+
+int vmdb_space_destroy(struct vmdb *db, int pid)
+{
+	ps_enter(db->ps);
+	struct vm_space *sp = space_get(db, pid);
+	if (sp == NULL || atomic_exchange(&sp->dying, 1)) {
+		ps_exit(db->ps);
+		errno = ESRCH;
+		return -1;
+	}
+	/* the pid stops naming sp; grants and aliases into sp that did not see `dying`
+	 * began their section before this point, and end before ps_synchronize returns */
+	atomic_store_explicit(&sp->entry->sp, NULL, memory_order_release);
+	ps_exit(db->ps);
+	ps_synchronize(db->ps);
+	uint64_t v = 0;
+	for (;;) {
+		ps_enter(db->ps);
+		struct vm_va *va = ps_ns_next(sp->va, &v);
+		ps_exit(db->ps);
+		if (va == NULL)
+			break;
+		op_begin(db);
+		remove_at(db, sp, v, true);
+		op_end(db);
+		v++;
+	}
+	/* no node of sp is linked anywhere now; wait for walkers that still saw one */
+	ps_synchronize(db->ps);
+	ps_ns_free(db->pids, sp->entry);
+	space_free(db, sp);
+	return 0;
+}
+
+struct vmdb *vmdb_create(const struct vmdb_config *cfg)
+{
+	struct vmdb_config c = VMDB_CONFIG_INIT;
+	if (cfg) {
+		if (cfg->size != sizeof(c)) {
+			errno = EINVAL;
+			return NULL;
+		}
+		c = *cfg;
+	}
+	if (c.va_bits == 0)
+		c.va_bits = 20;
+	if (c.frame_bits == 0)
+		c.frame_bits = 22;
+	if (c.max_spaces == 0)
+		c.max_spaces = 1024;
+	if ((c.sync != VMDB_SYNC_PS && c.sync != VMDB_SYNC_GLOBAL && c.sync != VMDB_SYNC_FRAME) ||
+	    (c.backend != VMDB_BACKEND_MODEL && c.backend != VMDB_BACKEND_MEMFD) ||
+	    c.va_bits > 36 || c.frame_bits > 36 || c.max_spaces > (1u << 20)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct vmdb *db = calloc(1, sizeof(*db));
+	if (db == NULL)
+		return NULL;
+	db->cfg = c;
+	db->fd = -1;
+	pthread_mutex_init(&db->global, NULL);
+	pthread_mutex_init(&db->stop_lock, NULL);
+	pthread_cond_init(&db->stop_cond, NULL);
+	unsigned pid_bits = 1;
+	while ((1u << pid_bits) < c.max_spaces)
+		pid_bits++;
+	struct ps_ns_config pc = PS_NS_CONFIG_INIT, fc = PS_NS_CONFIG_INIT;
+	pc.id_bits = pid_bits;
+	pc.max_order = 0;
+	fc.id_bits = c.frame_bits;
+	fc.max_order = c.frame_bits < ORDER_MAX ? c.frame_bits : ORDER_MAX;
+	if (c.tlb_period_ns) {
+		fc.grace_fn = tlb_grace;
+		fc.grace_arg = db;
+	}
+	int err = ENOMEM;
+	if ((db->ps = ps_create(NULL)) == NULL ||
+	    (db->pids = ps_ns_create(db->ps, sizeof(struct vm_pid), &pc)) == NULL ||
+	    (db->frames = ps_ns_create(db->ps, sizeof(struct vm_frame), &fc)) == NULL ||
+	    (db->nodes = ps_mem_create(db->ps, sizeof(struct vm_node), NULL)) == NULL)
+		goto fail;
+	db->skew = ps_skew_ticks(db->ps);
+	if (c.backend == VMDB_BACKEND_MEMFD) {
+		db->fd = memfd_create("tsync-vmdb", MFD_CLOEXEC);
+		if (db->fd < 0 || ftruncate(db->fd, (off_t)(((uint64_t)1 << c.frame_bits) *
+							     VMDB_PAGE_SIZE)) != 0) {
+			err = errno;
+			goto fail;
+		}
+	}
+	if (c.tlb_period_ns && !c.no_tlb_thread) {
+		if ((err = pthread_create(&db->flusher, NULL, flusher_main, db)) != 0)
+			goto fail;
+		db->has_flusher = true;
+	}
+	return db;
+fail:
+	vmdb_destroy(db);
+	errno = err;
+	return NULL;
+}
+
+void vmdb_destroy(struct vmdb *db)
+{
+	if (db == NULL)
+		return;
+	if (db->has_flusher) {
+		pthread_mutex_lock(&db->stop_lock);
+		db->stop = true;
+		pthread_cond_signal(&db->stop_cond);
+		pthread_mutex_unlock(&db->stop_lock);
+		pthread_join(db->flusher, NULL);
+	}
+	if (db->pids) {
+		uint64_t id = 0;
+		struct vm_pid *e;
+		ps_enter(db->ps);
+		while ((e = ps_ns_next(db->pids, &id)) != NULL) {
+			struct vm_space *sp = atomic_load_explicit(&e->sp, memory_order_relaxed);
+			if (sp)
+				space_free(db, sp);
+			id++;
+		}
+		ps_exit(db->ps);
+	}
+	ps_ns_destroy(db->pids);
+	ps_ns_destroy(db->frames);
+	ps_mem_destroy(db->nodes);
+	ps_destroy(db->ps);
+	if (db->fd >= 0)
+		close(db->fd);
+	pthread_mutex_destroy(&db->global);
+	pthread_mutex_destroy(&db->stop_lock);
+	pthread_cond_destroy(&db->stop_cond);
+	free(db);
+}
+
+int vmdb_stats(struct vmdb *db, struct vmdb_stats *out)
+{
+	if (db == NULL || out == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	struct ps_ns_stats s;
+	struct ps_mem_stats m;
+	ps_ns_stats(db->pids, &s);
+	out->spaces = s.live;
+	ps_ns_stats(db->frames, &s);
+	out->frames_live = s.live;
+	out->frames_grace = s.grace;
+	ps_mem_stats(db->nodes, &m);
+	out->mappings = m.in_use;
+	out->nodes_pending = m.pending;
+	uint64_t id = 0;
+	struct vm_pid *e;
+	ps_enter(db->ps);
+	while ((e = ps_ns_next(db->pids, &id)) != NULL) {
+		struct vm_space *sp = atomic_load_explicit(&e->sp, memory_order_acquire);
+		if (sp) {
+			ps_ns_stats(sp->va, &s);
+			out->pages_live += s.live;
+			out->pages_grace += s.grace;
+		}
+		id++;
+	}
+	ps_exit(db->ps);
+	out->tlb_refusals = atomic_load_explicit(&db->tlb_refusals, memory_order_relaxed);
+	out->lock_failures = atomic_load_explicit(&db->lock_failures, memory_order_relaxed);
+	out->tlb_epoch = atomic_load_explicit(&db->epoch, memory_order_relaxed);
+	return 0;
+}

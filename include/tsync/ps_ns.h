@@ -1,0 +1,265 @@
+/*
+ * tsync/ps_ns.h - ParSec namespaces: flat scalar ids bound to objects, looked up without
+ * synchronisation, reused only after quiescence (ParSec (EuroSys 2016) §3.6, with the
+ * custom grace periods of §3.7).
+ *
+ * A namespace maps ids in [0, 2^id_bits) to objects of one size. System code uses one
+ * wherever it hands out opaque tokens that it must translate back to a node: file
+ * descriptors, virtual pages of an address space, physical frames (apps/vmdb uses all
+ * three kinds). Three properties make it scale:
+ *
+ *  - Lookup (ps_ns_lookup) walks a lock-less radix trie of fixed height inside a
+ *    parallel section: height loads, no store to any shared line, no lock, no reference
+ *    count. Interior trie nodes are never freed while the namespace lives.
+ *  - Allocation and free of ids scale like ps_alloc/ps_free: each thread keeps a cache
+ *    of free ids per extent size and touches the namespace's id pool (one mutex) only to
+ *    refill or flush half a cache. An id and its object are allocated together; the
+ *    object comes from the namespace's own ps_mem, so the id's leaf entry shares the
+ *    slab object header ("tracked as memory", §3.6).
+ *  - ps_ns_free unbinds the id at once (new lookups return NULL) and hands the object to
+ *    ps_free; the id (and object) become reusable only when quiescence for the free time
+ *    and the namespace's custom grace hook both agree. So a reader that looked an id up
+ *    inside a section can never see that id bound to another object before its section
+ *    ends (docs/design.md §5).
+ *
+ * Extents: ps_ns_alloc_extent reserves 2^k contiguous ids aligned to 2^k (the "mmap of
+ * npages" of §3.6), one free list per extent size. Ids of an extent are bound and freed
+ * one by one; the extent returns to its size's free list when the last of its ids has
+ * passed its grace period. A free list that runs dry is refilled from never-used ids and
+ * then by splitting a larger free extent; freed extents are not merged with their
+ * neighbours (no buddy coalescing): a namespace that once handed out 1024-id extents and
+ * now wants single ids splits them, never the reverse.
+ *
+ * Id states, one word per id in the trie's leaves: free, reserved (claimed by an
+ * allocation, not yet published - lookups return NULL), bound (published: lookups
+ * return the object), in grace (freed, waiting for quiescence and the hook). The word's
+ * compare-and-swap decides every race between allocators (ps_ns_alloc_at against a
+ * cached free id, two ps_ns_alloc_at of one id): exactly one wins.
+ *
+ * Memory: per id in a populated 512-id leaf, one 8-byte word (a 4 KiB leaf per 512 ids
+ * once any of them was used), plus interior nodes (1/512 of that per level); per bound
+ * id, one object of obj_size + 16 bytes (the id and its extent) + the 24-byte ps_mem
+ * header, rounded to the allocator's alignment. A namespace of 2^40 ids costs nothing
+ * for ids never used.
+ *
+ * Threads: any thread may call any function here (registers lazily, <tsync/thread.h>).
+ */
+#ifndef TSYNC_PS_NS_H
+#define TSYNC_PS_NS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <tsync/ps_mem.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ps_ns;
+
+/* Largest id space: ids are below 2^PS_NS_ID_BITS_MAX (a trie of at most 7 levels). */
+#define PS_NS_ID_BITS_MAX 60u
+/* Largest extent: 2^PS_NS_ORDER_MAX ids. */
+#define PS_NS_ORDER_MAX 20u
+
+/* Which free id an allocation takes (cfg->id_policy). */
+enum ps_ns_id_policy {
+	/* Lowest free (default): a refill takes the lowest free ids of the pool before
+	 * never-used ones, so the id space, and the trie, stay dense. Ids a thread already
+	 * holds in its cache are used first - those of its last refill lowest first, and
+	 * before them the ids its own reclamation just returned (they are warm) - so an
+	 * allocation need not return the lowest free id of the whole namespace. */
+	PS_NS_ID_LOWEST = 0,
+	/* Cyclic: never-used ids in increasing order until the space is exhausted, then
+	 * freed ids in the order they came back (oldest first), like process ids: an id is
+	 * reused as late as possible. Costs the pool mutex once per reclaimed id (they go
+	 * straight to the back of the pool's FIFO, not to a cache). */
+	PS_NS_ID_CYCLIC = 1,
+};
+
+/*
+ * Custom grace period for ids (§3.7), asked after normal quiescence, in free-time order
+ * per freeing thread, before the id and its object become reusable: return true to let
+ * them be reused, false to keep them (asked again at the next reclamation; ids freed
+ * later by the same thread wait behind). ns, obj (do not write it), its id, and its
+ * free time. Same rules as ps_mem_grace_fn: short, no allocation or free on ns.
+ */
+typedef bool (*ps_ns_grace_fn)(struct ps_ns *ns, void *obj, uint64_t id, tsync_tick_t free_time,
+			       void *arg);
+
+/* Configuration for ps_ns_create(). Zero-initialise, set size, change what you need. */
+struct ps_ns_config {
+	size_t size;        /* sizeof(struct ps_ns_config) */
+	unsigned id_bits;   /* ids are in [0, 2^id_bits): 1..PS_NS_ID_BITS_MAX (default 32) */
+	unsigned max_order; /* largest extent 2^max_order ids, <= min(id_bits,
+			     * PS_NS_ORDER_MAX) (default min(10, id_bits)) */
+	int id_policy;      /* enum ps_ns_id_policy (default PS_NS_ID_LOWEST) */
+	unsigned id_cache;  /* ids each thread caches per extent size (default 64 for
+			     * single ids, a quarter of it, at least 4, for extents) */
+	ps_ns_grace_fn grace_fn; /* custom grace period hook, or NULL */
+	void *grace_arg;
+	/* The object allocator's configuration (<tsync/ps_mem.h>), or NULL for defaults.
+	 * Its grace_fn must be NULL (the namespace installs its own and calls grace_fn
+	 * above from it). */
+	const struct ps_mem_config *mem;
+};
+#define PS_NS_CONFIG_INIT {sizeof(struct ps_ns_config), 0, 0, PS_NS_ID_LOWEST, 0, NULL, NULL, NULL}
+
+/*
+ * ps_ns_create: a namespace of objects of obj_size bytes (> 0), reclaimed through ps.
+ * Returns it, or NULL with errno = EINVAL (obj_size 0, bad cfg field or size, a
+ * cfg->mem with a grace_fn) or ENOMEM. Blocking. Any thread.
+ */
+struct ps_ns *ps_ns_create(struct ps *ps, size_t obj_size, const struct ps_ns_config *cfg);
+
+/*
+ * ps_ns_destroy: free the namespace, its trie, its id pool and every object (live or
+ * pending). Precondition (not checked): no thread uses ns or its objects any more and
+ * none is inside a section holding one. NULL is ignored. Blocking.
+ */
+void ps_ns_destroy(struct ps_ns *ns);
+
+/*
+ * ps_ns_alloc: a free id and a new object bound to it, in the reserved state: lookups
+ * return NULL for the id until ps_ns_publish(ns, obj). *id receives the id. The object's
+ * contents are unspecified (as ps_alloc's). Returns the object, or NULL with errno =
+ * ENOSPC (every id is bound, reserved or in its grace period), ENOMEM, or EINVAL (id
+ * NULL). Wait-free on the fast path (an id from the caller's cache, one CAS on its leaf
+ * word, a ps_alloc); a refill takes the pool mutex and may allocate trie nodes.
+ */
+void *ps_ns_alloc(struct ps_ns *ns, uint64_t *id);
+
+/*
+ * ps_ns_alloc_at: bind the chosen id to a new object (reserved state, as ps_ns_alloc).
+ * Returns the object, or NULL with errno = ERANGE (id outside the space), EEXIST (id
+ * bound or reserved, also as part of an extent), EBUSY (id freed and still in its grace
+ * period: quiescence or the grace hook has not let it go yet), ENOMEM. An id claimed
+ * here may still sit in some thread's cache or the pool; that copy is skipped when it
+ * is popped (the leaf word's CAS fails), so it costs nothing but its slot. Wait-free
+ * apart from trie node allocation.
+ */
+void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id);
+
+/*
+ * ps_ns_alloc_extent: reserve 2^k contiguous ids aligned to 2^k, k the smallest with
+ * 2^k >= n, and bind the first n of them to new objects (reserved state) stored in
+ * objs[0..n-1] (objs[i] has id *base + i). The ids beyond n stay reserved, unbound,
+ * until the extent returns. n in [1, 2^max_order]. Returns 0, or -1 with errno =
+ * EINVAL (n out of range, NULL argument), ENOSPC (no free extent of that size and none
+ * to split), ENOMEM (nothing is left claimed). For n == 1 the id is a single id, as
+ * ps_ns_alloc's. Cost: n ps_alloc calls and n + 1 leaf CASes, plus a small record per
+ * extent (malloc); a refill as ps_ns_alloc.
+ */
+int ps_ns_alloc_extent(struct ps_ns *ns, size_t n, uint64_t *base, void **objs);
+
+/*
+ * ps_ns_publish: make a reserved object visible: lookups of its id return obj from now
+ * on. Release store: everything the caller wrote to obj before happens-before a lookup
+ * that returns it. Precondition: obj came from an allocation on ns and is neither
+ * published nor freed (checked: aborts with a diagnostic). Wait-free. Any thread.
+ */
+void ps_ns_publish(struct ps_ns *ns, void *obj);
+
+/*
+ * ps_ns_free: unbind obj's id (lookups return NULL from now on) and free obj with
+ * ps_free: the id and the object are reused only after every section of ns's ps
+ * active now has ended and the grace hook (if any) agreed. Published or still reserved
+ * objects alike. obj must come from ns: a foreign object or a double free aborts with a
+ * one-line diagnostic. Inside or outside a section; marks obj freed for ps_lock_take.
+ * Wait-free apart from ps_free's reclamation work. NULL is ignored.
+ */
+void ps_ns_free(struct ps_ns *ns, void *obj);
+
+/* ps_ns_id: the id obj is bound to (reserved, published or freed). Wait-free. */
+uint64_t ps_ns_id(const struct ps_ns *ns, const void *obj);
+
+/*
+ * ps_ns_next: iteration over published ids. Returns the published object with the
+ * smallest id >= *id and stores that id in *id, or NULL (errno unchanged) when there is
+ * none. Call inside a section of ns's ps and use the objects only within it; ids bound
+ * or freed during the walk may or may not be seen. Loop: for (id = 0; (o =
+ * ps_ns_next(ns, &id)); id++). No store to shared memory. Cost: the trie nodes walked.
+ */
+void *ps_ns_next(struct ps_ns *ns, uint64_t *id);
+
+/* Accessors: the ps, the object allocator (for ps_mem_stats; do not ps_free its objects
+ * directly), the object size asked for, and the number of ids (2^id_bits). */
+struct ps *ps_ns_ps(const struct ps_ns *ns);
+struct ps_mem *ps_ns_mem(const struct ps_ns *ns);
+size_t ps_ns_obj_size(const struct ps_ns *ns);
+uint64_t ps_ns_capacity(const struct ps_ns *ns);
+
+/* Counters, summed over threads without stopping them (exact when they are quiet). */
+struct ps_ns_stats {
+	uint64_t live;           /* ids reserved or published (allocations - frees) */
+	uint64_t grace;          /* ids freed, not yet reusable (frees - reclaimed) */
+	uint64_t allocs;         /* ids allocated: ps_ns_alloc, ps_ns_alloc_at, extents (n) */
+	uint64_t frees;          /* ps_ns_free calls */
+	uint64_t reclaimed;      /* ids reusable again (passed quiescence and the hook) */
+	uint64_t extents;        /* ps_ns_alloc_extent calls with n > 1 */
+	uint64_t grace_refusals; /* custom grace hook refusals */
+	uint64_t refills;        /* id cache refills from the pool (pool mutex) */
+	uint64_t flushes;        /* id cache flushes to the pool (pool mutex) */
+	uint64_t fresh;          /* never-used ids taken (in ids) */
+	uint64_t splits;         /* free extents split into smaller ones */
+	uint64_t stale;          /* cached or pooled ids skipped: claimed by ps_ns_alloc_at */
+	uint64_t pool_ids;       /* ids in the pool's free lists now (stale ones included) */
+	uint64_t trie_nodes;     /* trie nodes allocated (4 KiB each) */
+	uint64_t trie_bytes;     /* trie_nodes x 4096 */
+};
+/* ps_ns_stats: fill *out. Returns 0, or -1 with errno = EINVAL. Takes the pool mutex
+ * briefly. Any thread. */
+int ps_ns_stats(struct ps_ns *ns, struct ps_ns_stats *out);
+
+/* ---- inline lookup (internal layout; do not use the ps_ns__ names directly) ---- */
+
+#define PS_NS__FANOUT_SHIFT 9u
+#define PS_NS__FANOUT (1u << PS_NS__FANOUT_SHIFT)
+/* Leaf word values that are not objects (objects are at least 8-byte aligned). */
+#define PS_NS__FREE 0u
+#define PS_NS__GRACE 1u
+#define PS_NS__RESERVED 2u
+struct ps_ns__node {
+	_Atomic uintptr_t slot[PS_NS__FANOUT];
+};
+struct ps_ns__head {
+	struct ps_ns__node *root; /* never changes */
+	uint64_t nids;            /* 2^id_bits */
+	unsigned height;          /* levels, >= 1; the root's slots select the top bits */
+};
+
+/*
+ * ps_ns_lookup: the object published under id, or NULL (free, reserved, in grace, or
+ * never used; errno = ERANGE, and NULL, for an id outside the space). Call inside a
+ * section of ns's ps: the object stays valid (not reused) until the section ends, even
+ * if another thread frees it meanwhile - check ps_lock_take or your own state if you
+ * must know. Wait-free: at most `height` acquire loads (ceil(id_bits / 9)), no store to
+ * any shared line, no lock, no reference count. Ordering: acquire, pairs with
+ * ps_ns_publish. Any thread.
+ */
+static inline void *ps_ns_lookup(struct ps_ns *ns, uint64_t id)
+{
+	struct ps_ns__head *h = (struct ps_ns__head *)ns;
+	if (TSYNC_UNLIKELY(id >= h->nids)) {
+		errno = ERANGE;
+		return NULL;
+	}
+	struct ps_ns__node *n = h->root;
+	for (unsigned l = h->height - 1; l > 0; l--) {
+		uintptr_t v = atomic_load_explicit(
+		    &n->slot[(id >> (PS_NS__FANOUT_SHIFT * l)) & (PS_NS__FANOUT - 1)],
+		    memory_order_acquire);
+		if (v == 0)
+			return NULL;
+		n = (struct ps_ns__node *)v;
+	}
+	uintptr_t v = atomic_load_explicit(&n->slot[id & (PS_NS__FANOUT - 1)], memory_order_acquire);
+	return v > PS_NS__RESERVED ? (void *)v : NULL;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSYNC_PS_NS_H */

@@ -1,0 +1,768 @@
+/*
+ * src/ps_ns.c - ParSec namespaces (ParSec (EuroSys 2016) §3.6; include/tsync/ps_ns.h).
+ *
+ * The trie: fixed height, 512-word nodes, interior nodes installed with a CAS and never
+ * freed before ps_ns_destroy. Leaf words hold an id's state (PS_NS__FREE, __GRACE,
+ * __RESERVED) or its published object; every change of state is one atomic operation
+ * on that word, and the CAS from FREE is what claims an id - the free lists below are
+ * only hints (an id listed twice, or claimed by ps_ns_alloc_at while listed, fails its
+ * CAS and is skipped).
+ *
+ * Free ids: a cache per thread per extent size (order), refilled from and flushed to the
+ * pool (one list per order, a min-heap for PS_NS_ID_LOWEST, a FIFO ring for CYCLIC, and
+ * the never-used cursor), under the pool mutex. An id comes back to a cache only in the
+ * grace hook this file installs on the object allocator: ps_mem calls it after
+ * quiescence for the object's free time, and it calls the user's hook first - so an id
+ * is reusable exactly when its object is (docs/design.md §5).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tsync/ps_ns.h>
+
+#include "internal.h"
+#include "ps_mem_internal.h"
+
+#define ID_FREED (UINT64_C(1) << 63) /* tail.idw: ps_ns_free has run on this incarnation */
+#define NODE_BYTES sizeof(struct ps_ns__node)
+
+/* After every object, at ns->tail_off: its id and extent. */
+struct ns_tail {
+	_Atomic uint64_t idw; /* the id, | ID_FREED once freed */
+	struct ns_ext *ext;   /* NULL for a single id */
+};
+
+/* An extent of 2^order ids: returned when its last bound id has passed its grace. */
+struct ns_ext {
+	_Atomic uint64_t live; /* bound ids not yet reclaimed */
+	uint64_t base;
+	unsigned order;
+};
+
+/* A free-id list: a min-heap (LOWEST) or a FIFO ring (CYCLIC). Pool mutex. */
+struct idlist {
+	uint64_t *a;
+	size_t n, cap, head;
+};
+
+struct ns_pt {
+	_Alignas(TSYNC_CACHE_LINE) uint64_t *ids; /* (max_order + 1) x cap[order] slots */
+	unsigned n[PS_NS_ORDER_MAX + 1];
+	_Atomic uint64_t allocs, frees, reclaimed, extents, refusals, refills, flushes, stale;
+};
+struct ns_pt_chunk {
+	struct ns_pt pt[TSYNC__CHUNK];
+};
+
+struct ps_ns {
+	struct ps_ns__head h; /* first: ps_ns_lookup reads it through the public type */
+	struct ps *ps;
+	struct ps_mem *mem;    /* the objects */
+	struct ps_mem *extmem; /* extent records */
+	size_t obj_size, tail_off;
+	unsigned id_bits, max_order;
+	int policy;
+	unsigned cap[PS_NS_ORDER_MAX + 1];  /* id cache capacity per order */
+	size_t off[PS_NS_ORDER_MAX + 1];    /* where each order's cache starts in ns_pt.ids */
+	size_t ids_per_pt;
+	ps_ns_grace_fn grace_fn;
+	void *grace_arg;
+
+	pthread_mutex_t lock; /* the pool: lists, cursor and the counters below */
+	struct idlist pool[PS_NS_ORDER_MAX + 1];
+	uint64_t cursor; /* ids below it were handed out at least once */
+	uint64_t fresh, splits;
+	_Atomic uint64_t trie_nodes;
+
+	unsigned nchunks;
+	struct ns_pt_chunk *_Atomic *chunks;
+	struct tsync__client client;
+};
+
+static inline struct ns_tail *tail_of(const struct ps_ns *ns, const void *obj)
+{
+	return (struct ns_tail *)((char *)obj + ns->tail_off);
+}
+
+static inline void cnt(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+			      memory_order_relaxed);
+}
+
+/* ---- trie ------------------------------------------------------------------------------ */
+
+static struct ps_ns__node *node_new(struct ps_ns *ns)
+{
+	struct ps_ns__node *n = aligned_alloc(4096, NODE_BYTES);
+	if (n == NULL)
+		return NULL;
+	memset(n, 0, NODE_BYTES);
+	atomic_fetch_add_explicit(&ns->trie_nodes, 1, memory_order_relaxed);
+	return n;
+}
+
+/* The leaf word of id; with create, missing interior nodes are allocated (NULL with
+ * errno = ENOMEM if that fails), else NULL when the path does not exist. */
+static _Atomic uintptr_t *leaf_word(struct ps_ns *ns, uint64_t id, bool create)
+{
+	struct ps_ns__node *n = ns->h.root;
+	for (unsigned l = ns->h.height - 1; l > 0; l--) {
+		_Atomic uintptr_t *w =
+		    &n->slot[(id >> (PS_NS__FANOUT_SHIFT * l)) & (PS_NS__FANOUT - 1)];
+		uintptr_t v = atomic_load_explicit(w, memory_order_acquire);
+		if (v == 0) {
+			if (!create)
+				return NULL;
+			struct ps_ns__node *nn = node_new(ns);
+			if (nn == NULL) {
+				errno = ENOMEM;
+				return NULL;
+			}
+			uintptr_t exp = 0;
+			/* release: the zeroed node is visible before its pointer */
+			if (atomic_compare_exchange_strong_explicit(w, &exp, (uintptr_t)nn,
+								    memory_order_acq_rel,
+								    memory_order_acquire)) {
+				v = (uintptr_t)nn;
+			} else {
+				free(nn);
+				atomic_fetch_sub_explicit(&ns->trie_nodes, 1, memory_order_relaxed);
+				v = exp;
+			}
+		}
+		n = (struct ps_ns__node *)v;
+	}
+	return &n->slot[id & (PS_NS__FANOUT - 1)];
+}
+
+static void trie_free(struct ps_ns__node *n, unsigned level)
+{
+	if (level > 0)
+		for (unsigned i = 0; i < PS_NS__FANOUT; i++) {
+			uintptr_t v = atomic_load_explicit(&n->slot[i], memory_order_relaxed);
+			if (v)
+				trie_free((struct ps_ns__node *)v, level - 1);
+		}
+	free(n);
+}
+
+/* ---- the pool (ns->lock held) ----------------------------------------------------------- */
+
+static void list_push(struct ps_ns *ns, struct idlist *l, uint64_t id)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		uint64_t *a = malloc(cap * sizeof(*a));
+		if (a == NULL)
+			tsync__fatal("ps_ns: out of memory growing the free-id pool");
+		for (size_t i = 0; i < l->n; i++) /* unroll the ring; a heap is unaffected */
+			a[i] = l->a[(l->head + i) % (l->cap ? l->cap : 1)];
+		free(l->a);
+		l->a = a;
+		l->cap = cap;
+		l->head = 0;
+	}
+	if (ns->policy == PS_NS_ID_CYCLIC) {
+		l->a[(l->head + l->n++) % l->cap] = id;
+	} else { /* sift up */
+		size_t i = l->n++;
+		while (i > 0 && l->a[(i - 1) / 2] > id) {
+			l->a[i] = l->a[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		l->a[i] = id;
+	}
+}
+
+static uint64_t list_pop(struct ps_ns *ns, struct idlist *l)
+{
+	uint64_t id;
+	if (ns->policy == PS_NS_ID_CYCLIC) {
+		id = l->a[l->head];
+		l->head = (l->head + 1) % l->cap;
+		l->n--;
+		return id;
+	}
+	id = l->a[0];
+	uint64_t last = l->a[--l->n];
+	size_t i = 0;
+	for (;;) { /* sift down */
+		size_t c = 2 * i + 1;
+		if (c >= l->n)
+			break;
+		if (c + 1 < l->n && l->a[c + 1] < l->a[c])
+			c++;
+		if (l->a[c] >= last)
+			break;
+		l->a[i] = l->a[c];
+		i = c;
+	}
+	if (l->n)
+		l->a[i] = last;
+	return id;
+}
+
+/* Push the ids [lo, hi) as the largest aligned extents that fit. */
+static void push_range(struct ps_ns *ns, uint64_t lo, uint64_t hi)
+{
+	while (lo < hi) {
+		unsigned o = ns->max_order;
+		while (o > 0 && ((lo & ((UINT64_C(1) << o) - 1)) || lo + (UINT64_C(1) << o) > hi))
+			o--;
+		list_push(ns, &ns->pool[o], lo);
+		lo += UINT64_C(1) << o;
+	}
+}
+
+/* One free extent of order k from the pool (the policy's order of sources), or false. */
+static bool pool_take(struct ps_ns *ns, unsigned k, uint64_t *out)
+{
+	uint64_t sz = UINT64_C(1) << k;
+	bool cyclic = ns->policy == PS_NS_ID_CYCLIC;
+	for (int pass = 0; pass < 2; pass++) {
+		bool fresh = (pass == 0) == cyclic;
+		if (fresh) {
+			uint64_t base = (ns->cursor + sz - 1) & ~(sz - 1);
+			if (base <= ns->h.nids - sz) {
+				push_range(ns, ns->cursor, base); /* the alignment gap */
+				ns->cursor = base + sz;
+				ns->fresh += sz;
+				*out = base;
+				return true;
+			}
+		} else if (ns->pool[k].n) {
+			*out = list_pop(ns, &ns->pool[k]);
+			return true;
+		}
+	}
+	for (unsigned j = k + 1; j <= ns->max_order; j++) { /* split a larger one */
+		if (ns->pool[j].n == 0)
+			continue;
+		uint64_t b = list_pop(ns, &ns->pool[j]);
+		for (unsigned o = k; o < j; o++)
+			list_push(ns, &ns->pool[o], b + (UINT64_C(1) << o));
+		ns->splits++;
+		*out = b;
+		return true;
+	}
+	return false;
+}
+
+/* ---- per-thread caches --------------------------------------------------------------- */
+
+static struct ns_pt *nspt_find(struct ps_ns *ns, unsigned tid)
+{
+	struct ns_pt_chunk *c = atomic_load_explicit(&ns->chunks[tid >> TSYNC__CHUNK_SHIFT],
+						     memory_order_acquire);
+	return c ? &c->pt[tid & (TSYNC__CHUNK - 1)] : NULL;
+}
+
+static struct ns_pt *nspt_self(struct ps_ns *ns)
+{
+	unsigned me = tsync__self();
+	struct ns_pt *pt = nspt_find(ns, me);
+	if (TSYNC_UNLIKELY(pt == NULL)) {
+		struct ns_pt_chunk *c =
+		    tsync__chunk_get((void *_Atomic *)ns->chunks, me >> TSYNC__CHUNK_SHIFT,
+				     sizeof(struct ns_pt_chunk), NULL, NULL);
+		if (c == NULL)
+			tsync__fatal("ps_ns: out of memory allocating per-thread state");
+		pt = &c->pt[me & (TSYNC__CHUNK - 1)];
+	}
+	if (TSYNC_UNLIKELY(pt->ids == NULL)) {
+		pt->ids = malloc(ns->ids_per_pt * sizeof(uint64_t));
+		if (pt->ids == NULL)
+			tsync__fatal("ps_ns: out of memory allocating an id cache");
+	}
+	return pt;
+}
+
+static inline uint64_t *cache(struct ps_ns *ns, struct ns_pt *pt, unsigned k)
+{
+	return pt->ids + ns->off[k];
+}
+
+/* How many extents of order k one refill takes: half a cache, but never more than a
+ * 64th of the space, so that small spaces are not hoarded by one thread's cache. */
+static unsigned refill_want(struct ps_ns *ns, unsigned k)
+{
+	uint64_t by_space = (ns->h.nids >> k) >> 6;
+	unsigned want = ns->cap[k] / 2;
+	if (by_space < want)
+		want = (unsigned)by_space;
+	return want ? want : 1;
+}
+
+static unsigned refill(struct ps_ns *ns, struct ns_pt *pt, unsigned k)
+{
+	unsigned want = refill_want(ns, k), got = 0;
+	uint64_t *c = cache(ns, pt, k);
+	pthread_mutex_lock(&ns->lock);
+	while (got < want && pool_take(ns, k, &c[pt->n[k]]))
+		pt->n[k]++, got++;
+	pthread_mutex_unlock(&ns->lock);
+	/* the cache pops from its top: put the first id taken (the lowest, or the oldest
+	 * for CYCLIC) there */
+	for (unsigned i = 0, j = got; i + 1 < j; i++, j--) {
+		uint64_t x = c[pt->n[k] - got + i];
+		c[pt->n[k] - got + i] = c[pt->n[k] - got + j - 1];
+		c[pt->n[k] - got + j - 1] = x;
+	}
+	cnt(&pt->refills, 1);
+	return got;
+}
+
+/* Move the oldest n ids of order k's cache to the pool. */
+static void flush(struct ps_ns *ns, struct ns_pt *pt, unsigned k, unsigned n)
+{
+	uint64_t *c = cache(ns, pt, k);
+	pthread_mutex_lock(&ns->lock);
+	for (unsigned i = 0; i < n; i++)
+		list_push(ns, &ns->pool[k], c[i]);
+	pthread_mutex_unlock(&ns->lock);
+	memmove(c, c + n, (pt->n[k] - n) * sizeof(*c));
+	pt->n[k] -= n;
+	cnt(&pt->flushes, 1);
+}
+
+static void cache_push(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t id)
+{
+	if (pt->n[k] == ns->cap[k])
+		flush(ns, pt, k, (ns->cap[k] + 1) / 2);
+	cache(ns, pt, k)[pt->n[k]++] = id;
+}
+
+/* Claim one free extent of order k: its words go FREE -> RESERVED. 0 with *base, or -1
+ * with errno = ENOSPC or ENOMEM. */
+static int claim(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t *base)
+{
+	uint64_t sz = UINT64_C(1) << k;
+	bool reclaimed = false;
+	for (;;) {
+		if (pt->n[k] == 0 && refill(ns, pt, k) == 0) {
+			if (reclaimed) {
+				errno = ENOSPC;
+				return -1;
+			}
+			/* ids may wait in our own queue past their grace: collect them */
+			ps_mem_reclaim(ns->mem);
+			reclaimed = true;
+			continue;
+		}
+		uint64_t b = cache(ns, pt, k)[--pt->n[k]];
+		uint64_t i;
+		bool nomem = false;
+		for (i = 0; i < sz; i++) {
+			_Atomic uintptr_t *w = leaf_word(ns, b + i, true);
+			uintptr_t exp = PS_NS__FREE;
+			if (w == NULL) {
+				nomem = true;
+				break;
+			}
+			if (!atomic_compare_exchange_strong_explicit(w, &exp, PS_NS__RESERVED,
+								     memory_order_acquire,
+								     memory_order_relaxed))
+				break;
+		}
+		if (i == sz) {
+			*base = b;
+			return 0;
+		}
+		for (uint64_t j = 0; j < i; j++)
+			atomic_store_explicit(leaf_word(ns, b + j, false), PS_NS__FREE,
+					      memory_order_release);
+		if (nomem) {
+			cache_push(ns, pt, k, b);
+			errno = ENOMEM;
+			return -1;
+		}
+		cnt(&pt->stale, 1);
+		if (k > 0) { /* the extent is broken up: its other free ids return singly */
+			pthread_mutex_lock(&ns->lock);
+			for (uint64_t j = 0; j < sz; j++) {
+				_Atomic uintptr_t *w = leaf_word(ns, b + j, false);
+				if (w && atomic_load_explicit(w, memory_order_relaxed) == PS_NS__FREE)
+					list_push(ns, &ns->pool[0], b + j);
+			}
+			pthread_mutex_unlock(&ns->lock);
+		}
+	}
+}
+
+/* ---- the grace hook: where ids come back ------------------------------------------------ */
+
+static void release_ids(struct ps_ns *ns, struct ns_pt *pt, uint64_t base, unsigned k)
+{
+	for (uint64_t i = 0; i < (UINT64_C(1) << k); i++)
+		atomic_store_explicit(leaf_word(ns, base + i, false), PS_NS__FREE,
+				      memory_order_release);
+	if (ns->policy == PS_NS_ID_CYCLIC) { /* to the back of the FIFO: reused last */
+		pthread_mutex_lock(&ns->lock);
+		list_push(ns, &ns->pool[k], base);
+		pthread_mutex_unlock(&ns->lock);
+	} else {
+		cache_push(ns, pt, k, base);
+	}
+}
+
+static bool ns_grace(struct ps_mem *m, void *obj, tsync_tick_t free_time, void *arg)
+{
+	(void)m;
+	struct ps_ns *ns = arg;
+	struct ns_pt *pt = nspt_self(ns);
+	struct ns_tail *t = tail_of(ns, obj);
+	uint64_t id = atomic_load_explicit(&t->idw, memory_order_relaxed) & ~ID_FREED;
+	if (ns->grace_fn && !ns->grace_fn(ns, obj, id, free_time, ns->grace_arg)) {
+		cnt(&pt->refusals, 1);
+		return false;
+	}
+	struct ns_ext *e = t->ext;
+	if (e == NULL)
+		release_ids(ns, pt, id, 0);
+	else if (atomic_fetch_sub_explicit(&e->live, 1, memory_order_acq_rel) == 1) {
+		release_ids(ns, pt, e->base, e->order);
+		ps_free_now(ns->extmem, e);
+	}
+	cnt(&pt->reclaimed, 1);
+	return true;
+}
+
+/* Runs in the exiting thread (registry mutex held), after ps_mem's own exit work (our
+ * client was added after the allocator's), so ids its last reclamation returned are
+ * here too: hand the whole cache to the pool. */
+static void ns_thread_exit(struct tsync__client *c, unsigned tid)
+{
+	struct ps_ns *ns = (struct ps_ns *)((char *)c - offsetof(struct ps_ns, client));
+	struct ns_pt *pt = nspt_find(ns, tid);
+	if (pt == NULL || pt->ids == NULL)
+		return;
+	for (unsigned k = 0; k <= ns->max_order; k++)
+		if (pt->n[k])
+			flush(ns, pt, k, pt->n[k]);
+}
+
+/* ---- API ------------------------------------------------------------------------------- */
+
+struct ps_ns *ps_ns_create(struct ps *ps, size_t obj_size, const struct ps_ns_config *cfg)
+{
+	struct ps_ns_config c = PS_NS_CONFIG_INIT;
+	if (cfg) {
+		if (cfg->size != sizeof(c))
+			goto inval;
+		c = *cfg;
+	}
+	if (c.id_bits == 0)
+		c.id_bits = 32;
+	if (c.max_order == 0 && (cfg == NULL || cfg->max_order == 0))
+		c.max_order = c.id_bits < 10 ? c.id_bits : 10;
+	if (ps == NULL || obj_size == 0 || obj_size > (SIZE_MAX >> 2) ||
+	    c.id_bits > PS_NS_ID_BITS_MAX || c.max_order > PS_NS_ORDER_MAX ||
+	    c.max_order > c.id_bits || (c.id_policy != PS_NS_ID_LOWEST &&
+					c.id_policy != PS_NS_ID_CYCLIC) ||
+	    (c.mem && (c.mem->size != sizeof(struct ps_mem_config) || c.mem->grace_fn)))
+		goto inval;
+
+	struct ps_ns *ns = calloc(1, sizeof(*ns));
+	if (ns == NULL)
+		return NULL;
+	ns->ps = ps;
+	ns->obj_size = obj_size;
+	ns->tail_off = tsync__round_up(obj_size, 8);
+	ns->id_bits = c.id_bits;
+	ns->max_order = c.max_order;
+	ns->policy = c.id_policy;
+	ns->grace_fn = c.grace_fn;
+	ns->grace_arg = c.grace_arg;
+	unsigned base_cap = c.id_cache ? c.id_cache : 64;
+	for (unsigned k = 0; k <= ns->max_order; k++) {
+		ns->cap[k] = k == 0 ? base_cap : (base_cap / 4 < 4 ? 4 : base_cap / 4);
+		ns->off[k] = ns->ids_per_pt;
+		ns->ids_per_pt += ns->cap[k];
+	}
+	ns->h.nids = UINT64_C(1) << c.id_bits;
+	ns->h.height = (c.id_bits + PS_NS__FANOUT_SHIFT - 1) / PS_NS__FANOUT_SHIFT;
+	pthread_mutex_init(&ns->lock, NULL);
+	ns->nchunks = tsync__chunk_count();
+	ns->chunks = calloc(ns->nchunks, sizeof(*ns->chunks));
+	ns->h.root = node_new(ns);
+
+	struct ps_mem_config mc = PS_MEM_CONFIG_INIT;
+	if (c.mem)
+		mc = *c.mem;
+	mc.grace_fn = ns_grace;
+	mc.grace_arg = ns;
+	if (ns->chunks && ns->h.root)
+		ns->mem = ps_mem_create(ps, ns->tail_off + sizeof(struct ns_tail), &mc);
+	if (ns->mem)
+		ns->extmem = ps_mem_create(ps, sizeof(struct ns_ext), NULL);
+	if (ns->extmem == NULL) {
+		int e = errno ? errno : ENOMEM;
+		ps_mem_destroy(ns->mem);
+		free(ns->chunks);
+		free(ns->h.root);
+		pthread_mutex_destroy(&ns->lock);
+		free(ns);
+		errno = e;
+		return NULL;
+	}
+	/* after ps_mem_create: at thread exit, the allocator's reclamation runs first */
+	ns->client.thread_exit = ns_thread_exit;
+	tsync__client_add(&ns->client);
+	return ns;
+inval:
+	errno = EINVAL;
+	return NULL;
+}
+
+void ps_ns_destroy(struct ps_ns *ns)
+{
+	if (ns == NULL)
+		return;
+	tsync__client_remove(&ns->client);
+	ps_mem_destroy(ns->mem);
+	ps_mem_destroy(ns->extmem);
+	trie_free(ns->h.root, ns->h.height - 1);
+	for (unsigned k = 0; k <= ns->max_order; k++)
+		free(ns->pool[k].a);
+	for (unsigned i = 0; i < ns->nchunks; i++) {
+		struct ns_pt_chunk *c = atomic_load_explicit(&ns->chunks[i], memory_order_relaxed);
+		if (c)
+			for (unsigned j = 0; j < TSYNC__CHUNK; j++)
+				free(c->pt[j].ids);
+		free(c);
+	}
+	free(ns->chunks);
+	pthread_mutex_destroy(&ns->lock);
+	free(ns);
+}
+
+static void tail_init(struct ps_ns *ns, void *obj, uint64_t id, struct ns_ext *e)
+{
+	struct ns_tail *t = tail_of(ns, obj);
+	atomic_store_explicit(&t->idw, id, memory_order_relaxed);
+	t->ext = e;
+}
+
+void *ps_ns_alloc(struct ps_ns *ns, uint64_t *id)
+{
+	if (ns == NULL || id == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* the object first: its allocation may reclaim, and reclamation pushes ids onto
+	 * the cache that claim() is about to pop */
+	void *obj = ps_alloc(ns->mem);
+	if (obj == NULL)
+		return NULL;
+	struct ns_pt *pt = nspt_self(ns);
+	uint64_t b;
+	if (claim(ns, pt, 0, &b) != 0) {
+		int e = errno;
+		ps_free_now(ns->mem, obj);
+		errno = e;
+		return NULL;
+	}
+	tail_init(ns, obj, b, NULL);
+	cnt(&pt->allocs, 1);
+	*id = b;
+	return obj;
+}
+
+void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id)
+{
+	if (ns == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (id >= ns->h.nids) {
+		errno = ERANGE;
+		return NULL;
+	}
+	void *obj = ps_alloc(ns->mem);
+	if (obj == NULL)
+		return NULL;
+	_Atomic uintptr_t *w = leaf_word(ns, id, true);
+	uintptr_t exp = PS_NS__FREE;
+	if (w == NULL || !atomic_compare_exchange_strong_explicit(w, &exp, PS_NS__RESERVED,
+								  memory_order_acquire,
+								  memory_order_relaxed)) {
+		ps_free_now(ns->mem, obj);
+		errno = w == NULL ? ENOMEM : exp == PS_NS__GRACE ? EBUSY : EEXIST;
+		return NULL;
+	}
+	tail_init(ns, obj, id, NULL);
+	cnt(&nspt_self(ns)->allocs, 1);
+	return obj;
+}
+
+int ps_ns_alloc_extent(struct ps_ns *ns, size_t n, uint64_t *base, void **objs)
+{
+	if (ns == NULL || base == NULL || objs == NULL || n == 0 ||
+	    n > (size_t)1 << ns->max_order) {
+		errno = EINVAL;
+		return -1;
+	}
+	unsigned k = 0;
+	while (((size_t)1 << k) < n)
+		k++;
+	size_t got = 0;
+	struct ns_ext *e = NULL;
+	for (; got < n; got++)
+		if ((objs[got] = ps_alloc(ns->mem)) == NULL)
+			goto nomem;
+	if (k > 0 && (e = ps_alloc(ns->extmem)) == NULL)
+		goto nomem;
+	struct ns_pt *pt = nspt_self(ns);
+	uint64_t b;
+	if (claim(ns, pt, k, &b) != 0)
+		goto fail;
+	if (e) {
+		atomic_store_explicit(&e->live, n, memory_order_relaxed);
+		e->base = b;
+		e->order = k;
+	}
+	for (size_t i = 0; i < n; i++)
+		tail_init(ns, objs[i], b + i, e);
+	cnt(&pt->allocs, n);
+	if (k > 0)
+		cnt(&pt->extents, 1);
+	*base = b;
+	return 0;
+nomem:
+	errno = ENOMEM;
+fail:;
+	int err = errno;
+	for (size_t i = 0; i < got; i++)
+		ps_free_now(ns->mem, objs[i]);
+	if (e)
+		ps_free_now(ns->extmem, e);
+	errno = err;
+	return -1;
+}
+
+/* obj's tail, after checking that obj is an object of ns (aborts naming `call`). */
+static struct ns_tail *checked_tail(struct ps_ns *ns, void *obj, const char *call)
+{
+	if (!hdr_plausible(HDR(obj)) || ps_mem_of(obj) != ns->mem)
+		tsync__fatal("%s: %p is not an object of this namespace", call, obj);
+	return tail_of(ns, obj);
+}
+
+void ps_ns_publish(struct ps_ns *ns, void *obj)
+{
+	struct ns_tail *t = checked_tail(ns, obj, "ps_ns_publish");
+	uint64_t idw = atomic_load_explicit(&t->idw, memory_order_relaxed);
+	_Atomic uintptr_t *w = (idw & ID_FREED) ? NULL : leaf_word(ns, idw, false);
+	uintptr_t exp = PS_NS__RESERVED;
+	/* release: the caller's initialisation of obj happens-before a lookup that sees it */
+	if (w == NULL || !atomic_compare_exchange_strong_explicit(w, &exp, (uintptr_t)obj,
+								  memory_order_release,
+								  memory_order_relaxed))
+		tsync__fatal("ps_ns_publish: id %llu of %p is not reserved (published twice, "
+			     "or freed)", (unsigned long long)(idw & ~ID_FREED), obj);
+}
+
+void ps_ns_free(struct ps_ns *ns, void *obj)
+{
+	if (obj == NULL)
+		return;
+	struct ns_tail *t = checked_tail(ns, obj, "ps_ns_free");
+	uint64_t idw = atomic_fetch_or_explicit(&t->idw, ID_FREED, memory_order_relaxed);
+	if (idw & ID_FREED)
+		tsync__fatal("ps_ns_free: double free of id %llu (object %p)",
+			     (unsigned long long)(idw & ~ID_FREED), obj);
+	_Atomic uintptr_t *w = leaf_word(ns, idw, false);
+	uintptr_t v = w ? atomic_load_explicit(w, memory_order_relaxed) : 0;
+	/* The id stops naming obj now: lookups that start later find nothing. */
+	if (w == NULL || (v != (uintptr_t)obj && v != PS_NS__RESERVED) ||
+	    !atomic_compare_exchange_strong_explicit(w, &v, PS_NS__GRACE, memory_order_relaxed,
+						     memory_order_relaxed))
+		tsync__fatal("ps_ns_free: id %llu is not bound to %p", (unsigned long long)idw, obj);
+	cnt(&nspt_self(ns)->frees, 1);
+	/* ps_free stamps the free time after the store above is visible
+	 * (tsync_now_ordered): a section that began after it cannot find obj by id. */
+	ps_free(ns->mem, obj);
+}
+
+uint64_t ps_ns_id(const struct ps_ns *ns, const void *obj)
+{
+	return atomic_load_explicit(&tail_of(ns, obj)->idw, memory_order_relaxed) & ~ID_FREED;
+}
+
+static void *next_in(struct ps_ns *ns, struct ps_ns__node *n, unsigned level, uint64_t lo,
+		     uint64_t base, uint64_t *out)
+{
+	unsigned shift = PS_NS__FANOUT_SHIFT * level;
+	unsigned start = lo > base ? (unsigned)((lo - base) >> shift) : 0;
+	for (unsigned i = start; i < PS_NS__FANOUT; i++) {
+		uint64_t sb = base + ((uint64_t)i << shift);
+		if (sb >= ns->h.nids)
+			break;
+		uintptr_t v = atomic_load_explicit(&n->slot[i], memory_order_acquire);
+		if (level == 0) {
+			if (v > PS_NS__RESERVED) {
+				*out = sb;
+				return (void *)v;
+			}
+		} else if (v) {
+			void *r = next_in(ns, (struct ps_ns__node *)v, level - 1, lo, sb, out);
+			if (r)
+				return r;
+		}
+	}
+	return NULL;
+}
+
+void *ps_ns_next(struct ps_ns *ns, uint64_t *id)
+{
+	if (*id >= ns->h.nids)
+		return NULL;
+	return next_in(ns, ns->h.root, ns->h.height - 1, *id, 0, id);
+}
+
+struct ps *ps_ns_ps(const struct ps_ns *ns) { return ns->ps; }
+struct ps_mem *ps_ns_mem(const struct ps_ns *ns) { return ns->mem; }
+size_t ps_ns_obj_size(const struct ps_ns *ns) { return ns->obj_size; }
+uint64_t ps_ns_capacity(const struct ps_ns *ns) { return ns->h.nids; }
+
+int ps_ns_stats(struct ps_ns *ns, struct ps_ns_stats *out)
+{
+	if (ns == NULL || out == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	uint64_t refusals = 0;
+	for (unsigned i = 0; i < ns->nchunks; i++) {
+		struct ns_pt_chunk *c = atomic_load_explicit(&ns->chunks[i], memory_order_acquire);
+		if (c == NULL)
+			continue;
+		for (unsigned j = 0; j < TSYNC__CHUNK; j++) {
+			struct ns_pt *p = &c->pt[j];
+#define S(f) atomic_load_explicit(&p->f, memory_order_relaxed)
+			out->allocs += S(allocs);
+			out->frees += S(frees);
+			out->reclaimed += S(reclaimed);
+			out->extents += S(extents);
+			refusals += S(refusals);
+			out->refills += S(refills);
+			out->flushes += S(flushes);
+			out->stale += S(stale);
+#undef S
+		}
+	}
+	out->grace_refusals = refusals;
+	out->live = out->allocs - out->frees;
+	out->grace = out->frees - out->reclaimed;
+	pthread_mutex_lock(&ns->lock);
+	for (unsigned k = 0; k <= ns->max_order; k++)
+		out->pool_ids += (uint64_t)ns->pool[k].n << k;
+	out->fresh = ns->fresh;
+	out->splits = ns->splits;
+	pthread_mutex_unlock(&ns->lock);
+	out->trie_nodes = atomic_load_explicit(&ns->trie_nodes, memory_order_relaxed);
+	out->trie_bytes = out->trie_nodes * NODE_BYTES;
+	return 0;
+}
