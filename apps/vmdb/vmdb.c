@@ -302,16 +302,53 @@ static struct vm_node *node_at(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_
 
 /* ---- removal ------------------------------------------------------------------------- */
 
-/* Undo n's mapping: page table, page id (TLB grace), frame id if n is the root.
- * The caller holds n (and, FRAME, its tree's mutex) and has unlinked it. */
-static void unmap_node(struct vmdb *db, struct vm_node *n)
+/*
+ * A run of pages of one space that a release unmapped, whose page-table change (one
+ * mmap for the run, memfd) and page frees are made together at the end: the pages
+ * already resolve to nothing (their entries' node pointers are NULL), and their ids are
+ * still bound, so nobody can map them meanwhile. Lives within one section.
+ */
+struct unmap_run {
+	struct vm_space *sp;
+	vmdb_vaddr_t start;
+	size_t n;
+	struct vm_va *va[64];
+};
+
+static void run_flush(struct vmdb *db, struct unmap_run *r)
+{
+	if (r->n == 0)
+		return;
+	sp_wr(db, r->sp);
+	backend_unmap(db, r->sp, r->start, r->n);
+	sp_unlock(db, r->sp);
+	for (size_t i = 0; i < r->n; i++)
+		ps_ns_free(r->sp->va, r->va[i]); /* after quiescence and the next TLB flush */
+	r->n = 0;
+}
+
+/* Undo n's mapping: page table, page id (TLB grace), frame id if n is the root. The
+ * caller holds n (and, FRAME, its tree's mutex) and has unlinked it. With a run r, the
+ * page-table change and the page free join r (flushed by the caller). */
+static void unmap_node(struct vmdb *db, struct vm_node *n, struct unmap_run *r)
 {
 	struct vm_space *sp = n->space;
 	sp_wr(db, sp);
 	atomic_store_explicit(&n->va->node, NULL, memory_order_relaxed);
-	backend_unmap(db, sp, n->vaddr, 1);
+	if (r == NULL)
+		backend_unmap(db, sp, n->vaddr, 1);
 	sp_unlock(db, sp);
-	ps_ns_free(sp->va, n->va); /* the page: after quiescence and the next TLB flush */
+	if (r == NULL) {
+		ps_ns_free(sp->va, n->va); /* the page: after quiescence and the next TLB flush */
+	} else {
+		if (r->n && (r->sp != sp || r->start + r->n != n->vaddr || r->n == 64))
+			run_flush(db, r);
+		if (r->n == 0) {
+			r->sp = sp;
+			r->start = n->vaddr;
+		}
+		r->va[r->n++] = n->va;
+	}
 	if (n->parent == NULL) {
 		atomic_store_explicit(&n->frame->root, NULL, memory_order_relaxed);
 		ps_ns_free(db->frames, n->frame); /* the frame: likewise */
@@ -340,7 +377,7 @@ static long remove_children(struct vmdb *db, struct vm_node *n)
 		n->child = c->next;
 		if (c->next)
 			c->next->prev = NULL;
-		unmap_node(db, c);
+		unmap_node(db, c, NULL);
 		node_free(db, c);
 		count++;
 	}
@@ -375,7 +412,8 @@ static void tree_unlock(struct vm_frame *f)
 
 /* Remove the mapping at sp's page v: with_self: it and its descendants (release), else
  * the descendants only (revoke). Inside op_begin. Returns the count removed. */
-static long remove_at(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v, bool with_self)
+static long remove_at(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v, bool with_self,
+		      struct unmap_run *r)
 {
 	sp_rd(db, sp);
 	struct vm_node *n = node_at(db, sp, v);
@@ -394,7 +432,7 @@ static long remove_at(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v, bool
 	if (with_self) {
 		if (p)
 			unlink_child(p, n);
-		unmap_node(db, n);
+		unmap_node(db, n, r);
 		node_free(db, n);
 		count++;
 	} else {
@@ -417,16 +455,17 @@ static long remove_range(struct vmdb *db, int pid, vmdb_vaddr_t mapat, size_t np
 		return -1;
 	}
 	long count = 0;
-	for (size_t i = 0; i < npages; i++) {
-		op_begin(db);
-		struct vm_space *sp = space_get(db, pid);
-		if (sp == NULL) {
-			op_end(db);
-			return i == 0 ? -1 : count;
-		}
-		count += remove_at(db, sp, mapat + i, with_self);
+	struct unmap_run run = {.n = 0};
+	op_begin(db); /* one section (and, GLOBAL, one lock hold) per call, as one syscall */
+	struct vm_space *sp = space_get(db, pid);
+	if (sp == NULL) {
 		op_end(db);
+		return -1;
 	}
+	for (size_t i = 0; i < npages; i++)
+		count += remove_at(db, sp, mapat + i, with_self, &run);
+	run_flush(db, &run);
+	op_end(db);
 	return count;
 }
 
@@ -721,7 +760,7 @@ int vmdb_space_destroy(struct vmdb *db, int pid)
 		if (va == NULL)
 			break;
 		op_begin(db);
-		remove_at(db, sp, v, true);
+		remove_at(db, sp, v, true, NULL);
 		op_end(db);
 		v++;
 	}

@@ -7,6 +7,7 @@
 #include <tsync/ps_mem.h>
 #include <tsync/ps_kmem.h>
 #include <tsync/ps_lock.h>
+#include <tsync/ps_ns.h>
 #include <tsync/rlu.h>
 #include <tsync/mvrlu.h>
 #include <tsync/oplog.h>
