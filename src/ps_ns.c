@@ -29,8 +29,9 @@
 
 /* After every object, at ns->tail_off: its id and extent. */
 struct ns_tail {
-	_Atomic uint64_t idw; /* the id, | ID_FREED once freed */
-	struct ns_ext *ext;   /* NULL for a single id */
+	_Atomic uint64_t idw;  /* the id, | ID_FREED once freed */
+	struct ns_ext *ext;    /* NULL for a single id */
+	_Atomic uintptr_t *w;  /* the id's leaf word (saves publish, free and the hook a walk) */
 };
 
 /* An extent of 2^order ids: returned when its last bound id has passed its grace. */
@@ -336,7 +337,8 @@ static void cache_push(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t 
 
 /* Claim one free extent of order k: its words go FREE -> RESERVED. 0 with *base, or -1
  * with errno = ENOSPC or ENOMEM. */
-static int claim(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t *base)
+static int claim(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t *base,
+		 _Atomic uintptr_t **w0)
 {
 	uint64_t sz = UINT64_C(1) << k;
 	bool reclaimed = false;
@@ -356,6 +358,8 @@ static int claim(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t *base)
 		bool nomem = false;
 		for (i = 0; i < sz; i++) {
 			_Atomic uintptr_t *w = leaf_word(ns, b + i, true);
+			if (i == 0)
+				*w0 = w;
 			uintptr_t exp = PS_NS__FREE;
 			if (w == NULL) {
 				nomem = true;
@@ -419,9 +423,16 @@ static bool ns_grace(struct ps_mem *m, void *obj, tsync_tick_t free_time, void *
 		return false;
 	}
 	struct ns_ext *e = t->ext;
-	if (e == NULL)
-		release_ids(ns, pt, id, 0);
-	else if (atomic_fetch_sub_explicit(&e->live, 1, memory_order_acq_rel) == 1) {
+	if (e == NULL) {
+		atomic_store_explicit(t->w, PS_NS__FREE, memory_order_release);
+		if (ns->policy == PS_NS_ID_CYCLIC) {
+			pthread_mutex_lock(&ns->lock);
+			list_push(ns, &ns->pool[0], id);
+			pthread_mutex_unlock(&ns->lock);
+		} else {
+			cache_push(ns, pt, 0, id);
+		}
+	} else if (atomic_fetch_sub_explicit(&e->live, 1, memory_order_acq_rel) == 1) {
 		release_ids(ns, pt, e->base, e->order);
 		ps_free_now(ns->extmem, e);
 	}
@@ -538,11 +549,13 @@ void ps_ns_destroy(struct ps_ns *ns)
 	free(ns);
 }
 
-static void tail_init(struct ps_ns *ns, void *obj, uint64_t id, struct ns_ext *e)
+static void tail_init(struct ps_ns *ns, void *obj, uint64_t id, struct ns_ext *e,
+		      _Atomic uintptr_t *w)
 {
 	struct ns_tail *t = tail_of(ns, obj);
 	atomic_store_explicit(&t->idw, id, memory_order_relaxed);
 	t->ext = e;
+	t->w = w;
 }
 
 void *ps_ns_alloc(struct ps_ns *ns, uint64_t *id)
@@ -558,13 +571,14 @@ void *ps_ns_alloc(struct ps_ns *ns, uint64_t *id)
 		return NULL;
 	struct ns_pt *pt = nspt_self(ns);
 	uint64_t b;
-	if (claim(ns, pt, 0, &b) != 0) {
+	_Atomic uintptr_t *w;
+	if (claim(ns, pt, 0, &b, &w) != 0) {
 		int e = errno;
 		ps_free_now(ns->mem, obj);
 		errno = e;
 		return NULL;
 	}
-	tail_init(ns, obj, b, NULL);
+	tail_init(ns, obj, b, NULL, w);
 	cnt(&pt->allocs, 1);
 	*id = b;
 	return obj;
@@ -592,7 +606,7 @@ void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id)
 		errno = w == NULL ? ENOMEM : exp == PS_NS__GRACE ? EBUSY : EEXIST;
 		return NULL;
 	}
-	tail_init(ns, obj, id, NULL);
+	tail_init(ns, obj, id, NULL, w);
 	cnt(&nspt_self(ns)->allocs, 1);
 	return obj;
 }
@@ -616,7 +630,8 @@ int ps_ns_alloc_extent(struct ps_ns *ns, size_t n, uint64_t *base, void **objs)
 		goto nomem;
 	struct ns_pt *pt = nspt_self(ns);
 	uint64_t b;
-	if (claim(ns, pt, k, &b) != 0)
+	_Atomic uintptr_t *w0;
+	if (claim(ns, pt, k, &b, &w0) != 0)
 		goto fail;
 	if (e) {
 		atomic_store_explicit(&e->live, n, memory_order_relaxed);
@@ -624,7 +639,7 @@ int ps_ns_alloc_extent(struct ps_ns *ns, size_t n, uint64_t *base, void **objs)
 		e->order = k;
 	}
 	for (size_t i = 0; i < n; i++)
-		tail_init(ns, objs[i], b + i, e);
+		tail_init(ns, objs[i], b + i, e, i ? leaf_word(ns, b + i, false) : w0);
 	cnt(&pt->allocs, n);
 	if (k > 0)
 		cnt(&pt->extents, 1);
@@ -654,14 +669,14 @@ void ps_ns_publish(struct ps_ns *ns, void *obj)
 {
 	struct ns_tail *t = checked_tail(ns, obj, "ps_ns_publish");
 	uint64_t idw = atomic_load_explicit(&t->idw, memory_order_relaxed);
-	_Atomic uintptr_t *w = (idw & ID_FREED) ? NULL : leaf_word(ns, idw, false);
-	uintptr_t exp = PS_NS__RESERVED;
-	/* release: the caller's initialisation of obj happens-before a lookup that sees it */
-	if (w == NULL || !atomic_compare_exchange_strong_explicit(w, &exp, (uintptr_t)obj,
-								  memory_order_release,
-								  memory_order_relaxed))
+	_Atomic uintptr_t *w = (idw & ID_FREED) ? NULL : t->w;
+	/* Only the allocating thread publishes, and nothing else moves a RESERVED word that
+	 * an object holds (ps_ns_alloc_at's CAS needs FREE): a check and a store suffice. */
+	if (w == NULL || atomic_load_explicit(w, memory_order_relaxed) != PS_NS__RESERVED)
 		tsync__fatal("ps_ns_publish: id %llu of %p is not reserved (published twice, "
 			     "or freed)", (unsigned long long)(idw & ~ID_FREED), obj);
+	/* release: the caller's initialisation of obj happens-before a lookup that sees it */
+	atomic_store_explicit(w, (uintptr_t)obj, memory_order_release);
 }
 
 void ps_ns_free(struct ps_ns *ns, void *obj)
@@ -669,17 +684,18 @@ void ps_ns_free(struct ps_ns *ns, void *obj)
 	if (obj == NULL)
 		return;
 	struct ns_tail *t = checked_tail(ns, obj, "ps_ns_free");
-	uint64_t idw = atomic_fetch_or_explicit(&t->idw, ID_FREED, memory_order_relaxed);
+	uint64_t idw = atomic_load_explicit(&t->idw, memory_order_relaxed);
 	if (idw & ID_FREED)
 		tsync__fatal("ps_ns_free: double free of id %llu (object %p)",
 			     (unsigned long long)(idw & ~ID_FREED), obj);
-	_Atomic uintptr_t *w = leaf_word(ns, idw, false);
-	uintptr_t v = w ? atomic_load_explicit(w, memory_order_relaxed) : 0;
-	/* The id stops naming obj now: lookups that start later find nothing. */
-	if (w == NULL || (v != (uintptr_t)obj && v != PS_NS__RESERVED) ||
-	    !atomic_compare_exchange_strong_explicit(w, &v, PS_NS__GRACE, memory_order_relaxed,
-						     memory_order_relaxed))
+	atomic_store_explicit(&t->idw, idw | ID_FREED, memory_order_relaxed);
+	_Atomic uintptr_t *w = t->w;
+	uintptr_t v = atomic_load_explicit(w, memory_order_relaxed);
+	if (v != (uintptr_t)obj && v != PS_NS__RESERVED)
 		tsync__fatal("ps_ns_free: id %llu is not bound to %p", (unsigned long long)idw, obj);
+	/* The id stops naming obj now: lookups that start later find nothing. A plain store:
+	 * while the word holds obj (or obj's reservation) only obj's owner changes it. */
+	atomic_store_explicit(w, PS_NS__GRACE, memory_order_relaxed);
 	cnt(&nspt_self(ns)->frees, 1);
 	/* ps_free stamps the free time after the store above is visible
 	 * (tsync_now_ordered): a section that began after it cannot find obj by id. */

@@ -38,7 +38,7 @@
  *
  * Memory: per id in a populated 512-id leaf, one 8-byte word (a 4 KiB leaf per 512 ids
  * once any of them was used), plus interior nodes (1/512 of that per level); per bound
- * id, one object of obj_size + 16 bytes (the id and its extent) + the 24-byte ps_mem
+ * id, one object of obj_size + 24 bytes (its id, extent and leaf word) + the 24-byte ps_mem
  * header, rounded to the allocator's alignment. A namespace of 2^40 ids costs nothing
  * for ids never used.
  *
@@ -167,7 +167,8 @@ void ps_ns_publish(struct ps_ns *ns, void *obj);
  * ps_free: the id and the object are reused only after every section of ns's ps
  * active now has ended and the grace hook (if any) agreed. Published or still reserved
  * objects alike. obj must come from ns: a foreign object or a double free aborts with a
- * one-line diagnostic. Inside or outside a section; marks obj freed for ps_lock_take.
+ * one-line diagnostic (two threads freeing the same object at the same moment may both
+ * pass the check: freeing is the owner's act, as for free(3)). Inside or outside a section; marks obj freed for ps_lock_take.
  * Wait-free apart from ps_free's reclamation work. NULL is ignored.
  */
 void ps_ns_free(struct ps_ns *ns, void *obj);
