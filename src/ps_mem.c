@@ -607,6 +607,10 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 {
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
+	/* queues of exited threads wait for a caller: adopt one (an idle thread's call is
+	 * where they would otherwise be left, when no allocation runs dry) */
+	if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0)
+		adopt_orphan(m, pt);
 	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
 	if (PRUDENT(m, PS_MEM_PRUDENCE_PREFLUSH))
 		preflush(m, pt);

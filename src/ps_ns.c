@@ -6,7 +6,16 @@
  * __RESERVED) or its published object; every change of state is one atomic operation
  * on that word, and the CAS from FREE is what claims an id - the free lists below are
  * only hints (an id listed twice, or claimed by ps_ns_alloc_at while listed, fails its
- * CAS and is skipped).
+ * CAS and is skipped). An extent is claimed word by word through PS_NS__CLAIM, a
+ * transient state that only its claimer moves on (to RESERVED when every word was
+ * FREE, back to FREE otherwise); ps_ns_alloc_at and the trie scan wait it out, so a
+ * claim that fails never makes an id look taken.
+ *
+ * ENOSPC: an allocation whose cache and pool are dry collects its own quiescence queue,
+ * gives its caches of other sizes back to the pool (which splits them), and last scans
+ * the trie for a FREE id, or an aligned run of FREE ids, that some other thread's cache
+ * holds; it claims that directly (the owner's cached copy is skipped later as stale).
+ * So ENOSPC means that every id, or every aligned run, was seen taken.
  *
  * Free ids: a cache per thread per extent size (order), refilled from and flushed to the
  * pool (one list per order, a min-heap for PS_NS_ID_LOWEST, a FIFO ring for CYCLIC, and
@@ -17,6 +26,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tsync/ps_ns.h>
@@ -38,6 +48,7 @@ struct ns_tail {
 struct ns_ext {
 	_Atomic uint64_t live; /* bound ids not yet reclaimed */
 	uint64_t base;
+	uint64_t n; /* bound ids: base .. base + n - 1 */
 	unsigned order;
 };
 
@@ -50,7 +61,8 @@ struct idlist {
 struct ns_pt {
 	_Alignas(TSYNC_CACHE_LINE) uint64_t *ids; /* (max_order + 1) x cap[order] slots */
 	unsigned n[PS_NS_ORDER_MAX + 1];
-	_Atomic uint64_t allocs, frees, reclaimed, extents, refusals, refills, flushes, stale;
+	_Atomic uint64_t allocs, frees, reclaimed, extents, refusals, refills, flushes, stale,
+	    scans;
 };
 struct ns_pt_chunk {
 	struct ns_pt pt[TSYNC__CHUNK];
@@ -64,6 +76,7 @@ struct ps_ns {
 	size_t obj_size, tail_off;
 	unsigned id_bits, max_order;
 	int policy;
+	bool singly; /* PS_NS_EXTENT_SINGLY */
 	unsigned cap[PS_NS_ORDER_MAX + 1];  /* id cache capacity per order */
 	size_t off[PS_NS_ORDER_MAX + 1];    /* where each order's cache starts in ns_pt.ids */
 	size_t ids_per_pt;
@@ -73,7 +86,7 @@ struct ps_ns {
 	pthread_mutex_t lock; /* the pool: lists, cursor and the counters below */
 	struct idlist pool[PS_NS_ORDER_MAX + 1];
 	uint64_t cursor; /* ids below it were handed out at least once */
-	uint64_t fresh, splits;
+	uint64_t fresh, splits, scans;
 	_Atomic uint64_t trie_nodes;
 
 	unsigned nchunks;
@@ -304,8 +317,18 @@ static unsigned refill(struct ps_ns *ns, struct ns_pt *pt, unsigned k)
 	while (got < want && pool_take(ns, k, &c[pt->n[k]]))
 		pt->n[k]++, got++;
 	pthread_mutex_unlock(&ns->lock);
-	/* the cache pops from its top: put the first id taken (the lowest, or the oldest
-	 * for CYCLIC) there */
+	/* the cache pops from its top: put the first id taken (the oldest for CYCLIC)
+	 * there; LOWEST sorts the cache (splits can hand out a lower id after a higher) */
+	if (ns->policy == PS_NS_ID_LOWEST) {
+		for (unsigned i = 1; i < pt->n[k]; i++) /* descending: lowest on top */
+			for (unsigned j = i; j > 0 && c[j - 1] < c[j]; j--) {
+				uint64_t x = c[j];
+				c[j] = c[j - 1];
+				c[j - 1] = x;
+			}
+		cnt(&pt->refills, 1);
+		return got;
+	}
 	for (unsigned i = 0, j = got; i + 1 < j; i++, j--) {
 		uint64_t x = c[pt->n[k] - got + i];
 		c[pt->n[k] - got + i] = c[pt->n[k] - got + j - 1];
@@ -328,11 +351,146 @@ static void flush(struct ps_ns *ns, struct ns_pt *pt, unsigned k, unsigned n)
 	cnt(&pt->flushes, 1);
 }
 
+/* Put id in order k's cache. LOWEST keeps each cache sorted, highest at the bottom, so
+ * that an allocation pops the lowest id the thread holds and a flush returns the highest
+ * ones; CYCLIC keeps arrival order. */
 static void cache_push(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t id)
 {
 	if (pt->n[k] == ns->cap[k])
 		flush(ns, pt, k, (ns->cap[k] + 1) / 2);
-	cache(ns, pt, k)[pt->n[k]++] = id;
+	uint64_t *c = cache(ns, pt, k);
+	unsigned i = pt->n[k]++;
+	if (ns->policy == PS_NS_ID_LOWEST)
+		for (; i > 0 && c[i - 1] < id; i--)
+			c[i] = c[i - 1];
+	c[i] = id;
+}
+
+/* A word in PS_NS__CLAIM belongs to an extent claim in progress, which resolves it (to
+ * RESERVED or back to FREE) after at most 2^k CASes of its own and waits for nothing:
+ * wait for that. */
+static uintptr_t wait_claim(_Atomic uintptr_t *w)
+{
+	uintptr_t v;
+	for (unsigned spin = 0;
+	     (v = atomic_load_explicit(w, memory_order_acquire)) == PS_NS__CLAIM; spin++) {
+		if (spin < 128)
+			tsync_arch_relax();
+		else
+			sched_yield();
+	}
+	return v;
+}
+
+enum { CLAIM_OK = 0, CLAIM_TAKEN = 1, CLAIM_NOMEM = 2 };
+
+/* Claim the 2^k ids at b for the caller: FREE -> RESERVED, all or none. CLAIM_OK with the
+ * first id's word in *w0, CLAIM_TAKEN (some id was not FREE: every word is as it was),
+ * or CLAIM_NOMEM (a trie node could not be allocated: nothing is left claimed). */
+static int claim_at(struct ps_ns *ns, uint64_t b, unsigned k, _Atomic uintptr_t **w0)
+{
+	uint64_t sz = UINT64_C(1) << k;
+	if (k == 0) {
+		_Atomic uintptr_t *w = leaf_word(ns, b, true);
+		if (w == NULL)
+			return CLAIM_NOMEM;
+		uintptr_t exp = PS_NS__FREE;
+		if (!atomic_compare_exchange_strong_explicit(w, &exp, PS_NS__RESERVED,
+							     memory_order_acquire,
+							     memory_order_relaxed))
+			return CLAIM_TAKEN;
+		*w0 = w;
+		return CLAIM_OK;
+	}
+	/* Look first: a stale extent usually fails here, without touching a word. */
+	for (uint64_t i = 0; i < sz; i++) {
+		_Atomic uintptr_t *w = leaf_word(ns, b + i, false);
+		if (w && atomic_load_explicit(w, memory_order_relaxed) != PS_NS__FREE)
+			return CLAIM_TAKEN;
+	}
+	uint64_t i;
+	int r = CLAIM_OK;
+	for (i = 0; i < sz; i++) {
+		_Atomic uintptr_t *w = leaf_word(ns, b + i, true);
+		if (w == NULL) {
+			r = CLAIM_NOMEM;
+			break;
+		}
+		uintptr_t exp = PS_NS__FREE;
+		if (!atomic_compare_exchange_strong_explicit(w, &exp, PS_NS__CLAIM,
+							     memory_order_acquire,
+							     memory_order_relaxed)) {
+			r = CLAIM_TAKEN;
+			break;
+		}
+	}
+	/* Resolve every CLAIM word: to RESERVED (ours now), or back to FREE. */
+	uintptr_t to = r == CLAIM_OK ? PS_NS__RESERVED : PS_NS__FREE;
+	for (uint64_t j = 0; j < i; j++)
+		atomic_store_explicit(leaf_word(ns, b + j, false), to, memory_order_release);
+	if (r == CLAIM_OK)
+		*w0 = leaf_word(ns, b, false);
+	return r;
+}
+
+/* The last resort before ENOSPC: scan every id of the space for an aligned run of 2^k
+ * FREE ids (the ids other threads' caches hold, never-used ids the cursor cannot align,
+ * ids left in the pool's lists as parts of other sizes) and claim the lowest. A missing
+ * leaf node is 512 FREE ids. CLAIM_OK with *base and *w0, or CLAIM_TAKEN (none), or
+ * CLAIM_NOMEM. Cost: one load per id of the space (this runs only when everything else
+ * ran dry). */
+static int scan_claim(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t *base,
+		      _Atomic uintptr_t **w0)
+{
+	uint64_t sz = UINT64_C(1) << k, nids = ns->h.nids;
+	cnt(&pt->scans, 1);
+	uint64_t b = 0;
+	while (b <= nids - sz) {
+		uint64_t i = 0;
+		_Atomic uintptr_t *leaf = NULL;
+		uint64_t leaf_base = UINT64_MAX;
+		for (; i < sz; i++) {
+			uint64_t id = b + i;
+			uint64_t lb = id & ~(uint64_t)(PS_NS__FANOUT - 1);
+			if (lb != leaf_base) {
+				leaf = leaf_word(ns, lb, false);
+				leaf_base = lb;
+			}
+			if (leaf == NULL) { /* 512 FREE ids */
+				i = (lb + PS_NS__FANOUT) - b - 1;
+				continue;
+			}
+			_Atomic uintptr_t *w = leaf + (id - lb);
+			uintptr_t v = atomic_load_explicit(w, memory_order_relaxed);
+			if (v == PS_NS__CLAIM)
+				v = wait_claim(w);
+			if (v != PS_NS__FREE)
+				break;
+		}
+		if (i >= sz) {
+			int r = claim_at(ns, b, k, w0);
+			if (r != CLAIM_TAKEN) {
+				*base = b;
+				return r;
+			}
+			b += sz; /* lost a race for it: go on */
+			continue;
+		}
+		/* id b + i is taken: the next aligned run starts after it */
+		b = ((b + i) | (sz - 1)) + 1;
+		if (b == 0) /* wrapped past the top */
+			break;
+	}
+	return CLAIM_TAKEN;
+}
+
+/* Give every id in this thread's caches back to the pool (the pool splits larger
+ * extents for smaller requests; a cache cannot). */
+static void give_back(struct ps_ns *ns, struct ns_pt *pt)
+{
+	for (unsigned k = 0; k <= ns->max_order; k++)
+		if (pt->n[k])
+			flush(ns, pt, k, pt->n[k]);
 }
 
 /* Claim one free extent of order k: its words go FREE -> RESERVED. 0 with *base, or -1
@@ -341,43 +499,32 @@ static int claim(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t *base,
 		 _Atomic uintptr_t **w0)
 {
 	uint64_t sz = UINT64_C(1) << k;
-	bool reclaimed = false;
+	int dry = 0; /* how often the cache and the pool ran dry */
 	for (;;) {
 		if (pt->n[k] == 0 && refill(ns, pt, k) == 0) {
-			if (reclaimed) {
-				errno = ENOSPC;
+			switch (dry++) {
+			case 0: /* ids may wait in our own queue past their grace: collect them */
+				ps_mem_reclaim(ns->mem);
+				continue;
+			case 1: /* our caches of other sizes, for the pool to split */
+				give_back(ns, pt);
+				continue;
+			default: {
+				int r = scan_claim(ns, pt, k, base, w0);
+				if (r == CLAIM_OK)
+					return 0;
+				errno = r == CLAIM_NOMEM ? ENOMEM : ENOSPC;
 				return -1;
 			}
-			/* ids may wait in our own queue past their grace: collect them */
-			ps_mem_reclaim(ns->mem);
-			reclaimed = true;
-			continue;
+			}
 		}
 		uint64_t b = cache(ns, pt, k)[--pt->n[k]];
-		uint64_t i;
-		bool nomem = false;
-		for (i = 0; i < sz; i++) {
-			_Atomic uintptr_t *w = leaf_word(ns, b + i, true);
-			if (i == 0)
-				*w0 = w;
-			uintptr_t exp = PS_NS__FREE;
-			if (w == NULL) {
-				nomem = true;
-				break;
-			}
-			if (!atomic_compare_exchange_strong_explicit(w, &exp, PS_NS__RESERVED,
-								     memory_order_acquire,
-								     memory_order_relaxed))
-				break;
-		}
-		if (i == sz) {
+		int r = claim_at(ns, b, k, w0);
+		if (r == CLAIM_OK) {
 			*base = b;
 			return 0;
 		}
-		for (uint64_t j = 0; j < i; j++)
-			atomic_store_explicit(leaf_word(ns, b + j, false), PS_NS__FREE,
-					      memory_order_release);
-		if (nomem) {
+		if (r == CLAIM_NOMEM) {
 			cache_push(ns, pt, k, b);
 			errno = ENOMEM;
 			return -1;
@@ -387,7 +534,8 @@ static int claim(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t *base,
 			pthread_mutex_lock(&ns->lock);
 			for (uint64_t j = 0; j < sz; j++) {
 				_Atomic uintptr_t *w = leaf_word(ns, b + j, false);
-				if (w && atomic_load_explicit(w, memory_order_relaxed) == PS_NS__FREE)
+				if (w == NULL ||
+				    atomic_load_explicit(w, memory_order_relaxed) == PS_NS__FREE)
 					list_push(ns, &ns->pool[0], b + j);
 			}
 			pthread_mutex_unlock(&ns->lock);
@@ -423,7 +571,7 @@ static bool ns_grace(struct ps_mem *m, void *obj, tsync_tick_t free_time, void *
 		return false;
 	}
 	struct ns_ext *e = t->ext;
-	if (e == NULL) {
+	if (e == NULL || ns->singly) { /* the id returns on its own */
 		atomic_store_explicit(t->w, PS_NS__FREE, memory_order_release);
 		if (ns->policy == PS_NS_ID_CYCLIC) {
 			pthread_mutex_lock(&ns->lock);
@@ -431,6 +579,19 @@ static bool ns_grace(struct ps_mem *m, void *obj, tsync_tick_t free_time, void *
 			pthread_mutex_unlock(&ns->lock);
 		} else {
 			cache_push(ns, pt, 0, id);
+		}
+		if (e && atomic_fetch_sub_explicit(&e->live, 1, memory_order_acq_rel) == 1) {
+			/* the last bound id: the unbound tail returns, as aligned extents */
+			uint64_t lo = e->base + e->n, hi = e->base + (UINT64_C(1) << e->order);
+			for (uint64_t i = lo; i < hi; i++)
+				atomic_store_explicit(leaf_word(ns, i, false), PS_NS__FREE,
+						      memory_order_release);
+			if (lo < hi) {
+				pthread_mutex_lock(&ns->lock);
+				push_range(ns, lo, hi);
+				pthread_mutex_unlock(&ns->lock);
+			}
+			ps_free_now(ns->extmem, e);
 		}
 	} else if (atomic_fetch_sub_explicit(&e->live, 1, memory_order_acq_rel) == 1) {
 		release_ids(ns, pt, e->base, e->order);
@@ -472,6 +633,7 @@ struct ps_ns *ps_ns_create(struct ps *ps, size_t obj_size, const struct ps_ns_co
 	    c.id_bits > PS_NS_ID_BITS_MAX || c.max_order > PS_NS_ORDER_MAX ||
 	    c.max_order > c.id_bits || (c.id_policy != PS_NS_ID_LOWEST &&
 					c.id_policy != PS_NS_ID_CYCLIC) ||
+	    (c.extent_policy != PS_NS_EXTENT_WHOLE && c.extent_policy != PS_NS_EXTENT_SINGLY) ||
 	    (c.mem && (c.mem->size != sizeof(struct ps_mem_config) || c.mem->grace_fn)))
 		goto inval;
 
@@ -484,6 +646,7 @@ struct ps_ns *ps_ns_create(struct ps *ps, size_t obj_size, const struct ps_ns_co
 	ns->id_bits = c.id_bits;
 	ns->max_order = c.max_order;
 	ns->policy = c.id_policy;
+	ns->singly = c.extent_policy == PS_NS_EXTENT_SINGLY;
 	ns->grace_fn = c.grace_fn;
 	ns->grace_arg = c.grace_arg;
 	unsigned base_cap = c.id_cache ? c.id_cache : 64;
@@ -598,10 +761,25 @@ void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id)
 	if (obj == NULL)
 		return NULL;
 	_Atomic uintptr_t *w = leaf_word(ns, id, true);
-	uintptr_t exp = PS_NS__FREE;
-	if (w == NULL || !atomic_compare_exchange_strong_explicit(w, &exp, PS_NS__RESERVED,
-								  memory_order_acquire,
-								  memory_order_relaxed)) {
+	uintptr_t exp;
+	bool reclaimed = false;
+	for (;;) {
+		exp = PS_NS__FREE;
+		if (w == NULL || atomic_compare_exchange_strong_explicit(w, &exp, PS_NS__RESERVED,
+									 memory_order_acquire,
+									 memory_order_relaxed))
+			break;
+		if (exp == PS_NS__GRACE && !reclaimed) {
+			/* it may wait in our own queue past its grace: collect that, once */
+			ps_mem_reclaim(ns->mem);
+			reclaimed = true;
+			continue;
+		}
+		if (exp != PS_NS__CLAIM)
+			break;
+		wait_claim(w); /* an extent claim over id is in progress: its outcome decides */
+	}
+	if (w == NULL || exp != PS_NS__FREE) {
 		ps_free_now(ns->mem, obj);
 		errno = w == NULL ? ENOMEM : exp == PS_NS__GRACE ? EBUSY : EEXIST;
 		return NULL;
@@ -636,6 +814,7 @@ int ps_ns_alloc_extent(struct ps_ns *ns, size_t n, uint64_t *base, void **objs)
 	if (e) {
 		atomic_store_explicit(&e->live, n, memory_order_relaxed);
 		e->base = b;
+		e->n = n;
 		e->order = k;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -718,7 +897,7 @@ static void *next_in(struct ps_ns *ns, struct ps_ns__node *n, unsigned level, ui
 			break;
 		uintptr_t v = atomic_load_explicit(&n->slot[i], memory_order_acquire);
 		if (level == 0) {
-			if (v > PS_NS__RESERVED) {
+			if (v > PS_NS__CLAIM) {
 				*out = sb;
 				return (void *)v;
 			}
@@ -766,6 +945,7 @@ int ps_ns_stats(struct ps_ns *ns, struct ps_ns_stats *out)
 			out->refills += S(refills);
 			out->flushes += S(flushes);
 			out->stale += S(stale);
+			out->scans += S(scans);
 #undef S
 		}
 	}

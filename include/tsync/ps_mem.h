@@ -283,7 +283,9 @@ void ps_free_now(struct ps_mem *m, void *obj);
 /*
  * ps_mem_reclaim: stamp the caller's queued frees and reclaim the quiesced objects at
  * the head of its queue, not bounded by reclaim_batch, with one scan (ps_quiesce for the
- * newest free time, then for the oldest if that fails). Returns the number reclaimed.
+ * newest free time, then for the oldest if that fails). First, if a thread that exited
+ * left a queue behind, the caller adopts one such queue (it joins the caller's in
+ * free-time order; the pool mutex for a moment). Returns the number reclaimed.
  * Then, with PS_MEM_PRUDENCE_PREFLUSH, the pre-flush: it is the "idle time" call of
  * Prudence (ASPLOS 2016) §4.2 - call it from idle threads (tsync-cached's idle timer
  * does); a walk of the caller's queue, bounded by its length. Never waits. No

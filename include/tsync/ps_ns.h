@@ -25,16 +25,24 @@
  * Extents: ps_ns_alloc_extent reserves 2^k contiguous ids aligned to 2^k (the "mmap of
  * npages" of §3.6), one free list per extent size. Ids of an extent are bound and freed
  * one by one; the extent returns to its size's free list when the last of its ids has
- * passed its grace period. A free list that runs dry is refilled from never-used ids and
- * then by splitting a larger free extent; freed extents are not merged with their
- * neighbours (no buddy coalescing): a namespace that once handed out 1024-id extents and
- * now wants single ids splits them, never the reverse.
+ * passed its grace period (or, with PS_NS_EXTENT_SINGLY, each id returns on its own).
+ * A free list that runs dry is refilled from never-used ids and then by splitting a
+ * larger free extent; freed extents are not merged with their neighbours in the lists
+ * (no buddy coalescing). When the caller's cache and the pool are both dry, the
+ * allocation gives its other caches back to the pool and last scans the trie for free
+ * ids (or an aligned run of 2^k of them) that other threads' caches hold, and claims
+ * them there: ENOSPC means every id (every aligned run) was seen bound, reserved, in
+ * its grace period or claimed during the call. The scan costs one load per id of the
+ * space; it runs only in a namespace that is (nearly) full.
  *
  * Id states, one word per id in the trie's leaves: free, reserved (claimed by an
  * allocation, not yet published - lookups return NULL), bound (published: lookups
  * return the object), in grace (freed, waiting for quiescence and the hook). The word's
  * compare-and-swap decides every race between allocators (ps_ns_alloc_at against a
- * cached free id, two ps_ns_alloc_at of one id): exactly one wins.
+ * cached free id, two ps_ns_alloc_at of one id): exactly one wins. An extent is claimed
+ * word by word through a transient claimed state that only its claimer resolves (to
+ * reserved when all its ids were free, back to free otherwise); ps_ns_alloc_at of such
+ * an id waits for that outcome, so a claim that fails never makes an id look taken.
  *
  * Memory: per id in a populated 512-id leaf, one 8-byte word (a 4 KiB leaf per 512 ids
  * once any of them was used), plus interior nodes (1/512 of that per level); per bound
@@ -68,15 +76,28 @@ struct ps_ns;
 enum ps_ns_id_policy {
 	/* Lowest free (default): a refill takes the lowest free ids of the pool before
 	 * never-used ones, so the id space, and the trie, stay dense. Ids a thread already
-	 * holds in its cache are used first - those of its last refill lowest first, and
-	 * before them the ids its own reclamation just returned (they are warm) - so an
-	 * allocation need not return the lowest free id of the whole namespace. */
+	 * holds in its cache (its last refill and the ids its own reclamation returned) are
+	 * used first, lowest first, and a full cache gives its highest ids back to the pool;
+	 * so an allocation returns the lowest id of the caller's cache, not necessarily the
+	 * lowest free id of the whole namespace. */
 	PS_NS_ID_LOWEST = 0,
 	/* Cyclic: never-used ids in increasing order until the space is exhausted, then
 	 * freed ids in the order they came back (oldest first), like process ids: an id is
 	 * reused as late as possible. Costs the pool mutex once per reclaimed id (they go
 	 * straight to the back of the pool's FIFO, not to a cache). */
 	PS_NS_ID_CYCLIC = 1,
+};
+
+/* When the ids of an extent become reusable (cfg->extent_policy). */
+enum ps_ns_extent_policy {
+	/* Whole (default): the extent returns, as one extent of its size, when the last of
+	 * its bound ids has passed its grace period; until then every id of it stays taken
+	 * (ps_ns_alloc_at: EEXIST or EBUSY). */
+	PS_NS_EXTENT_WHOLE = 0,
+	/* Singly: each bound id of the extent is reusable on its own, as a single id, once
+	 * it passed its grace period (a partial munmap: an address space's pages, physical
+	 * frames); the ids beyond n return when the last bound id does. */
+	PS_NS_EXTENT_SINGLY = 1,
 };
 
 /*
@@ -104,8 +125,10 @@ struct ps_ns_config {
 	 * Its grace_fn must be NULL (the namespace installs its own and calls grace_fn
 	 * above from it). */
 	const struct ps_mem_config *mem;
+	int extent_policy; /* enum ps_ns_extent_policy (default PS_NS_EXTENT_WHOLE) */
 };
-#define PS_NS_CONFIG_INIT {sizeof(struct ps_ns_config), 0, 0, PS_NS_ID_LOWEST, 0, NULL, NULL, NULL}
+#define PS_NS_CONFIG_INIT                                                                   \
+	{sizeof(struct ps_ns_config), 0, 0, PS_NS_ID_LOWEST, 0, NULL, NULL, NULL, PS_NS_EXTENT_WHOLE}
 
 /*
  * ps_ns_create: a namespace of objects of obj_size bytes (> 0), reclaimed through ps.
@@ -127,7 +150,8 @@ void ps_ns_destroy(struct ps_ns *ns);
  * contents are unspecified (as ps_alloc's). Returns the object, or NULL with errno =
  * ENOSPC (every id is bound, reserved or in its grace period), ENOMEM, or EINVAL (id
  * NULL). Wait-free on the fast path (an id from the caller's cache, one CAS on its leaf
- * word, a ps_alloc); a refill takes the pool mutex and may allocate trie nodes.
+ * word, a ps_alloc); a refill takes the pool mutex and may allocate trie nodes; in a
+ * full namespace the call scans the trie before it says ENOSPC (see Extents above).
  */
 void *ps_ns_alloc(struct ps_ns *ns, uint64_t *id);
 
@@ -135,10 +159,15 @@ void *ps_ns_alloc(struct ps_ns *ns, uint64_t *id);
  * ps_ns_alloc_at: bind the chosen id to a new object (reserved state, as ps_ns_alloc).
  * Returns the object, or NULL with errno = ERANGE (id outside the space), EEXIST (id
  * bound or reserved, also as part of an extent), EBUSY (id freed and still in its grace
- * period: quiescence or the grace hook has not let it go yet), ENOMEM. An id claimed
- * here may still sit in some thread's cache or the pool; that copy is skipped when it
- * is popped (the leaf word's CAS fails), so it costs nothing but its slot. Wait-free
- * apart from trie node allocation.
+ * period: quiescence or the grace hook has not let it go yet; the caller's own queue is
+ * reclaimed once before EBUSY is returned, so an id the caller freed comes back as soon
+ * as its grace period is over), ENOMEM. An id claimed here may still sit in some
+ * thread's cache or the pool; that copy is skipped when it is popped (the leaf word's
+ * CAS fails), so it costs nothing but its slot. Wait-free apart from trie node
+ * allocation, that reclamation, and one case: when an extent claim over id is in
+ * progress (ps_ns_alloc_extent), it waits for that claim's outcome (EEXIST if the
+ * extent was taken, the id otherwise) - at most 2^k CASes of the claimer, who waits for
+ * nothing; longer only if the claimer is preempted.
  */
 void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id);
 
@@ -147,10 +176,10 @@ void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id);
  * 2^k >= n, and bind the first n of them to new objects (reserved state) stored in
  * objs[0..n-1] (objs[i] has id *base + i). The ids beyond n stay reserved, unbound,
  * until the extent returns. n in [1, 2^max_order]. Returns 0, or -1 with errno =
- * EINVAL (n out of range, NULL argument), ENOSPC (no free extent of that size and none
- * to split), ENOMEM (nothing is left claimed). For n == 1 the id is a single id, as
- * ps_ns_alloc's. Cost: n ps_alloc calls and n + 1 leaf CASes, plus a small record per
- * extent (malloc); a refill as ps_ns_alloc.
+ * EINVAL (n out of range, NULL argument), ENOSPC (no aligned run of 2^k free ids was
+ * found), ENOMEM (nothing is left claimed). For n == 1 the id is a single id, as
+ * ps_ns_alloc's. Cost: n ps_alloc calls, 3 x 2^k leaf-word accesses (a look, a CAS and
+ * a store each), plus a small record per extent (ps_mem); a refill as ps_ns_alloc.
  */
 int ps_ns_alloc_extent(struct ps_ns *ns, size_t n, uint64_t *base, void **objs);
 
@@ -168,8 +197,9 @@ void ps_ns_publish(struct ps_ns *ns, void *obj);
  * active now has ended and the grace hook (if any) agreed. Published or still reserved
  * objects alike. obj must come from ns: a foreign object or a double free aborts with a
  * one-line diagnostic (two threads freeing the same object at the same moment may both
- * pass the check: freeing is the owner's act, as for free(3)). Inside or outside a section; marks obj freed for ps_lock_take.
- * Wait-free apart from ps_free's reclamation work. NULL is ignored.
+ * pass the check: freeing is the owner's act, as for free(3)). Inside or outside a
+ * section; marks obj freed for ps_lock_take. Wait-free apart from ps_free's
+ * reclamation work. NULL is ignored.
  */
 void ps_ns_free(struct ps_ns *ns, void *obj);
 
@@ -205,7 +235,10 @@ struct ps_ns_stats {
 	uint64_t flushes;        /* id cache flushes to the pool (pool mutex) */
 	uint64_t fresh;          /* never-used ids taken (in ids) */
 	uint64_t splits;         /* free extents split into smaller ones */
-	uint64_t stale;          /* cached or pooled ids skipped: claimed by ps_ns_alloc_at */
+	uint64_t stale;          /* cached or pooled ids skipped: claimed by ps_ns_alloc_at
+				  * or by another thread's scan */
+	uint64_t scans;          /* allocations that found their cache and the pool dry and
+				  * scanned the trie (the last step before ENOSPC) */
 	uint64_t pool_ids;       /* ids in the pool's free lists now (stale ones included) */
 	uint64_t trie_nodes;     /* trie nodes allocated (4 KiB each) */
 	uint64_t trie_bytes;     /* trie_nodes x 4096 */
@@ -222,6 +255,7 @@ int ps_ns_stats(struct ps_ns *ns, struct ps_ns_stats *out);
 #define PS_NS__FREE 0u
 #define PS_NS__GRACE 1u
 #define PS_NS__RESERVED 2u
+#define PS_NS__CLAIM 3u /* transient: an extent claim in progress */
 struct ps_ns__node {
 	_Atomic uintptr_t slot[PS_NS__FANOUT];
 };
@@ -257,7 +291,7 @@ static inline void *ps_ns_lookup(struct ps_ns *ns, uint64_t id)
 		n = (struct ps_ns__node *)v;
 	}
 	uintptr_t v = atomic_load_explicit(&n->slot[id & (PS_NS__FANOUT - 1)], memory_order_acquire);
-	return v > PS_NS__RESERVED ? (void *)v : NULL;
+	return v > PS_NS__CLAIM ? (void *)v : NULL;
 }
 
 #ifdef __cplusplus
