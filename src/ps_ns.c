@@ -545,12 +545,18 @@ static int claim(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t *base,
 
 /* ---- the grace hook: where ids come back ------------------------------------------------ */
 
-static void release_ids(struct ps_ns *ns, struct ns_pt *pt, uint64_t base, unsigned k)
+/* Words [lo, hi) go back to FREE (they are ours: GRACE of our ids, or RESERVED). */
+static void words_free(struct ps_ns *ns, uint64_t lo, uint64_t hi)
 {
-	for (uint64_t i = 0; i < (UINT64_C(1) << k); i++)
-		atomic_store_explicit(leaf_word(ns, base + i, false), PS_NS__FREE,
-				      memory_order_release);
-	if (ns->policy == PS_NS_ID_CYCLIC) { /* to the back of the FIFO: reused last */
+	for (uint64_t i = lo; i < hi; i++)
+		atomic_store_explicit(leaf_word(ns, i, false), PS_NS__FREE, memory_order_release);
+}
+
+/* A hint that the 2^k ids at base are free: the caller's cache, or for CYCLIC the back of
+ * the pool's FIFO (reused last). */
+static void hint_push(struct ps_ns *ns, struct ns_pt *pt, uint64_t base, unsigned k)
+{
+	if (ns->policy == PS_NS_ID_CYCLIC) {
 		pthread_mutex_lock(&ns->lock);
 		list_push(ns, &ns->pool[k], base);
 		pthread_mutex_unlock(&ns->lock);
@@ -571,30 +577,25 @@ static bool ns_grace(struct ps_mem *m, void *obj, tsync_tick_t free_time, void *
 		return false;
 	}
 	struct ns_ext *e = t->ext;
-	if (e == NULL || ns->singly) { /* the id returns on its own */
+	if (e == NULL) {
 		atomic_store_explicit(t->w, PS_NS__FREE, memory_order_release);
-		if (ns->policy == PS_NS_ID_CYCLIC) {
-			pthread_mutex_lock(&ns->lock);
-			list_push(ns, &ns->pool[0], id);
-			pthread_mutex_unlock(&ns->lock);
-		} else {
-			cache_push(ns, pt, 0, id);
-		}
-		if (e && atomic_fetch_sub_explicit(&e->live, 1, memory_order_acq_rel) == 1) {
-			/* the last bound id: the unbound tail returns, as aligned extents */
-			uint64_t lo = e->base + e->n, hi = e->base + (UINT64_C(1) << e->order);
-			for (uint64_t i = lo; i < hi; i++)
-				atomic_store_explicit(leaf_word(ns, i, false), PS_NS__FREE,
-						      memory_order_release);
-			if (lo < hi) {
-				pthread_mutex_lock(&ns->lock);
-				push_range(ns, lo, hi);
-				pthread_mutex_unlock(&ns->lock);
-			}
+		hint_push(ns, pt, id, 0);
+	} else if (ns->singly) {
+		/* This id is free on its own now: ps_ns_alloc_at, or a scan, can take it. It
+		 * gets no hint of its own, so that the lists keep handing out the extent
+		 * whole when all of it comes back (the common case: a whole unmap). */
+		atomic_store_explicit(t->w, PS_NS__FREE, memory_order_release);
+		if (atomic_fetch_sub_explicit(&e->live, 1, memory_order_acq_rel) == 1) {
+			/* the last bound id: the unbound tail is free too; hint the whole
+			 * extent (a claim finds out if one of its ids was taken meanwhile,
+			 * and then returns the free ones singly) */
+			words_free(ns, e->base + e->n, e->base + (UINT64_C(1) << e->order));
+			hint_push(ns, pt, e->base, e->order);
 			ps_free_now(ns->extmem, e);
 		}
 	} else if (atomic_fetch_sub_explicit(&e->live, 1, memory_order_acq_rel) == 1) {
-		release_ids(ns, pt, e->base, e->order);
+		words_free(ns, e->base, e->base + (UINT64_C(1) << e->order));
+		hint_push(ns, pt, e->base, e->order);
 		ps_free_now(ns->extmem, e);
 	}
 	cnt(&pt->reclaimed, 1);

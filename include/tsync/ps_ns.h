@@ -94,9 +94,11 @@ enum ps_ns_extent_policy {
 	 * its bound ids has passed its grace period; until then every id of it stays taken
 	 * (ps_ns_alloc_at: EEXIST or EBUSY). */
 	PS_NS_EXTENT_WHOLE = 0,
-	/* Singly: each bound id of the extent is reusable on its own, as a single id, once
-	 * it passed its grace period (a partial munmap: an address space's pages, physical
-	 * frames); the ids beyond n return when the last bound id does. */
+	/* Singly: each bound id of the extent is free on its own once it passed its grace
+	 * period (a partial munmap: an address space's pages, physical frames) - for
+	 * ps_ns_alloc_at, and for an allocation whose cache and pool ran dry (the scan);
+	 * the free lists hand the extent out again, whole, when its last bound id has
+	 * passed (the ids beyond n with it), unless one of its ids was taken meanwhile. */
 	PS_NS_EXTENT_SINGLY = 1,
 };
 
