@@ -77,6 +77,7 @@ struct vmdb {
 	int fd;                 /* memfd */
 	tsync_tick_t skew;
 	_Atomic uint64_t last_flush, epoch, tlb_refusals, lock_failures;
+	_Atomic unsigned nspaces; /* spaces alive or being created (max_spaces) */
 	pthread_t flusher;
 	bool has_flusher;
 	pthread_mutex_t stop_lock;
@@ -196,13 +197,23 @@ static void space_free(struct vmdb *db, struct vm_space *sp)
 
 int vmdb_space_create(struct vmdb *db, int *pid)
 {
-	struct vm_space *sp = calloc(1, sizeof(*sp));
-	if (sp == NULL)
+	/* max_spaces alive at once (the pid namespace is the next power of two) */
+	if (atomic_fetch_add_explicit(&db->nspaces, 1, memory_order_relaxed) >=
+	    db->cfg.max_spaces) {
+		atomic_fetch_sub_explicit(&db->nspaces, 1, memory_order_relaxed);
+		errno = ENOSPC;
 		return -1;
+	}
+	struct vm_space *sp = calloc(1, sizeof(*sp));
+	if (sp == NULL) {
+		atomic_fetch_sub_explicit(&db->nspaces, 1, memory_order_relaxed);
+		return -1;
+	}
 	pthread_rwlock_init(&sp->rw, NULL);
 	struct ps_ns_config nc = PS_NS_CONFIG_INIT;
 	nc.id_bits = db->cfg.va_bits;
 	nc.max_order = db->cfg.va_bits < ORDER_MAX ? db->cfg.va_bits : ORDER_MAX;
+	nc.extent_policy = PS_NS_EXTENT_SINGLY; /* a page released from a grant is reusable */
 	if (db->cfg.tlb_period_ns) {
 		nc.grace_fn = tlb_grace;
 		nc.grace_arg = db;
@@ -237,6 +248,7 @@ int vmdb_space_create(struct vmdb *db, int *pid)
 fail:;
 	int err = errno;
 	space_free(db, sp);
+	atomic_fetch_sub_explicit(&db->nspaces, 1, memory_order_relaxed);
 	errno = err;
 	return -1;
 }
@@ -768,6 +780,7 @@ int vmdb_space_destroy(struct vmdb *db, int pid)
 	ps_synchronize(db->ps);
 	ps_ns_free(db->pids, sp->entry);
 	space_free(db, sp);
+	atomic_fetch_sub_explicit(&db->nspaces, 1, memory_order_relaxed);
 	return 0;
 }
 
@@ -801,14 +814,16 @@ struct vmdb *vmdb_create(const struct vmdb_config *cfg)
 	pthread_mutex_init(&db->global, NULL);
 	pthread_mutex_init(&db->stop_lock, NULL);
 	pthread_cond_init(&db->stop_cond, NULL);
+	/* pids: twice max_spaces, so that as many destroyed pids can wait for quiescence */
 	unsigned pid_bits = 1;
-	while ((1u << pid_bits) < c.max_spaces)
+	while ((1u << pid_bits) < 2 * c.max_spaces)
 		pid_bits++;
 	struct ps_ns_config pc = PS_NS_CONFIG_INIT, fc = PS_NS_CONFIG_INIT;
 	pc.id_bits = pid_bits;
 	pc.max_order = 0;
 	fc.id_bits = c.frame_bits;
 	fc.max_order = c.frame_bits < ORDER_MAX ? c.frame_bits : ORDER_MAX;
+	fc.extent_policy = PS_NS_EXTENT_SINGLY; /* so is a frame */
 	if (c.tlb_period_ns) {
 		fc.grace_fn = tlb_grace;
 		fc.grace_arg = db;

@@ -95,7 +95,8 @@ struct vmdb *vmdb_create(const struct vmdb_config *cfg);
 void vmdb_destroy(struct vmdb *db);
 
 /* vmdb_space_create: a new, empty address space; its pid in *pid. -1 with errno =
- * ENOSPC (max_spaces alive) or ENOMEM. vmdb_space_destroy: release every mapping of
+ * ENOSPC (max_spaces alive; or more than max_spaces destroyed pids still wait for
+ * quiescence) or ENOMEM. vmdb_space_destroy: release every mapping of
  * pid (and their descendants elsewhere) and free the pid (reused after quiescence).
  * -1 with errno = ESRCH (no such pid). Blocking (a walk of the space). */
 int vmdb_space_create(struct vmdb *db, int *pid);
