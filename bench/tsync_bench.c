@@ -14,6 +14,7 @@
 #include "oplog/oplog_bench.h"
 #include "cached-net/cached_net_cmd.h"
 #include "prudence/prudence_bench.h"
+#include "vmdb/vmdb_bench.h"
 
 /* One row per subcommand; each parses its own options from argv[0] = its name. */
 struct bench_cmd {
@@ -42,6 +43,10 @@ static const struct bench_cmd cmds[] = {
 	  "alloc + deferred-free pairs and a copy-on-write endurance run: ps_mem,\n"
 	  "             ps_kmem, malloc/jemalloc/tcmalloc/mimalloc + call_rcu, ck_epoch\n"
 	  "             (Prudence, ASPLOS 2016, sec. 5); see tsync-bench prudence --help" },
+	{ "vmdb", vmdb_bench_main,
+	  "the virtual-memory mapping database (apps/vmdb: ps, global-lock,\n"
+	  "             frame-lock) against liburcu and Linux mmap/munmap on a Metis-like\n"
+	  "             trace (seed 000 sec. 5.3); see tsync-bench vmdb --help" },
 	{ "cached-net", cached_net_main,
 	  "tsync-cached against stock memcached over TCP, driven by memcaslap\n"
 	  "             (bench/cached-net/cached_net.py); see tsync-bench cached-net --help" },

@@ -12,6 +12,9 @@
 #   prudence  tsync-bench prudence pairs and endurance (unlimited, then in a memory cgroup),
 #          then the ablation of Prudence's policies on the endurance run, Prudence (ASPLOS
 #          2016) §5; refreshes docs/prudence.md's figures
+#   vmdb   tsync-bench vmdb: the mapping database (ps, global-lock, frame-lock) against a
+#          liburcu design and Linux mmap/munmap on a Metis-like trace, ParSec (EuroSys 2016)
+#          §5.3 (Figs. 9-10): the model backend, then real memory (memfd)
 #
 # THREADS (environment): the thread counts, default 1,2,4,... up to the CPU count (smr's
 # own default, 1..nproc and 2 x nproc, unless THREADS is set).
@@ -134,8 +137,18 @@ for suite in "$@"; do
 		done
 		echo "bench: docs/prudence.md figures refreshed"
 		;;
+	vmdb)
+		# Every design on the model backend (synchronisation alone): 650 MB per thread
+		# and round, 10 rounds. Then real memory (memfd: every page mapped with mmap and
+		# written) for tsync's three designs and Linux, the full trace but 3 rounds (a
+		# round of 650 MB per thread takes seconds there); its rows join the model's in
+		# vmdb.csv, and the plots and table.md cover both.
+		run vmdb --backend model --threads "$THREADS" --out docs/results/vmdb
+		again vmdb --backend memfd --designs ps,global-lock,frame-lock,linux \
+			--threads "$THREADS" --repeat 3 --out docs/results/vmdb
+		;;
 	*)
-		echo "bench-suite: unknown suite '$suite' (smr rlu oplog cache net rt prudence)" >&2
+		echo "bench-suite: unknown suite '$suite' (smr rlu oplog cache net rt prudence vmdb)" >&2
 		exit 2
 		;;
 	esac

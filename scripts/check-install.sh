@@ -29,7 +29,7 @@ run_example() { # run_example BINARY: run it (bounded), fail loudly on a non-zer
 }
 
 echo "check-install: tsync installed under $prefix"
-for f in include/tsync/tsync.h include/tsync/ps.h; do
+for f in include/tsync/tsync.h include/tsync/ps.h include/tsync/ps_ns.h; do
 	[ -f "$prefix/$f" ] || { echo "check-install: $prefix/$f missing" >&2; exit 1; }
 done
 
@@ -44,7 +44,7 @@ case "$found" in
 	   exit 1 ;;
 esac
 run cmake --build "$work/cmake" -j "$jobs"
-for ex in rcu_list node_lock rcu_list_static; do
+for ex in rcu_list node_lock ns_fd rcu_list_static; do
 	run_example "$work/cmake/$ex"
 done
 
@@ -61,7 +61,7 @@ if [ "$(cd "$pc_prefix" 2>/dev/null && pwd -P)" != "$(cd "$prefix" && pwd -P)" ]
 fi
 echo "check-install: pkg-config --cflags --libs tsync: $(pkg-config --cflags --libs tsync)"
 run make -s -f "$root/examples/Makefile.pkgconfig" O="$work/pc" EXTRA_CFLAGS=-Werror
-for ex in rcu_list node_lock; do
+for ex in rcu_list node_lock ns_fd; do
 	run_example "$work/pc/$ex"
 done
 echo "check-install: ok (CMake find_package and pkg-config builds of examples/ ran)"

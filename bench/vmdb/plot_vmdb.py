@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""bench/vmdb/plot_vmdb.py DIR - table and plots of `tsync-bench vmdb` (ParSec §5.3).
+
+Reads DIR/vmdb.csv, what `tsync-bench vmdb --out DIR` wrote (one row per design,
+backend, thread count and operation; the rows of several backends may share the file),
+and writes:
+
+  DIR/table.md                   per backend and operation (map and unmap of 1 and 1024
+                                 pages, lookup, alias, revoke): every design's mean, p50,
+                                 p99 and p99.9 latency per thread count, its mean against
+                                 ps's and against its own at 1 thread; then the peers'
+                                 mean and p50 over ps's at the largest thread count
+  DIR/vmdb_<backend>.png         mean latency against threads, a panel per operation, a
+                                 line per design (log scale; ParSec Fig. 9's layout)
+  DIR/vmdb_<backend>_tail.png    p50 / p99 / p99.9 per design at the largest thread count,
+                                 a panel per operation (the tail, Fig. 10)
+
+Exits 0; 3 when matplotlib is missing (table.md is written first); 1 when the CSV is
+missing or malformed.
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+FIELDS = ["design", "backend", "threads", "op", "pages", "count", "avg_ns", "p50_ns",
+          "p99_ns", "p999_ns"]
+NO_MATPLOTLIB = 3
+DESIGNS = ["ps", "global-lock", "frame-lock", "urcu", "linux"]
+OPS = ["map", "unmap", "lookup", "alias", "revoke"]
+BACKENDS = ["model", "memfd"]
+REFERENCE = "ps"
+
+
+class PlotError(Exception):
+    pass
+
+
+def load(path):
+    """Typed rows of a tsync-bench vmdb CSV; a later row of the same configuration wins."""
+    try:
+        f = open(path, newline="")
+    except OSError as e:
+        raise PlotError(f"{path}: {e.strerror}") from None
+    with f:
+        r = csv.reader(f)
+        if next(r, None) != FIELDS:
+            raise PlotError(f"{path}: not a tsync-bench vmdb CSV (header {','.join(FIELDS)})")
+        rows = {}
+        for n, rec in enumerate(r, start=2):
+            if not rec:
+                continue
+            if len(rec) != len(FIELDS):
+                raise PlotError(f"{path}:{n}: {len(rec)} fields, expected {len(FIELDS)}")
+            row = dict(zip(FIELDS, rec))
+            try:
+                for k in ("threads", "pages", "count"):
+                    row[k] = int(row[k])
+                for k in ("avg_ns", "p50_ns", "p99_ns", "p999_ns"):
+                    row[k] = float(row[k])
+            except ValueError as e:
+                raise PlotError(f"{path}:{n}: {e}") from None
+            rows[(row["design"], row["backend"], row["threads"], row["op"], row["pages"])] = row
+    return list(rows.values())
+
+
+def ordered(names, known):
+    """names in the order of `known`, the others after, alphabetically."""
+    names = set(names)
+    return [n for n in known if n in names] + sorted(names - set(known))
+
+
+def op_key(op_pages):
+    op, pages = op_pages
+    return (OPS.index(op) if op in OPS else len(OPS), op, pages)
+
+
+def op_title(op, pages):
+    if op == "revoke":
+        return f"revoke ({pages} mappings)"
+    return f"{op}, {pages} page" + ("s" if pages != 1 else "")
+
+
+def fmt_ns(x):
+    """A latency in the unit that suits it."""
+    if x is None:
+        return "n/a"
+    if x < 1e3:
+        return f"{x:.0f} ns"
+    if x < 1e6:
+        return f"{x / 1e3:.1f} us"
+    return f"{x / 1e6:.2f} ms"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "n/a"
+
+
+def index(rows):
+    """{backend: {(op, pages): {(design, threads): row}}}."""
+    out = {}
+    for r in rows:
+        out.setdefault(r["backend"], {}).setdefault((r["op"], r["pages"]), {})[
+            (r["design"], r["threads"])] = r
+    return out
+
+
+def table(rows):
+    idx = index(rows)
+    out = ["# tsync-bench vmdb: the mapping database, ParSec (EuroSys 2016) §5.3", "",
+           "How it was made: COMMAND.txt beside this file (make bench).", ""]
+    out += ["Latency of one operation: the mean and histogram quantiles (within 6.25 %) over",
+            "every recorded round and thread. *vs ps*: the design's mean over ps's at the same",
+            "thread count (above 1: slower than ps). *vs 1 thread*: its mean over its own at",
+            "1 thread (1 = perfect scaling). Each thread maps into its own address space;",
+            "linux's threads share one mm.", ""]
+    for backend in ordered(idx, BACKENDS):
+        ops = idx[backend]
+        out += [f"## {backend} backend", ""]
+        for op_pages in sorted(ops, key=op_key):
+            cells = ops[op_pages]
+            out += [f"### {op_title(*op_pages)}", "",
+                    "| design | threads | count | mean | p50 | p99 | p99.9 | vs ps | vs 1 thread |",
+                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+            for d in ordered({k[0] for k in cells}, DESIGNS):
+                for t in sorted(k[1] for k in cells if k[0] == d):
+                    r = cells[(d, t)]
+                    ref = cells.get((REFERENCE, t))
+                    one = cells.get((d, 1))
+                    out.append(
+                        f"| {d} | {t} | {r['count']} | {fmt_ns(r['avg_ns'])} | "
+                        f"{fmt_ns(r['p50_ns'])} | {fmt_ns(r['p99_ns'])} | {fmt_ns(r['p999_ns'])} | "
+                        f"{ratio(r['avg_ns'], ref['avg_ns'] if ref else None)} | "
+                        f"{ratio(r['avg_ns'], one['avg_ns'] if one else None)} |")
+            out.append("")
+        out += summary(backend, ops)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def summary(backend, ops):
+    """Each peer's mean, then its p50, over ps's at the largest thread count, per operation
+    (the mean carries the tail: a preempted operation weighs in it; the p50 does not)."""
+    tmax = max((k[1] for cells in ops.values() for k in cells), default=None)
+    if tmax is None:
+        return []
+    cols = sorted(ops, key=op_key)
+    peers = ordered({k[0] for cells in ops.values() for k in cells if k[0] != REFERENCE},
+                    DESIGNS)
+    if not peers or not any((REFERENCE, tmax) in ops[c] for c in cols):
+        return []
+    out = []
+    for col, what in (("avg_ns", "Mean"), ("p50_ns", "p50")):
+        out += [f"### {what} latency over ps's at {tmax} thread(s) ({backend})", "",
+                "| design | " + " | ".join(op_title(*c) for c in cols) + " |",
+                "| --- |" + " ---: |" * len(cols)]
+        for d in peers:
+            vals = []
+            for c in cols:
+                r, ref = ops[c].get((d, tmax)), ops[c].get((REFERENCE, tmax))
+                vals.append(ratio(r[col], ref[col]) if r and ref else "n/a")
+            out.append(f"| {d} | " + " | ".join(vals) + " |")
+        out.append("")
+    return out
+
+
+def plots(rows, outdir, plt):
+    idx = index(rows)
+    written = []
+    for backend in ordered(idx, BACKENDS):
+        ops = idx[backend]
+        cols = sorted(ops, key=op_key)
+        n = len(cols)
+        ncol = min(4, n)
+        nrow = math.ceil(n / ncol)
+        # mean against threads
+        fig, axes = plt.subplots(nrow, ncol, figsize=(4 * ncol, 3.2 * nrow), squeeze=False)
+        for ax, c in zip(axes.flat, cols):
+            cells = ops[c]
+            for d in ordered({k[0] for k in cells}, DESIGNS):
+                pts = sorted((t, cells[(d, t)]["avg_ns"]) for (dd, t) in cells if dd == d)
+                ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], marker="o", label=d)
+            ax.set_title(op_title(*c), fontsize=10)
+            ax.set_xlabel("threads")
+            ax.set_ylabel("mean latency (us)")
+            ax.set_yscale("log")
+            ax.set_xticks(sorted({k[1] for k in cells}))
+            ax.grid(True, which="both", alpha=0.3)
+        for ax in list(axes.flat)[n:]:
+            ax.axis("off")
+        axes.flat[0].legend(fontsize=8)
+        fig.suptitle(f"tsync-bench vmdb, {backend} backend: mean latency per operation")
+        fig.tight_layout()
+        path = os.path.join(outdir, f"vmdb_{backend}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+        # the tail at the largest thread count
+        tmax = max(k[1] for cells in ops.values() for k in cells)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(4 * ncol, 3.2 * nrow), squeeze=False)
+        for ax, c in zip(axes.flat, cols):
+            cells = ops[c]
+            ds = [d for d in ordered({k[0] for k in cells}, DESIGNS) if (d, tmax) in cells]
+            w = 0.27
+            for j, (q, label) in enumerate((("p50_ns", "p50"), ("p99_ns", "p99"),
+                                            ("p999_ns", "p99.9"))):
+                ax.bar([i + (j - 1) * w for i in range(len(ds))],
+                       [cells[(d, tmax)][q] / 1e3 for d in ds], w, label=label)
+            ax.set_xticks(range(len(ds)))
+            ax.set_xticklabels(ds, rotation=30, fontsize=8)
+            ax.set_yscale("log")
+            ax.set_ylabel("latency (us)")
+            ax.set_title(op_title(*c), fontsize=10)
+            ax.grid(True, axis="y", which="both", alpha=0.3)
+        for ax in list(axes.flat)[n:]:
+            ax.axis("off")
+        axes.flat[0].legend(fontsize=8)
+        fig.suptitle(f"tsync-bench vmdb, {backend} backend: tail latency at {tmax} thread(s)")
+        fig.tight_layout()
+        path = os.path.join(outdir, f"vmdb_{backend}_tail.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog=os.path.basename(argv[0]),
+                                 description="table and plots of tsync-bench vmdb")
+    ap.add_argument("dir", help="the --out directory: reads DIR/vmdb.csv, writes there")
+    ap.add_argument("--csv", help="read this CSV instead of DIR/vmdb.csv")
+    a = ap.parse_args(argv[1:])
+    try:
+        rows = load(a.csv or os.path.join(a.dir, "vmdb.csv"))
+    except PlotError as e:
+        print(f"plot_vmdb: {e}", file=sys.stderr)
+        return 1
+    if not rows:
+        print("plot_vmdb: no rows", file=sys.stderr)
+        return 1
+    with open(os.path.join(a.dir, "table.md"), "w") as f:
+        f.write(table(rows))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plot_vmdb: matplotlib missing: table.md only", file=sys.stderr)
+        return NO_MATPLOTLIB
+    for p in plots(rows, a.dir, plt):
+        print(f"plot_vmdb: wrote {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,89 @@
+"""pytest for bench/vmdb/plot_vmdb.py (ctest bench_vmdb_plot_pytest)."""
+import importlib.util
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("plot_vmdb", os.path.join(HERE, "plot_vmdb.py"))
+pv = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(pv)
+
+HEADER = "design,backend,threads,op,pages,count,avg_ns,p50_ns,p99_ns,p999_ns"
+
+
+def write(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def rows():
+    out = [HEADER]
+    # model: ps 100 ns at 1 thread, 200 at 2; global-lock 300 and 1000; linux map only
+    for d, t, avg in (("ps", 1, 100), ("ps", 2, 200), ("global-lock", 1, 300),
+                      ("global-lock", 2, 1000)):
+        out.append(f"{d},model,{t},map,1,50,{avg},{avg / 2},{avg * 5},{avg * 10}")
+        out.append(f"{d},model,{t},revoke,14,6,{avg * 14},{avg * 10},{avg * 20},{avg * 30}")
+        out.append(f"{d},model,{t},lookup,1,50,{avg / 10},{avg / 20},{avg / 5},{avg}")
+    out.append("linux,model,1,map,1,50,5000,4000,9000,20000")
+    out.append("linux,model,2,map,1,50,8000,6000,19000,40000")
+    # memfd: another backend, its own section
+    out.append("ps,memfd,2,map,1024,4,2500000,2000000,4000000,4000000")
+    return out
+
+
+def test_table(tmp_path):
+    write(tmp_path / "vmdb.csv", rows())
+    assert pv.main(["x", str(tmp_path)]) in (0, pv.NO_MATPLOTLIB)
+    md = (tmp_path / "table.md").read_text()
+    assert "## model backend" in md and "## memfd backend" in md
+    assert md.index("## model backend") < md.index("## memfd backend")
+    # global-lock at 2 threads: 1000 / ps's 200 = 5x; / its own 300 at 1 thread = 3.33x
+    assert "| global-lock | 2 | 50 | 1.0 us | 500 ns | 5.0 us | 10.0 us | 5.00x | 3.33x |" in md
+    assert "| ps | 1 | 50 | 100 ns | 50 ns | 500 ns | 1.0 us | 1.00x | 1.00x |" in md
+    assert "### revoke (14 mappings)" in md
+    assert "### map, 1024 pages" in md
+    assert "| ps | 2 | 4 | 2.50 ms | 2.00 ms | 4.00 ms | 4.00 ms | 1.00x | n/a |" in md
+    # the summary at 2 threads: linux 8000 / 200 = 40x on map; n/a where it has no row
+    summ = md[md.index("### Mean latency over ps's at 2 thread(s) (model)"):]
+    line = next(ln for ln in summ.splitlines() if ln.startswith("| linux |"))
+    assert line == "| linux | 40.00x | n/a | n/a |"
+    p50 = md[md.index("### p50 latency over ps's at 2 thread(s) (model)"):]
+    line = next(ln for ln in p50.splitlines() if ln.startswith("| global-lock |"))
+    assert line.startswith("| global-lock | 5.00x |")
+
+
+def test_plots(tmp_path):
+    write(tmp_path / "vmdb.csv", rows())
+    rc = pv.main(["x", str(tmp_path)])
+    if rc == pv.NO_MATPLOTLIB:
+        return
+    assert rc == 0
+    for b in ("model", "memfd"):
+        assert (tmp_path / f"vmdb_{b}.png").stat().st_size > 0
+        assert (tmp_path / f"vmdb_{b}_tail.png").stat().st_size > 0
+
+
+def test_later_row_wins(tmp_path):
+    lines = rows() + ["ps,model,1,map,1,50,400,200,2000,4000"]
+    write(tmp_path / "vmdb.csv", lines)
+    got = [r for r in pv.load(str(tmp_path / "vmdb.csv"))
+           if (r["design"], r["backend"], r["threads"], r["op"]) == ("ps", "model", 1, "map")]
+    assert len(got) == 1 and got[0]["avg_ns"] == 400
+
+
+def test_bad_input(tmp_path):
+    assert pv.main(["x", str(tmp_path)]) == 1  # no vmdb.csv
+    write(tmp_path / "vmdb.csv", ["design,backend,threads", "ps,model,1"])
+    assert pv.main(["x", str(tmp_path)]) == 1  # wrong header
+    write(tmp_path / "vmdb.csv", [HEADER, "ps,model,1,map,1,50,100"])
+    assert pv.main(["x", str(tmp_path)]) == 1  # short row
+    write(tmp_path / "vmdb.csv", [HEADER, "ps,model,one,map,1,50,100,50,500,1000"])
+    assert pv.main(["x", str(tmp_path)]) == 1  # not a number
+    write(tmp_path / "vmdb.csv", [HEADER])
+    assert pv.main(["x", str(tmp_path)]) == 1  # no rows
+
+
+def test_fmt_ns():
+    assert pv.fmt_ns(999) == "999 ns"
+    assert pv.fmt_ns(1500) == "1.5 us"
+    assert pv.fmt_ns(2.5e6) == "2.50 ms"
+    assert pv.fmt_ns(None) == "n/a"
