@@ -14,7 +14,8 @@
 #          2016) §5; refreshes docs/prudence.md's figures
 #   vmdb   tsync-bench vmdb: the mapping database (ps, global-lock, frame-lock) against a
 #          liburcu design and Linux mmap/munmap on a Metis-like trace, ParSec (EuroSys 2016)
-#          §5.3 (Figs. 9-10): the model backend, then real memory (memfd)
+#          §5.3 (Figs. 9-10): the model backend, then real memory (memfd); refreshes
+#          docs/vmdb.md's targets
 #
 # THREADS (environment): the thread counts, default 1,2,4,... up to the CPU count (smr's
 # own default, 1..nproc and 2 x nproc, unless THREADS is set).
@@ -146,6 +147,8 @@ for suite in "$@"; do
 		run vmdb --backend model --threads "$THREADS" --out docs/results/vmdb
 		again vmdb --backend memfd --designs ps,global-lock,frame-lock,linux \
 			--threads "$THREADS" --repeat 3 --out docs/results/vmdb
+		"$py" bench/vmdb/plot_vmdb.py docs/results/vmdb --doc docs/vmdb.md
+		echo "bench: docs/vmdb.md targets refreshed"
 		;;
 	*)
 		echo "bench-suite: unknown suite '$suite' (smr rlu oplog cache net rt prudence vmdb)" >&2

@@ -15,6 +15,9 @@ and writes:
   DIR/vmdb_<backend>_tail.png    p50 / p99 / p99.9 per design at the largest thread count,
                                  a panel per operation (the tail, Fig. 10)
 
+With --doc FILE, the targets of the study (targets() below) also replace FILE's block
+between the lines <!-- vmdb:targets --> and <!-- /vmdb:targets -->.
+
 Exits 0; 3 when matplotlib is missing (table.md is written first); 1 when the CSV is
 missing or malformed.
 """
@@ -27,7 +30,8 @@ import sys
 FIELDS = ["design", "backend", "threads", "op", "pages", "count", "avg_ns", "p50_ns",
           "p99_ns", "p999_ns"]
 NO_MATPLOTLIB = 3
-DESIGNS = ["ps", "global-lock", "frame-lock", "urcu", "linux"]
+DESIGNS = ["ps", "global-lock", "frame-lock", "urcu", "linux", "ns-lookup", "ns-walk",
+           "bare-trie"]
 OPS = ["map", "unmap", "lookup", "alias", "revoke"]
 BACKENDS = ["model", "memfd"]
 REFERENCE = "ps"
@@ -164,6 +168,70 @@ def summary(backend, ops):
     return out
 
 
+def targets(rows, backend="model", threads=2):
+    """The issue's targets, as Markdown lines, from the rows of `backend` at `threads`
+    threads (the largest thread count present if there is no such row): ps's p99 of
+    map and unmap of one page against the locked designs' (at most 1/3 of global-lock's,
+    1/2 of frame-lock's), its throughput against theirs (a thread issues operations back
+    to back, so per-thread throughput is 1 / mean latency), the namespace walk against a
+    bare radix-trie walk (within 1.5x), and Linux for context."""
+    ops = index(rows).get(backend, {})
+    present = sorted({k[1] for cells in ops.values() for k in cells})
+    if not present:
+        return []
+    t = threads if threads in present else present[-1]
+
+    def cell(design, op, pages):
+        return ops.get((op, pages), {}).get((design, t))
+
+    out = [f"At {t} thread(s), {backend} backend. *ps / peer*: ps's figure over the peer's "
+           "(below 1: ps is lower); throughput from the mean (1 / mean per thread).", "",
+           "| target | measure | ps / peer | goal | met |", "| --- | --- | ---: | ---: | --- |"]
+
+    def line(what, measure, num, den, goal, lower=True):
+        if num is None or den is None or not den:
+            out.append(f"| {what} | {measure} | n/a | {goal} | n/a |")
+            return
+        r = num / den
+        g = float(goal.lstrip("<>= ").rstrip("x"))
+        ok = r <= g if lower else r >= g
+        out.append(f"| {what} | {measure} | {r:.2f}x | {goal} | {'yes' if ok else 'no'} |")
+
+    for op in ("map", "unmap"):
+        ps = cell("ps", op, 1)
+        for peer, goal in (("global-lock", "<= 0.33x"), ("frame-lock", "<= 0.50x")):
+            pr = cell(peer, op, 1)
+            line(f"{op} 1 page vs {peer}", "p99", ps and ps["p99_ns"], pr and pr["p99_ns"], goal)
+        for peer in ("global-lock", "frame-lock"):
+            pr = cell(peer, op, 1)
+            # throughput ratio ps / peer = peer mean / ps mean
+            line(f"{op} 1 page vs {peer}", "throughput", pr and pr["avg_ns"],
+                 ps and ps["avg_ns"], ">= 1.00x", lower=False)
+    walk, bare, sect = (cell(d, "lookup", 1) for d in ("ns-walk", "bare-trie", "ns-lookup"))
+    line("lookup: namespace walk vs bare trie walk", "mean", walk and walk["avg_ns"],
+         bare and bare["avg_ns"], "<= 1.50x")
+    line("lookup: namespace walk vs bare trie walk", "p50", walk and walk["p50_ns"],
+         bare and bare["p50_ns"], "<= 1.50x")
+    if sect and bare:
+        out.append(f"| lookup: section + walk vs bare trie walk | mean | "
+                   f"{sect['avg_ns'] / bare['avg_ns']:.2f}x | (context) | |")
+    for op in ("map", "unmap"):
+        ps, lx = cell("ps", op, 1), cell("linux", op, 1)
+        if ps and lx:
+            out.append(f"| {op} 1 page vs Linux mmap/munmap (context) | mean | "
+                       f"{ps['avg_ns'] / lx['avg_ns']:.2f}x | | |")
+    return out
+
+
+def replace_block(doc, name, text):
+    """Replace doc's block between the vmdb:name markers with text (markers kept)."""
+    begin, end = f"<!-- vmdb:{name} -->", f"<!-- /vmdb:{name} -->"
+    i, j = doc.find(begin), doc.find(end)
+    if i < 0 or j < i:
+        raise ValueError(f"no {begin} ... {end} block")
+    return doc[:i + len(begin)] + "\n" + text.strip() + "\n" + doc[j:]
+
+
 def plots(rows, outdir, plt):
     idx = index(rows)
     written = []
@@ -229,6 +297,7 @@ def main(argv):
                                  description="table and plots of tsync-bench vmdb")
     ap.add_argument("dir", help="the --out directory: reads DIR/vmdb.csv, writes there")
     ap.add_argument("--csv", help="read this CSV instead of DIR/vmdb.csv")
+    ap.add_argument("--doc", help="refresh this Markdown file's vmdb:targets block")
     a = ap.parse_args(argv[1:])
     try:
         rows = load(a.csv or os.path.join(a.dir, "vmdb.csv"))
@@ -240,6 +309,15 @@ def main(argv):
         return 1
     with open(os.path.join(a.dir, "table.md"), "w") as f:
         f.write(table(rows))
+    if a.doc:
+        try:
+            with open(a.doc) as f:
+                doc = replace_block(f.read(), "targets", "\n".join(targets(rows)))
+        except (OSError, ValueError) as e:
+            print(f"plot_vmdb: {a.doc}: {e}", file=sys.stderr)
+            return 1
+        with open(a.doc, "w") as f:
+            f.write(doc)
     try:
         import matplotlib
         matplotlib.use("Agg")

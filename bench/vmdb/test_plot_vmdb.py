@@ -87,3 +87,33 @@ def test_fmt_ns():
     assert pv.fmt_ns(1500) == "1.5 us"
     assert pv.fmt_ns(2.5e6) == "2.50 ms"
     assert pv.fmt_ns(None) == "n/a"
+
+
+def test_targets_and_doc(tmp_path):
+    lines = [HEADER]
+    # at 2 threads: ps p99 100 vs global-lock 400 (0.25x: met) and frame-lock 150 (0.67x:
+    # not met); means 50 / 100 / 40 (throughput vs frame-lock 0.80x: not met)
+    for d, p99, avg in (("ps", 100, 50), ("global-lock", 400, 100), ("frame-lock", 150, 40)):
+        for op in ("map", "unmap"):
+            lines.append(f"{d},model,2,{op},1,10,{avg},{avg},{p99},{p99}")
+    lines.append("ns-walk,model,2,lookup,1,10,30,27,40,50")
+    lines.append("bare-trie,model,2,lookup,1,10,24,18,30,40")
+    lines.append("linux,model,2,map,1,10,5000,4000,9000,9000")
+    write(tmp_path / "vmdb.csv", lines)
+    doc = tmp_path / "doc.md"
+    doc.write_text("before\n<!-- vmdb:targets -->\nold\n<!-- /vmdb:targets -->\nafter\n")
+    assert pv.main(["x", str(tmp_path), "--doc", str(doc)]) in (0, pv.NO_MATPLOTLIB)
+    text = doc.read_text()
+    assert "old" not in text and text.startswith("before\n") and text.endswith("after\n")
+    assert "| map 1 page vs global-lock | p99 | 0.25x | <= 0.33x | yes |" in text
+    assert "| map 1 page vs frame-lock | p99 | 0.67x | <= 0.50x | no |" in text
+    assert "| unmap 1 page vs global-lock | throughput | 2.00x | >= 1.00x | yes |" in text
+    assert "| unmap 1 page vs frame-lock | throughput | 0.80x | >= 1.00x | no |" in text
+    assert "| lookup: namespace walk vs bare trie walk | mean | 1.25x | <= 1.50x | yes |" in text
+    assert "| lookup: namespace walk vs bare trie walk | p50 | 1.50x | <= 1.50x | yes |" in text
+    assert "| map 1 page vs Linux mmap/munmap (context) | mean | 0.01x | | |" in text
+    # a doc without the block is an error, and is left alone
+    bad = tmp_path / "bad.md"
+    bad.write_text("no block\n")
+    assert pv.main(["x", str(tmp_path), "--doc", str(bad)]) == 1
+    assert bad.read_text() == "no block\n"

@@ -41,6 +41,10 @@
  *                only (no lookup, alias or revoke). Its threads share one mm (one mmap
  *                lock), and it ignores --backend (its rows carry the run's backend).
  *
+ * With ps among the designs, a model run also measures, at each thread count, what a
+ * namespace lookup costs against a bare radix-trie walk (ns_lookup.c: rows ns-lookup,
+ * ns-walk and bare-trie, op lookup; their quantiles are of 1024-lookup batch means).
+ *
  * CSV, one row per design, thread count and (op, pages), over every recorded round and
  * every thread:
  *
@@ -766,6 +770,9 @@ static void usage(FILE *f)
 	}
 	fprintf(f,
 		"                      linux has map and unmap rows only; it ignores --backend\n"
+		"                      with ps, a model run adds lookup rows ns-lookup (a\n"
+		"                      section per ps_ns_lookup), ns-walk (the walk alone) and\n"
+		"                      bare-trie (a plain radix trie of the same shape)\n"
 		"  --threads LIST      thread counts (default 1,2)\n"
 		"  --backend B         model (page tables are arrays: synchronisation alone; the\n"
 		"                      default) or memfd (frames are memfd pages really mapped)\n"
@@ -1058,8 +1065,16 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 #endif
 	g.ninst = 0;
 	int rc = 0;
-	for (unsigned t = 0; t < o.nthreads && rc == 0; t++)
+	bool with_ps = false;
+	for (unsigned i = 0; i < o.nd; i++)
+		with_ps |= designs[o.design[i]].kind == D_VMDB && designs[o.design[i]].sync ==
+								     VMDB_SYNC_PS;
+	for (unsigned t = 0; t < o.nthreads && rc == 0; t++) {
 		rc = run_threads(&o, o.threads[t], outs);
+		/* the lookup's floor: ps_ns_lookup against a bare trie walk (model runs) */
+		if (rc == 0 && with_ps && o.backend == VMDB_BACKEND_MODEL)
+			rc = ns_lookup_bench(o.threads[t], o.repeat, backend_name[o.backend], outs);
+	}
 #if TSYNC_VMDB_HAVE_URCU
 	if (urcu)
 		uvm_thread_offline();

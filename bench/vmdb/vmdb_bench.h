@@ -6,6 +6,14 @@
 #ifndef TSYNC_BENCH_VMDB_H
 #define TSYNC_BENCH_VMDB_H
 
+#include <stdio.h>
+
 int vmdb_bench_main(int argc, char **argv, const char *cmdline);
+
+/* ns_lookup.c: ps_ns_lookup with and without a section per lookup against a bare
+ * radix-trie walk, at `threads` threads, `rounds` recorded rounds; rows to outs[0..1]
+ * (either may be NULL) with the backend column `backend`. 0, or 1 on failure. */
+int ns_lookup_bench(unsigned threads, unsigned rounds, const char *backend,
+		    FILE *const outs[2]);
 
 #endif
