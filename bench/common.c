@@ -141,3 +141,17 @@ int bench_run_script(char *const argv[])
 			return BENCH_SCRIPT_KILLED;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : BENCH_SCRIPT_KILLED;
 }
+
+int bench_plot_dir(const char *who, const char *script, const char *dir)
+{
+	char *argv[] = {(char *)bench_python(), (char *)script, (char *)dir, NULL};
+	int rc = bench_run_script(argv);
+	if (rc == BENCH_SCRIPT_NO_MATPLOTLIB) {
+		fprintf(stderr, "%s: matplotlib missing: %s has the CSV and tables, no plots\n", who,
+			dir);
+		return 0;
+	}
+	if (rc != 0)
+		fprintf(stderr, "%s: %s exited with %d\n", who, script, rc);
+	return rc == 0 ? 0 : 1;
+}

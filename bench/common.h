@@ -65,6 +65,14 @@ const char *bench_python(void);
  */
 int bench_run_script(char *const argv[]);
 
+/*
+ * bench_plot_dir: run `python3 SCRIPT DIR` (bench_python()), the plotting step of a
+ * subcommand's --out DIR. A missing matplotlib is not an error (the script wrote its
+ * tables; a line on stderr, prefixed with who, says so). Returns 0, or 1 when the script
+ * failed (reported on stderr).
+ */
+int bench_plot_dir(const char *who, const char *script, const char *dir);
+
 /* xorshift64* (Vigna): the benchmarks' per-thread random numbers. *s must not be 0. */
 static inline uint64_t bench_xorshift64s(uint64_t *s)
 {

@@ -691,7 +691,9 @@ out:
 
 /* ---- lookup ------------------------------------------------------------------------------ */
 
-int vmdb_lookup_mapping(struct vmdb *db, int pid, vmdb_vaddr_t vaddr, struct vmdb_mapping *out)
+/* The lookup, inside one section: the frame, and with m the node's record as well. */
+static inline int lookup_at(struct vmdb *db, int pid, vmdb_vaddr_t vaddr, vmdb_frame_t *frame,
+			    struct vmdb_mapping *m)
 {
 	int rc = -1;
 	op_begin(db);
@@ -700,13 +702,15 @@ int vmdb_lookup_mapping(struct vmdb *db, int pid, vmdb_vaddr_t vaddr, struct vmd
 		sp_rd(db, sp);
 		struct vm_node *n = node_at(db, sp, vaddr);
 		if (n) {
-			out->frame = frame_no(db, n->frame);
-			out->pid = n->pid;
-			out->vaddr = n->vaddr;
-			out->parent_pid = n->parent ? n->parent->pid : -1;
-			out->parent_vaddr = n->parent ? n->parent->vaddr : 0;
-			out->incarnation = n->incarnation;
-			out->depth = n->depth;
+			*frame = frame_no(db, n->frame);
+			if (m) {
+				m->pid = n->pid;
+				m->vaddr = n->vaddr;
+				m->parent_pid = n->parent ? n->parent->pid : -1;
+				m->parent_vaddr = n->parent ? n->parent->vaddr : 0;
+				m->incarnation = n->incarnation;
+				m->depth = n->depth;
+			}
 			rc = 0;
 		} else {
 			errno = ENOENT;
@@ -717,24 +721,14 @@ int vmdb_lookup_mapping(struct vmdb *db, int pid, vmdb_vaddr_t vaddr, struct vmd
 	return rc;
 }
 
+int vmdb_lookup_mapping(struct vmdb *db, int pid, vmdb_vaddr_t vaddr, struct vmdb_mapping *out)
+{
+	return lookup_at(db, pid, vaddr, &out->frame, out);
+}
+
 int vmdb_lookup(struct vmdb *db, int pid, vmdb_vaddr_t vaddr, vmdb_frame_t *frame)
 {
-	int rc = -1;
-	op_begin(db);
-	struct vm_space *sp = space_get(db, pid);
-	if (sp) {
-		sp_rd(db, sp);
-		struct vm_node *n = node_at(db, sp, vaddr);
-		if (n) {
-			*frame = frame_no(db, n->frame);
-			rc = 0;
-		} else {
-			errno = ENOENT;
-		}
-		sp_unlock(db, sp);
-	}
-	op_end(db);
-	return rc;
+	return lookup_at(db, pid, vaddr, frame, NULL);
 }
 
 void *vmdb_page(struct vmdb *db, int pid, vmdb_vaddr_t vaddr)

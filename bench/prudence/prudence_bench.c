@@ -1142,19 +1142,6 @@ static int parse_allocators(const char *arg, struct opts *o)
 	return 0;
 }
 
-static int run_plot(const char *dir)
-{
-	char *argv[] = {(char *)bench_python(), (char *)TSYNC_PRUDENCE_PLOT_PY, (char *)dir, NULL};
-	int rc = bench_run_script(argv);
-	if (rc == BENCH_SCRIPT_NO_MATPLOTLIB) {
-		fprintf(stderr, WHO ": matplotlib missing: %s has the tables, no plots\n", dir);
-		return 0;
-	}
-	if (rc != 0)
-		fprintf(stderr, WHO ": %s exited with %d\n", TSYNC_PRUDENCE_PLOT_PY, rc);
-	return rc == 0 ? 0 : 1;
-}
-
 int prudence_main(int argc, char **argv, const char *cmdline)
 {
 	(void)cmdline;
@@ -1424,6 +1411,6 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 	if (runs)
 		fclose(runs);
 	if (rc == 0 && o.out)
-		rc = run_plot(o.out);
+		rc = bench_plot_dir(WHO, TSYNC_PRUDENCE_PLOT_PY, o.out);
 	return rc;
 }

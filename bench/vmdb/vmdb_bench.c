@@ -885,19 +885,6 @@ static FILE *open_out_csv(const char *dir, int backend)
 	return f;
 }
 
-static int run_plot(const char *dir)
-{
-	char *argv[] = {(char *)bench_python(), (char *)TSYNC_VMDB_PLOT_PY, (char *)dir, NULL};
-	int rc = bench_run_script(argv);
-	if (rc == BENCH_SCRIPT_NO_MATPLOTLIB) {
-		fprintf(stderr, WHO ": matplotlib missing: %s has the CSV and table, no plots\n", dir);
-		return 0;
-	}
-	if (rc != 0)
-		fprintf(stderr, WHO ": %s exited with %d\n", TSYNC_VMDB_PLOT_PY, rc);
-	return rc == 0 ? 0 : 1;
-}
-
 int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 {
 	(void)cmdline;
@@ -1084,6 +1071,6 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 	if (outs[1] && outs[1] != stdout)
 		fclose(outs[1]);
 	if (rc == 0 && o.out)
-		rc = run_plot(o.out);
+		rc = bench_plot_dir(WHO, TSYNC_VMDB_PLOT_PY, o.out);
 	return rc;
 }

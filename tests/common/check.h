@@ -316,9 +316,11 @@ static inline bool test_dies(void (*fn)(void *), void *arg)
 }
 
 /* Run fn(arg) in a child process whose stderr goes to a temporary file; true iff the
- * child died and its stderr contains `want` (the one-line diagnostic names the call).
- * The child's stderr is copied to ours afterwards, so it stays in the log. */
-static inline bool test_dies_saying(void (*fn)(void *), void *arg, const char *want)
+ * child died and its stderr contains one of want[0..nwant-1] (the one-line diagnostic
+ * names the call). The child's stderr is copied to ours afterwards, so it stays in the
+ * log. */
+static inline bool test_dies_saying_any(void (*fn)(void *), void *arg, const char *const *want,
+					int nwant)
 {
 	FILE *tmp = tmpfile();
 	CHECK(tmp != NULL);
@@ -330,13 +332,24 @@ static inline bool test_dies_saying(void (*fn)(void *), void *arg, const char *w
 	int st = test_in_child(fn, arg);
 	CHECK(dup2(saved, 2) >= 0);
 	close(saved);
-	char buf[4096];
+	char buf[8192];
 	rewind(tmp);
 	size_t n = fread(buf, 1, sizeof buf - 1, tmp);
 	buf[n] = '\0';
 	fclose(tmp);
 	fputs(buf, stderr);
-	return st != 0 && strstr(buf, want) != NULL;
+	if (st == 0)
+		return false;
+	for (int i = 0; i < nwant; i++)
+		if (strstr(buf, want[i]) != NULL)
+			return true;
+	return false;
+}
+
+/* test_dies_saying_any with one expected text. */
+static inline bool test_dies_saying(void (*fn)(void *), void *arg, const char *want)
+{
+	return test_dies_saying_any(fn, arg, &want, 1);
 }
 
 #endif /* TSYNC_TEST_CHECK_H */

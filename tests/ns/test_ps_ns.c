@@ -1534,32 +1534,6 @@ static void test_threads(void)
 }
 
 /* ---- bad frees and publishes ---------------------------------------------------------- */
-static bool dies_saying_any(void (*fn)(void *), void *arg, const char *const *want, int nwant)
-{
-	FILE *tmp = tmpfile();
-	CHECK(tmp != NULL);
-	fflush(stdout);
-	fflush(stderr);
-	int saved = dup(2);
-	CHECK(saved >= 0);
-	CHECK(dup2(fileno(tmp), 2) >= 0);
-	int st = test_in_child(fn, arg);
-	CHECK(dup2(saved, 2) >= 0);
-	close(saved);
-	char buf[8192];
-	rewind(tmp);
-	size_t n = fread(buf, 1, sizeof buf - 1, tmp);
-	buf[n] = '\0';
-	fclose(tmp);
-	fputs(buf, stderr);
-	if (st == 0)
-		return false;
-	for (int i = 0; i < nwant; i++)
-		if (strstr(buf, want[i]))
-			return true;
-	return false;
-}
-
 static void bad_call(void *arg)
 {
 	int kind = *(int *)arg;
@@ -1639,7 +1613,7 @@ static void test_death(void)
 			nw++;
 		/* a double free must name the call (the namespace catches it, not only the
 		 * allocator underneath after the id was released twice) */
-		CHECK_MSG(dies_saying_any(bad_call, &k, cases[k].want, k <= 1 ? 1 : nw),
+		CHECK_MSG(test_dies_saying_any(bad_call, &k, cases[k].want, k <= 1 ? 1 : nw),
 			  "%s did not abort with a diagnostic naming %s", cases[k].what,
 			  cases[k].want[0]);
 	}
