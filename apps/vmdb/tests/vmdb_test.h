@@ -161,6 +161,8 @@ static inline const struct vt_map *vt_scan_find(const struct vt_scan *s, int pid
 	struct vt_map key;
 	key.pid = pid;
 	key.vaddr = v;
+	if (s->n == 0) /* an empty scan has no array (bsearch wants one) */
+		return NULL;
 	return bsearch(&key, s->v, s->n, sizeof *s->v, vt_map_cmp);
 }
 
