@@ -76,6 +76,16 @@ struct lworker {
 	int err;
 };
 
+/* A zeroed node, page-aligned like the namespace's (so both walks see the same cache
+ * and TLB geometry). */
+static struct bare_node *bare_node_new(void)
+{
+	struct bare_node *n = aligned_alloc(4096, sizeof(struct bare_node));
+	if (n)
+		memset(n, 0, sizeof *n);
+	return n;
+}
+
 static void *bare_lookup(uint64_t id)
 {
 	struct bare_node *n = L.root;
@@ -92,7 +102,7 @@ static int bare_insert(uint64_t id, void *obj)
 	struct bare_node *n = L.root;
 	for (unsigned l = HEIGHT - 1; l > 0; l--) {
 		void **s = &n->slot[(id >> (FANOUT_SHIFT * l)) & ((1u << FANOUT_SHIFT) - 1)];
-		if (*s == NULL && (*s = calloc(1, sizeof(struct bare_node))) == NULL)
+		if (*s == NULL && (*s = bare_node_new()) == NULL)
 			return -1;
 		n = *s;
 	}
@@ -186,7 +196,7 @@ int ns_lookup_bench(unsigned threads, unsigned rounds, const char *backend,
 	struct lworker *w = calloc(threads, sizeof *w);
 	if (objs == NULL || w == NULL || (L.ps = ps_create(NULL)) == NULL ||
 	    (L.ns = ps_ns_create(L.ps, sizeof(struct lobj), &c)) == NULL ||
-	    (L.root = calloc(1, sizeof(struct bare_node))) == NULL) {
+	    (L.root = bare_node_new()) == NULL) {
 		fprintf(stderr, "tsync-bench vmdb: ns lookup: out of memory\n");
 		goto out;
 	}
