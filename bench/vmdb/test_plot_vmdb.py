@@ -111,7 +111,16 @@ def test_targets_and_doc(tmp_path):
     assert "| unmap 1 page vs frame-lock | throughput | 0.80x | >= 1.00x | no |" in text
     assert "| lookup: namespace walk vs bare trie walk | mean | 1.25x | <= 1.50x | yes |" in text
     assert "| lookup: namespace walk vs bare trie walk | p50 | 1.50x | <= 1.50x | yes |" in text
-    assert "| map 1 page vs Linux mmap/munmap (context) | mean | 0.01x | | |" in text
+    assert "| map 1 page vs Linux mmap/munmap | mean | 0.01x | (context) | |" in text
+    assert "| map 1 page vs Linux mmap/munmap | p50 | 0.0125x | (context) | |" in text
+    assert "| map 1 page vs global-lock | p99.9 | 0.25x | (context) | |" in text
+    # scaling: rows at 1 thread are needed; with only 2-thread rows there is no such table
+    assert "Scaling, model backend" not in text
+    write(tmp_path / "vmdb.csv", rows())  # ps 100 -> 200, global-lock 300 -> 1000 (map)
+    assert pv.main(["x", str(tmp_path), "--doc", str(doc)]) in (0, pv.NO_MATPLOTLIB)
+    text = doc.read_text()
+    assert "Scaling, model backend: mean at 2 threads" in text
+    assert "| global-lock | 3.33x | n/a |" in text and "| ps | 2.00x | n/a |" in text
     # a doc without the block is an error, and is left alone
     bad = tmp_path / "bad.md"
     bad.write_text("no block\n")
