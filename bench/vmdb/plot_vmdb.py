@@ -265,6 +265,13 @@ def replace_block(doc, name, text):
     return doc[:i + len(begin)] + "\n" + text.strip() + "\n" + doc[j:]
 
 
+def color_of(design):
+    """A fixed colour per design (matplotlib's default cycle), the same in every panel."""
+    cycle = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9"]
+    i = DESIGNS.index(design) if design in DESIGNS else len(DESIGNS) + sum(map(ord, design))
+    return cycle[i % len(cycle)]
+
+
 def plots(rows, outdir, plt):
     idx = index(rows)
     written = []
@@ -280,7 +287,8 @@ def plots(rows, outdir, plt):
             cells = ops[c]
             for d in ordered({k[0] for k in cells}, DESIGNS):
                 pts = sorted((t, cells[(d, t)]["avg_ns"]) for (dd, t) in cells if dd == d)
-                ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], marker="o", label=d)
+                ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], marker="o", label=d,
+                        color=color_of(d))
             ax.set_title(op_title(*c), fontsize=10)
             ax.set_xlabel("threads")
             ax.set_ylabel("mean latency (us)")
@@ -289,7 +297,14 @@ def plots(rows, outdir, plt):
             ax.grid(True, which="both", alpha=0.3)
         for ax in list(axes.flat)[n:]:
             ax.axis("off")
-        axes.flat[0].legend(fontsize=8)
+        # one legend for every panel: a design keeps its colour everywhere
+        handles = {}
+        for ax in axes.flat:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+        labs = ordered(handles, DESIGNS)
+        fig.legend([handles[k] for k in labs], labs, fontsize=8, loc="lower right",
+                   ncol=2)
         fig.suptitle(f"tsync-bench vmdb, {backend} backend: mean latency per operation")
         fig.tight_layout()
         path = os.path.join(outdir, f"vmdb_{backend}.png")
