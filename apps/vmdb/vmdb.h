@@ -117,8 +117,10 @@ int vmdb_grant(struct vmdb *db, int pid, size_t npages, vmdb_vaddr_t *vaddr);
  * VMDB_ANY: the database picks a free extent of `to` and stores its first page there.
  * -1 with errno = ESRCH (pid), ENOENT (a source page is not mapped, or its mapping was
  * removed while we aliased it: we lost a race with revoke/release), EEXIST/EBUSY (a
- * destination page is mapped, or was unmapped and waits for its grace period), EINVAL
- * (npages 0 or > 1024). On failure nothing is mapped (pages done so far are undone).
+ * destination page is mapped, or was unmapped and waits for its grace period), ENOSPC
+ * (*mapto == VMDB_ANY and `to` has no free extent of that size: its pages are mapped or
+ * wait for their grace period), EINVAL (npages 0 or > 1024). On failure nothing is
+ * mapped (pages done so far are undone).
  */
 int vmdb_alias(struct vmdb *db, int from, vmdb_vaddr_t mapfrom, int to, vmdb_vaddr_t *mapto,
 	       size_t npages);
