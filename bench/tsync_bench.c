@@ -46,7 +46,7 @@ static const struct bench_cmd cmds[] = {
 	{ "vmdb", vmdb_bench_main,
 	  "the virtual-memory mapping database (apps/vmdb: ps, global-lock,\n"
 	  "             frame-lock) against liburcu and Linux mmap/munmap on a Metis-like\n"
-	  "             trace (seed 000 sec. 5.3); see tsync-bench vmdb --help" },
+	  "             trace (ParSec, EuroSys 2016, sec. 5.3); see tsync-bench vmdb --help" },
 	{ "cached-net", cached_net_main,
 	  "tsync-cached against stock memcached over TCP, driven by memcaslap\n"
 	  "             (bench/cached-net/cached_net.py); see tsync-bench cached-net --help" },

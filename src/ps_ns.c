@@ -317,22 +317,19 @@ static unsigned refill(struct ps_ns *ns, struct ns_pt *pt, unsigned k)
 	while (got < want && pool_take(ns, k, &c[pt->n[k]]))
 		pt->n[k]++, got++;
 	pthread_mutex_unlock(&ns->lock);
-	/* the cache pops from its top: put the first id taken (the oldest for CYCLIC)
-	 * there; LOWEST sorts the cache (splits can hand out a lower id after a higher) */
-	if (ns->policy == PS_NS_ID_LOWEST) {
-		for (unsigned i = 1; i < pt->n[k]; i++) /* descending: lowest on top */
-			for (unsigned j = i; j > 0 && c[j - 1] < c[j]; j--) {
-				uint64_t x = c[j];
-				c[j] = c[j - 1];
-				c[j - 1] = x;
-			}
-		cnt(&pt->refills, 1);
-		return got;
-	}
-	for (unsigned i = 0, j = got; i + 1 < j; i++, j--) {
-		uint64_t x = c[pt->n[k] - got + i];
-		c[pt->n[k] - got + i] = c[pt->n[k] - got + j - 1];
-		c[pt->n[k] - got + j - 1] = x;
+	/* the cache pops from its top. LOWEST: sort it, lowest on top (a split can hand out
+	 * a lower id after a higher one); CYCLIC: the first id taken (the oldest) on top */
+	for (unsigned i = 1; ns->policy == PS_NS_ID_LOWEST && i < pt->n[k]; i++)
+		for (unsigned j = i; j > 0 && c[j - 1] < c[j]; j--) {
+			uint64_t x = c[j];
+			c[j] = c[j - 1];
+			c[j - 1] = x;
+		}
+	uint64_t *r = c + pt->n[k] - got; /* the ids just taken */
+	for (unsigned i = 0, j = got; ns->policy == PS_NS_ID_CYCLIC && i + 1 < j; i++, j--) {
+		uint64_t x = r[i];
+		r[i] = r[j - 1];
+		r[j - 1] = x;
 	}
 	cnt(&pt->refills, 1);
 	return got;
@@ -577,24 +574,19 @@ static bool ns_grace(struct ps_mem *m, void *obj, tsync_tick_t free_time, void *
 		return false;
 	}
 	struct ns_ext *e = t->ext;
+	/* A single id, or (PS_NS_EXTENT_SINGLY) an id of an extent, is free on its own now.
+	 * An extent's id gets no hint of its own (ps_ns_alloc_at and the scan find it), so
+	 * that the lists keep handing out the extent whole when all of it comes back. */
+	if (e == NULL || ns->singly)
+		atomic_store_explicit(t->w, PS_NS__FREE, memory_order_release);
 	if (e == NULL) {
-		atomic_store_explicit(t->w, PS_NS__FREE, memory_order_release);
 		hint_push(ns, pt, id, 0);
-	} else if (ns->singly) {
-		/* This id is free on its own now: ps_ns_alloc_at, or a scan, can take it. It
-		 * gets no hint of its own, so that the lists keep handing out the extent
-		 * whole when all of it comes back (the common case: a whole unmap). */
-		atomic_store_explicit(t->w, PS_NS__FREE, memory_order_release);
-		if (atomic_fetch_sub_explicit(&e->live, 1, memory_order_acq_rel) == 1) {
-			/* the last bound id: the unbound tail is free too; hint the whole
-			 * extent (a claim finds out if one of its ids was taken meanwhile,
-			 * and then returns the free ones singly) */
-			words_free(ns, e->base + e->n, e->base + (UINT64_C(1) << e->order));
-			hint_push(ns, pt, e->base, e->order);
-			ps_free_now(ns->extmem, e);
-		}
 	} else if (atomic_fetch_sub_explicit(&e->live, 1, memory_order_acq_rel) == 1) {
-		words_free(ns, e->base, e->base + (UINT64_C(1) << e->order));
+		/* the last bound id: the extent's words that are still ours go FREE (all of
+		 * them; SINGLY: the unbound tail), and the extent is hinted whole - a claim
+		 * finds out if one of its ids was taken meanwhile and returns the rest singly */
+		uint64_t end = e->base + (UINT64_C(1) << e->order);
+		words_free(ns, ns->singly ? e->base + e->n : e->base, end);
 		hint_push(ns, pt, e->base, e->order);
 		ps_free_now(ns->extmem, e);
 	}
