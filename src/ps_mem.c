@@ -37,6 +37,45 @@ static uint64_t acct_add(struct ps_mem *m, uint64_t delta, int sub)
 	return v;
 }
 
+/* The zombie/garbage word (EXACT accounting): add delta (mod 2^64; both fields stay in
+ * range because every transition moves objects that the word counts), then the peaks. */
+static inline void zg_add(struct ps_mem *m, uint64_t delta)
+{
+	uint64_t v = atomic_fetch_add_explicit(&m->zg, delta, memory_order_seq_cst) + delta;
+	peak_max(&m->peak_zombie, ZG_ZOMBIE(v));
+	peak_max(&m->peak_garbage, ZG_GARBAGE(v));
+}
+
+/* Known garbage (RT-SMR (RTAS 2018) §II-E): extend pt's garbage prefix over the queued
+ * objects stamped <= q (a proven quiescence point the caller just used); returns how
+ * many joined it. Each object is passed over once while it is queued. */
+static inline uint64_t garb_advance(struct ps_mem_pt *pt, uint64_t q)
+{
+	uint64_t g = 0;
+	struct ps_mem_hdr *h = pt->gtail ? pt->gtail->next : pt->qhead;
+	for (; h && h != pt->unstamped &&
+	       atomic_load_explicit(&h->free_tsc, memory_order_relaxed) <= q;
+	     h = h->next) {
+		pt->gtail = h;
+		g++;
+	}
+	pt->ngarb += g;
+	return g;
+}
+
+/* pt's queue is about to be reordered or given away: its known garbage becomes zombie
+ * again (the next reclamation of whoever holds it learns it anew). */
+static void garb_forget(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (pt->ngarb == 0)
+		return;
+	if (m->exact)
+		zg_add(m, pt->ngarb - (pt->ngarb << 32)); /* zombie + g, garbage - g */
+	pt->ngarb = 0;
+	pt->gtail = NULL;
+	atomic_store_explicit(&pt->c_garbage, 0, memory_order_relaxed);
+}
+
 /* How many objects a full cache flushes before taking one more. Latent-aware (Prudence
  * (ASPLOS 2016) §4.2): room for that one and for every object the latent cache will
  * still bring after its grace period, so their arrival needs no second flush - at least
@@ -225,6 +264,7 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 	uint64_t max_wait = 0, now = 0, t0 = timed ? tsync_now() : 0, alpha = 0;
 	uint64_t q = ps__quiescence_point(m->ps);
 	bool scanned = false, attempted = false, blocked = false, refused = false;
+	uint64_t gfrom = 0; /* collected objects that were known garbage already */
 	if (ext && m->rt) {
 		limit = SIZE_MAX;
 		scanned = scan == RECLAIM_COLLECT;
@@ -251,13 +291,26 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 			refused = true;
 			break;
 		}
+		if (pt->ngarb) { /* h heads the garbage prefix */
+			gfrom++;
+			if (--pt->ngarb == 0)
+				pt->gtail = NULL;
+		}
 		reclaim_take(m, me, pt, h, t, &now, &max_wait);
 		n++;
 	}
+	uint64_t gnew = garb_advance(pt, q);
 	if (n) {
 		reclaim_count(pt, n, max_wait);
 		if (ext && m->exact)
 			acct_add(m, ACCT_RECLAIM(n), 1);
+	}
+	if (n || gnew) {
+		atomic_store_explicit(&pt->c_garbage, pt->ngarb, memory_order_relaxed);
+		/* after pending fell in acct: garbage + gnew - gfrom, zombie - (n - gfrom) -
+		 * gnew, one add */
+		if (ext && m->exact)
+			zg_add(m, (gnew << 32) - (gfrom << 32) - (n - gfrom) - gnew);
 	}
 	/* A summary to write, or one to clear: without options, only a scan clears it (the
 	 * common ps_free then reads nothing more); with them, any progress does. */
@@ -292,9 +345,22 @@ static inline size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt
 	return reclaim_ext(m, me, pt, limit, scan);
 }
 
-/* Merge a queue segment (sorted by free time) into ours. */
-static void queue_merge(struct ps_mem_pt *pt, struct ps_mem_hdr *b)
+/* Merge a queue segment (sorted by free time) into ours: appended when it is all
+ * stamped no earlier than our tail (the prefix of known garbage stays), else merged. */
+static void queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *b)
 {
+	if (b == NULL)
+		return;
+	if (pt->qtail && pt->unstamped == NULL &&
+	    atomic_load_explicit(&pt->qtail->free_tsc, memory_order_relaxed) <=
+		atomic_load_explicit(&b->free_tsc, memory_order_relaxed)) {
+		pt->qtail->next = b;
+		while (b->next)
+			b = b->next;
+		pt->qtail = b;
+		return;
+	}
+	garb_forget(m, pt);
 	struct ps_mem_hdr *a = pt->qhead, head = {0}, *tail = &head;
 	while (a && b) {
 		uint64_t ta = atomic_load_explicit(&a->free_tsc, memory_order_relaxed);
@@ -315,8 +381,8 @@ static void queue_merge(struct ps_mem_pt *pt, struct ps_mem_hdr *b)
 	pt->qtail = pt->qhead ? tail : NULL;
 }
 
-/* Take over one queue left behind by an exited thread. */
-static void adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
+/* Take over one queue left behind by an exited thread; returns its length. */
+static uint64_t adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
 {
 	pthread_mutex_lock(&m->pool_lock);
 	struct orphan *o = m->orphans;
@@ -328,11 +394,224 @@ static void adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
 	}
 	pthread_mutex_unlock(&m->pool_lock);
 	if (o == NULL)
-		return;
+		return 0;
+	uint64_t n = o->n;
 	stamp(pt); /* merging needs every free time */
-	queue_merge(pt, o->head); /* every orphan is latent-slab tagged (ps_mem_thread_exit) */
-	cnt_add(&pt->c_pending, o->n);
+	queue_merge(m, pt, o->head); /* every orphan is latent-slab tagged (ps_mem_thread_exit) */
+	cnt_add(&pt->c_pending, n);
 	free(o);
+	return n;
+}
+
+/* ---- the reclamation task's hand-off (RT-SMR (RTAS 2018) §V-C; docs/design.md §3 ("The reclamation task σ")) -- */
+
+#define SIGMA_DETACHING PS_MEM_SIGMA_DETACHING
+
+/* Is a σ attached to m (a seq_cst load: the Dekker pair with the detach's store)? */
+static inline bool sigma_on(struct ps_mem *m)
+{
+	struct ps_reclaimer *r = atomic_load_explicit(&m->sigma, memory_order_seq_cst);
+	return r != NULL && r != SIGMA_DETACHING;
+}
+
+static inline uint64_t hdr_tsc(const struct ps_mem_hdr *h)
+{
+	return atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
+}
+
+/* Merge two lists sorted by free time. */
+static struct ps_mem_hdr *hlist_merge(struct ps_mem_hdr *a, struct ps_mem_hdr *b)
+{
+	struct ps_mem_hdr head = {0}, *tail = &head;
+	while (a && b) {
+		if (hdr_tsc(a) <= hdr_tsc(b)) {
+			tail->next = a;
+			a = a->next;
+		} else {
+			tail->next = b;
+			b = b->next;
+		}
+		tail = tail->next;
+	}
+	tail->next = a ? a : b;
+	return head.next;
+}
+
+static struct ps_mem_hdr *hlist_msort(struct ps_mem_hdr *l, uint64_t n)
+{
+	if (n <= 1) {
+		if (l)
+			l->next = NULL;
+		return l;
+	}
+	struct ps_mem_hdr *mid = l;
+	for (uint64_t i = 1; i < n / 2; i++)
+		mid = mid->next;
+	struct ps_mem_hdr *b = mid->next;
+	mid->next = NULL;
+	return hlist_merge(hlist_msort(l, n / 2), hlist_msort(b, n - n / 2));
+}
+
+/* A hand-off list (pushed newest first) in free-time order: reversed, and sorted only
+ * if that is not enough (pushes of one thread are in stamp order; a reused id's are
+ * not necessarily). *k: its length. */
+static struct ps_mem_hdr *hlist_order(struct ps_mem_hdr *l, uint64_t *k)
+{
+	struct ps_mem_hdr *rev = NULL;
+	uint64_t n = 0;
+	while (l) {
+		struct ps_mem_hdr *next = l->next;
+		l->next = rev;
+		rev = l;
+		l = next;
+		n++;
+	}
+	*k = n;
+	for (struct ps_mem_hdr *h = rev; h && h->next; h = h->next)
+		if (hdr_tsc(h) > hdr_tsc(h->next))
+			return hlist_msort(rev, n);
+	return rev;
+}
+
+/* The owner takes its own hand-off list back (no σ attached): into its queue, which
+ * reclaims it as INLINE does. Every object in it is latent-slab tagged and stamped. */
+static void handoff_take_back(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	struct ps_mem_hdr *l = atomic_exchange_explicit(&pt->handoff, NULL, memory_order_seq_cst);
+	if (l == NULL)
+		return;
+	uint64_t k;
+	l = hlist_order(l, &k);
+	stamp(pt); /* merging needs every free time */
+	queue_merge(m, pt, l);
+	cnt_add(&pt->c_pending, k);
+	atomic_fetch_add_explicit(&pt->c_taken, k, memory_order_relaxed);
+}
+
+/* Push the chain first..last (linked newest first, every object stamped and tagged)
+ * onto pt's hand-off list: a release CAS that only σ's exchange can make fail (a failed
+ * try leaves the head NULL, which σ does not take: at most two tries). Then, the other
+ * half of the detach's Dekker pair: if no σ is attached any more, take the list back -
+ * either the detach's sweep saw our push or we see its store (both seq_cst). */
+static void handoff_push(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *first,
+			 struct ps_mem_hdr *last, uint64_t k)
+{
+	cnt_add(&pt->c_handed, k);
+	struct ps_mem_hdr *old = atomic_load_explicit(&pt->handoff, memory_order_relaxed);
+	do
+		last->next = old;
+	while (!atomic_compare_exchange_strong_explicit(&pt->handoff, &old, first,
+							memory_order_seq_cst, memory_order_relaxed));
+	if (!sigma_on(m))
+		handoff_take_back(m, pt);
+}
+
+/* Give the caller's whole queue to σ (stamped first; objects bound for the cache move
+ * to their latent slabs: σ returns every object to its slab). */
+static void handoff_queue(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (pt->qhead == NULL)
+		return;
+	stamp(pt);
+	garb_forget(m, pt);
+	struct ps_mem_hdr *rev = NULL, *last = pt->qhead;
+	uint64_t k = 0;
+	for (struct ps_mem_hdr *h = pt->qhead, *next; h; h = next) {
+		next = h->next;
+		if (!hdr_latent(h)) {
+			ps_mem__latent_slab_put(m, h);
+			pt->nlatent--;
+		}
+		h->next = rev;
+		rev = h;
+		k++;
+	}
+	pt->qhead = pt->qtail = NULL;
+	cnt_sub(&pt->c_pending, k);
+	atomic_store_explicit(&pt->c_blocker1, 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_blocked, 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_hook_blocked, 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_head_tsc, 0, memory_order_relaxed);
+	handoff_push(m, pt, rev, last, k);
+}
+
+/* TASK/BOTH, at the caller's allocator calls: with a σ, TASK hands over what the queue
+ * still holds (frees made before the attach); without one, take our list back. */
+static void task_sync(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (sigma_on(m)) {
+		if (m->mode == PS_MEM_RECLAIM_TASK && pt->qhead)
+			handoff_queue(m, pt);
+	} else if (atomic_load_explicit(&pt->handoff, memory_order_relaxed) != NULL) {
+		handoff_take_back(m, pt);
+	}
+}
+
+uint64_t ps_mem__task_sweep(struct ps_mem *m, bool final)
+{
+	struct ps_mem_pt *tp = &m->task_pt;
+	struct ps_mem_hdr *all = NULL;
+	uint64_t total = 0;
+	unsigned pos = 0;
+	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;) {
+		if (atomic_load_explicit(&pt->handoff, final ? memory_order_seq_cst
+							     : memory_order_relaxed) == NULL)
+			continue;
+		/* acquire: the owner's stores to each object (stamp, tag, link) are visible */
+		struct ps_mem_hdr *l = atomic_exchange_explicit(&pt->handoff, NULL,
+								memory_order_seq_cst);
+		uint64_t k;
+		l = hlist_order(l, &k);
+		atomic_fetch_add_explicit(&pt->c_taken, k, memory_order_relaxed);
+		all = hlist_merge(all, l);
+		total += k;
+	}
+	if (all) {
+		queue_merge(m, tp, all);
+		cnt_add(&tp->c_pending, total);
+	}
+	while (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
+		uint64_t n = adopt_orphan(m, tp);
+		if (n == 0)
+			break;
+		total += n;
+	}
+	if (tp->qtail)
+		tp->last_stamp = hdr_tsc(tp->qtail);
+	return total;
+}
+
+size_t ps_mem__task_collect(struct ps_mem *m)
+{
+	/* every object in task_pt's queue is latent-slab tagged: each goes to its slab */
+	return reclaim(m, PS_MEM_TASK_ME, &m->task_pt, SIZE_MAX, RECLAIM_COLLECT);
+}
+
+void ps_mem__task_release(struct ps_mem *m)
+{
+	struct ps_mem_pt *tp = &m->task_pt;
+	if (tp->qhead == NULL)
+		return;
+	struct orphan *o = malloc(sizeof(*o));
+	if (o == NULL) /* kept: the next σ attached to m continues with it */
+		return;
+	garb_forget(m, tp);
+	o->head = tp->qhead;
+	o->tail = tp->qtail;
+	o->n = atomic_load_explicit(&tp->c_pending, memory_order_relaxed);
+	tp->qhead = tp->qtail = NULL;
+	atomic_store_explicit(&tp->c_pending, 0, memory_order_relaxed);
+	atomic_store_explicit(&tp->c_blocker1, 0, memory_order_relaxed);
+	atomic_store_explicit(&tp->c_blocked, 0, memory_order_relaxed);
+	atomic_store_explicit(&tp->c_hook_blocked, 0, memory_order_relaxed);
+	atomic_store_explicit(&tp->c_head_tsc, 0, memory_order_relaxed);
+	pthread_mutex_lock(&m->pool_lock);
+	o->next = m->orphans;
+	m->orphans = o;
+	atomic_store_explicit(&m->orphan_pending,
+			      atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) + o->n,
+			      memory_order_relaxed);
+	pthread_mutex_unlock(&m->pool_lock);
 }
 
 /* Hand out the cache's top object (the cache must not be empty). */
@@ -365,10 +644,15 @@ static uint64_t pending_any(struct ps_mem *m)
 {
 	if (m->exact)
 		return ACCT_PENDING(atomic_load_explicit(&m->acct, memory_order_relaxed));
-	uint64_t n = atomic_load_explicit(&m->orphan_pending, memory_order_relaxed);
+	uint64_t n = atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) +
+		     atomic_load_explicit(&m->task_pt.c_pending, memory_order_relaxed);
 	unsigned pos = 0;
-	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;)
-		n += atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
+	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;) {
+		uint64_t tk = atomic_load_explicit(&pt->c_taken, memory_order_relaxed);
+		uint64_t hd = atomic_load_explicit(&pt->c_handed, memory_order_relaxed);
+		n += atomic_load_explicit(&pt->c_pending, memory_order_relaxed) +
+		     (hd > tk ? hd - tk : 0);
+	}
 	return n;
 }
 
@@ -422,6 +706,8 @@ static __attribute__((noinline)) bool limit_wait(struct ps_mem *m, unsigned me,
 static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	cnt_add(&pt->c_misses, 1);
+	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
+		task_sync(m, pt);
 	/* 1. quiesced memory first: reuse is the point of the queue */
 	bool due = reclaim_due(m, pt);
 	if (!due || reclaim(m, me, pt, m->batch, RECLAIM_ALLOC) == 0 || pt->cache == NULL) {
@@ -496,6 +782,41 @@ static inline void check_free(struct ps_mem *m, struct ps_mem_hdr *h, void *obj,
 		tsync__fatal("%s: %p does not belong to this ps_mem", call, obj);
 }
 
+/*
+ * ps_free in TASK mode (h checked and marked): with a σ attached, stamp h with its own
+ * ordered clock reading (read after the caller's unlink), tag it for its slab, count it,
+ * and hand it to σ; returns true. Without one, take our hand-off list back (if any) and
+ * return false: the caller continues as INLINE. BOTH only takes back.
+ */
+static __attribute__((noinline)) bool free_task(struct ps_mem *m, struct ps_mem_pt *pt,
+						struct ps_mem_hdr *h)
+{
+	if (m->mode != PS_MEM_RECLAIM_TASK || !sigma_on(m)) {
+		if (atomic_load_explicit(&pt->handoff, memory_order_relaxed) != NULL)
+			handoff_take_back(m, pt);
+		return false;
+	}
+	if (pt->qhead) /* frees queued before the attach go first */
+		handoff_queue(m, pt);
+	uint64_t t = tsync_now_ordered();
+	if (t <= PS_MEM_MARKED)
+		t = PS_MEM_MARKED + 1;
+	atomic_store_explicit(&h->free_tsc, t, memory_order_relaxed);
+	ps_mem__latent_slab_put(m, h);
+	cnt_add(&pt->c_frees, 1);
+	uint64_t crossed = 0;
+	if (m->exact) {
+		zg_add(m, 1);
+		uint64_t v = acct_add(m, ACCT_FREE, 0);
+		if (m->pending_fn && ACCT_PENDING(v) == m->threshold)
+			crossed = ACCT_PENDING(v);
+	}
+	handoff_push(m, pt, h, h, 1);
+	if (TSYNC_UNLIKELY(crossed))
+		m->pending_fn(m, crossed, m->pending_arg);
+	return true;
+}
+
 /* Shared by ps_free and ps_lock_release_free (which marked the header first). */
 void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 {
@@ -507,6 +828,8 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 	 * stamped below, once per reclaim_batch frees, by one ordered clock reading that
 	 * follows every earlier store of ours, the unlinks included. */
 	atomic_store_explicit(&h->free_tsc, PS_MEM_MARKED, memory_order_release);
+	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE) && free_task(m, pt, h))
+		return;
 	h->next = NULL;
 	if (pt->qtail)
 		pt->qtail->next = h;
@@ -533,12 +856,17 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 	}
 	uint64_t crossed = 0;
 	if (m->exact) {
+		zg_add(m, 1); /* a zombie, before pending rises (struct ps_mem: zg) */
 		uint64_t v = acct_add(m, ACCT_FREE, 0);
 		if (m->pending_fn && ACCT_PENDING(v) == m->threshold)
 			crossed = ACCT_PENDING(v);
 	}
 	if (reclaim_due(m, pt))
 		reclaim(m, me, pt, m->batch, RECLAIM_FREE);
+	/* BOTH: a backlog our reclamation could not clear goes to σ */
+	if (TSYNC_UNLIKELY(m->mode == PS_MEM_RECLAIM_BOTH) &&
+	    atomic_load_explicit(&pt->c_pending, memory_order_relaxed) >= m->batch && sigma_on(m))
+		handoff_queue(m, pt);
 	if (TSYNC_UNLIKELY(crossed))
 		m->pending_fn(m, crossed, m->pending_arg);
 }
@@ -609,6 +937,8 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 	struct ps_mem_pt *pt = self_pt(m, &me);
 	/* queues of exited threads wait for a caller: adopt one (an idle thread's call is
 	 * where they would otherwise be left, when no allocation runs dry) */
+	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
+		task_sync(m, pt);
 	if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0)
 		adopt_orphan(m, pt);
 	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
@@ -622,6 +952,8 @@ size_t ps_mem_collect(struct ps_mem *m)
 {
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
+	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
+		task_sync(m, pt);
 	stamp(pt);
 	return reclaim(m, me, pt, SIZE_MAX, RECLAIM_COLLECT);
 }
@@ -635,6 +967,11 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 	struct ps_mem_pt *pt = pt_if_exists(m, tid);
 	if (pt == NULL)
 		return;
+	/* TASK with a σ: the queue goes to σ; without one, the hand-off list comes back
+	 * and is reclaimed or orphaned with the queue. A list left with a σ stays in this
+	 * record, which outlives the thread: σ sweeps every record. */
+	if (m->mode != PS_MEM_RECLAIM_INLINE)
+		task_sync(m, pt);
 	reclaim(m, tid, pt, SIZE_MAX, RECLAIM_ALL); /* stamps the whole queue first */
 	ps_mem__cache_flush(m, tid, pt, pt->ncache);
 	ps_mem__drain_remote(m, tid, pt);
@@ -647,6 +984,7 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 		o = malloc(sizeof(*o));
 		if (o == NULL) /* cannot hand it over: keep it with the id; its next user adopts it */
 			return;
+		garb_forget(m, pt);
 		o->head = pt->qhead;
 		o->tail = pt->qtail;
 		o->n = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
@@ -740,7 +1078,8 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	    c.limit_wait_ms < -1 ||
 	    (c.pending_fn && c.pending_threshold == 0) ||
 	    (c.pending_threshold && c.pending_fn == NULL) ||
-	    (c.pending_fn && c.accounting == PS_MEM_ACCOUNT_PER_THREAD)) {
+	    (c.pending_fn && c.accounting == PS_MEM_ACCOUNT_PER_THREAD) ||
+	    c.reclaim_mode < PS_MEM_RECLAIM_INLINE || c.reclaim_mode > PS_MEM_RECLAIM_BOTH) {
 		free(m);
 		errno = EINVAL;
 		return NULL;
@@ -760,7 +1099,9 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	m->max_slabs = c.max_bytes ? (c.max_bytes / slab ? c.max_bytes / slab : 1) : 0;
 	m->limit_wait_ms = c.limit_wait_ms ? c.limit_wait_ms : 100;
 	m->prudence = c.prudence == 0 ? PS_MEM_PRUDENCE_DEFAULT : c.prudence & PS_MEM_PRUDENCE_ALL;
-	m->ext = m->rt || m->exact || m->period || m->grace_fn || m->pending_fn || m->reclaim_fn;
+	m->mode = c.reclaim_mode;
+	m->ext = m->rt || m->exact || m->period || m->grace_fn || m->pending_fn || m->reclaim_fn ||
+		 m->mode != PS_MEM_RECLAIM_INLINE;
 	m->nchunks = tsync__chunk_count();
 	m->chunks = calloc(m->nchunks, sizeof(*m->chunks));
 	if (m->chunks == NULL) {
@@ -778,6 +1119,9 @@ void ps_mem_destroy(struct ps_mem *m)
 {
 	if (m == NULL)
 		return;
+	struct ps_reclaimer *r = atomic_load_explicit(&m->sigma, memory_order_seq_cst);
+	if (r != NULL && r != SIGMA_DETACHING)
+		ps_reclaimer_detach(r, m);
 	tsync__client_remove(&m->client);
 	pthread_mutex_lock(&m->pool_lock);
 	ps_mem__slabs_destroy(m);

@@ -77,6 +77,20 @@ struct ps_mem_pt {
 	 * (0: none), its enter time, objects it left queued; objects the hook held back. */
 	_Atomic uint64_t c_blocker1, c_blocker_enter, c_blocked, c_hook_blocked, c_refused;
 	_Atomic uint64_t c_head_tsc;       /* free time of the queue head, 0 if unknown */
+	/* Memory states (RT-SMR (RTAS 2018) §II-E): the queue's "known garbage" is its
+	 * prefix of ngarb objects stamped <= the last quiescence point this queue's owner
+	 * learnt (gtail: the last of them, NULL when ngarb == 0); the rest of the queue is
+	 * zombie as far as the owner knows. c_garbage mirrors ngarb for ps_mem_stats. */
+	uint64_t ngarb;
+	struct ps_mem_hdr *gtail;
+	_Atomic uint64_t c_garbage;
+	_Atomic uint64_t c_handed;         /* objects pushed onto `handoff` (owner only) */
+	/* The reclamation task's hand-off list (RT-SMR (RTAS 2018) §V-C; ps_reclaimer):
+	 * stamped objects the owner gave to m's σ, newest first, pushed by the owner with a
+	 * release CAS, taken whole with one acquire exchange by σ (or back by the owner when
+	 * no σ is attached). c_taken: objects taken from it (an atomic add by the taker). */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic(struct ps_mem_hdr *) handoff;
+	_Atomic uint64_t c_taken;
 };
 struct ps_mem_pt_chunk {
 	struct ps_mem_pt pt[TSYNC__CHUNK];
@@ -126,7 +140,29 @@ struct ps_mem {
 	 * atomic add moves an object between the two states, and peaks over it. */
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t acct;
 	_Atomic uint64_t peak_live, peak_pending, peak_foot;
+	/* ... and the pending objects split into zombie (low 32 bits) and known garbage
+	 * (high 32 bits), on the same line: a free adds a zombie before it adds to acct's
+	 * pending, a collection subtracts from acct before it subtracts here, so at every
+	 * instant zombie + garbage >= acct's pending (docs/rt.md §10). */
+	_Atomic uint64_t zg;
+	_Atomic uint64_t peak_zombie, peak_garbage;
+
+	/* The reclamation task (RT-SMR (RTAS 2018) §V-C, src/ps_reclaimer.c). */
+	int mode;                                /* enum ps_mem_reclaim_mode */
+	_Atomic(struct ps_reclaimer *) sigma;    /* the attached σ, or NULL */
+	/* σ's quiescence queue for m: touched only under the attached σ's mutex (by σ's
+	 * activation, ps_reclaimer_run, attach and detach); it outlives attachments so that
+	 * ps_mem_stats may read its counters at any time. */
+	struct ps_mem_pt task_pt;
 };
+
+#define ZG_GARBAGE(v) ((v) >> 32)
+#define ZG_ZOMBIE(v) ((v) & 0xffffffffu)
+/* The thread id σ's collections pass to the slab layer: no thread owns a slab under it,
+ * so every object σ returns goes to its slab's owner by a remote free, or to the pool. */
+#define PS_MEM_TASK_ME ((unsigned)0x7fffffff)
+/* m->sigma while a detach runs: no σ for the freeing threads, busy for attach. */
+#define PS_MEM_SIGMA_DETACHING ((struct ps_reclaimer *)1)
 
 #define ACCT_LIVE(v) ((v) & 0xffffffffu)
 #define ACCT_PENDING(v) ((v) >> 32)
@@ -189,6 +225,18 @@ static inline struct ps_mem_pt *pt_next(struct ps_mem *m, unsigned *pos)
 	}
 	return NULL;
 }
+
+/* ---- ps_mem.c: the reclamation task's side (ps_reclaimer.c drives it) ------------ */
+
+/* Take every hand-off list of m and m's orphans into m->task_pt's queue (in free-time
+ * order). `final`: seq_cst loads (the detach's sweep). Returns the objects taken.
+ * Caller holds the attached σ's mutex. */
+uint64_t ps_mem__task_sweep(struct ps_mem *m, bool final);
+/* Collect task_pt's queue up to the caller's published quiescence point of m's ps
+ * (ps_quiesce_time just computed): RECLAIM_COLLECT on task_pt. Returns the count. */
+size_t ps_mem__task_collect(struct ps_mem *m);
+/* Detach's last step (m->sigma already NULL): orphan what task_pt still holds. */
+void ps_mem__task_release(struct ps_mem *m);
 
 /* ---- ps_mem_slab.c: object cache <-> owned slabs <-> pool <-> system ---------------- */
 

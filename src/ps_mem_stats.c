@@ -42,6 +42,27 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 	out->frees_now = frees_now;
 	out->in_use = allocs > frees + frees_now ? allocs - frees - frees_now : 0;
 	out->pending += atomic_load_explicit(&m->orphan_pending, memory_order_relaxed);
+	/* The reclamation task's share: hand-off lists (taken read first: a list is
+	 * counted into c_handed before it can be taken) and σ's queue. */
+	uint64_t garbage = 0;
+	pos = 0;
+	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;) {
+		uint64_t tk = atomic_load_explicit(&pt->c_taken, memory_order_acquire);
+		uint64_t hd = atomic_load_explicit(&pt->c_handed, memory_order_relaxed);
+		out->handoff += hd > tk ? hd - tk : 0;
+		garbage += atomic_load_explicit(&pt->c_garbage, memory_order_relaxed);
+	}
+	struct ps_mem_pt *tp = &m->task_pt;
+	out->task_queued = atomic_load_explicit(&tp->c_pending, memory_order_relaxed);
+	garbage += atomic_load_explicit(&tp->c_garbage, memory_order_relaxed);
+	out->pending += out->handoff + out->task_queued;
+	out->cached += atomic_load_explicit(&tp->c_cached, memory_order_relaxed);
+	out->reclaimed += atomic_load_explicit(&tp->c_reclaimed, memory_order_relaxed);
+	out->remote_frees += atomic_load_explicit(&tp->c_remote, memory_order_relaxed);
+	out->grace_refusals += atomic_load_explicit(&tp->c_refused, memory_order_relaxed);
+	uint64_t tw = atomic_load_explicit(&tp->c_max_wait, memory_order_relaxed);
+	if (tw > out->max_wait_ticks)
+		out->max_wait_ticks = tw;
 	if (m->exact) {
 		/* One word: live and pending at one instant. */
 		uint64_t v = atomic_load_explicit(&m->acct, memory_order_relaxed);
@@ -52,9 +73,16 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 		out->peak_pending = atomic_load_explicit(&m->peak_pending, memory_order_relaxed);
 		out->peak_footprint = atomic_load_explicit(&m->peak_foot, memory_order_relaxed);
 		out->exact = 1;
+		uint64_t zg = atomic_load_explicit(&m->zg, memory_order_relaxed);
+		garbage = ZG_GARBAGE(zg);
+		out->peak_zombie = atomic_load_explicit(&m->peak_zombie, memory_order_relaxed);
+		out->peak_garbage = atomic_load_explicit(&m->peak_garbage, memory_order_relaxed);
 	} else {
 		out->live = out->in_use;
 	}
+	/* garbage <= pending even while updates are in flight; zombie = the rest */
+	out->garbage = garbage < out->pending ? garbage : out->pending;
+	out->zombie = out->pending - out->garbage;
 	pthread_mutex_lock(&m->pool_lock);
 	out->slabs = m->slabs;
 	out->peak_slabs = m->peak_slabs;

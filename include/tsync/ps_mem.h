@@ -1,6 +1,6 @@
 /*
- * tsync/ps_mem.h - the SMR-integrated slab allocator (ParSec memory, seed 000 §3.4,
- * with the predictable remote frees of seed 004 Appendix A).
+ * tsync/ps_mem.h - the SMR-integrated slab allocator (ParSec memory, ParSec (EuroSys 2016) §3.4,
+ * with the predictable remote frees of RT-SMR (RTAS 2018) Appendix A).
  *
  * A struct ps_mem hands out objects of one size. ps_free() does not make an object
  * reusable: it marks the object freed and appends it to the calling thread's
@@ -11,7 +11,7 @@
  * Objects leave that queue - a bounded batch per ps_free/ps_alloc call, never waiting
  * on another thread - once ps_quiesce() says every section active at their free time
  * has ended. When nothing has quiesced, ps_alloc takes fresh memory rather than wait
- * (seed 000 §3.2).
+ * (ParSec (EuroSys 2016) §3.2).
  *
  * Layers, each with countable events (Prudence (ASPLOS 2016) §4's policies, enum
  * ps_mem_prudence, act on them):
@@ -59,7 +59,7 @@ struct ps_mem;
 #define PS_MEM_REMOTE_LINES 8
 
 /*
- * Custom grace periods (seed 000 §3.7). Asked, in the owning thread's ps_free/ps_alloc/
+ * Custom grace periods (ParSec (EuroSys 2016) §3.7). Asked, in the owning thread's ps_free/ps_alloc/
  * ps_mem_reclaim/ps_mem_collect, before an object that has passed normal quiescence (its
  * free time is <= a proven quiescence point) is made reusable: return true to let it be
  * reused, false to keep it (e.g. "not before the next TLB flush": compare free_time with
@@ -81,7 +81,7 @@ typedef bool (*ps_mem_grace_fn)(struct ps_mem *m, void *obj, tsync_tick_t free_t
  * must not call ps_free on m. Requires exact accounting (enabled by setting it). */
 typedef void (*ps_mem_pending_fn)(struct ps_mem *m, uint64_t pending, void *arg);
 
-/* What one reclamation did, for measuring seed 004's α and β (§V-C, Fig. 10). */
+/* What one reclamation did, for measuring RT-SMR (RTAS 2018)'s α and β (§V-C, Fig. 10). */
 struct ps_mem_reclaim_info {
 	tsync_tick_t quiesce_ticks; /* the quiescence computation, if one was made (α) */
 	tsync_tick_t collect_ticks; /* the rest of the reclamation: moving `collected`
@@ -131,7 +131,7 @@ enum ps_mem_prudence {
 	/* Pre-flush (lines 41-43): in ps_mem_reclaim (the call idle threads make), when
 	 * cache + latent cache exceed cache_size, latent-cache objects move to their latent
 	 * slabs ahead of their grace period; down to cache_size while the thread allocates
-	 * at least as fast as it frees, down to half a cache otherwise (the seed's
+	 * at least as fast as it frees, down to half a cache otherwise (Prudence's
 	 * aggressiveness from the recent allocation and deferred-free rates). */
 	PS_MEM_PRUDENCE_PREFLUSH = 1u << 3,
 	/* Slab pre-movement (lines 52-57): when a deferred free leaves a pool slab with
@@ -145,6 +145,37 @@ enum ps_mem_prudence {
 	PS_MEM_PRUDENCE_ALL = (1u << 6) - 1,
 	/* cfg->prudence = PS_MEM_PRUDENCE_NONE: every policy off (0 means the default). */
 	PS_MEM_PRUDENCE_NONE = 1u << 30,
+};
+
+/*
+ * Who reclaims (cfg->reclaim_mode; RT-SMR (RTAS 2018) §V-C, docs/rt.md §10). Whatever the
+ * mode, an object is made reusable only after its grace period (docs/design.md §3 ("The reclamation task σ")).
+ *  INLINE: each thread reclaims its own queue in its ps_free and allocation slow path
+ *    (today's behaviour). Analysis (docs/rt-analysis.md's `reclaim: on_free`): an object
+ *    is collected at its owner's first reclamation after its grace period ends, so Eq. 5
+ *    uses q* = q + max over writers of (p + r).
+ *  TASK: while a σ (struct ps_reclaimer) is attached, ps_free stamps the object (its own
+ *    ordered clock reading, stamp_batch notwithstanding) and pushes it onto the calling
+ *    thread's hand-off list (a CAS on a line of its own record that only σ's exchange
+ *    contends on: at most two tries), and never reclaims; the allocation slow path takes
+ *    remote-freed, slab and fresh memory. Only σ reclaims: once per period q it takes
+ *    every hand-off list whole, computes quiescence once (α) and returns every object
+ *    freed at or before that point to its slab (β each). Analysis: σ's response time
+ *    r_σ enters Eq. 5 as r_σ* with q* = q, q = σ's period; σ per ps_mem or one σ shared
+ *    by many ps_mem (Fig. 13's RT-PARSEC-single: r_σ* is that one task's response time,
+ *    its α one quiescence computation per ps and its β every collected object of every
+ *    attached ps_mem). With no σ attached, TASK behaves as INLINE (and a thread takes
+ *    back its own hand-off list).
+ *  BOTH: INLINE, plus: when a thread's reclamation leaves reclaim_batch or more objects
+ *    queued (a section held them back), it hands its queue to σ, which collects them
+ *    later, so its own frees do not keep re-walking a long backlog. Analysis: an object
+ *    is collected by its owner as INLINE or by σ after the hand-off: the bound takes the
+ *    worse, q* = q + max writer (p + r) + r_σ*.
+ */
+enum ps_mem_reclaim_mode {
+	PS_MEM_RECLAIM_INLINE = 0,
+	PS_MEM_RECLAIM_TASK = 1,
+	PS_MEM_RECLAIM_BOTH = 2,
 };
 
 /* The policies on by default: the fastest safe set (docs/prudence.md, "Ablation"). */
@@ -166,7 +197,7 @@ struct ps_mem_config {
 			       * 1 when m's ps is RT or TEMPORAL); 1: every free gets its
 			       * own time (the precise contract that real-time analysis
 			       * assumes, at ~23 ns per free) */
-	/* Reclamation schedule (seed 004 §V-C, the quiescence period q): 0 (default):
+	/* Reclamation schedule (RT-SMR (RTAS 2018) §V-C, the quiescence period q): 0 (default):
 	 * every ps_free reclaims (and the allocation slow path does); > 0: a thread's
 	 * ps_free and allocation slow path reclaim at most once per reclaim_period_ns
 	 * (its first call always may), and otherwise only queue (ps_free) or take other
@@ -192,10 +223,13 @@ struct ps_mem_config {
 	 * PS_MEM_PRUDENCE_ALL are ignored): 0 (default): PS_MEM_PRUDENCE_DEFAULT;
 	 * PS_MEM_PRUDENCE_NONE: none. */
 	unsigned prudence;
+	/* Who reclaims: enum ps_mem_reclaim_mode (default PS_MEM_RECLAIM_INLINE). TASK and
+	 * BOTH need a σ attached (ps_reclaimer_attach) to differ from INLINE. */
+	int reclaim_mode;
 };
 #define PS_MEM_CONFIG_INIT                                                                 \
 	{sizeof(struct ps_mem_config), 0, 0, 0, 0, 0, 0, 0, PS_MEM_ACCOUNT_AUTO, NULL, NULL, \
-	 0, NULL, NULL, NULL, NULL, 0, 0, 0}
+	 0, NULL, NULL, NULL, NULL, 0, 0, 0, PS_MEM_RECLAIM_INLINE}
 
 /*
  * ps_mem_create: an object allocator of obj_size-byte objects reclaimed through ps.
@@ -208,6 +242,8 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
  * ps_mem_destroy: return every slab to the system, including objects still pending in
  * quiescence queues. Precondition (not checked): no thread uses m or any of its objects
  * any more, and none is inside a section holding one. NULL is ignored. Blocking.
+ * A σ still attached (ps_reclaimer_attach) is detached first (ps_reclaimer_detach:
+ * waits for its running activation); not concurrently with ps_reclaimer_stop of it.
  */
 void ps_mem_destroy(struct ps_mem *m);
 
@@ -246,7 +282,7 @@ void *ps_alloc(struct ps_mem *m);
  * head of the caller's queue: those freed before the caller's published quiescence point
  * (ps_quiescence_point) at the cost of one comparison each, and, once the queue holds at
  * least reclaim_batch objects, more after one ps_quiesce scan - so a scan's loads of
- * other threads' lines are amortised over about reclaim_batch frees (seed 000 §3.4: a
+ * other threads' lines are amortised over about reclaim_batch frees (ParSec (EuroSys 2016) §3.4: a
  * longer queue lets one quiescence computation free more). Never waits for another
  * thread; may take the pool mutex only when a flush returns a slab to the pool (and,
  * with PS_MEM_PRUDENCE_PREMOVE, try it once when obj's slab is the pool's). With
@@ -254,12 +290,15 @@ void *ps_alloc(struct ps_mem *m);
  * for its object cache, obj is bound for its slab instead (an atomic add on the slab's
  * header line). Every free first checks obj's header: a pointer no ps_mem handed out
  * aborts (its slab word is not a page address; one load and one test per free).
- * RT and TEMPORAL instances (seed 004 Fig. 8, lines 23-30): the reclamation computes the
+ * RT and TEMPORAL instances (RT-SMR (RTAS 2018) Fig. 8, lines 23-30): the reclamation computes the
  * quiescence point (ps_quiesce_time) whenever the queue's head is past the caller's
  * last point, and collects every queued object freed at or before it - not bounded by
  * reclaim_batch, so each reclamation leaves no reclaimable garbage behind (the premise
- * of the bound of seed 004 Eq. 5); its cost is bounded by that garbage bound.
+ * of the bound of RT-SMR (RTAS 2018) Eq. 5); its cost is bounded by that garbage bound.
  * Objects pass the custom grace hook (cfg->grace_fn) last. NULL is ignored.
+ * TASK mode with a σ attached (enum ps_mem_reclaim_mode): stamps obj at once and hands
+ * it to σ instead (a clock reading, an atomic add on its slab's header, a CAS on the
+ * caller's own hand-off line, bounded: two tries); no reclamation in the call.
  */
 void ps_free(struct ps_mem *m, void *obj);
 
@@ -289,8 +328,10 @@ void ps_free_now(struct ps_mem *m, void *obj);
  * Then, with PS_MEM_PRUDENCE_PREFLUSH, the pre-flush: it is the "idle time" call of
  * Prudence (ASPLOS 2016) §4.2 - call it from idle threads (tsync-cached's idle timer
  * does); a walk of the caller's queue, bounded by its length. Never waits. No
- * background thread does this for you: the queue is its thread's alone (a helper would
- * need a lock on every ps_free).
+ * background thread reclaims a thread's queue: the queue is its thread's alone (a helper
+ * would need a lock on every ps_free); the reclamation task (cfg->reclaim_mode TASK,
+ * ps_reclaimer_attach) instead takes objects that ps_free handed over. TASK/BOTH: with no
+ * σ attached it also takes back the caller's hand-off list first.
  */
 size_t ps_mem_reclaim(struct ps_mem *m);
 
@@ -326,7 +367,7 @@ struct ps_mem_stats {
 	uint64_t max_wait_ticks; /* longest free-to-reclaim time seen, in ticks (from the
 				  * free's stamp to the reclamation that made it reusable,
 				  * grace-hook delays included) */
-	/* Memory states of seed 004 §II-E. live == in_use; pending = zombie + garbage.
+	/* Memory states of RT-SMR (RTAS 2018) §II-E. live == in_use; pending = zombie + garbage.
 	 * EXACT accounting: live and pending are read from one counter word (a consistent
 	 * pair at one instant) and the peaks are the exact maxima over every instant since
 	 * creation. PER_THREAD: sums as above, peaks 0. */
@@ -348,10 +389,34 @@ struct ps_mem_stats {
 	uint64_t slab_churn;     /* grow/shrink pairs: min(slab_grows, slab_shrinks) */
 	uint64_t slab_bytes;     /* slabs x slab size: memory held now */
 	uint64_t live_bytes;     /* live x object size; total fragmentation
-				  * f_t = slab_bytes / live_bytes (seed §4.2) */
+				  * f_t = slab_bytes / live_bytes (Prudence (ASPLOS 2016) §4.2) */
 	/* Where the pending objects go after their grace period (Prudence §4.1): */
 	uint64_t latent_slab;    /* to their slabs: the objects counted in latent slabs */
 	uint64_t latent_cache;   /* to object caches: pending - latent_slab */
+	/* Zombie and garbage (RT-SMR (RTAS 2018) §II-E), objects; pending = zombie +
+	 * garbage. garbage: pending objects whose free time is <= the quiescence point
+	 * last learnt by the queue holding them (a thread's own queue: that thread's last
+	 * reclamation; σ's queue: σ's last activation) - their grace period is over and the
+	 * custom grace hook, if any, is asked next (objects it refused count here). zombie:
+	 * the other pending objects (queued beyond that point, not yet stamped, in hand-off
+	 * lists or orphaned queues). A queue's owner learns a point only when it reclaims,
+	 * and a learnt point never passes the true one, so garbage is a LOWER bound on the
+	 * objects whose grace period is over at that instant and zombie an UPPER bound on
+	 * those whose grace period is not; their sum is exact. EXACT accounting: both come
+	 * from one word updated with one atomic add per free and per reclamation (a
+	 * consistent pair at one instant); clamped so that garbage <= pending. */
+	uint64_t zombie;
+	uint64_t garbage;
+	/* EXACT accounting: the maxima over every instant since creation of that word's
+	 * zombie and garbage counts (0 otherwise). The garbage count rises only when a
+	 * reclamation learns a quiescence point, so peak_garbage is the most garbage ever
+	 * KNOWN at once: it is observed at reclamation instants only, and true garbage may
+	 * have been higher in between (counted as zombie). peak_pending <= peak_zombie +
+	 * peak_garbage (the word is updated before pending rises and after it falls). */
+	uint64_t peak_zombie;
+	uint64_t peak_garbage;
+	uint64_t handoff;        /* objects in hand-off lists, not yet taken by σ (zombie) */
+	uint64_t task_queued;    /* objects in σ's queue of m (zombie or garbage) */
 };
 /* ps_mem_stats: fill *out. Returns 0, or -1 with errno = EINVAL for NULL arguments.
  * Takes the pool mutex briefly. Any thread. */
@@ -361,11 +426,101 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out);
  * ps_mem_collect: reclaim without computing quiescence: move the objects at the head of
  * the caller's queue freed at or before the caller's last computed quiescence point
  * (ps_quiescence_point of m's ps, e.g. just set by ps_quiesce_time) - subject to the
- * grace hook - to its object cache. The second half of seed 004 Fig. 8's ps_smr (lines
+ * grace hook - to its object cache. The second half of RT-SMR (RTAS 2018) Fig. 8's ps_smr (lines
  * 27-30), for callers that run quiescence as their own task. Returns the number
  * collected. Never waits (bounded by the queue length). The caller's own queue only.
  */
 size_t ps_mem_collect(struct ps_mem *m);
+
+/*
+ * The reclamation task σ_i = (α, q) of RT-SMR (RTAS 2018) §V-C: a thread that wakes every
+ * period q, computes quiescence once (α) and collects every object that quiesced (β
+ * each), for every ps_mem attached to it whose cfg->reclaim_mode is TASK or BOTH. One σ
+ * per ps_mem, or one σ shared by many ps_mem (RT-SMR (RTAS 2018) Fig. 13's
+ * RT-PARSEC-single). σ never takes a lock that a freeing or allocating thread holds,
+ * apart from m's pool mutex when it returns an object to a pool-owned slab (as every
+ * reclamation does; a blocking mutex, no spinning). Objects σ collects go straight back
+ * to their slabs (a remote free to the slab's owning thread, or the pool), never into a
+ * cache. Analysis bounds per mode: enum ps_mem_reclaim_mode; docs/rt.md §10.
+ */
+struct ps_reclaimer;
+
+struct ps_reclaimer_config {
+	size_t size;          /* sizeof(struct ps_reclaimer_config) */
+	uint64_t period_ns;   /* q: from one activation's release to the next, ns (default
+			       * 1 ms); UINT64_MAX: no thread, activations only through
+			       * ps_reclaimer_run */
+	int cpu;              /* CPU to pin σ's thread to, -1: unpinned */
+	int sched_fifo_prio;  /* SCHED_FIFO priority for σ's thread, 0: inherit the
+			       * caller's policy and priority */
+};
+#define PS_RECLAIMER_CONFIG_INIT {sizeof(struct ps_reclaimer_config), 0, -1, 0}
+#define PS_RECLAIMER_MANUAL UINT64_MAX
+
+/*
+ * ps_reclaimer_start: start a σ (its thread, unless period_ns is PS_RECLAIMER_MANUAL).
+ * cfg NULL: the defaults. Its first activation is released one period after the start;
+ * activation k at start + k q (an activation that ends after the next release is an
+ * overrun: the next one starts at once and the releases missed are skipped). Returns
+ * NULL with errno = EINVAL (bad cfg->size, cpu or priority), EPERM (SCHED_FIFO not
+ * allowed), ENOMEM or the pthread_create error. Blocking. Any thread.
+ */
+struct ps_reclaimer *ps_reclaimer_start(const struct ps_reclaimer_config *cfg);
+
+/*
+ * ps_reclaimer_attach: σ reclaims m from its next activation on (m's threads hand off
+ * their frees from their next ps_free on). Returns 0, or -1 with errno = EINVAL (NULL,
+ * or m's reclaim_mode is INLINE), EBUSY (m has a σ already: one σ per ps_mem), ENOMEM.
+ * Blocks while an activation runs (r's mutex). Any thread; not concurrently with
+ * ps_mem_destroy(m) or ps_reclaimer_stop(r).
+ */
+int ps_reclaimer_attach(struct ps_reclaimer *r, struct ps_mem *m);
+
+/*
+ * ps_reclaimer_detach: σ stops reclaiming m. Before it returns it takes every hand-off
+ * list of m, computes quiescence (in the caller) and collects what has quiesced; what
+ * still waits goes to m's orphaned queues, adopted by the next thread whose allocation
+ * slow path or ps_mem_reclaim runs (INLINE from then on). A free racing with the detach
+ * is not lost: a thread that pushed after the detach's sweep sees no σ right after its
+ * push and takes its list back (seq_cst on both sides). Returns 0, or -1 with errno =
+ * EINVAL (NULL) or ENOENT (m is not attached to r). Blocking (r's mutex). Any thread
+ * outside a section of m's ps (inside one, its own section holds the objects back);
+ * ps_mem_destroy(m) calls it.
+ */
+int ps_reclaimer_detach(struct ps_reclaimer *r, struct ps_mem *m);
+
+/*
+ * ps_reclaimer_run: one activation now, in the caller (under r's mutex: it waits for a
+ * running one): take the hand-off lists, one ps_quiesce_time per ps, collect. Returns
+ * the objects collected. For tests, for PS_RECLAIMER_MANUAL, or to drive σ from the
+ * application's own periodic task. Outside a section of the attached ps_mems' ps.
+ */
+size_t ps_reclaimer_run(struct ps_reclaimer *r);
+
+/*
+ * ps_reclaimer_stop: stop and join σ's thread, detach every ps_mem still attached (each
+ * as ps_reclaimer_detach: collects what has quiesced, orphans the rest) and free r.
+ * NULL is ignored. Blocking. Not concurrently with any other call on r.
+ */
+void ps_reclaimer_stop(struct ps_reclaimer *r);
+
+struct ps_reclaimer_stats {
+	uint64_t activations;       /* activations run (thread and ps_reclaimer_run) */
+	uint64_t collected;         /* objects made reusable */
+	uint64_t taken;             /* objects taken from hand-off lists and orphans */
+	uint64_t max_activation_ns; /* longest activation, ns: α + collected x β + the
+				     * hand-off sweep (σ's execution time e_σ) */
+	uint64_t max_quiesce_ns;    /* longest quiescence part of one activation (α) */
+	uint64_t max_collected;     /* most objects collected by one activation */
+	uint64_t max_release_lag_ns; /* longest delay from a release to the activation's
+				      * start (σ's thread only) */
+	uint64_t overruns;          /* activations that ended after the next release */
+	uint64_t attached;          /* ps_mem attached now */
+	uint64_t period_ns;         /* q */
+};
+/* Fill *out. Returns 0, or -1 with errno = EINVAL for NULL arguments. Blocks while an
+ * activation runs (r's mutex). Any thread. */
+int ps_reclaimer_stats(struct ps_reclaimer *r, struct ps_reclaimer_stats *out);
 
 /*
  * Stall diagnostics. ps_stall_report: which thread holds back quiescence of ps now, and
