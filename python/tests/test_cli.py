@@ -81,11 +81,24 @@ def test_experiment_writes_csv_and_png(tmp_path):
     p = run("experiment", "--vary", "util", "--values", "0.6,0.9", "--sets", "3",
             "--cores", "2", "--blocking", "inflation", "--no-progress", "--out", tmp_path)
     rows = list(csv.DictReader(open(tmp_path / "sched-util.csv")))
-    assert len(rows) == 2 * 3
-    assert {r["policy"] for r in rows} == {"rt", "temporal", "urcu"}
+    assert len(rows) == 2 * 6
+    assert {r["policy"] for r in rows} == {"rt", "temporal", "urcu", "rt-single", "mutex",
+                                           "pf-rw"}
     for r in rows:
         assert 0 <= float(r["fraction"]) <= 1 and int(r["sets"]) == 3
+        if r["policy"] in ("mutex", "pf-rw"):
+            assert r["mem_objects_mean"] == ""      # a lock defers nothing: no G*
     assert (tmp_path / "sched-util.png").stat().st_size > 1000
+
+
+def test_experiment_same_result_whatever_jobs(tmp_path):
+    out = {}
+    for jobs in (1, 2):
+        run("experiment", "--vary", "cores-read-heavy", "--values", "2,3", "--sets", "3",
+            "--blocking", "inflation", "--no-progress", "--jobs", jobs,
+            "--out", tmp_path / f"j{jobs}")
+        out[jobs] = (tmp_path / f"j{jobs}" / "sched-cores-read-heavy.csv").read_text()
+    assert out[1] == out[2]
 
 
 def fake_bench(tmp_path):

@@ -1,4 +1,4 @@
-"""Hand-computed examples for Eqs. 1-8 (seed 004 §VI); the arithmetic is in the comments."""
+"""Hand-computed examples for Eqs. 1-8 (RT-SMR (RTAS 2018) §VI); the arithmetic is in the comments."""
 import math
 
 import pytest

@@ -1,4 +1,4 @@
-"""Monotonicity the seed relies on (§VII-B, Figs. 12-13): the memory bound G* grows with
+"""Monotonicity the paper relies on (§VII-B, Figs. 12-13): the memory bound G* grows with
 the quiescence period q, with a_i and with the number of writers; and the generator."""
 from dataclasses import replace
 

@@ -1,4 +1,4 @@
-"""Memory and response-time analysis of real-time SMR (seed 004 §VI, Fig. 16).
+"""Memory and response-time analysis of real-time SMR (RT-SMR (RTAS 2018) §VI, Fig. 16).
 
 Equation map (every function's docstring repeats its equation):
 
@@ -15,9 +15,9 @@ Equation map (every function's docstring repeats its equation):
     Fig. 16 lines 18-25  select_quiescence_period
 
 Writer blocking b_i (§VI-B "Writer Mutex Blocking") comes from blocking.py: the
-inflation-based bound or the ILP of the seed's ref. [20] (HiGHS).
+inflation-based bound or the ILP of the paper's ref. [20] (HiGHS).
 
-Modelling choices the seed leaves open are listed in docs/rt-analysis.md; in short:
+Modelling choices the paper leaves open are listed in docs/rt-analysis.md; in short:
 * reclamation tasks σ_k (§VI-B) have priority just above their host writer, period and
   implicit deadline q_k, cost α (U-RCU: α + Δ*, its blocking wait for readers);
 * rt/temporal: the highest-priority writer of each core hosts σ; U-RCU: one σ, on the
@@ -45,6 +45,12 @@ from .blocking import (BlockingQuery, ilp_blocking, inflation_blocking, inflatio
 from .model import Task, TaskSet
 
 BLOCKING_METHODS = ("ilp", "inflation")
+SMR_POLICIES = ("rt", "temporal", "urcu", "rt-single")
+LOCK_POLICIES = ("mutex", "pf-rw")
+ALL_POLICIES = SMR_POLICIES + LOCK_POLICIES
+PFRW_ILP_NOTE = ("pf-rw: no ILP exists for phase-fair reader-writer locks (RT-SMR (RTAS 2018) "
+                 "§VII-B: 'for RW locks, only an inflation-based analysis exists'); the "
+                 "inflation bound was used")
 MAX_ITER = 100000
 
 
@@ -153,6 +159,11 @@ class _Job:
     a: int = 0
     sigma: bool = False
     host: Optional[str] = None
+    locks: tuple = ()   # ((kind "r"|"w", length, count per job), ...): spin-lock requests
+
+    @property
+    def n_locks(self) -> int:
+        return sum(n for (_k, _l, n) in self.locks)
 
 
 @dataclass
@@ -176,6 +187,7 @@ class Result:
     G_bytes: Optional[int] = None
     grace: Optional[float] = None
     q_tried: list = field(default_factory=list)
+    note: str = ""
 
     def to_dict(self, ts: Optional[TaskSet] = None) -> dict:
         def num(x):
@@ -192,6 +204,10 @@ class Result:
              "memory_bound_objects": self.G_objects, "memory_bound_bytes": self.G_bytes}
         if self.policy == "temporal":
             d["grace_us"] = num(self.grace)
+        if self.policy in LOCK_POLICIES:
+            d["memory_bound"] = "not applicable: a lock defers no frees (no SMR, no G*)"
+        if self.note:
+            d["note"] = self.note
         if self.reason:
             d["reason"] = self.reason
         if self.q_tried:
@@ -214,45 +230,106 @@ class Result:
 def reclaimer_hosts(ts: TaskSet, policy: str) -> list:
     """Tasks that host a reclamation task σ (§VI-B, §VII-B). Explicit `quiesce: true`
     flags win; otherwise rt/temporal: the highest-priority writer (a_i > 0) of each core,
-    U-RCU: a single one, on the lowest-numbered core that has a writer."""
+    U-RCU and rt-single: a single one, on the lowest-numbered core that has a writer.
+    Lock policies (mutex, pf-rw) defer nothing and have none."""
+    if policy in LOCK_POLICIES:
+        return []
     if any(t.quiesce is not None for t in ts.tasks):
-        return [t for t in ts.tasks if t.quiesce]
+        hosts = [t for t in ts.tasks if t.quiesce]
+        return hosts[:1] if policy == "rt-single" else hosts
     best: dict = {}
     for t in ts.tasks:
         if t.a > 0 and (t.core not in best or t.prio > best[t.core].prio):
             best[t.core] = t
     hosts = [best[c] for c in sorted(best)]
-    if policy == "urcu":
+    if policy in ("urcu", "rt-single"):
         hosts = hosts[:1]
     return hosts
 
 
+def lock_requests(t: Task, policy: str) -> tuple:
+    """The spin-lock requests of a job of τ_i: ((kind, length, count), ...). SMR policies:
+    only write requests lock (§V-B); mutex and pf-rw: read requests lock too (§VII-B)."""
+    out = []
+    if policy in LOCK_POLICIES and t.reads:
+        out.append(("r", t.gamma_r, t.reads))
+    if t.writes:
+        out.append(("w", t.gamma_w, t.writes))
+    return tuple(out)
+
+
+def spin_bounds(jobs: list, cores: int, policy: str) -> dict:
+    """Per core c and request kind, the inflation-based spin bound of one request
+    (docs/rt-analysis.md, "Lock baselines"):
+
+    * FIFO mutex (rt, temporal, urcu, rt-single: writes only; mutex: reads and writes):
+      s(c) = Σ_{k ≠ c} max_{τ_x on k} Γ_x, for either kind (one request per other core
+      is ahead of it; [9]).
+    * phase-fair RW lock (pf-rw, Brandenburg & Anderson, Real-Time Systems 2010):
+      read:  s_r(c) = R(c) + W(c) if W(c) > 0 else 0 - at most the read phase in
+             progress (which a pending writer closes) and one write phase; no remote
+             writer: readers never wait;
+      write: s_w(c) = Σ_{k ≠ c} max Γʷ_k + (n_w(c) + 1) R(c) - FIFO among writers (one
+             write phase per other core) and at most one read phase before each of them
+             and before its own;
+      R(c) / W(c): the longest read / write request on another core, n_w(c): the other
+      cores with writers.
+    Returns {c: {"r": s_r, "w": s_w}}."""
+    maxlen: dict = {}
+    for j in jobs:
+        for (kind, length, n) in j.locks:
+            if n:
+                key = (j.core, kind)
+                maxlen[key] = max(maxlen.get(key, 0.0), length)
+    out = {}
+    for c in range(cores):
+        other = [k for k in range(cores) if k != c]
+        if policy == "pf-rw":
+            R = max((maxlen.get((k, "r"), 0.0) for k in other), default=0.0)
+            W = max((maxlen.get((k, "w"), 0.0) for k in other), default=0.0)
+            n_w = sum(1 for k in other if (k, "w") in maxlen)
+            sw = sum(maxlen.get((k, "w"), 0.0) for k in other) + (n_w + 1) * R
+            out[c] = {"r": (R + W) if W > 0 else 0.0, "w": float(sw)}
+        else:
+            s = inflation_spin([max(maxlen.get((k, "r"), 0.0), maxlen.get((k, "w"), 0.0))
+                                for k in other])
+            out[c] = {"r": s, "w": s}
+    return out
+
+
 class _Analyzer:
-    def __init__(self, ts: TaskSet, policy: str, blocking: str, q: float):
-        if policy not in ("rt", "temporal", "urcu"):
-            raise ValueError(f"policy: must be rt, temporal or urcu, got {policy!r}")
+    def __init__(self, ts: TaskSet, policy: str, blocking: str, q: Optional[float]):
+        if policy not in ALL_POLICIES:
+            raise ValueError(f"policy: must be one of {', '.join(ALL_POLICIES)}, got {policy!r}")
         if blocking not in BLOCKING_METHODS:
             raise ValueError(f"blocking: must be one of {BLOCKING_METHODS}, got {blocking!r}")
+        self.note = ""
+        if policy == "pf-rw" and blocking == "ilp":
+            blocking, self.note = "inflation", PFRW_ILP_NOTE
+        self.lock_policy = policy in LOCK_POLICIES
+        if self.lock_policy:
+            q = None
+        elif q is None:
+            raise ValueError(f"policy {policy} needs a quiescence period q")
         self.ts, self.policy, self.blocking, self.q = ts, policy, blocking, q
         self.tasks = list(ts.tasks)
         self.writers = [t for t in self.tasks if t.writes > 0]
         self.hosts = reclaimer_hosts(ts, policy)
         self.jobs = [_Job(t.name, t.core, t.prio, t.e, t.p, t.writes, t.gamma_w, t.reads,
-                          t.gamma_r, t.a) for t in self.tasks]
+                          t.gamma_r, t.a, locks=lock_requests(t, policy)) for t in self.tasks]
         self.sigmas = [_Job(f"sigma[{h.name}]", h.core, h.prio + 0.5, ts.alpha, q,
                             sigma=True, host=h.name) for h in self.hosts]
-        # per-core inflation spin s(c) = Σ_{other cores} max Γʷ
-        max_w = {}
-        for t in self.writers:
-            max_w[t.core] = max(max_w.get(t.core, 0.0), t.gamma_w)
-        self.spin = {c: inflation_spin([v for k, v in max_w.items() if k != c])
-                     for c in range(ts.cores)}
+        self.spin = spin_bounds(self.jobs, ts.cores, policy)
         self._ilp = lru_cache(maxsize=None)(ilp_blocking)
+
+    def _own_spin(self, j: _Job) -> float:
+        s = self.spin[j.core]
+        return sum(n * s[k] for (k, _l, n) in j.locks)
 
     # e_k as seen by lower-priority jobs: inflation mode charges hp spinning here
     def _e_eff(self, j: _Job) -> float:
-        if self.blocking == "inflation" and j.writes:
-            return j.e + j.writes * self.spin[j.core]
+        if self.blocking == "inflation" and j.locks:
+            return j.e + self._own_spin(j)
         return j.e
 
     def _hp(self, j: _Job) -> list:
@@ -262,28 +339,33 @@ class _Analyzer:
         return [s.period for s in self.sigmas if s.core == j.core and s.prio > j.prio
                 and s is not j]
 
-    def _lp_writers(self, j: _Job) -> list:
-        return [x for x in self.jobs if x.core == j.core and x.prio < j.prio and x.writes]
+    def _lp_lockers(self, j: _Job) -> list:
+        return [x for x in self.jobs if x.core == j.core and x.prio < j.prio and x.locks]
 
     def _query(self, j: _Job, window: float, r: dict, own: int, arrival: bool):
         remote = []
         for c in range(self.ts.cores):
             if c == j.core:
                 continue
-            reqs = tuple(sorted((x.gamma_w, x.writes * window_jobs(window, r[x.name], x.period))
-                                for x in self.jobs if x.core == c and x.writes))
+            reqs = tuple(sorted((length, n * window_jobs(window, r[x.name], x.period))
+                                for x in self.jobs if x.core == c
+                                for (_k, length, n) in x.locks if n))
             if reqs:
                 remote.append(reqs)
-        n_spin = own + sum(math.ceil(window / h.period) * h.writes for h in self._hp(j) if h.writes)
-        lp = tuple(sorted(x.gamma_w for x in self._lp_writers(j))) if arrival else ()
+        n_spin = own + sum(math.ceil(window / h.period) * h.n_locks for h in self._hp(j)
+                           if h.locks)
+        lp = tuple(sorted(length for x in self._lp_lockers(j)
+                          for (_k, length, n) in x.locks if n)) if arrival else ()
         return BlockingQuery(tuple(remote), int(n_spin), lp)
 
     def blocking_of(self, j: _Job, window: float, r: dict) -> float:
         """b_j of Eq. 6 for a window of length `window` (Fig. 16 line 6)."""
         if self.blocking == "inflation":
-            lp = tuple(x.gamma_w for x in self._lp_writers(j))
-            return inflation_blocking(j.writes, self.spin[j.core], lp)
-        return self._ilp(self._query(j, window, r, j.writes, True))
+            s = self.spin[j.core]
+            arrival = max((length + s[k] for x in self._lp_lockers(j)
+                           for (k, length, n) in x.locks if n), default=0.0)
+            return self._own_spin(j) + arrival
+        return self._ilp(self._query(j, window, r, j.n_locks, True))
 
     def hp_spin(self, j: _Job, r: dict):
         if self.blocking == "inflation":
@@ -292,10 +374,8 @@ class _Analyzer:
 
     def run(self) -> Result:
         ts, pol = self.ts, self.policy
-        res = Result(pol, self.blocking, self.q, False)
-        if self.writers and not any(t.a for t in self.tasks):
-            pass  # writers that allocate nothing: no garbage, σ optional
-        if any(t.a for t in self.tasks) and not self.sigmas:
+        res = Result(pol, self.blocking, self.q, False, note=self.note)
+        if not self.lock_policy and any(t.a for t in self.tasks) and not self.sigmas:
             res.reason = "tasks allocate (a > 0) but no task hosts a reclamation task"
             return res
         alljobs = self.jobs + self.sigmas
@@ -303,6 +383,8 @@ class _Analyzer:
         D = {j.name: j.gamma_r for j in self.jobs if j.reads}
 
         def compute_delta():
+            if self.lock_policy:   # no deferred frees: no δ
+                return None, None, None, None
             writers = [r[t.name] for t in self.tasks if t.a > 0 or t.writes > 0]
             L = ts.L_star if ts.L_star is not None else max(writers, default=0.0)
             Dstar = max(D.values(), default=0.0)
@@ -313,13 +395,14 @@ class _Analyzer:
             return delta(pol, L, Dstar, qs), L, Dstar, qs
 
         dlt, L, Dstar, qstar = compute_delta()                       # Fig. 16 line 3
-        old = None
+        old = object()   # no δ yet (lock policies keep δ None)
         b: dict = {}
         for _outer in range(MAX_ITER):                               # line 4
             if dlt == old:
                 break
             for _mid in range(MAX_ITER):                             # line 5
-                if pol == "urcu":   # σ waits for all pre-existing readers (§VI-B)
+                if pol == "urcu":   # σ waits for all pre-existing readers (§VI-B);
+                    # rt-single keeps e_σ = α: RT-ParSec's quiescence does not block
                     for s in self.sigmas:
                         s.e = ts.alpha + max(D.values(), default=0.0)
                 b = {j.name: self.blocking_of(j, r[j.name], r) for j in alljobs}  # line 6
@@ -333,7 +416,7 @@ class _Analyzer:
                         with_collection=j.sigma or bool(ghp), limit=j.period)
                 newD = {}
                 for j in self.jobs:                                  # lines 9-11
-                    if not j.reads:
+                    if not j.reads or self.lock_policy:  # locked reads: no Eq. 8
                         continue
                     hp = [(x.period, self._e_eff(x)) for x in self._hp(j)]
                     ghp = self._ghp_q(j)
@@ -341,7 +424,7 @@ class _Analyzer:
                         j.gamma_r, hp, ghp, ts.alpha, ts.beta, A_of, bool(ghp),
                         limit=j.period, hp_spin=self.hp_spin(j, r))
                 bad = [j for j in alljobs if new_r[j.name] > j.period] + \
-                      [j for j in self.jobs if j.reads and newD[j.name] > j.period]
+                      [j for j in self.jobs if j.name in newD and newD[j.name] > j.period]
                 if bad:                                              # lines 12-13
                     j = bad[0]
                     res.r = {t.name: new_r[t.name] for t in self.tasks}
@@ -370,6 +453,8 @@ class _Analyzer:
         res.sigma = [{"host": s.host, "core": s.core, "q": s.period, "r": r[s.name]}
                      for s in self.sigmas]
         res.delta, res.L_star, res.Delta_star, res.q_star = dlt, L, Dstar, qstar
+        if self.lock_policy:
+            return res
         res.r_sigma_star = max((r[s.name] for s in self.sigmas), default=0.0)
         res.G_objects = garbage_bound(self.tasks, r, dlt, res.r_sigma_star)
         res.G_bytes = res.G_objects * ts.obj_size
@@ -377,14 +462,16 @@ class _Analyzer:
         return res
 
 
-def schedulability_test(ts: TaskSet, q: float, policy: Optional[str] = None,
+def schedulability_test(ts: TaskSet, q: Optional[float], policy: Optional[str] = None,
                         blocking: str = "ilp") -> Result:
     """Fig. 16 lines 1-17: the global fixed point of blocking (ILP or inflation), task
     response times (Eqs. 6-7), read-request response times (Eq. 8) and δ (Eq. 3/4) at
     quiescence period q for every reclamation task. Result.schedulable is False as soon
     as a response time exceeds its period (line 13); otherwise Result carries r_i, Δʳ_i,
-    δ and the memory bound G* (Eq. 5)."""
-    return _Analyzer(ts, policy or ts.policy, blocking, float(q)).run()
+    δ and the memory bound G* (Eq. 5). Lock policies (mutex, pf-rw) ignore q: only the
+    blocking / response-time fixed point, no σ, δ or G* (None)."""
+    return _Analyzer(ts, policy or ts.policy, blocking,
+                     None if q is None else float(q)).run()
 
 
 def q_candidates(ts: TaskSet) -> list:
@@ -428,6 +515,8 @@ def analyze(ts: TaskSet, policy: Optional[str] = None, blocking: str = "ilp",
     """The `tsync-rta analyze` entry point: a fixed q (argument, else ts.q) is tested
     (Fig. 16 lines 1-17); without one, Fig. 16 lines 18-25 choose it."""
     q = q if q is not None else ts.q
+    if (policy or ts.policy) in LOCK_POLICIES:
+        return schedulability_test(ts, None, policy, blocking)
     if q is not None:
         return schedulability_test(ts, q, policy, blocking)
     return select_quiescence_period(ts, policy, blocking)

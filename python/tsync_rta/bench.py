@@ -1,6 +1,6 @@
 """`tsync-rta validate`: run `tsync-bench rt` on a task set and check the measured peak
 of pending (zombie + garbage) objects against the bound G* (Eq. 5) computed with the
-measured overheads - the check of seed 004 Fig. 14(c).
+measured overheads - the check of RT-SMR (RTAS 2018) Fig. 14(c).
 
 The command line follows the fixed contract between the C and Python halves
 (docs/rt-analysis.md, "Validation"):

@@ -1,16 +1,16 @@
-"""Writer blocking under non-preemptive FIFO spin locks (seed 004 §VI-B "Writer Mutex
+"""Writer blocking under non-preemptive FIFO spin locks (RT-SMR (RTAS 2018) §VI-B "Writer Mutex
 Blocking"; only write requests take the lock in real-time SMR, §V-B).
 
 Two bounds, for a job J of τ_i on core P(i), in a window of length `window`
 (its response time r_i):
 
-* :func:`inflation_blocking` - the classic inflation-based bound (the one the seed
+* :func:`inflation_blocking` - the classic inflation-based bound (the one the paper
   cites as [9]): each request waits for at most one request per other core (FIFO), of
   at most the longest request there; spin time is added to e_i and to every hp task's
   e_k; one lower-priority non-preemptive section (its own spin plus critical section)
   may delay J's start (arrival blocking).
 
-* :func:`ilp_blocking` - the ILP of Wieder & Brandenburg (the seed's ref. [20], RTSS
+* :func:`ilp_blocking` - the ILP of Wieder & Brandenburg (the paper's ref. [20], RTSS
   2013, FIFO non-preemptive spin locks), restricted to write requests as §VI-B says,
   solved with HiGHS (`highspy`). It counts every remote request at most once and only
   as often as it can be issued in the window, instead of charging the longest request
@@ -159,9 +159,7 @@ def ilp_blocking(q: BlockingQuery) -> float:
     integrality[z] = highspy.HighsVarType.kInteger
     lp.integrality_ = integrality
 
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    h = _solver()
     h.passModel(lp)
     h.run()
     status = h.getModelStatus()
@@ -170,6 +168,33 @@ def ilp_blocking(q: BlockingQuery) -> float:
     val = h.getInfo().objective_function_value
     # the optimum is a sum of request lengths; clean solver round-off
     return max(0.0, float(val))
+
+
+_SOLVER = None
+
+
+def _solver():
+    """One quiet HiGHS instance per process (reused: constructing one per ILP costs more
+    than solving it). HiGHS >= 1.16 prints a banner on the C stdout when the first
+    instance is created; it is sent to stderr, so that stdout stays the JSON the CLI
+    promises (`tsync-rta admission --json` is parsed by tsync-bench)."""
+    global _SOLVER
+    if _SOLVER is None:
+        import os
+        import sys
+        import highspy
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            os.dup2(2, 1)
+            h = highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 1)
+        _SOLVER = h
+    return _SOLVER
 
 
 def window_jobs(window: float, r_x: float, p_x: float) -> int:

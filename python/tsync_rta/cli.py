@@ -1,18 +1,21 @@
-"""tsync-rta: memory-bound and response-time analysis of real-time SMR (seed 004 §VI).
+"""tsync-rta: memory-bound and response-time analysis of real-time SMR (RT-SMR (RTAS 2018) §VI).
 
     tsync-rta analyze TASKSET [--policy rt|temporal|urcu] [--blocking auto|ilp|inflation] [--q US]
     tsync-rta generate [--cores M] [--util U] ... [--count N] --out PATH
     tsync-rta experiment [--vary util|cores|...] [--sets N] [--full] --out DIR
     tsync-rta validate TASKSET --bench PATH/TO/tsync-bench [--policy rt|temporal]
+    tsync-rta admission TASKSET [--policy ...] [--blocking ...] [--json] [--out FILE]
+    tsync-rta docs-check [--write]
 
-Exit status: 0 success, 1 validate found peak_pending > G*, 2 bad input or the bound
-does not apply.
+Exit status: 0 success, 1 validate found peak_pending > G* / admission found no
+schedulable candidate / docs-check found drift, 2 bad input or the bound does not apply.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -83,25 +86,71 @@ def cmd_experiment(a) -> int:
     a.sets = 20 if a.sets is None else a.sets
     params = _gen_params(a)
     values = _floats(a.values) if a.values else list(VARY[a.vary][1])
-    if not a.values and not a.full and a.vary in ("cores", "readers", "writers"):
-        values = [v for v in values if v <= (8 if a.vary == "cores" else a.cores * 10)][:5]
+    if not a.values and not a.full and VARY[a.vary][0] in ("cores", "readers", "writers"):
+        # small default: at most 8 cores / as many readers or writers as tasks
+        values = [v for v in values
+                  if v <= (8 if VARY[a.vary][0] == "cores" else a.cores * 10)][:5]
     policies = [p for p in a.policies.split(",") if p]
     for p in policies:
         if p not in POLICIES:
             raise TaskSetError("--policies", f"unknown policy {p!r}")
-    alphas = {"rt": a.alpha_rt, "temporal": a.alpha_temporal, "urcu": a.alpha_urcu}
+    alphas = {"rt": a.alpha_rt, "temporal": a.alpha_temporal, "urcu": a.alpha_urcu,
+              "rt-single": a.alpha_rt if a.alpha_rt_single is None else a.alpha_rt_single}
     blocking = _blocking(a.blocking)
+    jobs = a.jobs if a.jobs else (os.cpu_count() or 1)
     t0 = time.time()
     rows = run_experiment(a.vary, values, params, a.sets, policies, blocking, alphas,
-                          a.seed, progress=not a.no_progress)
+                          a.seed, progress=not a.no_progress, jobs=jobs)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = f"sched-{a.vary}"
     write_csv(rows, out / f"{stem}.csv")
-    title = (f"{a.sets} task sets/point, {params.cores} cores x {params.tasks_per_core} tasks, "
+    from .experiment import FIGURE
+    title = (f"RT-SMR {FIGURE.get(a.vary, '')}: {a.sets} task sets/point, "
+             f"{params.cores} cores x {params.tasks_per_core} tasks, "
              f"U/core={params.util}, blocking={blocking}")
     plot(rows, out / f"{stem}.png", title if a.vary != "util" else title.replace(f", U/core={params.util}", ""))
-    print(f"{out / (stem + '.csv')} {out / (stem + '.png')} ({time.time() - t0:.1f} s)")
+    print(f"{out / (stem + '.csv')} {out / (stem + '.png')} ({time.time() - t0:.1f} s, "
+          f"{jobs} job(s))")
+    return 0
+
+
+def cmd_admission(a) -> int:
+    from .admission import format_table, load_admission, select_periods
+    ts, spec = load_admission(a.taskset)
+    policy = a.policy or ts.policy
+    bar = None
+    if not a.no_progress and sys.stderr.isatty():
+        from tqdm import tqdm
+        bar = tqdm(total=len(spec.update_periods), desc="update periods", unit="period",
+                   file=sys.stderr)
+    adm = select_periods(ts, spec, policy, _blocking(a.blocking),
+                         progress=(lambda i, n: bar.update(1)) if bar else None)
+    if bar:
+        bar.close()
+    d = adm.to_dict()
+    text = json.dumps(d, indent=2)
+    if a.out:
+        Path(a.out).write_text(text + "\n")
+    print(text if a.json else format_table(adm))
+    return 0 if adm.schedulable else 1
+
+
+def cmd_docs_check(a) -> int:
+    from . import docs
+    doc = Path(a.doc) if a.doc else docs.DOC
+    results = Path(a.results) if a.results else docs.RESULTS
+    if a.write:
+        changed = docs.write(doc, results)
+        print(f"{doc}: generated block {'rewritten' if changed else 'already up to date'}")
+        return 0
+    diff = docs.check(doc, results)
+    if diff:
+        print("\n".join(diff))
+        print(f"tsync-rta docs-check: {doc} does not match {results}; "
+              "run `tsync-rta docs-check --write`", file=sys.stderr)
+        return 1
+    print(f"{doc}: generated block matches {results}")
     return 0
 
 
@@ -153,9 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_analyze)
 
     def gen_opts(p, cores_default):
-        p.add_argument("--cores", type=int, default=cores_default, help="M (seed: 1..40, default 20)")
+        p.add_argument("--cores", type=int, default=cores_default, help="M (paper: 1..40, default 20)")
         p.add_argument("--tasks-per-core", type=int, default=10)
-        p.add_argument("--util", type=float, default=0.75, help="per-core utilization (seed: 0.6-0.9)")
+        p.add_argument("--util", type=float, default=0.75, help="per-core utilization (paper: 0.6-0.9)")
         p.add_argument("--readers", type=int, help="reader tasks (default cores/2)")
         p.add_argument("--writers", type=int, help="writer tasks (default cores - cores/2)")
         p.add_argument("--read-len", default="100", help="read request us, or 'uniform' (1-300)")
@@ -166,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--obj-size", type=int, default=64)
         p.add_argument("--seed", type=int, default=1)
 
-    p = sub.add_parser("generate", help="random task sets (Emberson et al., seed §VII-B)")
+    p = sub.add_parser("generate", help="random task sets (Emberson et al., RT-SMR (RTAS 2018) §VII-B)")
     gen_opts(p, 4)
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--format", choices=("yaml", "json"), default="yaml")
@@ -177,10 +226,17 @@ def build_parser() -> argparse.ArgumentParser:
     gen_opts(p, None)
     from .experiment import VARY
     p.add_argument("--vary", choices=sorted(VARY), default="util")
-    p.add_argument("--values", help="comma-separated values (default: the seed's)")
+    p.add_argument("--values", help="comma-separated values (default: the paper's)")
     p.add_argument("--sets", type=int, help="task sets per point (default 20; --full 500)")
-    p.add_argument("--full", action="store_true", help="the seed's sizes: 20 cores, 500 sets, all values")
-    p.add_argument("--policies", default="rt,temporal,urcu")
+    p.add_argument("--full", action="store_true",
+                   help="the paper's scale: 20 cores, 500 sets, all values "
+                        "(= --cores 20 --sets 500 and the full value list)")
+    p.add_argument("--policies", default="rt,temporal,urcu,rt-single,mutex,pf-rw",
+                   help="comma-separated (default: all six)")
+    p.add_argument("--alpha-rt-single", type=float,
+                   help="alpha for rt-single (us; default: --alpha-rt)")
+    p.add_argument("--jobs", type=int, default=0,
+                   help="worker processes (default os.cpu_count()); results do not depend on it")
     p.add_argument("--alpha-rt", type=float, default=2.0, help="alpha for RT-ParSec (us)")
     p.add_argument("--alpha-temporal", type=float, default=0.05, help="alpha for temporal (us)")
     p.add_argument("--alpha-urcu", type=float, default=1.0, help="alpha for U-RCU (us)")
@@ -188,6 +244,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--out", required=True, help="directory for CSV and PNG")
     p.set_defaults(fn=cmd_experiment)
+
+    p = sub.add_parser("admission", help="period selection for tasks with p: read / "
+                       "update (RT-SMR (RTAS 2018) §VII-C, Fig. 14(a))")
+    p.add_argument("taskset", help="task set with an admission: map (.yaml or .json)")
+    p.add_argument("--policy", choices=POLICIES, help="default: the task set's policy (rt)")
+    p.add_argument("--blocking", **blk)
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (the tsync-bench rt-cache contract)")
+    p.add_argument("--out", help="also write the JSON here")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (shown on stderr only when it is a terminal)")
+    p.set_defaults(fn=cmd_admission)
+
+    p = sub.add_parser("docs-check", help="check (or --write) docs/rt-analysis.md's "
+                       "generated results block against docs/results/rt/analysis/")
+    p.add_argument("--write", action="store_true", help="rewrite the block from the data")
+    p.add_argument("--doc", help="default: docs/rt-analysis.md of this checkout")
+    p.add_argument("--results", help="default: docs/results/rt/analysis of this checkout")
+    p.set_defaults(fn=cmd_docs_check)
 
     p = sub.add_parser("validate", help="run tsync-bench rt and check peak_pending <= G*")
     p.add_argument("taskset")

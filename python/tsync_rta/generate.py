@@ -1,5 +1,5 @@
-"""Random task sets per Emberson, Stafford and Davis (the seed's ref. [25]) with the
-parameters of seed 004 §VII-B.
+"""Random task sets per Emberson, Stafford and Davis (the paper's ref. [25]) with the
+parameters of RT-SMR (RTAS 2018) §VII-B.
 
 Utilizations come from Stafford's randfixedsum algorithm (the generator [25] uses):
 n values in [0, 1] uniformly distributed over the simplex slice Σ u_i = U. §VII-B: 10
@@ -19,7 +19,7 @@ import numpy as np
 
 from .model import Task, TaskSet
 
-# The seed's §VII-B values (us).
+# The paper's §VII-B values (us).
 PERIOD_RANGE = (10_000.0, 100_000.0)
 TASKS_PER_CORE = 10
 DEFAULT_UTIL = 0.75
@@ -73,7 +73,7 @@ def randfixedsum(n: int, total: float, rng: np.random.Generator,
 
 @dataclass
 class GenParams:
-    """§VII-B generation parameters (defaults: the seed's default configuration, but
+    """§VII-B generation parameters (defaults: the paper's default configuration, but
     with fewer cores; `full()` gives 20 cores)."""
     cores: int = 4
     tasks_per_core: int = TASKS_PER_CORE
@@ -89,12 +89,21 @@ class GenParams:
     beta: float = 0.2
     obj_size: int = 64
     policy: str = "rt"
+    read_share: Optional[float] = None   # readers / (readers + writers), default 1/2
 
     def n_readers(self) -> int:
-        return self.cores // 2 if self.readers is None else self.readers
+        if self.readers is not None:
+            return self.readers
+        if self.read_share is not None:
+            return int(round(self.read_share * self.cores))
+        return self.cores // 2
 
     def n_writers(self) -> int:
-        return self.cores - self.cores // 2 if self.writers is None else self.writers
+        if self.writers is not None:
+            return self.writers
+        if self.read_share is not None:
+            return self.cores - self.n_readers()
+        return self.cores - self.cores // 2
 
 
 def generate_taskset(params: GenParams, rng: np.random.Generator, name: str = "") -> TaskSet:

@@ -1,4 +1,4 @@
-"""The task model of seed 004 §V and its input format (JSON or YAML).
+"""The task model of RT-SMR (RTAS 2018) §V and its input format (JSON or YAML).
 
 All times are in microseconds (floats are allowed), sizes in bytes.
 
@@ -9,7 +9,7 @@ A task set file::
     beta: 0.2                # β: collecting one object (us)
     obj_size: 64             # bytes per SMR object (memory bound in bytes)
     L_star: 500              # optional L* (§V-C); default: the largest writer response time
-    policy: rt               # optional: rt | temporal | urcu (the CLI may override)
+    policy: rt               # optional: rt | temporal | urcu | rt-single | mutex | pf-rw
     q: 10000                 # optional fixed quiescence period; omitted: Fig. 16 selects it
     q_search: {min: 10000, max: 100000, step: 10000}   # optional Fig. 16 search range
     reclaim: periodic        # optional: periodic (§V-C) | on_free (see docs/rt-analysis.md)
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
-POLICIES = ("rt", "temporal", "urcu")
+POLICIES = ("rt", "temporal", "urcu", "rt-single", "mutex", "pf-rw")
 RECLAIM_MODES = ("periodic", "on_free")
 
 _TOP_KEYS = {"cores", "alpha", "beta", "obj_size", "L_star", "policy", "q", "q_search",
