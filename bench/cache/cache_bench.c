@@ -37,6 +37,7 @@
 #include "cache_bench.h"
 #include "common.h"
 #include "hist.h"
+#include "ycsb.h"
 
 #ifndef TSYNC_CACHE_REPORT_PY
 #define TSYNC_CACHE_REPORT_PY "report_cache.py"
@@ -82,67 +83,7 @@ static _Atomic uint64_t g_deadline;
 static int g_cpus[CPU_SETSIZE];
 static unsigned g_ncpus;
 
-/* ---- YCSB's generators ------------------------------------------------------------- */
-
-/* YCSB Utils.fnvhash64: FNV-1a over the 8 bytes of val, low byte first; Math.abs. */
-static uint64_t fnvhash64(uint64_t val)
-{
-	int64_t h = (int64_t)0xCBF29CE484222325ull;
-	for (int i = 0; i < 8; i++) {
-		uint64_t octet = val & 0xff;
-		val >>= 8;
-		h ^= (int64_t)octet;
-		h = (int64_t)((uint64_t)h * 1099511628211ull);
-	}
-	return h < 0 ? (uint64_t)(-(h + 1)) + 1 : (uint64_t)h;
-}
-
-/* YCSB ScrambledZipfianGenerator: ZipfianGenerator(0, 10^10, 0.99, zetan = 26.469...)
- * scrambled by fnvhash64 modulo the record count. */
-struct zipf {
-	double theta, zetan, alpha, eta, zeta2;
-	uint64_t items, records;
-	uint64_t rng;
-};
-
-static void zipf_init(struct zipf *z, uint64_t records, uint64_t seed)
-{
-	z->items = 10000000000ull; /* YCSB ScrambledZipfianGenerator.ITEM_COUNT */
-	z->theta = 0.99;
-	z->zetan = 26.46902820178302; /* YCSB's precomputed zeta(10^10, 0.99) */
-	z->zeta2 = 1.0 + pow(0.5, z->theta);
-	z->alpha = 1.0 / (1.0 - z->theta);
-	z->eta = (1.0 - pow(2.0 / (double)z->items, 1.0 - z->theta)) / (1.0 - z->zeta2 / z->zetan);
-	z->records = records;
-	z->rng = seed;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static double unif(uint64_t *s)
-{
-	return (double)(splitmix(s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static uint64_t zipf_next(struct zipf *z)
-{
-	double u = unif(&z->rng);
-	double uz = u * z->zetan;
-	uint64_t v;
-	if (uz < 1.0)
-		v = 0;
-	else if (uz < 1.0 + pow(0.5, z->theta))
-		v = 1;
-	else
-		v = (uint64_t)((double)z->items * pow(z->eta * u - z->eta + 1.0, z->alpha));
-	return fnvhash64(v) % z->records;
-}
+/* ---- the trace ---------------------------------------------------------------------- */
 
 static uint32_t *make_trace(size_t n, unsigned pct, uint64_t records)
 {
@@ -370,7 +311,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				if (strcmp(t, "all") == 0) {
 					for (int i = 0; i < 4; i++)
 						o->sel[i] = true;
-				} else if (cache_variant_parse(t, &v) == 0) {
+				} else if (cache_variant_parse(t, &v) == 0 && v < 4) {
+					/* the study's four (the rest: tsync-bench rt-cache) */
 					o->sel[v] = true;
 				} else {
 					fprintf(stderr, "tsync-bench cache: unknown variant '%s'\n", t);

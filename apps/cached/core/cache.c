@@ -59,7 +59,8 @@ const char *cache_status_name(enum cache_status s)
 	return "UNKNOWN";
 }
 
-static const char *const variant_names[] = {"ps", "ps-nocrp", "mcs-clock", "locked"};
+static const char *const variant_names[] = {"ps",     "ps-nocrp", "mcs-clock",
+					     "locked", "mcs",      "pf-rw"};
 
 const char *cache_variant_name(enum cache_variant v)
 {
@@ -147,9 +148,10 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 			ST_INC(c, S_GET_MISSES);
 		return CACHE_NOT_FOUND;
 	}
+	/* the stripe's lock, or its read side (pf-rw) */
 	struct ck_spinlock_mcs qn;
 	struct stripe *s = stripe_of(c, h);
-	stripe_lock(c, s, &qn);
+	ops->stripe_rdlock(s, &qn);
 	struct item *_Atomic *pp;
 	struct item *it = find_locked(c, h, key, nkey, &pp);
 	int st = it ? item_state(c, it) : LIVE;
@@ -157,20 +159,23 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 		ops->pin(c, it);
 		if (update)
 			ops->bump(c, it);
-		stripe_unlock(c, s, &qn);
+		ops->stripe_rdunlock(s, &qn);
 		fill_ref(c, ref, it, update);
 		ST_INC(c, S_GET_HITS);
 		return CACHE_OK;
 	}
-	if (it) /* lazy expiry: memcached unlinks what a get finds dead */
+	/* lazy expiry: memcached unlinks what a get finds dead; a reader on the read side
+	 * leaves it to the next update */
+	bool unlink = it && !ops->shared_reads;
+	if (unlink)
 		unlink_locked(c, it, pp);
-	stripe_unlock(c, s, &qn);
-	if (it) {
+	ops->stripe_rdunlock(s, &qn);
+	if (unlink)
 		item_drop_dead(c, it);
+	if (it)
 		count_state(c, st);
-	} else {
+	else
 		ST_INC(c, S_GET_MISSES);
-	}
 	return CACHE_NOT_FOUND;
 }
 
@@ -698,6 +703,26 @@ enum cache_status cache_flush_all(struct cache *c, int64_t delay)
 	return CACHE_OK;
 }
 
+/* ---- reclamation as the caller's own task ---------------------------------------------- */
+
+struct ps *cache_ps(const struct cache *c)
+{
+	return c->ps;
+}
+
+struct ps_mem *cache_class_mem(const struct cache *c, unsigned cls)
+{
+	return cls < c->nclasses ? c->cls[cls].mem : NULL;
+}
+
+size_t cache_collect(struct cache *c)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < c->nclasses; i++)
+		n += ps_mem_collect(c->cls[i].mem);
+	return n;
+}
+
 /* ---- create / destroy ------------------------------------------------------------------- */
 
 void cache_config_get(const struct cache *c, struct cache_config *out)
@@ -731,12 +756,13 @@ struct cache *cache_create(const struct cache_config *cfg)
 		g.mem_wait_ms = 100;
 	if (g.evict_window == 0)
 		g.evict_window = 4;
-	if ((unsigned)g.variant > CACHE_LOCKED || g.growth_factor <= 1.0 ||
+	if ((unsigned)g.variant > CACHE_PF_RW || g.growth_factor <= 1.0 ||
 	    g.growth_factor > 100.0 || g.item_size_max < 1024 ||
 	    g.item_size_max > (128u << 20) || g.item_size_max > g.mem_limit / 2 ||
 	    g.chunk_min > g.item_size_max / 2 || g.hash_power < 4 || g.hash_power > MAX_POWER ||
 	    g.mem_wait_ms > 60000 || g.evict_window > EVICT_WINDOW_MAX ||
-	    (unsigned)g.evict_policy > CACHE_EVICT_CLOCK) {
+	    (unsigned)g.evict_policy > CACHE_EVICT_CLOCK ||
+	    (g.ps_policy != PS_POLICY_GENERAL && g.ps_policy != PS_POLICY_RT)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -755,7 +781,9 @@ struct cache *cache_create(const struct cache_config *cfg)
 	pthread_mutex_init(&c->grow_mx, NULL);
 	pthread_mutex_init(&c->mmx, NULL);
 	pthread_cond_init(&c->mcv, NULL);
-	c->ps = ps_create(NULL);
+	struct ps_config pc = PS_CONFIG_INIT;
+	pc.policy = g.ps_policy;
+	c->ps = ps_create(&pc);
 	if (c->ps == NULL)
 		goto fail;
 	if (make_classes(c) != 0)

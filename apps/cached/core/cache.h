@@ -36,6 +36,18 @@
  *   CACHE_LOCKED    "stock memcached": pthread mutex bucket locks held by gets, per-item
  *                   reference counts, one LRU list under one global lock, the item moved
  *                   to its head on every access.
+ * and for the real-time study (`tsync-bench rt-cache`, RT-SMR (RTAS 2018) §VII-C, Figs.
+ * 14-15), which runs ps-nocrp on a PS_POLICY_RT ps (cache_config.ps_policy) beside:
+ *   CACHE_MCS       FIFO MCS bucket locks (Concurrency Kit's ck_spinlock_mcs) taken by
+ *                   gets and updates alike, per-item reference counts, no replacement
+ *                   (no lists, no reference bits; past mem_limit a store fails with
+ *                   CACHE_NO_MEMORY, as ps-nocrp).
+ *   CACHE_PF_RW     phase-fair reader-writer bucket locks (Concurrency Kit's ck_pflock,
+ *                   Brandenburg & Anderson): gets take the read side, every update the
+ *                   write side; per-item reference counts, no replacement. A get that
+ *                   meets an expired item leaves it for the next update to unlink (it
+ *                   holds only the read side).
+ * ("Bucket lock": the stripe of buckets with the same low hash bits, as in every variant.)
  *
  * Keys are 1..CACHE_KEY_MAX bytes of any value (the server enforces memcached's no-space/
  * no-control-character rule for the ASCII protocol). Times are seconds.
@@ -60,6 +72,8 @@ extern "C" {
 #endif
 
 struct cache;
+struct ps;
+struct ps_mem;
 
 #define CACHE_KEY_MAX 250u                   /* memcached's KEY_MAX_LENGTH */
 #define CACHE_ITEM_SIZE_MAX_DEFAULT (1u << 20) /* memcached -I default: 1 MiB */
@@ -74,6 +88,8 @@ enum cache_variant {
 	CACHE_PS_NOCRP,
 	CACHE_MCS_CLOCK,
 	CACHE_LOCKED,
+	CACHE_MCS,
+	CACHE_PF_RW,
 };
 
 /*
@@ -114,7 +130,7 @@ enum cache_status {
 
 /* A short name for a status ("STORED", "NOT_FOUND", ...). Never NULL. */
 const char *cache_status_name(enum cache_status s);
-/* "ps", "ps-nocrp", "mcs-clock", "locked"; NULL for an unknown value. */
+/* "ps", "ps-nocrp", "mcs-clock", "locked", "mcs", "pf-rw"; NULL for an unknown value. */
 const char *cache_variant_name(enum cache_variant v);
 /* Parse a variant name (as above). Returns 0, or -1 for an unknown name. */
 int cache_variant_parse(const char *name, enum cache_variant *out);
@@ -133,6 +149,8 @@ struct cache_evicted {
 	int64_t ttl;              /* seconds it had left; -1: no expiry */
 	uint32_t idle;            /* seconds since its last access */
 };
+
+struct ps_mem_reclaim_info;
 
 struct cache_config {
 	size_t size;              /* sizeof(struct cache_config) */
@@ -168,10 +186,25 @@ struct cache_config {
 	/* Prudence's policies for every size class (ps_mem_config.prudence: 0, the default,
 	 * turns them all on; PS_MEM_PRUDENCE_NONE turns them off). */
 	unsigned prudence;
+	/* The cache's ps policy (enum ps_policy, <tsync/ps.h>): PS_POLICY_GENERAL (0, the
+	 * default) or PS_POLICY_RT (RT-ParSec, RT-SMR (RTAS 2018) §IV-A: every reclamation
+	 * collects all quiesced garbage, exact accounting with peaks); TEMPORAL is refused
+	 * (EINVAL: its readers would not enter sections). Any variant; only the ps ones read
+	 * through sections. */
+	int ps_policy;
+	/* ps_mem_config.reclaim_period_ns of every size class (RT-SMR §V-C's quiescence
+	 * period q): 0 (default) every ps_free may reclaim; > 0 at most once per period, the
+	 * rest left to cache_collect / cache_reclaim. */
+	uint64_t reclaim_period_ns;
+	/* Reclamation observer (ps_mem_config.reclaim_fn), called after the cache's own
+	 * accounting for every reclamation of any size class, on the reclaiming thread: for
+	 * measuring α and β. Same rules as ps_mem_reclaim_fn. NULL: none. */
+	void (*reclaim_fn)(void *arg, const struct ps_mem_reclaim_info *info);
+	void *reclaim_arg;
 };
 #define CACHE_CONFIG_INIT                                                                  \
 	{sizeof(struct cache_config), CACHE_PS, 0, 0, 0.0, 0, 0, false, false, 0, CACHE_EVICT_GDSF, 0, \
-	 NULL, NULL, 0}
+	 NULL, NULL, 0, 0, 0, NULL, NULL}
 
 /*
  * cache_create: a new, empty cache. cfg NULL means defaults. Creates its own struct ps
@@ -449,6 +482,22 @@ size_t cache_sweep(struct cache *c);
  * (it waits for a grace period).
  */
 int cache_grow_now(struct cache *c);
+
+/*
+ * The cache's ps and its size classes' allocators, for callers that run reclamation as
+ * their own task (RT-SMR (RTAS 2018) §V-C's σ: ps_quiesce_time, then cache_collect).
+ * cache_class_mem: NULL for a bad class id. Pure; any thread.
+ */
+struct ps *cache_ps(const struct cache *c);
+struct ps_mem *cache_class_mem(const struct cache *c, unsigned cls);
+
+/*
+ * cache_collect: ps_mem_collect on every size class: make the calling thread's freed
+ * items reusable up to its last computed quiescence point (ps_quiesce_time(cache_ps(c))),
+ * computing none, and give their charge back to mem_limit. Returns the number collected.
+ * Never waits; bounded by the caller's queue. Any thread (its own garbage only).
+ */
+size_t cache_collect(struct cache *c);
 
 /* ---- statistics ---------------------------------------------------------------------- */
 

@@ -49,6 +49,7 @@
 #pragma GCC diagnostic ignored "-Wshadow"
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <ck_pflock.h>
 #include <ck_spinlock.h>
 #pragma GCC diagnostic pop
 
@@ -122,7 +123,8 @@ static inline const char *item_value(const struct item *it)
 struct stripe {
 	_Alignas(TSYNC_CACHE_LINE) union {
 		struct ps_lock t;        /* ps, ps-nocrp: the ticket lock with trylock */
-		ck_spinlock_mcs_t m;     /* mcs-clock */
+		ck_spinlock_mcs_t m;     /* mcs-clock, mcs */
+		ck_pflock_t p;           /* pf-rw: phase-fair reader-writer lock */
 		pthread_mutex_t x;       /* locked */
 	} u;
 };
@@ -246,6 +248,13 @@ struct cache_ops {
 	void (*stripe_lock)(struct stripe *s, struct ck_spinlock_mcs *n);
 	bool (*stripe_trylock)(struct stripe *s, struct ck_spinlock_mcs *n);
 	void (*stripe_unlock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	/* The stripe lock a non-parsec get takes: the exclusive one above, or (shared_reads)
+	 * the read side of a reader-writer lock, under which a get changes nothing but
+	 * atomics (the reference count, the item's access bits) and leaves a dead item for
+	 * the next update to unlink. */
+	bool shared_reads;
+	void (*stripe_rdlock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	void (*stripe_rdunlock)(struct stripe *s, struct ck_spinlock_mcs *n);
 	/* Read-side protection (I3). parsec: gets search the table lock-free inside a ParSec
 	 * section that stays open until cache_release, and unlinked items are ps_free()d;
 	 * otherwise gets search under the stripe lock and items are reference-counted. pin,
@@ -272,7 +281,7 @@ struct cache_ops {
 };
 
 /* variant.c: indexed by enum cache_variant */
-extern const struct cache_ops *const cache_variant_ops[CACHE_LOCKED + 1];
+extern const struct cache_ops *const cache_variant_ops[CACHE_PF_RW + 1];
 
 /* ---- per-thread counters ---------------------------------------------------------------- */
 

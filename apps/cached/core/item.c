@@ -13,16 +13,19 @@
  * readers do; a stalled section makes stores wait or fail, never the memory grow.
  */
 
-/* ps_mem's reclamation observer: `collected` objects of m's class became reusable. */
+/* ps_mem's reclamation observer: `collected` objects of m's class became reusable; then
+ * the user's observer (cache_config.reclaim_fn). */
 static void on_reclaim(struct ps_mem *m, const struct ps_mem_reclaim_info *info, void *arg)
 {
 	struct cache *c = arg;
-	if (info->collected == 0)
-		return;
-	const struct sclass *k = &c->cls[class_of(c, ps_mem_obj_size(m))];
-	uint64_t b = info->collected * k->charge;
-	atomic_fetch_sub_explicit(&c->mem_garbage, b, RELAXED);
-	atomic_fetch_sub_explicit(&c->mem_used, b, RELAXED);
+	if (info->collected != 0) {
+		const struct sclass *k = &c->cls[class_of(c, ps_mem_obj_size(m))];
+		uint64_t b = info->collected * k->charge;
+		atomic_fetch_sub_explicit(&c->mem_garbage, b, RELAXED);
+		atomic_fetch_sub_explicit(&c->mem_used, b, RELAXED);
+	}
+	if (c->cfg.reclaim_fn)
+		c->cfg.reclaim_fn(c->cfg.reclaim_arg, info);
 }
 
 /* item_drop for an item found expired or flushed: counted as reclaimed, in all and in
@@ -188,6 +191,7 @@ int make_classes(struct cache *c)
 	kc.max_classes = MAX_CLASSES;
 	kc.mem.slabs_kept = 1;
 	kc.mem.prudence = g->prudence;
+	kc.mem.reclaim_period_ns = g->reclaim_period_ns;
 	kc.mem.reclaim_fn = on_reclaim;
 	kc.mem.reclaim_arg = c;
 	c->kmem = ps_kmem_create(c->ps, &kc);

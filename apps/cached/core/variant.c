@@ -1,9 +1,10 @@
 /*
- * apps/cached/core/variant.c - the study's four variants (cache.h, enum cache_variant) as
+ * apps/cached/core/variant.c - the studies' variants (cache.h, enum cache_variant) as
  * operations tables (struct cache_ops, cache_internal.h): their stripe and list locks,
  * how a get protects the item it hands out, how an unlinked item ends, and the
  * replacement policy. ParSec (EuroSys 2016) §5.2 compares ps against mcs-clock ("modified
- * memcached"); locked is stock memcached's scheme.
+ * memcached"); locked is stock memcached's scheme; RT-SMR (RTAS 2018) §VII-C compares
+ * RT-ParSec (ps-nocrp on an RT ps) against mcs and pf-rw, both without replacement.
  */
 #include "cache_internal.h"
 
@@ -73,6 +74,57 @@ static void mstripe_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	TSAN_RELEASE(&s->u.m);
 	ck_spinlock_mcs_unlock(&s->u.m, n);
+}
+
+/* Concurrency Kit's phase-fair reader-writer lock (Brandenburg & Anderson, RTSS 2009 /
+ * RTS 2010; RT-SMR (RTAS 2018) [24]): FIFO between phases, a writer waits for at most one
+ * read phase and a reader for at most one write phase. Its ordering is inline assembly
+ * too: a writer acquires what the last writer and every reader since released; a reader
+ * acquires what the last writer released. Two annotation addresses keep readers from
+ * ordering each other (which would hide races between them): writers release on the
+ * lock word, readers on the byte after it, and a writer acquires both. */
+#define PF_RD(s) ((char *)&(s)->u.p + 1)
+
+static void pstripe_init(struct stripe *s)
+{
+	ck_pflock_init(&s->u.p);
+}
+
+static void pstripe_lock(struct stripe *s, struct ck_spinlock_mcs *n)
+{
+	(void)n;
+	ck_pflock_write_lock(&s->u.p);
+	TSAN_ACQUIRE(&s->u.p);
+	TSAN_ACQUIRE(PF_RD(s));
+}
+
+/* ck_pflock has no trylock. Only eviction uses one (I4), and pf-rw has no lists. */
+static bool pstripe_trylock(struct stripe *s, struct ck_spinlock_mcs *n)
+{
+	(void)s;
+	(void)n;
+	return false;
+}
+
+static void pstripe_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
+{
+	(void)n;
+	TSAN_RELEASE(&s->u.p);
+	ck_pflock_write_unlock(&s->u.p);
+}
+
+static void pstripe_rdlock(struct stripe *s, struct ck_spinlock_mcs *n)
+{
+	(void)n;
+	ck_pflock_read_lock(&s->u.p);
+	TSAN_ACQUIRE(&s->u.p);
+}
+
+static void pstripe_rdunlock(struct stripe *s, struct ck_spinlock_mcs *n)
+{
+	(void)n;
+	TSAN_RELEASE(PF_RD(s));
+	ck_pflock_read_unlock(&s->u.p);
 }
 
 static void xstripe_init(struct stripe *s)
@@ -180,6 +232,8 @@ static const struct cache_ops ops_ps = {
 	.stripe_lock = tstripe_lock,
 	.stripe_trylock = tstripe_trylock,
 	.stripe_unlock = tstripe_unlock,
+	.stripe_rdlock = tstripe_lock,
+	.stripe_rdunlock = tstripe_unlock,
 	.parsec = true,
 	.pin = ps_pin,
 	.unpin = ps_unpin,
@@ -198,6 +252,8 @@ static const struct cache_ops ops_ps_nocrp = {
 	.stripe_lock = tstripe_lock,
 	.stripe_trylock = tstripe_trylock,
 	.stripe_unlock = tstripe_unlock,
+	.stripe_rdlock = tstripe_lock,
+	.stripe_rdunlock = tstripe_unlock,
 	.parsec = true,
 	.pin = ps_pin,
 	.unpin = ps_unpin,
@@ -215,6 +271,8 @@ static const struct cache_ops ops_mcs_clock = {
 	.stripe_lock = mstripe_lock,
 	.stripe_trylock = mstripe_trylock,
 	.stripe_unlock = mstripe_unlock,
+	.stripe_rdlock = mstripe_lock,
+	.stripe_rdunlock = mstripe_unlock,
 	.pin = ref_pin,
 	.unpin = ref_put,
 	.drop = ref_put,
@@ -233,6 +291,8 @@ static const struct cache_ops ops_locked = {
 	.stripe_lock = xstripe_lock,
 	.stripe_trylock = xstripe_trylock,
 	.stripe_unlock = xstripe_unlock,
+	.stripe_rdlock = xstripe_lock,
+	.stripe_rdunlock = xstripe_unlock,
 	.pin = ref_pin,
 	.unpin = ref_put,
 	.drop = ref_put,
@@ -245,9 +305,50 @@ static const struct cache_ops ops_locked = {
 	.evict_scan = lru_evict_locked,
 };
 
-const struct cache_ops *const cache_variant_ops[CACHE_LOCKED + 1] = {
+/* RT-SMR (RTAS 2018) §VII-C's "MCS lock": MCS stripe locks in gets too, reference counts,
+ * no replacement (the study disables it). */
+static const struct cache_ops ops_mcs = {
+	.stripe_init = mstripe_init,
+	.stripe_lock = mstripe_lock,
+	.stripe_trylock = mstripe_trylock,
+	.stripe_unlock = mstripe_unlock,
+	.stripe_rdlock = mstripe_lock,
+	.stripe_rdunlock = mstripe_unlock,
+	.pin = ref_pin,
+	.unpin = ref_put,
+	.drop = ref_put,
+	.nlists = 1,
+	.list_lock = tlist_lock,
+	.list_unlock = tlist_unlock,
+	.bump = no_bump,
+	.evict_scan = clock_evict_locked,
+};
+
+/* Its "RW lock": phase-fair stripe locks, gets on the read side, reference counts, no
+ * replacement. */
+static const struct cache_ops ops_pf_rw = {
+	.stripe_init = pstripe_init,
+	.stripe_lock = pstripe_lock,
+	.stripe_trylock = pstripe_trylock,
+	.stripe_unlock = pstripe_unlock,
+	.shared_reads = true,
+	.stripe_rdlock = pstripe_rdlock,
+	.stripe_rdunlock = pstripe_rdunlock,
+	.pin = ref_pin,
+	.unpin = ref_put,
+	.drop = ref_put,
+	.nlists = 1,
+	.list_lock = tlist_lock,
+	.list_unlock = tlist_unlock,
+	.bump = no_bump,
+	.evict_scan = clock_evict_locked,
+};
+
+const struct cache_ops *const cache_variant_ops[CACHE_PF_RW + 1] = {
 	[CACHE_PS] = &ops_ps,
 	[CACHE_PS_NOCRP] = &ops_ps_nocrp,
 	[CACHE_MCS_CLOCK] = &ops_mcs_clock,
 	[CACHE_LOCKED] = &ops_locked,
+	[CACHE_MCS] = &ops_mcs,
+	[CACHE_PF_RW] = &ops_pf_rw,
 };

@@ -1,6 +1,6 @@
 /*
  * apps/cached/core/tests/test_cache_ops.c - every operation's semantics (memcached's),
- * single-threaded, for one variant: test_cache_ops ps|ps-nocrp|mcs-clock|locked
+ * single-threaded, for one variant: test_cache_ops ps|ps-nocrp|mcs-clock|locked|mcs|pf-rw
  */
 #include "cache.h"
 #include "check.h"
@@ -62,6 +62,10 @@ static void test_names(void)
 	CHECK_EQ(cache_variant_parse("bogus", &v), -1);
 	CHECK(strcmp(cache_variant_name(CACHE_MCS_CLOCK), "mcs-clock") == 0);
 	CHECK(cache_variant_name((enum cache_variant)99) == NULL);
+	CHECK_EQ(cache_variant_parse("pf-rw", &v), 0);
+	CHECK_EQ(v, CACHE_PF_RW);
+	CHECK_EQ(cache_variant_parse("mcs", &v), 0);
+	CHECK_EQ(v, CACHE_MCS);
 	CHECK(strcmp(cache_status_name(CACHE_EXISTS), "EXISTS") == 0);
 	struct cache_config bad = CACHE_CONFIG_INIT;
 	bad.growth_factor = 1.0;
