@@ -10,6 +10,7 @@
 #include "smr.h"
 #include "rlu/rlu_bench.h"
 #include "rt/rt.h"
+#include "rt/rt_cache.h"
 #include "cache/cache_bench.h"
 #include "oplog/oplog_bench.h"
 #include "cached-net/cached_net_cmd.h"
@@ -33,6 +34,10 @@ static const struct bench_cmd cmds[] = {
 	{ "rt", rt_main,
 	  "periodic task set on the rt/temporal policies: alpha, beta, request\n"
 	  "             times, peak pending (seed 004 sec. VII); see tsync-bench rt --help" },
+	{ "rt-cache", rt_cache_main,
+	  "memcached under periodic get/set tasks: rt-parsec, mcs, pf-rw; calibrate,\n"
+	  "             strict and relaxed admission (RT-SMR, RTAS 2018, sec. VII-C);\n"
+	  "             see tsync-bench rt-cache --help" },
 	{ "cache", cache_main,
 	  "in-process memcached study on the tsync-cached core: ps, ps-nocrp,\n"
 	  "             mcs-clock, locked (seed 000 sec. 5.2); see tsync-bench cache --help" },

@@ -8,7 +8,11 @@
 #   oplog  tsync-bench oplog list|counter|rmap, seed 002 §7
 #   cache  tsync-bench cache, seed 000 §5.2's in-process memcached study
 #   net    tsync-bench cached-net: tsync-cached against stock memcached over the network
-#   rt     tsync-rta validate (runs tsync-bench rt; measured peak <= G*), seed 004 §VII
+#   rt     tsync-bench rt on one task set; tsync-rta validate (measured peak <= G*); the
+#          memcached study under admission control (tsync-bench rt-cache, strict and
+#          relaxed, Figs. 14-15) into docs/results/rt/cache, refreshing docs/rt.md's
+#          targets; the analysis' results block of docs/rt-analysis.md (tsync-rta
+#          docs-check --write); RT-SMR (RTAS 2018) §VII
 #   prudence  tsync-bench prudence pairs and endurance (unlimited, then in a memory cgroup),
 #          then the ablation of Prudence's policies on the endurance run, Prudence (ASPLOS
 #          2016) §5; refreshes docs/prudence.md's figures
@@ -98,6 +102,22 @@ for suite in "$@"; do
 				--bench "$build/tsync-bench" --policy "$policy" --seconds 2 \
 				--out "$out/validate-$policy.json"
 		done
+		PYTHONPATH=python "$py" -m tsync_rta docs-check --write
+		# The memcached study (RT-SMR (RTAS 2018) §VII-C): calibrate, tsync-rta admission,
+		# then the tasks at the chosen periods (strict), and with gets served in the slack
+		# at rising offered loads (relaxed). Both write rt-cache.csv: one CSV for the plots.
+		rc=docs/results/rt/cache
+		cores=()
+		IFS=, read -ra tc <<<"$THREADS"
+		for c in "${tc[@]}"; do ((c > $(nproc))) || cores+=("$c"); done
+		cores=$(IFS=,; echo "${cores[*]}")
+		rta="PYTHONPATH=python $py -m tsync_rta"
+		run rt-cache --mode strict --cores "$cores" --seconds 5 --rta "$rta" --out "$rc/strict"
+		run rt-cache --mode relaxed --cores "$cores" --get-rates 50,100,200,400,800 \
+			--seconds 5 --rta "$rta" --out "$rc/relaxed"
+		{ cat "$rc/strict/rt-cache.csv"; tail -n +2 "$rc/relaxed/rt-cache.csv"; } >"$rc/rt-cache.csv"
+		"$py" bench/rt/plot_rt_cache.py "$rc/rt-cache.csv" --out "$rc" --doc docs/rt.md
+		echo "bench: docs/rt.md rt-cache targets and docs/rt-analysis.md results refreshed"
 		;;
 	prudence)
 		# Fig. 6's pairs at every size, then Fig. 3's endurance run: 2 threads updating

@@ -43,15 +43,26 @@ quote() {
 cmdline=$(quote "$bin" "$@")
 echo "+ $cmdline"
 start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+# A subcommand may write DIR/COMMAND.txt itself (rt-cache: how its threads were
+# scheduled, the clock): keep those lines, below ours.
+own=""
+if [ -n "$out" ] && [ "${TSYNC_BENCH_APPEND:-0}" != 1 ]; then rm -f "$out/COMMAND.txt"; fi
+[ -z "$out" ] || [ ! -f "$out/COMMAND.txt" ] || own=$(cat "$out/COMMAND.txt")
 t0=$SECONDS
 "$bin" "$@"
 elapsed=$((SECONDS - t0))
 
 [ -n "$out" ] || exit 0
 mkdir -p "$out"
+wrote=""
+if [ -f "$out/COMMAND.txt" ] && [ "$(cat "$out/COMMAND.txt")" != "$own" ]; then
+	wrote=$(cat "$out/COMMAND.txt")
+	[ -z "$own" ] || printf '%s\n' "$own" >"$out/COMMAND.txt"
+fi
 # A further command writing into the same directory (scripts/bench-suite.sh): one more line.
 if [ "${TSYNC_BENCH_APPEND:-0}" = 1 ] && [ -f "$out/COMMAND.txt" ]; then
 	echo "command:   $cmdline   (started $start, ${elapsed} s)" >>"$out/COMMAND.txt"
+	[ -z "$wrote" ] || sed 's/^/           /' <<<"$wrote" >>"$out/COMMAND.txt"
 	echo "run-bench: appended to $out/COMMAND.txt"
 	exit 0
 fi
@@ -84,5 +95,6 @@ fi
 	echo "memory:    ${mem:-unknown}"
 	echo "kernel:    $(uname -srvm)"
 	echo "os:        ${os:-unknown}"
+	[ -z "$wrote" ] || { echo "tsync-bench wrote:"; sed 's/^/           /' <<<"$wrote"; }
 } >"$out/COMMAND.txt"
 echo "run-bench: wrote $out/COMMAND.txt"
