@@ -952,7 +952,7 @@ static void csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, 
 static json_t *run_json(enum mode m, enum design d, unsigned cores, double gp, double sp,
 			double q, double offered, double seconds, const struct result *r)
 {
-	char sb[128];
+	char sb[512];
 	json_t *j = json_object();
 	json_object_set_new(j, "mode", json_string(mname[m]));
 	json_object_set_new(j, "design", json_string(dname[d]));
@@ -1550,7 +1550,7 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 	fprintf(stderr, WHO ": %s, %" PRIu64 " requests, %" PRIu64 " records, %u CPUs\n",
 		mname[o.mode], o.requests, records, g_ncpus);
 	int status = 0;
-	char sched[160] = "";
+	char sched[512] = "";
 	for (int d = 0; d < ND && !status; d++) {
 		if (!o.sel[d])
 			continue;
