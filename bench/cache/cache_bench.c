@@ -51,7 +51,7 @@
 #define MAX_THREADS 1024u
 #define KEY_LEN 16u
 #define VAL_LEN 32u
-#define SET_BIT 0x80000000u
+#define SET_BIT YCSB_SET_BIT
 
 struct opts {
 	bool sel[4];
@@ -82,24 +82,6 @@ static pthread_barrier_t g_ready, g_go;
 static _Atomic uint64_t g_deadline;
 static int g_cpus[CPU_SETSIZE];
 static unsigned g_ncpus;
-
-/* ---- the trace ---------------------------------------------------------------------- */
-
-static uint32_t *make_trace(size_t n, unsigned pct, uint64_t records)
-{
-	uint32_t *t = malloc(n * sizeof *t);
-	if (!t)
-		return NULL;
-	struct zipf z;
-	zipf_init(&z, records, 0x5eed0000ull + pct);
-	uint64_t r = 0xc0ffee00ull + pct;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t k = (uint32_t)zipf_next(&z);
-		bool set = (splitmix(&r) % 100) < pct;
-		t[i] = k | (set ? SET_BIT : 0);
-	}
-	return t;
-}
 
 /* ---- the run ------------------------------------------------------------------------ */
 
@@ -491,7 +473,7 @@ int cache_main(int argc, char **argv, const char *cmdline)
 		o.pin ? "on" : "off");
 	int status = 0;
 	for (unsigned p = 0; p < o.npcts && !status; p++) {
-		uint32_t *trace = make_trace(o.requests, o.pcts[p], o.keys);
+		uint32_t *trace = ycsb_trace(o.requests, o.pcts[p], o.keys);
 		if (!trace) {
 			fprintf(stderr, "tsync-bench cache: out of memory for the trace\n");
 			return 1;

@@ -8,6 +8,8 @@
 #define TSYNC_BENCH_YCSB_H
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdint.h>
 
 /* YCSB Utils.fnvhash64: FNV-1a over the 8 bytes of val, low byte first; Math.abs. */
@@ -68,6 +70,27 @@ static inline uint64_t zipf_next(struct zipf *z)
 	else
 		v = (uint64_t)((double)z->items * pow(z->eta * u - z->eta + 1.0, z->alpha));
 	return fnvhash64(v) % z->records;
+}
+
+/* A request trace: n requests over `records` keys drawn by Zipf, each a set with
+ * probability pct % (YCSB_SET_BIT set in the entry) or a get; the seeds depend on pct
+ * only, so every study that asks for the same pct replays the same trace. malloc'd;
+ * NULL when out of memory. */
+#define YCSB_SET_BIT 0x80000000u
+static inline uint32_t *ycsb_trace(size_t n, unsigned pct, uint64_t records)
+{
+	uint32_t *t = malloc(n * sizeof *t);
+	if (!t)
+		return NULL;
+	struct zipf z;
+	zipf_init(&z, records, 0x5eed0000ull + pct);
+	uint64_t r = 0xc0ffee00ull + pct;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = (uint32_t)zipf_next(&z);
+		bool set = (splitmix(&r) % 100) < pct;
+		t[i] = k | (set ? YCSB_SET_BIT : 0);
+	}
+	return t;
 }
 
 #endif /* TSYNC_BENCH_YCSB_H */

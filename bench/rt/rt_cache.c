@@ -99,7 +99,7 @@
 #define MAX_CORES 1024u
 #define KEY_LEN 16u
 #define VAL_LEN 32u
-#define SET_BIT 0x80000000u
+#define SET_BIT YCSB_SET_BIT
 #define SET_PCT 20u
 #define MAX_RECORDS 1000000u
 /* strict/relaxed calibrate first, for this long at most */
@@ -187,22 +187,7 @@ static _Thread_local struct exec *self_exec;
 
 /* ---- the trace ------------------------------------------------------------------------ */
 
-/* The trace of `tsync-bench cache --set-pct 20` (same seeds). */
-static uint32_t *make_trace(size_t n, uint64_t records)
-{
-	uint32_t *t = malloc(n * sizeof *t);
-	if (!t)
-		return NULL;
-	struct zipf z;
-	zipf_init(&z, records, 0x5eed0000ull + SET_PCT);
-	uint64_t r = 0xc0ffee00ull + SET_PCT;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t k = (uint32_t)zipf_next(&z);
-		bool set = (splitmix(&r) % 100) < SET_PCT;
-		t[i] = k | (set ? SET_BIT : 0);
-	}
-	return t;
-}
+/* The trace is ycsb_trace(requests, 20, records): that of `tsync-bench cache --set-pct 20`. */
 
 /* The next key of the wanted kind in x's partition (cyclic); any key if there is none. */
 static const char *next_key(struct exec *x, bool set)
@@ -1536,7 +1521,7 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 	uint64_t records = o.requests < MAX_RECORDS ? o.requests : MAX_RECORDS;
 	/* keys: "user" + 12 digits = 16 bytes, as YCSB's "user<number>" */
 	char *keys = malloc(records * KEY_LEN + 1);
-	uint32_t *trace = make_trace(o.requests, records);
+	uint32_t *trace = ycsb_trace(o.requests, SET_PCT, records);
 	if (!keys || !trace) {
 		fprintf(stderr, WHO ": out of memory for the trace\n");
 		return 1;

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .analysis import LOCK_POLICIES, Result, analyze, schedulability_test
-from .model import POLICIES, TaskSet, TaskSetError, _num, _unknown, parse_taskset
+from .model import POLICIES, TaskSet, TaskSetError, _num, _unknown, load_document, parse_taskset
 
 __all__ = ["AdmissionSpec", "Candidate", "Admission", "parse_admission", "load_admission",
            "select_periods", "min_read_period"]
@@ -218,21 +218,7 @@ def parse_admission(doc: Any) -> tuple:
 
 def load_admission(path: str | Path) -> tuple:
     """Read an admission task set (.yaml/.yml/.json): (TaskSet template, AdmissionSpec)."""
-    import json
-    path = Path(path)
-    text = path.read_text()
-    if path.suffix.lower() == ".json":
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TaskSetError("<file>", f"{path}: invalid JSON: {exc}") from None
-    else:
-        import yaml
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise TaskSetError("<file>", f"{path}: invalid YAML: {exc}") from None
-    return parse_admission(doc)
+    return parse_admission(load_document(path))
 
 
 # ---------------------------------------------------------------------------------------

@@ -253,24 +253,26 @@ def _assign_priorities(tasks: list) -> list:
     return out
 
 
-def load_taskset(path: str | Path) -> TaskSet:
-    """Read a task set from a .json, .yaml or .yml file (by extension; else tries JSON,
-    then YAML) and validate it."""
+def load_document(path: str | Path) -> Any:
+    """The document in a .json file, or in a YAML one (any other extension); a parse
+    error is a TaskSetError naming the file."""
     path = Path(path)
     text = path.read_text()
-    suffix = path.suffix.lower()
-    if suffix == ".json":
+    if path.suffix.lower() == ".json":
         try:
-            doc = json.loads(text)
+            return json.loads(text)
         except json.JSONDecodeError as exc:
             raise TaskSetError("<file>", f"{path}: invalid JSON: {exc}") from None
-    else:
-        import yaml  # PyYAML (python3-yaml)
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise TaskSetError("<file>", f"{path}: invalid YAML: {exc}") from None
-    return parse_taskset(doc)
+    import yaml  # PyYAML (python3-yaml)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise TaskSetError("<file>", f"{path}: invalid YAML: {exc}") from None
+
+
+def load_taskset(path: str | Path) -> TaskSet:
+    """Read a task set from a .json file or a YAML one (.yaml, .yml) and validate it."""
+    return parse_taskset(load_document(path))
 
 
 def dump_taskset(ts: TaskSet, path: str | Path) -> None:
