@@ -587,31 +587,48 @@ size_t ps_mem__task_collect(struct ps_mem *m)
 	return reclaim(m, PS_MEM_TASK_ME, &m->task_pt, SIZE_MAX, RECLAIM_COLLECT);
 }
 
-void ps_mem__task_release(struct ps_mem *m)
+/* Clear pt's stall summary (ps_stall_report): the queue it describes is gone. */
+static void stall_clear(struct ps_mem_pt *pt)
 {
-	struct ps_mem_pt *tp = &m->task_pt;
-	if (tp->qhead == NULL)
-		return;
+	atomic_store_explicit(&pt->c_blocker1, 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_blocked, 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_hook_blocked, 0, memory_order_relaxed);
+	atomic_store_explicit(&pt->c_head_tsc, 0, memory_order_relaxed);
+}
+
+/* Give pt's queue, if it has one, to m's orphaned queues (adopted by the next thread
+ * whose allocation slow path or ps_mem_reclaim runs). False if there was no memory for
+ * the orphan record: the queue then stays with pt. */
+static bool queue_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (pt->qhead == NULL)
+		return true;
 	struct orphan *o = malloc(sizeof(*o));
-	if (o == NULL) /* kept: the next σ attached to m continues with it */
-		return;
-	garb_forget(m, tp);
-	o->head = tp->qhead;
-	o->tail = tp->qtail;
-	o->n = atomic_load_explicit(&tp->c_pending, memory_order_relaxed);
-	tp->qhead = tp->qtail = NULL;
-	atomic_store_explicit(&tp->c_pending, 0, memory_order_relaxed);
-	atomic_store_explicit(&tp->c_blocker1, 0, memory_order_relaxed);
-	atomic_store_explicit(&tp->c_blocked, 0, memory_order_relaxed);
-	atomic_store_explicit(&tp->c_hook_blocked, 0, memory_order_relaxed);
-	atomic_store_explicit(&tp->c_head_tsc, 0, memory_order_relaxed);
-	pthread_mutex_lock(&m->pool_lock);
+	if (o == NULL)
+		return false;
+	garb_forget(m, pt);
+	o->head = pt->qhead;
+	o->tail = pt->qtail;
+	o->n = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
+	pt->qhead = pt->qtail = NULL;
+	atomic_store_explicit(&pt->c_pending, 0, memory_order_relaxed);
+	pthread_mutex_lock(&m->pool_lock); /* it guards the orphan list too */
 	o->next = m->orphans;
 	m->orphans = o;
 	atomic_store_explicit(&m->orphan_pending,
 			      atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) + o->n,
 			      memory_order_relaxed);
 	pthread_mutex_unlock(&m->pool_lock);
+	return true;
+}
+
+void ps_mem__task_release(struct ps_mem *m)
+{
+	struct ps_mem_pt *tp = &m->task_pt;
+	/* without memory for the record the queue is kept: the next σ attached continues */
+	if (tp->qhead == NULL || !queue_orphan(m, tp))
+		return;
+	stall_clear(tp);
 }
 
 /* Hand out the cache's top object (the cache must not be empty). */
@@ -979,32 +996,11 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 	 * orphan carries no latent cache, so no count strands with the id. */
 	latent_to_slabs(m, pt, 0);
 
-	struct orphan *o = NULL;
-	if (pt->qhead) {
-		o = malloc(sizeof(*o));
-		if (o == NULL) /* cannot hand it over: keep it with the id; its next user adopts it */
-			return;
-		garb_forget(m, pt);
-		o->head = pt->qhead;
-		o->tail = pt->qtail;
-		o->n = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
-		pt->qhead = pt->qtail = NULL;
-		atomic_store_explicit(&pt->c_pending, 0, memory_order_relaxed);
-	}
-	atomic_store_explicit(&pt->c_blocker1, 0, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_blocked, 0, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_hook_blocked, 0, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_head_tsc, 0, memory_order_relaxed);
+	/* cannot hand the queue over: keep it with the id; its next user adopts it */
+	if (!queue_orphan(m, pt))
+		return;
+	stall_clear(pt);
 	pt->last_reclaim = 0;
-	if (o) {
-		pthread_mutex_lock(&m->pool_lock); /* it guards the orphan list too */
-		o->next = m->orphans;
-		m->orphans = o;
-		atomic_store_explicit(&m->orphan_pending,
-				      atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) + o->n,
-				      memory_order_relaxed);
-		pthread_mutex_unlock(&m->pool_lock);
-	}
 	ps_mem__slabs_release(m, pt);
 }
 
