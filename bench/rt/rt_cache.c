@@ -1650,9 +1650,11 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 		char path[4096];
 		for (int d = 0; d < ND; d++)
 			for (unsigned ci = 0; ci < o.ncores; ci++) {
-				snprintf(path, sizeof path, "%s/admission-%s-%u.yaml", tmpdir, dname[d],
-					 o.cores[ci]);
-				unlink(path);
+				for (int probe = 0; probe < 2; probe++) { /* admit()'s two steps */
+					snprintf(path, sizeof path, "%s/admission-%s-%u%s.yaml", tmpdir,
+						 dname[d], o.cores[ci], probe ? "-probe" : "");
+					unlink(path);
+				}
 			}
 		rmdir(tmpdir);
 	}

@@ -155,8 +155,9 @@ def _grid(raw: Any, fname: str) -> tuple:
 
 
 def parse_admission(doc: Any) -> tuple:
-    """Validate an admission document: (TaskSet template, AdmissionSpec). Variable
-    periods are replaced by a placeholder in the template (see _with_periods)."""
+    """Validate an admission document: (TaskSet template, AdmissionSpec). In the
+    template a variable period is 1 us, only so that parse_taskset can validate the
+    rest of the task; every analysis sets the real periods (_with_periods)."""
     if not isinstance(doc, dict):
         raise TaskSetError("<top>", "a task set is a mapping with 'cores' and 'tasks'")
     doc = dict(doc)
@@ -177,7 +178,7 @@ def parse_admission(doc: Any) -> tuple:
                     raise TaskSetError(f"tasks[{i}].p", f"must be a number, 'read' or "
                                        f"'update', got {t['p']!r}")
                 (reads if t["p"] == "read" else updates).append(str(t.get("name", f"t{i}")))
-                t = dict(t, p=1.0)   # placeholder
+                t = dict(t, p=1.0)   # set per candidate by _with_periods
             if variable and isinstance(t, dict) and t.get("prio") is None:
                 raise TaskSetError(f"tasks[{i}].prio", "required when a period is 'read' "
                                    "or 'update' (rate-monotonic priorities would depend on "
