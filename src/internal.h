@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdatomic.h>
 #include <tsync/thread.h>
+#include "tdir.h"
 
 /*
  * A client of the thread registry (each struct ps and struct ps_mem is one). When a
@@ -25,23 +26,6 @@ struct tsync__client {
  * running for c and will not run again. */
 void tsync__client_add(struct tsync__client *c);
 void tsync__client_remove(struct tsync__client *c);
-
-/*
- * Per-thread record arrays, indexed by thread id, grown in chunks of TSYNC__CHUNK ids:
- * dir has tsync__chunk_count() entries, each NULL until some thread in that range
- * needs its record. Chunks are never freed before the owning object is destroyed, so
- * a pointer loaded from dir stays valid.
- */
-#define TSYNC__CHUNK_SHIFT 6u
-#define TSYNC__CHUNK (1u << TSYNC__CHUNK_SHIFT)
-unsigned tsync__chunk_count(void);
-/*
- * Return dir[idx], allocating it (chunk_bytes, aligned to a cache line, zeroed, then
- * init(chunk, arg) if init is non-NULL) and publishing it with a release CAS if it is
- * NULL. Returns NULL only if the allocation failed (errno = ENOMEM).
- */
-void *tsync__chunk_get(void *_Atomic *dir, unsigned idx, size_t chunk_bytes,
-		       void (*init)(void *chunk, void *arg), void *arg);
 
 /* Print "tsync: <msg>" to stderr and abort: documented programming errors only. */
 _Noreturn void tsync__fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
