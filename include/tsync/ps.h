@@ -1,18 +1,16 @@
 /*
- * tsync/ps.h - ParSec parallel sections: scalable memory reclamation ordered by time.
- *
- * Seed 000 (Wang, Stamler, Parmer, "Parallel Sections", EuroSys 2016) §2.2 and §3.2-3.3.
+ * tsync/ps.h - ParSec parallel sections: scalable memory reclamation ordered by time
+ * (ParSec (EuroSys 2016) §2.2 and §3.2-3.3; the RT and temporal policies of RT-SMR
+ * (RTAS 2018) §IV).
  *
  * A parallel section is the span between ps_enter() and ps_exit() in which a thread may
- * hold references into a data structure protected by a struct ps. ps_enter records the
- * section's start time (tsync_now()) in the calling thread's own cache line, and
- * ps_exit records exit = enter + 1 in the same line: the read path stores to no shared
- * line and reads no line that updaters write. An object unlinked and freed at time t may
- * be reused once every section that was active at t has ended; ps_quiesce(ps, t)
- * decides that without waiting (wait-free) by comparing t against each thread's
- * enter/exit times, with the clock's skew bound S applied to every comparison.
+ * hold references into a data structure protected by a struct ps. Entering and leaving
+ * store only to the calling thread's own cache line and read no line that updaters
+ * write. An object unlinked and freed at time t may be reused once every section that
+ * was active at t has ended; ps_quiesce(ps, t) decides that without waiting, applying the
+ * clock's skew bound S (<tsync/clock.h>) to every comparison.
  *
- * Four optimisations of §3.3 are implemented:
+ * The four optimisations of ParSec (EuroSys 2016) §3.3 are implemented:
  *  1. one timestamp per section: exit is stored as enter + 1 (no second counter read);
  *  2. each thread publishes its last computed quiescence point on its own line, and a
  *     quiescer stops as soon as it finds its own or any other thread's point >= t;
@@ -20,13 +18,16 @@
  *     time it read them, and reuses them for any t older than that time;
  *  4. each thread starts its scan at its own id, spreading the reads of popular lines.
  *
- * Several struct ps are independent (seed 000, "nested parallel sections"): a thread may
- * be inside sections of several instances at once, and quiescence of one ignores the
- * others. Sections of one instance nest per thread: only the outermost enter/exit pair
- * records times.
+ * Several struct ps are independent (ParSec (EuroSys 2016), "nested parallel
+ * sections"): a thread may be inside sections of several instances at once, and
+ * quiescence of one ignores the others. Sections of one instance nest per thread: only
+ * the outermost enter/exit pair records times.
+ *
+ * S in the contracts below is the instance's bound, ps_skew_ticks(ps): the clock's
+ * measured S plus cfg->skew_margin plus 1 tick.
  *
  * Threads: any thread may call any function here; threads are registered lazily
- * (<tsync/thread.h>). Memory ordering: see each function and docs/design.md.
+ * (<tsync/thread.h>). The memory-ordering argument is in docs/design.md §2.
  */
 #ifndef TSYNC_PS_H
 #define TSYNC_PS_H
@@ -45,36 +46,36 @@ extern "C" {
 struct ps;
 
 /*
- * Quiescence policies (seed 004 §IV), chosen per instance at creation.
+ * Quiescence policies (RT-SMR (RTAS 2018) §IV), chosen per instance at creation.
  *
- *  PS_POLICY_GENERAL   ParSec as above (seed 000 §3.3): wait-free ps_quiesce with the
- *                      four optimisations. A quiescer may answer from cached views and
- *                      published points, so the quiescence point it proves can lag the
- *                      true one: throughput first, no garbage bound. The default (a
+ *  PS_POLICY_GENERAL   ParSec (ParSec (EuroSys 2016) §3.3): wait-free ps_quiesce with
+ *                      the four optimisations. A quiescer may answer from cached views
+ *                      and published points, so the quiescence point it proves can lag
+ *                      the true one: throughput first, no garbage bound. The default (a
  *                      zero-initialised config selects it).
- *  PS_POLICY_RT        RT-ParSec (seed 004 §IV-A, Fig. 8): every quiescence computation
- *                      reads every thread's record now - no cached views, no other
- *                      thread's published point, no early exit - and returns the earliest
- *                      enter time among the threads inside a section (less the skew
- *                      bound), or the scan's start if none is. Exact, so the garbage
- *                      bound of seed 004 Eq. 5 applies; costs O(threads) remote loads per
- *                      computation (α of §V-C). Sections are marked with ps_enter/ps_exit
- *                      exactly as for GENERAL (same inline code, same cost).
- *  PS_POLICY_TEMPORAL  Temporal quiescence (seed 004 §IV-B, Fig. 9): the quiescence point
- *                      is now - grace_ns - S. No thread record is read. CONTRACT: every
- *                      section (from the first access to protected memory to the last,
- *                      including preemption and interrupts) lasts less than grace_ns of
- *                      real time, a bound the task model and response-time analysis must
- *                      establish (seed 004 §VI, Eq. 8: grace_ns >= max Δʳ). A section
- *                      that overruns it may see its objects reused under it - undetected
- *                      unless the reader also calls ps_enter/ps_exit, see below.
- *                      Enter and exit do no work: readers of a temporal instance need not
- *                      call ps_enter/ps_exit at all (Fig. 9's empty functions; the general
- *                      read path is not given a policy branch, so GENERAL does not pay for
- *                      TEMPORAL). Calling them anyway is allowed and costs what it costs
- *                      for GENERAL; then ps_in_section() works and ps_stall_report()
- *                      (<tsync/ps_mem.h>) flags a section that has outlived grace_ns.
- *                      ps_quiesce never reads the records.
+ *  PS_POLICY_RT        RT-ParSec (RT-SMR (RTAS 2018) §IV-A, Fig. 8): every quiescence
+ *                      computation reads every thread's record now - no cached views, no
+ *                      other thread's published point, no early exit - and returns the
+ *                      earliest enter time among the threads inside a section (less the
+ *                      skew bound), or the scan's start if none is. Exact, so the garbage
+ *                      bound of RT-SMR (RTAS 2018) Eq. 5 applies; costs O(threads) remote
+ *                      loads per computation (α of §V-C). Sections are marked with
+ *                      ps_enter/ps_exit exactly as for GENERAL (same inline code, cost).
+ *  PS_POLICY_TEMPORAL  Temporal quiescence (RT-SMR (RTAS 2018) §IV-B, Fig. 9): the
+ *                      quiescence point is now - grace_ns - S; no thread record is read.
+ *                      CONTRACT: every section (from the first access to protected memory
+ *                      to the last, including preemption and interrupts) lasts less than
+ *                      grace_ns of real time, a bound the task model and response-time
+ *                      analysis must establish (RT-SMR (RTAS 2018) §VI, Eq. 8:
+ *                      grace_ns >= max Δʳ). A section that overruns it may see its objects
+ *                      reused under it - undetected unless the reader also calls
+ *                      ps_enter/ps_exit, see below. Enter and exit do no work for this
+ *                      policy: its readers need not call ps_enter/ps_exit at all (Fig. 9's
+ *                      empty functions; the general read path has no policy branch, so
+ *                      GENERAL does not pay for TEMPORAL). Calling them anyway is allowed
+ *                      and costs what it costs for GENERAL; then ps_in_section() works and
+ *                      ps_stall_report() (<tsync/ps_mem.h>) flags a section that has
+ *                      outlived grace_ns. ps_quiesce never reads the records.
  */
 enum ps_policy {
 	PS_POLICY_GENERAL = 0,
@@ -94,87 +95,142 @@ struct ps_config {
 #define PS_CONFIG_INIT {sizeof(struct ps_config), 0, PS_POLICY_GENERAL, 0}
 
 /*
- * ps_create: a new, independent parallel-section domain.
- * cfg: NULL for defaults. Initialises the clock (<tsync/clock.h>) if needed.
- * Returns the instance, or NULL with errno = ENOMEM, or EINVAL (bad cfg->size, unknown
- * policy, TEMPORAL without grace_ns, grace_ns with another policy).
- * Blocking (allocates, takes the registry mutex). Any thread.
+ * ps_create - a new, independent parallel-section domain.
+ *
+ * Arguments:  cfg: the configuration, or NULL for the defaults (PS_CONFIG_INIT).
+ * Returns:    the instance; NULL with errno = ENOMEM, or EINVAL (bad cfg->size, unknown
+ *             policy, TEMPORAL without grace_ns, grace_ns with another policy).
+ * Progress:   blocking (allocates, takes the registry mutex); initialises the clock
+ *             (<tsync/clock.h>) if needed.
+ * Caller:     any thread.
+ * Implements: ParSec (EuroSys 2016) §3.3; policies: RT-SMR (RTAS 2018) §IV.
  */
 struct ps *ps_create(const struct ps_config *cfg);
 
 /*
- * ps_destroy: free an instance. Precondition (not checked): no thread is inside one of
- * its sections or will use it again, and every ps_mem created on it was destroyed.
- * NULL is ignored. Blocking.
+ * ps_destroy - free an instance.
+ *
+ * Arguments:  ps: the instance, or NULL (ignored).
+ * Progress:   blocking.
+ * Caller:     any thread, once (not checked) no thread is inside one of ps's sections
+ *             or will use it again, and every ps_mem created on it was destroyed.
+ * Implements: ParSec (EuroSys 2016) §3.3.
  */
 void ps_destroy(struct ps *ps);
 
 /*
- * ps_quiesce: has every thread left every section of ps that was active at time t?
- * t: a time from tsync_now_ordered() taken after the object was made unreachable (what
- * ps_free records). Returns true only if, for every registered thread j, j was observed
- * (now, or at a cached time that follows t by more than the skew bound) outside any
- * section, or inside a section that began more than the skew bound after t; or if some
- * thread already published a quiescence point >= t. False means "not yet": call again
- * later. The caller's own sections count too: a thread inside a section that began
- * before t makes ps_quiesce(ps, t) false, even when it is the caller.
- * A true result publishes t (or a later proven point) as the caller's quiescence point.
- * Wait-free: O(threads) loads in the worst case, usually O(1) (optimisations 2 and 3).
- * Ordering: a true result happens-after the exit of every such section (acquire).
- * Any thread, inside or outside a section.
- * Policies: GENERAL as above. RT: t is compared with a fresh exact quiescence point
- * (ps_quiesce_time) unless the caller's own published point already covers it; no
- * cached view and no other thread's point is used. TEMPORAL: true iff
- * t + grace + S < now (no record is read, nothing waits).
+ * ps_quiesce - has every thread left every section of ps that was active at time t?
+ *
+ * Arguments:  t: a time, in ticks, from tsync_now_ordered() taken after the object was
+ *             made unreachable (what ps_free records).
+ * Returns:    true at once, whatever the policy, if t <= the caller's own published
+ *             point (ps_quiescence_point). Otherwise, GENERAL: true only if, for every
+ *             registered thread j, j was observed (now, or at a cached time that
+ *             follows t by more than S) outside any section, or inside a section that
+ *             began more than S after t; or if some other thread already published a
+ *             quiescence point >= t. RT: true iff t <= a fresh exact quiescence point
+ *             (ps_quiesce_time); no cached view and no other thread's point is used.
+ *             TEMPORAL: true iff t + grace + S < now (no record is read).
+ *             False means "not yet": call again later. The caller's own sections count
+ *             too: a thread inside a section that began before t makes
+ *             ps_quiesce(ps, t) false, even when it is the caller. A true result
+ *             publishes t (or a later proven point) as the caller's quiescence point.
+ * Progress:   wait-free: O(threads) loads in the worst case, usually O(1)
+ *             (optimisations 2 and 3); never waits.
+ * Ordering:   acquire: a true result happens-after the exit of every such section.
+ * Caller:     any thread, inside or outside a section.
+ * Implements: ParSec (EuroSys 2016) §3.2-3.3; RT and TEMPORAL: RT-SMR (RTAS 2018)
+ *             §IV-A/B, Figs. 8 and 9.
  */
 bool ps_quiesce(struct ps *ps, tsync_tick_t t);
 
 /*
- * ps_quiesce_time: the most recent quiescence point, computed now (seed 004 Fig. 8's
- * ps_quiesce for GENERAL and RT, Fig. 9's for TEMPORAL): every section of ps active at
- * or before the returned time has ended, so an object whose free time (ps_free's stamp)
- * is <= it may be reused.
- *   GENERAL, RT: reads every registered thread's record (exact: no cached view, no
- *     published point) and returns min(scan start, earliest enter time of a thread now
- *     inside a section) - S - 1. O(threads) loads; the caller's own section counts.
- *   TEMPORAL: now - grace - S - 1 (0 if that is negative); reads no record.
- * If the caller's previously published point (ps_quiescence_point) is later, that one
- * is returned instead (it is proven too). The result is published as the caller's
- * point (which never decreases). Wait-free. Ordering: every section that ended by the returned
- * time happens-before the return (acquire loads of the records). Any thread.
+ * ps_quiesce_time - the most recent quiescence point, computed now.
+ *
+ * Every section of ps active at or before the returned time has ended, so an object
+ * whose free time (ps_free's stamp) is <= it may be reused.
+ *
+ * Returns:    a time in ticks. GENERAL, RT: reads every registered thread's record
+ *             (exact: no cached view, no published point) and returns min(scan start,
+ *             earliest enter time of a thread now inside a section) - S - 1; the
+ *             caller's own section counts. TEMPORAL: now - grace - S - 1 (0 if that is
+ *             negative); reads no record. If the caller's previously published point
+ *             (ps_quiescence_point) is later, that one is returned instead (it is
+ *             proven too). The result is published as the caller's point (which never
+ *             decreases).
+ * Progress:   wait-free: O(threads) loads (GENERAL, RT), O(1) (TEMPORAL).
+ * Ordering:   acquire loads of the records: every section that ended by the returned
+ *             time happens-before the return.
+ * Caller:     any thread.
+ * Implements: RT-SMR (RTAS 2018) Fig. 8's ps_quiesce (GENERAL, RT) and Fig. 9's
+ *             (TEMPORAL).
  */
 tsync_tick_t ps_quiesce_time(struct ps *ps);
 
-/* The policy ps was created with, and its grace period in ticks (0 unless TEMPORAL);
- * the skew bound ps applies to every comparison (S + skew_margin + 1), in ticks. */
+/*
+ * ps_policy, ps_grace_ticks, ps_skew_ticks - an instance's configuration.
+ *
+ * Returns:    ps_policy: the policy ps was created with. ps_grace_ticks: its grace
+ *             period in ticks (0 unless TEMPORAL). ps_skew_ticks: the skew bound ps
+ *             applies to every comparison, in ticks (S + cfg->skew_margin + 1).
+ * Progress:   wait-free (reads fields fixed at creation).
+ * Caller:     any thread.
+ * Implements: RT-SMR (RTAS 2018) §IV (policies); ParSec (EuroSys 2016) §3.2 (skew).
+ */
 enum ps_policy ps_policy(const struct ps *ps);
 tsync_tick_t ps_grace_ticks(const struct ps *ps);
 tsync_tick_t ps_skew_ticks(const struct ps *ps);
 
 /*
- * ps_synchronize: block until every section of ps active now has ended (the classic
- * grace period, for callers that want to free memory themselves). Spins with
- * tsync_arch_relax() and then sched_yield(). Must not be called inside a section of ps
- * (it would wait for itself: the call aborts with a diagnostic). Blocking.
+ * ps_synchronize - wait until every section of ps active now has ended.
+ *
+ * The classic grace period, for callers that want to free memory themselves.
+ *
+ * Progress:   blocking: retries ps_quiesce, spinning with tsync_arch_relax() and then
+ *             calling sched_yield() (src/wait.h's quiescence spin).
+ * Ordering:   as a true ps_quiesce: the exit of every such section happens-before the
+ *             return.
+ * Caller:     any thread outside a section of ps (inside one it would wait for itself:
+ *             the call aborts with a diagnostic).
+ * Implements: ParSec (EuroSys 2016) §3.3 (a ps_quiesce loop).
  */
 void ps_synchronize(struct ps *ps);
 
 /*
- * ps_quiescence_point: the calling thread's last computed quiescence point: every
- * section of ps active at or before it has ended. 0 if none computed yet. Wait-free.
+ * ps_quiescence_point - the calling thread's last computed quiescence point.
+ *
+ * Returns:    a time in ticks at or before which every section of ps has ended; 0 if
+ *             the caller has computed none yet.
+ * Progress:   wait-free (one load from the caller's own line).
+ * Caller:     any thread.
+ * Implements: ParSec (EuroSys 2016) §3.3, optimisation 2.
  */
 tsync_tick_t ps_quiescence_point(struct ps *ps);
 
-/* Counters of the calling thread's ps_quiesce calls, for tests and diagnostics. */
+/* Counters of the calling thread's ps_quiesce calls, for tests and diagnostics. Every
+ * field is a count of events since the thread's record for ps was created. */
 struct ps_stats {
-	uint64_t quiesce_calls;   /* ps_quiesce calls */
-	uint64_t quiesce_true;    /* ... that returned true */
-	uint64_t own_point_hits;  /* answered by the caller's own published point (opt. 2) */
-	uint64_t peer_point_hits; /* answered by another thread's published point (opt. 2) */
-	uint64_t cache_hits;      /* per-thread checks answered from the local cache (opt. 3) */
-	uint64_t remote_reads;    /* per-thread checks that read the other thread's line */
+	uint64_t quiesce_calls;   /* ps_quiesce calls, count */
+	uint64_t quiesce_true;    /* ... that returned true, count */
+	uint64_t own_point_hits;  /* calls answered by the caller's own published point
+				   * (opt. 2), count */
+	uint64_t peer_point_hits; /* calls answered by another thread's published point
+				   * (opt. 2), count */
+	uint64_t cache_hits;      /* per-thread checks answered from the local cache
+				   * (opt. 3), count of thread records */
+	uint64_t remote_reads;    /* per-thread checks that read the other thread's line,
+				   * count of thread records */
 };
-/* Fills *out with the calling thread's counters for ps. Returns 0. Wait-free. */
+/*
+ * ps_stats_thread - the calling thread's ps_quiesce counters for ps.
+ *
+ * Arguments:  out: filled with the counters (all 0 if the caller never quiesced ps).
+ * Returns:    0. Like every tsync stats function it returns int, 0 or -1 with errno;
+ *             this one has no failing case.
+ * Progress:   wait-free.
+ * Caller:     any thread (its own counters only).
+ * Implements: ParSec (EuroSys 2016) §3.3 (counts its optimisations).
+ */
 int ps_stats_thread(struct ps *ps, struct ps_stats *out);
 
 /* ---- inline fast path (internal layout; do not use the ps__ names directly) ---- */
@@ -218,14 +274,27 @@ static inline tsync_tick_t ps__quiescence_point(struct ps *ps)
 }
 
 /*
- * ps_enter: begin a parallel section of ps (nestable; only the outermost one counts).
- * Stores the current time (made strictly greater than the thread's previous enter time)
- * to the caller's own line with release ordering (so the previous section's accesses
- * happen-before any scanner that sees the new time), then a full fence (seq_cst): the
- * store is globally visible before any load the section makes, so a reclaimer that
- * does not see it cannot have unlinked anything this section reads (docs/design.md §2).
- * Wait-free; no shared store. Any thread (registers lazily; aborts if the registry is
- * full, see <tsync/thread.h>).
+ * ps_enter, ps_exit - begin and end a parallel section of ps.
+ *
+ * Sections nest; only the outermost pair records times. ps_enter stores the current
+ * time (made strictly greater than the thread's previous enter time) to the caller's own
+ * line; the outermost ps_exit stores exit = enter + 1 there. After the outermost exit the
+ * caller must hold no reference to memory protected by ps.
+ *
+ * Progress:   wait-free; no shared store, no counter read in ps_exit.
+ * Ordering:   ps_enter: release store of the enter time (the previous section's accesses
+ *             happen-before any scanner that sees the new time), then a seq_cst fence:
+ *             the store is globally visible before any load the section makes, so a
+ *             reclaimer that does not see it cannot have unlinked anything the section
+ *             reads (docs/design.md §2). ps_exit: release store of the exit time: every
+ *             load of the section happens-before a reclaimer's acquire load that
+ *             observes it.
+ * Caller:     any thread (ps_enter registers it lazily and aborts if the registry is
+ *             full, see <tsync/thread.h>). ps_exit: the caller must be inside a section
+ *             of ps; an unbalanced exit aborts with a diagnostic when the caller's code
+ *             is compiled without NDEBUG (ps_exit is inline, so the caller's build flags
+ *             decide).
+ * Implements: ParSec (EuroSys 2016) §2.2 and §3.3, optimisation 1.
  */
 static inline void ps_enter(struct ps *ps)
 {
@@ -245,15 +314,6 @@ static inline void ps_enter(struct ps *ps)
 	}
 }
 
-/*
- * ps_exit: end the innermost parallel section of ps. The outermost exit stores
- * exit = enter + 1 with release ordering: every load of the section happens-before a
- * reclaimer's acquire load that observes it. After the outermost exit the caller must
- * hold no reference to memory protected by ps. Wait-free; no shared store.
- * Precondition: the caller is inside a section of ps; an unbalanced exit aborts with a
- * diagnostic when the caller's code is compiled without NDEBUG (ps_exit is inline, so
- * the caller's build flags decide).
- */
 static inline void ps_exit(struct ps *ps)
 {
 	struct ps__slot *s = ps__slot(ps);
@@ -267,7 +327,14 @@ static inline void ps_exit(struct ps *ps)
 				      memory_order_release);
 }
 
-/* ps_in_section: is the calling thread inside a section of ps? Wait-free. */
+/*
+ * ps_in_section - is the calling thread inside a section of ps?
+ *
+ * Returns:    true while the caller's nesting depth for ps is not 0.
+ * Progress:   wait-free (reads the caller's own line).
+ * Caller:     any thread.
+ * Implements: ParSec (EuroSys 2016) §2.2.
+ */
 static inline bool ps_in_section(struct ps *ps)
 {
 	return ps__slot(ps)->depth != 0;
