@@ -1,15 +1,13 @@
 /*
- * tsync/ps_mem.h - the SMR-integrated slab allocator (ParSec memory, ParSec (EuroSys 2016) §3.4,
- * with the predictable remote frees of RT-SMR (RTAS 2018) Appendix A).
+ * tsync/ps_mem.h - the SMR-integrated slab allocator (ParSec memory, ParSec (EuroSys
+ * 2016) §3.4, with the predictable remote frees of RT-SMR (RTAS 2018) Appendix A).
  *
  * A struct ps_mem hands out objects of one size. ps_free() does not make an object
- * reusable: it marks the object freed and appends it to the calling thread's
- * quiescence queue, where it is stamped with a free time: one ordered clock reading
- * (tsync_now_ordered(), ~23 ns on x86-64) per cfg->stamp_batch frees stamps every
- * object freed since the previous one. A later reading is a valid free time (it only
- * delays reuse), so the queue stays ordered by free time at a fraction of the cost.
- * Objects leave that queue - a bounded batch per ps_free/ps_alloc call, never waiting
- * on another thread - once ps_quiesce() says every section active at their free time
+ * reusable: it appends it to the calling thread's quiescence queue with a free time (one
+ * ordered clock reading per cfg->stamp_batch frees stamps every object freed since the
+ * previous one; a later reading only delays reuse, so the queue stays ordered by free
+ * time). Objects leave that queue - a bounded batch per call, never waiting on another
+ * thread - once quiescence (<tsync/ps.h>) says every section active at their free time
  * has ended. When nothing has quiesced, ps_alloc takes fresh memory rather than wait
  * (ParSec (EuroSys 2016) §3.2).
  *
@@ -20,27 +18,28 @@
  *                                       latent cache, --reclaim--> their own slab
  *   object cache  --flush / refill (sizes: the policies)-->  slabs owned by the thread
  *   slabs  <-->  the instance's slab pool (a mutex, slow path only)  <-->  the system
- * A slab is one page-aligned chunk (slab_size bytes, a multiple of 4096; a power of two
- * is also aligned to its size) whose objects each carry a header: the free time, the
- * queue link, and the owning slab. Each slab is owned by one thread; an object returned to a slab owned by another thread ("remote
- * free") goes onto that owner's remote list for the freeing thread's id modulo
- * PS_MEM_REMOTE_LINES, each list head on its own cache line, pushed with a
- * compare-and-swap that only freeing threads sharing that line contend on. The owner
- * takes whole lists with one exchange when it refills. A slab that holds one object
- * (an object too large for two in its slab_size) belongs to the pool while its object is
- * out, and the object, once reclaimed, returns to it directly, bypassing the object
- * cache: no thread strands a whole slab. A thread keeps at most one fully
- * free and four partly free slabs of its own; a slab that gets objects back beyond that
- * goes to the pool, whose partly free slabs every thread's refill takes before mapping a
- * new one (otherwise free objects strand in a thread that never refills). Fully free slabs beyond
- * cfg->slabs_kept go back to the system, at most 4 x cache_size (at least 16) per
- * allocator slow path (refill, cache flush, ps_mem_reclaim; in steady state that is every
- * slab the call emptied) and never under the pool mutex: when a long section ends and thousands
- * of slabs empty at once, the pool serves refills from them and shrinks over the
- * following calls instead of one call making thousands of munmaps.
  *
- * Threads: any thread may allocate and free any object of any ps_mem. Objects are
- * aligned to cfg->align (default 16).
+ * A slab is one page-aligned chunk of cfg->slab_size bytes (a slab_size that is a power
+ * of two is also aligned to its size) whose objects each carry a header: the free time,
+ * the queue link and the owning slab. Each slab is owned by one thread; an object
+ * returned to a slab owned by another thread ("remote free") goes onto one of that
+ * owner's PS_MEM_REMOTE_LINES remote lists, each head on its own cache line, pushed with
+ * a compare-and-swap that only freeing threads sharing that line contend on; the owner
+ * takes whole lists with one exchange when it refills. A slab that holds one object (an
+ * object too large for two in its slab_size) belongs to the pool while its object is
+ * out, and the object, once reclaimed, returns to it directly, bypassing the object
+ * cache: no thread strands a whole slab. A thread keeps a bounded number of fully free
+ * and of partly free slabs of its own (the bounds are implementation constants); a slab
+ * that gets objects back beyond them goes to the pool, whose partly free slabs every
+ * thread's refill takes before mapping a new one (so free objects do not strand in a
+ * thread that never refills). Fully free slabs beyond cfg->slabs_kept go back to the
+ * system - a bounded number per allocator slow path (refill, cache flush,
+ * ps_mem_reclaim), proportional to cfg->cache_size, and never under the pool mutex - so
+ * when a long section ends and thousands of slabs empty at once, the pool serves refills
+ * from them and shrinks over the following calls instead of one call making thousands
+ * of munmaps.
+ *
+ * Threads: any thread may allocate and free any object of any ps_mem.
  */
 #ifndef TSYNC_PS_MEM_H
 #define TSYNC_PS_MEM_H
@@ -56,43 +55,66 @@ extern "C" {
 
 struct ps_mem;
 
+/* Remote-free lists per slab owner (one cache line each); a freeing thread pushes onto
+ * the list of its thread id modulo this. */
 #define PS_MEM_REMOTE_LINES 8
 
 /*
- * Custom grace periods (ParSec (EuroSys 2016) §3.7). Asked, in the owning thread's ps_free/ps_alloc/
- * ps_mem_reclaim/ps_mem_collect, before an object that has passed normal quiescence (its
- * free time is <= a proven quiescence point) is made reusable: return true to let it be
- * reused, false to keep it (e.g. "not before the next TLB flush": compare free_time with
- * the time of the last flush). Objects are asked in free-time order, per freeing thread;
- * the first refusal ends that reclamation: the refused object stays at the head of its
- * queue, every object freed after it waits behind it, and the refused object is asked
- * again first at the next reclamation. So the hook never sees an object before every
- * object freed earlier by the same thread has been accepted, and no object is lost or
- * reordered. obj is the object (contents as the freeing thread left them; do not write
- * it), free_time its stamp. Runs inside allocator calls: it must not block for long, and
- * must not call ps_alloc, ps_free, ps_mem_reclaim or ps_mem_collect on the same ps_mem.
+ * ps_mem_grace_fn - a custom grace period: may obj, past normal quiescence, be reused?
+ *
+ * Arguments:  m; obj (contents as the freeing thread left them; do not write it);
+ *             free_time, its stamp in ticks; arg, cfg->grace_arg.
+ * Returns:    true to let obj be reused, false to keep it (e.g. "not before the next
+ *             TLB flush": compare free_time with the time of the last flush). The first
+ *             refusal ends that reclamation: the refused object stays at the head of its
+ *             queue, every object freed after it by the same thread waits behind it, and
+ *             it is asked again first at the next reclamation. So the hook never sees an
+ *             object before every object freed earlier by the same thread has been
+ *             accepted, and no object is lost or reordered.
+ * Progress:   runs inside allocator calls: it must not block for long.
+ * Caller:     called by the reclaiming thread's ps_free/ps_alloc/ps_mem_reclaim/
+ *             ps_mem_collect (or σ), in free-time order per freeing thread, once the
+ *             object's free time is <= a proven quiescence point; it must not call
+ *             ps_alloc, ps_free, ps_mem_reclaim or ps_mem_collect on the same ps_mem.
+ * Implements: ParSec (EuroSys 2016) §3.7.
  */
 typedef bool (*ps_mem_grace_fn)(struct ps_mem *m, void *obj, tsync_tick_t free_time, void *arg);
 
-/* Pending-garbage threshold callback: called once each time m's pending count rises to
- * cfg->pending_threshold from below (edge-triggered: again only after it fell below),
- * in the thread whose ps_free made it cross, after that ps_free finished its work.
- * pending: the count just reached. It may call ps_mem_stats and ps_stall_report; it
- * must not call ps_free on m. Requires exact accounting (enabled by setting it). */
+/*
+ * ps_mem_pending_fn - the pending-garbage threshold was reached.
+ *
+ * Arguments:  m; pending, the pending count just reached (objects); arg,
+ *             cfg->pending_arg.
+ * Caller:     called once each time m's pending count rises to cfg->pending_threshold
+ *             from below (edge-triggered: again only after it fell below), in the thread
+ *             whose ps_free made it cross, after that ps_free finished its work. It may
+ *             call ps_mem_stats and ps_stall_report; it must not call ps_free on m.
+ *             Requires exact accounting (setting it enables it under AUTO).
+ * Implements: RT-SMR (RTAS 2018) §II-E (pending memory).
+ */
 typedef void (*ps_mem_pending_fn)(struct ps_mem *m, uint64_t pending, void *arg);
 
 /* What one reclamation did, for measuring RT-SMR (RTAS 2018)'s α and β (§V-C, Fig. 10). */
 struct ps_mem_reclaim_info {
-	tsync_tick_t quiesce_ticks; /* the quiescence computation, if one was made (α) */
-	tsync_tick_t collect_ticks; /* the rest of the reclamation: moving `collected`
-				     * objects to the object cache (collected x β) */
+	tsync_tick_t quiesce_ticks; /* ticks spent in the quiescence computation, if one
+				     * was made (α) */
+	tsync_tick_t collect_ticks; /* ticks spent on the rest of the reclamation: moving
+				     * `collected` objects to the object cache
+				     * (collected x β) */
 	uint64_t collected;         /* objects made reusable */
 	uint64_t queued;            /* objects left in the caller's queue */
 	bool quiesced;              /* a quiescence computation was made */
 };
-/* Reclamation observer: called at the end of every reclamation that computed quiescence
- * or collected an object, in the reclaiming thread. Setting it adds two clock reads per
- * reclamation. Must not call ps_alloc/ps_free/ps_mem_reclaim on m. */
+/*
+ * ps_mem_reclaim_fn - the reclamation observer.
+ *
+ * Arguments:  m; info, what the reclamation did; arg, cfg->reclaim_arg.
+ * Progress:   setting it adds two clock reads per reclamation.
+ * Caller:     called at the end of every reclamation that computed quiescence or
+ *             collected an object, in the reclaiming thread. It must not call ps_alloc,
+ *             ps_free or ps_mem_reclaim on m.
+ * Implements: RT-SMR (RTAS 2018) §V-C (measures α and β).
+ */
 typedef void (*ps_mem_reclaim_fn)(struct ps_mem *m, const struct ps_mem_reclaim_info *info,
 				  void *arg);
 
@@ -139,8 +161,9 @@ enum ps_mem_prudence {
 	 * to a list that refills take last, so it empties and can be returned. */
 	PS_MEM_PRUDENCE_PREMOVE = 1u << 4,
 	/* Fragmentation-aware refill (lines 17-19, Fig. 5): a refill from the pool picks,
-	 * among the first 10 partly free slabs, the one with the most objects free now,
-	 * passing over slabs whose allocated objects are all latent. */
+	 * among the first few partly free slabs (a bound fixed in the implementation,
+	 * Prudence §5's 10), the one with the most objects free now, passing over slabs
+	 * whose allocated objects are all latent unless every candidate is one. */
 	PS_MEM_PRUDENCE_FRAG_REFILL = 1u << 5,
 	PS_MEM_PRUDENCE_ALL = (1u << 6) - 1,
 	/* cfg->prudence = PS_MEM_PRUDENCE_NONE: every policy off (0 means the default). */
@@ -149,10 +172,11 @@ enum ps_mem_prudence {
 
 /*
  * Who reclaims (cfg->reclaim_mode; RT-SMR (RTAS 2018) §V-C, docs/rt.md §10). Whatever the
- * mode, an object is made reusable only after its grace period (docs/design.md §3 ("The reclamation task σ")).
- *  INLINE: each thread reclaims its own queue in its ps_free and allocation slow path
- *    (today's behaviour). Analysis (docs/rt-analysis.md's `reclaim: on_free`): an object
- *    is collected at its owner's first reclamation after its grace period ends, so Eq. 5
+ * mode, an object is made reusable only after its grace period (docs/design.md §3, "The
+ * reclamation task σ").
+ *  INLINE: each thread reclaims its own queue in its ps_free and allocation slow path.
+ *    Analysis (docs/rt-analysis.md's `reclaim: on_free`): an object is collected at its
+ *    owner's first reclamation after its grace period ends, so RT-SMR (RTAS 2018) Eq. 5
  *    uses q* = q + max over writers of (p + r).
  *  TASK: while a σ (struct ps_reclaimer) is attached, ps_free stamps the object (its own
  *    ordered clock reading, stamp_batch notwithstanding) and pushes it onto the calling
@@ -162,10 +186,10 @@ enum ps_mem_prudence {
  *    every hand-off list whole, computes quiescence once (α) and returns every object
  *    freed at or before that point to its slab (β each). Analysis: σ's response time
  *    r_σ enters Eq. 5 as r_σ* with q* = q, q = σ's period; σ per ps_mem or one σ shared
- *    by many ps_mem (Fig. 13's RT-PARSEC-single: r_σ* is that one task's response time,
- *    its α one quiescence computation per ps and its β every collected object of every
- *    attached ps_mem). With no σ attached, TASK behaves as INLINE (and a thread takes
- *    back its own hand-off list).
+ *    by many ps_mem (RT-SMR (RTAS 2018) Fig. 13's RT-PARSEC-single: r_σ* is that one
+ *    task's response time, its α one quiescence computation per ps and its β every
+ *    collected object of every attached ps_mem). With no σ attached, TASK behaves as
+ *    INLINE (and a thread takes back its own hand-off list).
  *  BOTH: INLINE, plus: when a thread's reclamation leaves reclaim_batch or more objects
  *    queued (a section held them back), it hands its queue to σ, which collects them
  *    later, so its own frees do not keep re-walking a long backlog. Analysis: an object
@@ -206,7 +230,8 @@ struct ps_mem_config {
 	int accounting;                /* enum ps_mem_accounting (default AUTO) */
 	ps_mem_grace_fn grace_fn;      /* custom grace period hook, or NULL */
 	void *grace_arg;
-	uint64_t pending_threshold;    /* > 0 with pending_fn: see ps_mem_pending_fn */
+	uint64_t pending_threshold;    /* > 0 with pending_fn: pending objects that trigger
+					* it (see ps_mem_pending_fn) */
 	ps_mem_pending_fn pending_fn;
 	void *pending_arg;
 	ps_mem_reclaim_fn reclaim_fn;  /* reclamation observer, or NULL */
@@ -232,165 +257,227 @@ struct ps_mem_config {
 	 0, NULL, NULL, NULL, NULL, 0, 0, 0, PS_MEM_RECLAIM_INLINE}
 
 /*
- * ps_mem_create: an object allocator of obj_size-byte objects reclaimed through ps.
- * cfg: NULL for defaults. Returns NULL with errno = EINVAL (obj_size 0 or too large for
- * a slab, bad alignment/slab size, bad cfg->size) or ENOMEM. Blocking. Any thread.
+ * ps_mem_create - an allocator of obj_size-byte objects reclaimed through ps.
+ *
+ * Arguments:  ps: the parallel-section domain whose quiescence decides reuse.
+ *             obj_size: bytes per object (1 to 1 GiB, and at least one object must fit
+ *             in a slab). cfg: the configuration, or NULL for the defaults.
+ * Returns:    the allocator; NULL with errno = EINVAL (ps NULL, obj_size 0 or too large
+ *             for a slab, bad alignment or slab size, bad cfg->size, an unknown
+ *             accounting or reclaim mode, limit_wait_ms < -1, pending_fn without
+ *             pending_threshold or the reverse, pending_fn with PER_THREAD accounting)
+ *             or ENOMEM.
+ * Progress:   blocking (allocates).
+ * Caller:     any thread.
+ * Implements: ParSec (EuroSys 2016) §3.4.
  */
 struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem_config *cfg);
 
 /*
- * ps_mem_destroy: return every slab to the system, including objects still pending in
- * quiescence queues. Precondition (not checked): no thread uses m or any of its objects
- * any more, and none is inside a section holding one. NULL is ignored. Blocking.
- * A σ still attached (ps_reclaimer_attach) is detached first (ps_reclaimer_detach:
- * waits for its running activation); not concurrently with ps_reclaimer_stop of it.
+ * ps_mem_destroy - return every slab to the system, objects still pending in quiescence
+ * queues included.
+ *
+ * Arguments:  m: the allocator, or NULL (ignored).
+ * Progress:   blocking. A σ still attached (ps_reclaimer_attach) is detached first
+ *             (ps_reclaimer_detach: waits for its running activation).
+ * Caller:     any thread, once (not checked) no thread uses m or any of its objects any
+ *             more and none is inside a section holding one; not concurrently with
+ *             ps_reclaimer_stop of m's σ.
+ * Implements: ParSec (EuroSys 2016) §3.4.
  */
 void ps_mem_destroy(struct ps_mem *m);
 
 /*
- * ps_alloc: an object of m's size, its contents unspecified (they may hold values from
- * an earlier incarnation, but no reader can still see that incarnation).
- * Returns NULL with errno = ENOMEM when the system refuses more memory, or at
- * cfg->max_bytes as below.
- * Wait-free on the fast path (pop from the thread's object cache); a refill reclaims at
- * most reclaim_batch quiesced objects (with at most one ps_quiesce scan, whatever the
- * queue length), takes remote-freed objects with one exchange per
- * list, and only then takes the pool mutex or maps a new slab. Without cfg->max_bytes it
- * never waits for quiescence. At cfg->max_bytes (no free object in reach and no slab may
- * be mapped) it fails at once with ENOMEM if no object of m is waiting for its grace
- * period (in any thread's quiescence queue), and with EDEADLK if the caller is inside a
- * section of m's ps (its own section could hold that grace period back: free memory or
- * leave the section first). Otherwise it waits, up to cfg->limit_wait_ms: it reclaims its
- * own queue (with ps_quiesce scans), takes the objects other threads returned to its
- * slabs and the pool's slabs, and naps 50 us between tries; NULL with ENOMEM when the
- * time is up. Objects that other threads reclaimed into their own object caches come
- * back only when those threads flush or exit. Any thread, inside or outside a section.
+ * ps_alloc - an object of m's size.
+ *
+ * Keeps the paper's name: ParSec (EuroSys 2016) §3.4 calls it ps_alloc, although its
+ * argument is a struct ps_mem (an allocator) rather than a struct ps.
+ *
+ * Returns:    the object, its contents unspecified (they may hold values from an earlier
+ *             incarnation, but no reader can still see that incarnation); NULL with
+ *             errno = ENOMEM when the system refuses more memory or the limit wait
+ *             below times out, or EDEADLK at cfg->max_bytes inside a section of m's ps.
+ * Progress:   wait-free on the fast path (pop from the thread's object cache). A refill
+ *             reclaims at most reclaim_batch quiesced objects (with at most one
+ *             ps_quiesce scan, whatever the queue length), takes remote-freed objects
+ *             with one exchange per list, and only then takes the pool mutex or maps a
+ *             new slab. Without cfg->max_bytes it never waits for quiescence. At
+ *             cfg->max_bytes (no free object in reach and no slab may be mapped) it
+ *             fails at once with ENOMEM if no object of m is waiting for its grace
+ *             period (in any thread's quiescence queue), and with EDEADLK if the caller
+ *             is inside a section of m's ps (its own section could hold that grace
+ *             period back: free memory or leave the section first). Otherwise it waits,
+ *             up to cfg->limit_wait_ms: it reclaims its own queue (with ps_quiesce
+ *             scans), takes the objects other threads returned to its slabs and the
+ *             pool's slabs, and naps briefly between tries (an implementation constant);
+ *             ENOMEM when the time is up. Objects that other threads reclaimed into
+ *             their own object caches come back only when those threads flush or exit.
+ * Ordering:   every access a reader made to the object's previous incarnation
+ *             happens-before the return (quiescence is proven with acquire loads and
+ *             objects change hands by release/acquire; docs/design.md §3).
+ * Caller:     any thread, inside or outside a section.
+ * Implements: ParSec (EuroSys 2016) §3.4 (and §3.2: take fresh memory rather than wait);
+ *             the memory limit: Prudence (ASPLOS 2016) §4.
  */
 void *ps_alloc(struct ps_mem *m);
 
 /*
- * ps_free: defer reuse of obj until every section of m's ps active now has ended,
- * including the caller's own. The caller must already have made obj unreachable for
- * new readers (the free time is read after all the caller's earlier stores are visible,
- * tsync_now_ordered(), at this call or at a later one of the same thread: at the
- * stamp_batch-th free since the last stamp, or at the thread's next forced reclamation;
- * a section that begins in between may therefore also hold obj back - it may wait
- * longer, never less; stamp_batch = 1 stamps every free at once). ps_lock_take fails on
- * obj from this call on. obj must come from ps_alloc(m) and not be freed twice (a double
- * free aborts with a diagnostic). Then (when cfg->reclaim_period_ns lets it) reclaims at
- * most reclaim_batch objects from the
- * head of the caller's queue: those freed before the caller's published quiescence point
- * (ps_quiescence_point) at the cost of one comparison each, and, once the queue holds at
- * least reclaim_batch objects, more after one ps_quiesce scan - so a scan's loads of
- * other threads' lines are amortised over about reclaim_batch frees (ParSec (EuroSys 2016) §3.4: a
- * longer queue lets one quiescence computation free more). Never waits for another
- * thread; may take the pool mutex only when a flush returns a slab to the pool (and,
- * with PS_MEM_PRUDENCE_PREMOVE, try it once when obj's slab is the pool's). With
- * PS_MEM_PRUDENCE_LATENT_SLAB, once the caller's queue holds cache_size objects bound
- * for its object cache, obj is bound for its slab instead (an atomic add on the slab's
- * header line). Every free first checks obj's header: a pointer no ps_mem handed out
- * aborts (its slab word is not a page address; one load and one test per free).
- * RT and TEMPORAL instances (RT-SMR (RTAS 2018) Fig. 8, lines 23-30): the reclamation computes the
- * quiescence point (ps_quiesce_time) whenever the queue's head is past the caller's
- * last point, and collects every queued object freed at or before it - not bounded by
- * reclaim_batch, so each reclamation leaves no reclaimable garbage behind (the premise
- * of the bound of RT-SMR (RTAS 2018) Eq. 5); its cost is bounded by that garbage bound.
- * Objects pass the custom grace hook (cfg->grace_fn) last. NULL is ignored.
- * TASK mode with a σ attached (enum ps_mem_reclaim_mode): stamps obj at once and hands
- * it to σ instead (a clock reading, an atomic add on its slab's header, a CAS on the
- * caller's own hand-off line, bounded: two tries); no reclamation in the call.
+ * ps_free - defer reuse of obj until every section of m's ps active now has ended,
+ * including the caller's own.
+ *
+ * Arguments:  obj: from ps_alloc(m), live, and already unreachable for new readers; NULL
+ *             is ignored. A double free or a pointer no ps_mem handed out aborts with a
+ *             diagnostic (obj's header is checked: its slab word must be a page address;
+ *             one load and one test per free).
+ * Progress:   never waits for another thread. The free time is read at this call or at
+ *             a later one of the same thread: at the stamp_batch-th free since the last
+ *             stamp, or at the thread's next forced reclamation; a section that begins in
+ *             between may therefore also hold obj back - it may wait longer, never less
+ *             (stamp_batch = 1 stamps every free at once). Then (when
+ *             cfg->reclaim_period_ns lets it) the call reclaims at most reclaim_batch
+ *             objects from the head of the caller's queue: those freed before the
+ *             caller's published quiescence point (ps_quiescence_point) at the cost of
+ *             one comparison each, and, once the queue holds at least reclaim_batch
+ *             objects, more after one ps_quiesce scan - so a scan's loads of other
+ *             threads' lines are amortised over about reclaim_batch frees (a longer queue
+ *             lets one quiescence computation free more). It may take the pool mutex
+ *             only when a flush returns a slab to the pool (and, with
+ *             PS_MEM_PRUDENCE_PREMOVE, try it once when obj's slab is the pool's). With
+ *             PS_MEM_PRUDENCE_LATENT_SLAB, once the caller's queue holds cache_size
+ *             objects bound for its object cache, obj is bound for its slab instead (an
+ *             atomic add on the slab's header line).
+ *             RT and TEMPORAL instances (RT-SMR (RTAS 2018) Fig. 8, lines 23-30): the
+ *             reclamation computes the quiescence point (ps_quiesce_time) whenever the
+ *             queue's head is past the caller's last point, and collects every queued
+ *             object freed at or before it - not bounded by reclaim_batch, so each
+ *             reclamation leaves no reclaimable garbage behind (the premise of the bound
+ *             of RT-SMR (RTAS 2018) Eq. 5); its cost is bounded by that garbage bound.
+ *             Objects pass the custom grace hook (cfg->grace_fn) last.
+ *             TASK mode with a σ attached (enum ps_mem_reclaim_mode): stamps obj at once
+ *             and hands it to σ instead (a clock reading, an atomic add on its slab's
+ *             header, a CAS on the caller's own hand-off line, bounded: two tries); no
+ *             reclamation in the call.
+ * Ordering:   the free time is read with tsync_now_ordered(), after all the caller's
+ *             earlier stores (the unlinking one included) are visible.
+ * Caller:     any thread, inside or outside a section. ps_lock_take fails on obj from
+ *             this call on.
+ * Implements: ParSec (EuroSys 2016) §3.4.
  */
 void ps_free(struct ps_mem *m, void *obj);
 
 /*
- * ps_free_now: the immediate free of Prudence (ASPLOS 2016) §4 ("two frees"): obj goes
- * straight back to the caller's object cache, reusable by the caller's next ps_alloc -
- * no free time, no quiescence queue, no grace period, no custom grace hook. Legal only
- * for an object that no reader can have reached: one never published (an allocation
- * abandoned before it was linked, e.g. a store that failed), or one whose every
- * publication was undone before any section that could load it began. An object that
- * was reachable by a reader in a section - whenever that section started - needs
- * ps_free; freeing it here is a use-after-free that no check catches. obj must come
- * from ps_alloc(m) and be live: a double free (of either kind) or a foreign object
- * aborts with a diagnostic, as ps_free does. Counted in ps_mem_stats.frees_now, not in
- * frees; with exact accounting it moves obj from live to free in one atomic add.
- * Wait-free except when the cache is full (a flush of half of it, which may take the
- * pool mutex). NULL is ignored. Any thread, inside or outside a section.
+ * ps_free_now - the immediate free: obj goes straight back to the caller's object cache.
+ *
+ * Reusable by the caller's next ps_alloc - no free time, no quiescence queue, no grace
+ * period, no custom grace hook. Counted in ps_mem_stats.frees_now, not in frees; with
+ * exact accounting it moves obj from live to free in one atomic add.
+ *
+ * Arguments:  obj: from ps_alloc(m) and live, and one that no reader can have reached:
+ *             one never published (an allocation abandoned before it was linked, e.g. a
+ *             store that failed), or one whose every publication was undone before any
+ *             section that could load it began. An object that was reachable by a reader
+ *             in a section - whenever that section started - needs ps_free; freeing it
+ *             here is a use-after-free that no check catches. A double free (of either
+ *             kind) or a foreign object aborts with a diagnostic, as ps_free does. NULL
+ *             is ignored.
+ * Progress:   wait-free except when the cache is full (a flush of half of it, which may
+ *             take the pool mutex).
+ * Caller:     any thread, inside or outside a section.
+ * Implements: Prudence (ASPLOS 2016) §4 ("two frees").
  */
 void ps_free_now(struct ps_mem *m, void *obj);
 
 /*
- * ps_mem_reclaim: stamp the caller's queued frees and reclaim the quiesced objects at
- * the head of its queue, not bounded by reclaim_batch, with one scan (ps_quiesce for the
- * newest free time, then for the oldest if that fails). First, if a thread that exited
- * left a queue behind, the caller adopts one such queue (it joins the caller's in
- * free-time order; the pool mutex for a moment). Returns the number reclaimed.
- * Then, with PS_MEM_PRUDENCE_PREFLUSH, the pre-flush: it is the "idle time" call of
- * Prudence (ASPLOS 2016) §4.2 - call it from idle threads (tsync-cached's idle timer
- * does); a walk of the caller's queue, bounded by its length. Never waits. No
- * background thread reclaims a thread's queue: the queue is its thread's alone (a helper
- * would need a lock on every ps_free); the reclamation task (cfg->reclaim_mode TASK,
- * ps_reclaimer_attach) instead takes objects that ps_free handed over. TASK/BOTH: with no
- * σ attached it also takes back the caller's hand-off list first.
+ * ps_mem_reclaim - reclaim the caller's quiesced objects now, without the per-call bound.
+ *
+ * Stamps the caller's queued frees and reclaims the quiesced objects at the head of its
+ * queue, not bounded by reclaim_batch, with one scan (ps_quiesce for the newest free
+ * time, then for the oldest if that fails). First, if a thread that exited left a queue
+ * behind, the caller adopts one such queue (it joins the caller's in free-time order).
+ * TASK/BOTH with no σ attached: it also takes back the caller's hand-off list first.
+ * Then, with PS_MEM_PRUDENCE_PREFLUSH, the pre-flush: a walk of the caller's queue,
+ * bounded by its length. No background thread reclaims a thread's queue: the queue is
+ * its thread's alone (a helper would need a lock on every ps_free); the reclamation task
+ * (cfg->reclaim_mode TASK, ps_reclaimer_attach) instead takes objects ps_free handed over.
+ *
+ * Returns:    the number of objects reclaimed.
+ * Progress:   never waits; takes the pool mutex for a moment to adopt an orphaned queue.
+ * Caller:     any thread; call it from idle threads (tsync-cached's idle timer does).
+ * Implements: ParSec (EuroSys 2016) §3.4; the idle-time pre-flush of Prudence (ASPLOS
+ *             2016) §4.2.
  */
 size_t ps_mem_reclaim(struct ps_mem *m);
 
-/* The ps_mem an object came from (read from its slab header). Wait-free. */
+/*
+ * ps_mem_of, ps_mem_ps, ps_mem_obj_size, ps_mem_slab_size, ps_mem_slab_objects -
+ * an allocator's properties.
+ *
+ * Returns:    ps_mem_of: the ps_mem obj came from (read from its slab header; obj from
+ *             ps_alloc). ps_mem_ps: the ps m reclaims through. ps_mem_obj_size: bytes
+ *             per object, as asked for. ps_mem_slab_size: bytes per slab.
+ *             ps_mem_slab_objects: objects per slab (what each object costs in slab
+ *             memory: slab_size / slab_objects).
+ * Progress:   wait-free (fields fixed at creation).
+ * Caller:     any thread.
+ * Implements: ParSec (EuroSys 2016) §3.4.
+ */
 struct ps_mem *ps_mem_of(const void *obj);
-/* The ps an allocator reclaims through, and its object size. */
 struct ps *ps_mem_ps(const struct ps_mem *m);
 size_t ps_mem_obj_size(const struct ps_mem *m);
-/* ps_mem_slab_size: bytes per slab; ps_mem_slab_objects: objects per slab (what each
- * object costs in slab memory: slab_size / slab_objects). Wait-free. */
 size_t ps_mem_slab_size(const struct ps_mem *m);
 unsigned ps_mem_slab_objects(const struct ps_mem *m);
 
 /*
- * Counters. Per-thread counters are summed without stopping the threads, so a snapshot
- * taken while others run is approximate (each counter is exact, their sum is not
- * atomic); taken with all threads quiet, it is exact.
+ * Counters of an allocator. Per-thread counters are summed without stopping the threads,
+ * so a snapshot taken while others run is approximate (each counter is exact, their sum
+ * is not atomic); taken with all threads quiet, it is exact. Counts of calls and events
+ * are totals since creation; object counts are "now" unless named peak_.
  */
 struct ps_mem_stats {
-	uint64_t in_use;        /* allocated and not freed */
-	uint64_t pending;       /* freed, waiting for quiescence (queues + orphaned queues) */
-	uint64_t cached;        /* in per-thread object caches */
+	uint64_t in_use;        /* objects allocated and not freed, now */
+	uint64_t pending;       /* objects freed, waiting for quiescence (queues + orphaned
+				 * queues), now */
+	uint64_t cached;        /* objects in per-thread object caches, now */
 	uint64_t allocs;        /* ps_alloc calls that returned an object */
 	uint64_t frees;         /* ps_free calls (deferred frees) */
 	uint64_t reclaimed;     /* objects moved from a queue to a cache after quiescence */
 	uint64_t slabs;         /* slabs held now (owned by threads or in the pool) */
 	uint64_t peak_slabs;    /* most slabs held at once */
-	uint64_t cache_refills; /* object-cache refills from slabs */
-	uint64_t cache_flushes; /* object-cache flushes to slabs */
-	uint64_t slab_grows;    /* slabs obtained from the system */
-	uint64_t slab_shrinks;  /* slabs returned to the system */
+	uint64_t cache_refills; /* object-cache refills from slabs, count */
+	uint64_t cache_flushes; /* object-cache flushes to slabs, count */
+	uint64_t slab_grows;    /* slabs obtained from the system, count */
+	uint64_t slab_shrinks;  /* slabs returned to the system, count */
 	uint64_t remote_frees;  /* objects returned to a slab owned by another thread */
 	uint64_t max_wait_ticks; /* longest free-to-reclaim time seen, in ticks (from the
 				  * free's stamp to the reclamation that made it reusable,
 				  * grace-hook delays included) */
-	/* Memory states of RT-SMR (RTAS 2018) §II-E. live == in_use; pending = zombie + garbage.
-	 * EXACT accounting: live and pending are read from one counter word (a consistent
-	 * pair at one instant) and the peaks are the exact maxima over every instant since
-	 * creation. PER_THREAD: sums as above, peaks 0. */
-	uint64_t live;           /* allocated, not freed */
-	uint64_t freed;          /* reusable now: slab capacity - live - pending (object
-				  * caches and slab free lists) */
-	uint64_t peak_live;
-	uint64_t peak_pending;
+	/* Memory states of RT-SMR (RTAS 2018) §II-E, in objects. live == in_use; pending =
+	 * zombie + garbage. EXACT accounting: live and pending are read from one counter
+	 * word (a consistent pair at one instant) and the peaks are the exact maxima over
+	 * every instant since creation. PER_THREAD: sums as above, peaks 0. */
+	uint64_t live;           /* objects allocated, not freed */
+	uint64_t freed;          /* objects reusable now: slab capacity - live - pending
+				  * (object caches and slab free lists) */
+	uint64_t peak_live;      /* most objects live at once */
+	uint64_t peak_pending;   /* most objects pending at once */
 	uint64_t peak_footprint; /* most objects live + pending at once (not reusable) */
-	uint64_t grace_refusals; /* custom grace hook refusals */
-	uint64_t exact;          /* 1 if accounting is EXACT */
+	uint64_t grace_refusals; /* custom grace hook refusals, count */
+	uint64_t exact;          /* 1 if accounting is EXACT, else 0 */
 	uint64_t frees_now;      /* ps_free_now calls (immediate frees); the deferred share
 				  * of frees is frees / (frees + frees_now) */
 	/* Prudence (ASPLOS 2016) §5's measures: */
 	uint64_t cache_misses;   /* ps_alloc calls that found the object cache empty */
-	uint64_t cache_hits;     /* allocs - cache_misses */
+	uint64_t cache_hits;     /* ps_alloc calls served by the cache: allocs -
+				  * cache_misses */
 	uint64_t cache_churn;    /* refill/flush pairs: per thread min(refills, flushes),
-				  * summed */
-	uint64_t slab_churn;     /* grow/shrink pairs: min(slab_grows, slab_shrinks) */
-	uint64_t slab_bytes;     /* slabs x slab size: memory held now */
-	uint64_t live_bytes;     /* live x object size; total fragmentation
-				  * f_t = slab_bytes / live_bytes (Prudence (ASPLOS 2016) §4.2) */
-	/* Where the pending objects go after their grace period (Prudence §4.1): */
+				  * summed; count */
+	uint64_t slab_churn;     /* grow/shrink pairs: min(slab_grows, slab_shrinks); count */
+	uint64_t slab_bytes;     /* bytes of slabs held now: slabs x slab size */
+	uint64_t live_bytes;     /* bytes of live objects: live x object size; total
+				  * fragmentation f_t = slab_bytes / live_bytes (Prudence
+				  * (ASPLOS 2016) §4.2) */
+	/* Where the pending objects go after their grace period (Prudence (ASPLOS 2016)
+	 * §4.1), in objects: */
 	uint64_t latent_slab;    /* to their slabs: the objects counted in latent slabs */
 	uint64_t latent_cache;   /* to object caches: pending - latent_slab */
 	/* Zombie and garbage (RT-SMR (RTAS 2018) §II-E), objects; pending = zombie +
@@ -405,30 +492,43 @@ struct ps_mem_stats {
 	 * those whose grace period is not; their sum is exact. EXACT accounting: both come
 	 * from one word updated with one atomic add per free and per reclamation (a
 	 * consistent pair at one instant); clamped so that garbage <= pending. */
-	uint64_t zombie;
-	uint64_t garbage;
+	uint64_t zombie;         /* objects, now */
+	uint64_t garbage;        /* objects, now */
 	/* EXACT accounting: the maxima over every instant since creation of that word's
 	 * zombie and garbage counts (0 otherwise). The garbage count rises only when a
 	 * reclamation learns a quiescence point, so peak_garbage is the most garbage ever
 	 * KNOWN at once: it is observed at reclamation instants only, and true garbage may
 	 * have been higher in between (counted as zombie). peak_pending <= peak_zombie +
 	 * peak_garbage (the word is updated before pending rises and after it falls). */
-	uint64_t peak_zombie;
-	uint64_t peak_garbage;
+	uint64_t peak_zombie;    /* objects */
+	uint64_t peak_garbage;   /* objects */
 	uint64_t handoff;        /* objects in hand-off lists, not yet taken by σ (zombie) */
 	uint64_t task_queued;    /* objects in σ's queue of m (zombie or garbage) */
 };
-/* ps_mem_stats: fill *out. Returns 0, or -1 with errno = EINVAL for NULL arguments.
- * Takes the pool mutex briefly. Any thread. */
+/*
+ * ps_mem_stats - m's counters.
+ *
+ * Arguments:  out: filled with the counters.
+ * Returns:    0, or -1 with errno = EINVAL (m or out NULL).
+ * Progress:   blocking: takes the pool mutex briefly.
+ * Caller:     any thread.
+ * Implements: RT-SMR (RTAS 2018) §II-E (memory states); Prudence (ASPLOS 2016) §5
+ *             (measures).
+ */
 int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out);
 
 /*
- * ps_mem_collect: reclaim without computing quiescence: move the objects at the head of
- * the caller's queue freed at or before the caller's last computed quiescence point
- * (ps_quiescence_point of m's ps, e.g. just set by ps_quiesce_time) - subject to the
- * grace hook - to its object cache. The second half of RT-SMR (RTAS 2018) Fig. 8's ps_smr (lines
- * 27-30), for callers that run quiescence as their own task. Returns the number
- * collected. Never waits (bounded by the queue length). The caller's own queue only.
+ * ps_mem_collect - reclaim without computing quiescence.
+ *
+ * Moves the objects at the head of the caller's queue freed at or before the caller's
+ * last computed quiescence point (ps_quiescence_point of m's ps, e.g. just set by
+ * ps_quiesce_time) - subject to the grace hook - to its object cache. For callers that
+ * run quiescence as their own task.
+ *
+ * Returns:    the number of objects collected.
+ * Progress:   never waits (bounded by the queue length).
+ * Caller:     any thread; it collects its own queue only.
+ * Implements: the second half of RT-SMR (RTAS 2018) Fig. 8's ps_smr (lines 27-30).
  */
 size_t ps_mem_collect(struct ps_mem *m);
 
@@ -441,15 +541,16 @@ size_t ps_mem_collect(struct ps_mem *m);
  * apart from m's pool mutex when it returns an object to a pool-owned slab (as every
  * reclamation does; a blocking mutex, no spinning). Objects σ collects go straight back
  * to their slabs (a remote free to the slab's owning thread, or the pool), never into a
- * cache. Analysis bounds per mode: enum ps_mem_reclaim_mode; docs/rt.md §10.
+ * cache. r's own mutex (taken by every ps_reclaimer_* call and by each activation) is
+ * priority-inheriting. Analysis bounds per mode: enum ps_mem_reclaim_mode; docs/rt.md §10.
  */
 struct ps_reclaimer;
 
 struct ps_reclaimer_config {
 	size_t size;          /* sizeof(struct ps_reclaimer_config) */
-	uint64_t period_ns;   /* q: from one activation's release to the next, ns (default
-			       * 1 ms); UINT64_MAX: no thread, activations only through
-			       * ps_reclaimer_run */
+	uint64_t period_ns;   /* q: from one activation's release to the next, ns (0: the
+			       * default, 1 ms); PS_RECLAIMER_MANUAL: no thread, activations
+			       * only through ps_reclaimer_run */
 	int cpu;              /* CPU to pin σ's thread to, -1: unpinned */
 	int sched_fifo_prio;  /* SCHED_FIFO priority for σ's thread, 0: inherit the
 			       * caller's policy and priority */
@@ -458,83 +559,118 @@ struct ps_reclaimer_config {
 #define PS_RECLAIMER_MANUAL UINT64_MAX
 
 /*
- * ps_reclaimer_start: start a σ (its thread, unless period_ns is PS_RECLAIMER_MANUAL).
- * cfg NULL: the defaults. Its first activation is released one period after the start;
- * activation k at start + k q (an activation that ends after the next release is an
- * overrun: the next one starts at once and the releases missed are skipped). Returns
- * NULL with errno = EINVAL (bad cfg->size, cpu or priority), EPERM (SCHED_FIFO not
- * allowed), ENOMEM or the pthread_create error. Blocking. Any thread.
+ * ps_reclaimer_start - start a σ (its thread, unless period_ns is PS_RECLAIMER_MANUAL).
+ *
+ * Its first activation is released one period after the start; activation k at
+ * start + k q (an activation that ends after the next release is an overrun: the next
+ * one starts at once and the releases missed are skipped).
+ *
+ * Arguments:  cfg: the configuration, or NULL for the defaults.
+ * Returns:    σ; NULL with errno = EINVAL (bad cfg->size, cpu or priority), EPERM
+ *             (SCHED_FIFO not allowed), ENOMEM or another pthread_create error.
+ * Progress:   blocking.
+ * Caller:     any thread.
+ * Implements: RT-SMR (RTAS 2018) §V-C (the task σ).
  */
 struct ps_reclaimer *ps_reclaimer_start(const struct ps_reclaimer_config *cfg);
 
 /*
- * ps_reclaimer_attach: σ reclaims m from its next activation on (m's threads hand off
- * their frees from their next ps_free on). Returns 0, or -1 with errno = EINVAL (NULL,
- * or m's reclaim_mode is INLINE), EBUSY (m has a σ already: one σ per ps_mem), ENOMEM.
- * Blocks while an activation runs (r's mutex). Any thread; not concurrently with
- * ps_mem_destroy(m) or ps_reclaimer_stop(r).
+ * ps_reclaimer_attach - σ reclaims m from its next activation on.
+ *
+ * m's threads hand off their frees from their next ps_free on.
+ *
+ * Returns:    0, or -1 with errno = EINVAL (NULL, or m's reclaim_mode is INLINE), EBUSY
+ *             (m has a σ already: one σ per ps_mem) or ENOMEM.
+ * Progress:   blocking: waits while an activation runs (r's mutex).
+ * Ordering:   seq_cst on m's σ word: freeing threads that see it start handing off.
+ * Caller:     any thread; not concurrently with ps_mem_destroy(m) or
+ *             ps_reclaimer_stop(r).
+ * Implements: RT-SMR (RTAS 2018) §V-C.
  */
 int ps_reclaimer_attach(struct ps_reclaimer *r, struct ps_mem *m);
 
 /*
- * ps_reclaimer_detach: σ stops reclaiming m. Before it returns it takes every hand-off
- * list of m, computes quiescence (in the caller) and collects what has quiesced; what
- * still waits goes to m's orphaned queues, adopted by the next thread whose allocation
- * slow path or ps_mem_reclaim runs (INLINE from then on). A free racing with the detach
- * is not lost: a thread that pushed after the detach's sweep sees no σ right after its
- * push and takes its list back (seq_cst on both sides). Returns 0, or -1 with errno =
- * EINVAL (NULL) or ENOENT (m is not attached to r). Blocking (r's mutex). Any thread
- * outside a section of m's ps (inside one, its own section holds the objects back);
- * ps_mem_destroy(m) calls it.
+ * ps_reclaimer_detach - σ stops reclaiming m.
+ *
+ * Before it returns it takes every hand-off list of m, computes quiescence (in the
+ * caller) and collects what has quiesced; what still waits goes to m's orphaned queues,
+ * adopted by the next thread whose allocation slow path or ps_mem_reclaim runs (INLINE
+ * from then on).
+ *
+ * Returns:    0, or -1 with errno = EINVAL (NULL) or ENOENT (m is not attached to r).
+ * Progress:   blocking (r's mutex).
+ * Ordering:   a free racing with the detach is not lost: a thread that pushed after the
+ *             detach's sweep sees no σ right after its push and takes its list back
+ *             (seq_cst on both sides).
+ * Caller:     any thread outside a section of m's ps (inside one, its own section holds
+ *             the objects back); ps_mem_destroy(m) calls it.
+ * Implements: RT-SMR (RTAS 2018) §V-C.
  */
 int ps_reclaimer_detach(struct ps_reclaimer *r, struct ps_mem *m);
 
 /*
- * ps_reclaimer_run: one activation now, in the caller (under r's mutex: it waits for a
- * running one): take the hand-off lists, one ps_quiesce_time per ps, collect. Returns
- * the objects collected. For tests, for PS_RECLAIMER_MANUAL, or to drive σ from the
- * application's own periodic task. Outside a section of the attached ps_mems' ps.
+ * ps_reclaimer_run - one activation now, in the caller.
+ *
+ * Takes the hand-off lists, makes one ps_quiesce_time per ps, collects. For tests, for
+ * PS_RECLAIMER_MANUAL, or to drive σ from the application's own periodic task.
+ *
+ * Returns:    the number of objects collected (0 for r NULL).
+ * Progress:   blocking: runs under r's mutex, so it waits for a running activation.
+ * Caller:     any thread outside a section of the attached ps_mems' ps.
+ * Implements: RT-SMR (RTAS 2018) §V-C (one activation of σ).
  */
 size_t ps_reclaimer_run(struct ps_reclaimer *r);
 
 /*
- * ps_reclaimer_stop: stop and join σ's thread, detach every ps_mem still attached (each
- * as ps_reclaimer_detach: collects what has quiesced, orphans the rest) and free r.
- * NULL is ignored. Blocking. Not concurrently with any other call on r.
+ * ps_reclaimer_stop - stop and join σ's thread, detach every ps_mem still attached, and
+ * free r.
+ *
+ * Each detach is as ps_reclaimer_detach: it collects what has quiesced and orphans the
+ * rest.
+ *
+ * Arguments:  r: σ, or NULL (ignored).
+ * Progress:   blocking.
+ * Caller:     any thread; not concurrently with any other call on r.
+ * Implements: RT-SMR (RTAS 2018) §V-C.
  */
 void ps_reclaimer_stop(struct ps_reclaimer *r);
 
+/* σ's counters; counts are totals since ps_reclaimer_start, maxima over that time. */
 struct ps_reclaimer_stats {
-	uint64_t activations;       /* activations run (thread and ps_reclaimer_run) */
+	uint64_t activations;       /* activations run (thread and ps_reclaimer_run), count */
 	uint64_t collected;         /* objects made reusable */
 	uint64_t taken;             /* objects taken from hand-off lists and orphans */
 	uint64_t max_activation_ns; /* longest activation, ns: α + collected x β + the
 				     * hand-off sweep (σ's execution time e_σ) */
-	uint64_t max_quiesce_ns;    /* longest quiescence part of one activation (α) */
+	uint64_t max_quiesce_ns;    /* longest quiescence part of one activation (α), ns */
 	uint64_t max_collected;     /* most objects collected by one activation */
 	uint64_t max_release_lag_ns; /* longest delay from a release to the activation's
-				      * start (σ's thread only) */
-	uint64_t overruns;          /* activations that ended after the next release */
-	uint64_t attached;          /* ps_mem attached now */
-	uint64_t period_ns;         /* q */
+				      * start (σ's thread only), ns */
+	uint64_t overruns;          /* activations that ended after the next release, count */
+	uint64_t attached;          /* ps_mem attached now, count */
+	uint64_t period_ns;         /* q, ns */
 };
-/* Fill *out. Returns 0, or -1 with errno = EINVAL for NULL arguments. Blocks while an
- * activation runs (r's mutex). Any thread. */
+/*
+ * ps_reclaimer_stats - σ's counters.
+ *
+ * Arguments:  out: filled with the counters.
+ * Returns:    0, or -1 with errno = EINVAL (r or out NULL).
+ * Progress:   blocking: waits while an activation runs (r's mutex).
+ * Caller:     any thread.
+ * Implements: RT-SMR (RTAS 2018) §V-C (measures e_σ, α and the release lag).
+ */
 int ps_reclaimer_stats(struct ps_reclaimer *r, struct ps_reclaimer_stats *out);
 
-/*
- * Stall diagnostics. ps_stall_report: which thread holds back quiescence of ps now, and
- * what waits because of it. Reads every thread's record of ps (like ps_quiesce_time) and,
- * if m is not NULL, every thread's reclamation summary of m:
- */
+/* What ps_stall_report found: which thread holds back quiescence of ps now, and what
+ * waits because of it. */
 struct ps_stall {
 	int tid;                 /* registry id (tsync_thread_id()) of the thread inside a
 				  * section of ps with the earliest enter time, -1 if no
 				  * thread is inside one */
-	unsigned inside;         /* threads inside a section of ps now */
-	tsync_tick_t enter;      /* that thread's enter time */
-	tsync_tick_t section_ticks; /* how long it has been inside its section */
-	uint64_t section_ns;
+	unsigned inside;         /* threads inside a section of ps now, count */
+	tsync_tick_t enter;      /* that thread's enter time, ticks */
+	tsync_tick_t section_ticks; /* how long it has been inside its section, ticks */
+	uint64_t section_ns;     /* the same, ns */
 	bool over_grace;         /* TEMPORAL: it has been inside for longer than the grace
 				  * period - the policy's contract is broken and objects it
 				  * reads may be reused under it */
@@ -545,14 +681,26 @@ struct ps_stall {
 	uint64_t waiting_hook;   /* objects that the grace hook held back at each thread's
 				  * last reclamation attempt */
 	uint64_t pending;        /* all pending objects of m (zombie + garbage) */
-	tsync_tick_t oldest_pending_ticks; /* age of the oldest object held back (by a
-					    * section or the hook) at its owner's last
+	tsync_tick_t oldest_pending_ticks; /* age in ticks of the oldest object held back (by
+					    * a section or the hook) at its owner's last
 					    * reclamation attempt; 0 if none */
 };
-/* Fills *out (m may be NULL: object counts 0). Returns 0, or -1 with errno = EINVAL
- * (ps or out NULL, or m not on ps). Counts are snapshots of per-thread summaries written
- * by their owners at their last reclamation: exact while the threads are quiet.
- * Wait-free apart from ps_mem_stats' pool mutex. Any thread. */
+/*
+ * ps_stall_report - which thread holds back quiescence of ps now, and what waits.
+ *
+ * Reads every thread's record of ps (like ps_quiesce_time) and, if m is not NULL, every
+ * thread's reclamation summary of m.
+ *
+ * Arguments:  m: the allocator whose waiting objects to count, or NULL (object counts
+ *             0). out: filled with the report.
+ * Returns:    0, or -1 with errno = EINVAL (ps or out NULL, or m not on ps). Counts are
+ *             snapshots of per-thread summaries written by their owners at their last
+ *             reclamation: exact while the threads are quiet.
+ * Progress:   wait-free apart from ps_mem_stats' pool mutex.
+ * Caller:     any thread.
+ * Implements: diagnostics for RT-SMR (RTAS 2018) §IV (a section that overruns its
+ *             bound); no paper section.
+ */
 int ps_stall_report(struct ps *ps, struct ps_mem *m, struct ps_stall *out);
 
 #ifdef __cplusplus
