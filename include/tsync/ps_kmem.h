@@ -6,10 +6,11 @@
  * Classes grow geometrically like memcached's slab classes: the smallest holds
  * cfg->min_size bytes, each next one growth_factor times more (rounded up to the
  * alignment), the largest cfg->max_size. An allocation takes the smallest class that
- * holds it. A class of objects up to 8 KiB has slabs of 64 KiB or more (at least 8
- * objects); a larger object has a slab of its own, rounded up to a page, which goes back
- * to the pool as soon as the object is reclaimed (include/tsync/ps_mem.h), so memory
- * freed in one class is free for every class once its slab is unmapped.
+ * holds it. Classes of small objects share slabs of several objects each; an object
+ * above a size threshold (an implementation constant, a few KiB) has a slab of its own,
+ * rounded up to a page, which goes back to the pool as soon as the object is reclaimed
+ * (<tsync/ps_mem.h>), so memory freed in one class is free for every class once its slab
+ * is unmapped.
  *
  * Every function may be called by any thread, inside or outside a section of the ps the
  * instance was created with, unless its contract says otherwise.
@@ -55,64 +56,128 @@ struct ps_kmem_config {
 #define PS_KMEM_CONFIG_INIT {sizeof(struct ps_kmem_config), 0, 0, 0.0, 0, 0, PS_MEM_CONFIG_INIT}
 
 /*
- * ps_kmem_create: size classes over ps. cfg: NULL for defaults. Returns NULL with errno =
- * EINVAL (bad sizes, factor or max_classes, a ps_mem template ps_mem_create refuses) or
- * ENOMEM. Blocking. Any thread.
+ * ps_kmem_create - size classes over ps.
+ *
+ * Arguments:  ps: the parallel-section domain. cfg: the configuration, or NULL for the
+ *             defaults.
+ * Returns:    the instance; NULL with errno = EINVAL (bad sizes, factor or max_classes, a
+ *             ps_mem template ps_mem_create refuses) or ENOMEM.
+ * Progress:   blocking.
+ * Caller:     any thread.
+ * Implements: Prudence (ASPLOS 2016) §4 (kmalloc's caches).
  */
 struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg);
 
 /*
- * ps_kmem_destroy: destroy every class (ps_mem_destroy's precondition applies to each: no
- * thread uses k or any of its objects any more). NULL is ignored. Blocking.
+ * ps_kmem_destroy - destroy every class.
+ *
+ * Arguments:  k: the instance, or NULL (ignored).
+ * Progress:   blocking.
+ * Caller:     any thread, once ps_mem_destroy's precondition holds for each class: no
+ *             thread uses k or any of its objects any more.
+ * Implements: Prudence (ASPLOS 2016) §4.
  */
 void ps_kmem_destroy(struct ps_kmem *k);
 
 /*
- * ps_kmalloc: an object of at least size bytes (contents unspecified), from the smallest
- * class that holds it. NULL with errno = EINVAL for size 0 or above cfg->max_size, or as
- * ps_alloc fails (ENOMEM; EDEADLK at a class's max_bytes inside a section). Cost and
- * waiting: ps_alloc's, plus finding the class (one table load for sizes up to 8 KiB, a
- * binary search over the classes above).
+ * ps_kmalloc - an object of at least size bytes, from the smallest class that holds it.
+ *
+ * Arguments:  size: bytes, 1 to cfg->max_size.
+ * Returns:    the object (contents unspecified); NULL with errno = EINVAL (size 0 or
+ *             above cfg->max_size), or as ps_alloc fails (ENOMEM; EDEADLK at a class's
+ *             max_bytes inside a section).
+ * Progress:   ps_alloc's, plus finding the class: one table load for small sizes, a
+ *             binary search over the classes above them.
+ * Ordering:   as ps_alloc.
+ * Caller:     any thread, inside or outside a section.
+ * Implements: Prudence (ASPLOS 2016) §4 (kmalloc).
  */
 void *ps_kmalloc(struct ps_kmem *k, size_t size);
 
 /*
- * ps_kfree: the deferred free (Prudence's kfree_deferred): ps_free on obj's class - obj
- * is reused only after every section of k's ps active now has ended. obj must come from
- * ps_kmalloc(k); a double free, an object of another instance or a pointer no ps_kmem
- * handed out aborts with a one-line diagnostic naming ps_kfree (the header check: two
- * loads and compares beyond ps_free's). NULL is ignored. ps_free's contract otherwise.
+ * ps_kfree - the deferred free: ps_free on obj's class.
+ *
+ * obj is reused only after every section of k's ps active now has ended; ps_free's
+ * contract otherwise.
+ *
+ * Arguments:  obj: from ps_kmalloc(k), or NULL (ignored). A double free, an object of
+ *             another instance or a pointer no ps_kmem handed out aborts with a one-line
+ *             diagnostic naming ps_kfree (the header check: two loads and compares beyond
+ *             ps_free's).
+ * Progress:   as ps_free.
+ * Caller:     any thread, inside or outside a section.
+ * Implements: Prudence (ASPLOS 2016) §4 (kfree_deferred).
  */
 void ps_kfree(struct ps_kmem *k, void *obj);
 
 /*
- * ps_kfree_now: the immediate free (Prudence's kfree): ps_free_now on obj's class. Legal
- * only for an object no reader can have reached (ps_free_now's contract). NULL is
- * ignored.
+ * ps_kfree_now - the immediate free: ps_free_now on obj's class.
+ *
+ * Arguments:  obj: from ps_kmalloc(k) and one no reader can have reached (ps_free_now's
+ *             contract), or NULL (ignored).
+ * Progress:   as ps_free_now.
+ * Caller:     any thread, inside or outside a section.
+ * Implements: Prudence (ASPLOS 2016) §4 (kfree).
  */
 void ps_kfree_now(struct ps_kmem *k, void *obj);
 
-/* ps_kmem_usable_size: bytes usable at obj (its class's size, >= the size asked for).
- * obj must be live and come from some ps_kmem. Wait-free. */
+/*
+ * ps_kmem_usable_size - bytes usable at obj.
+ *
+ * Arguments:  obj: live, from some ps_kmem.
+ * Returns:    its class's size, >= the size asked for.
+ * Progress:   wait-free.
+ * Caller:     any thread.
+ * Implements: Prudence (ASPLOS 2016) §4 (kmalloc's ksize).
+ */
 size_t ps_kmem_usable_size(const void *obj);
 
-/* ps_kmem_nclasses: the number of classes. ps_kmem_class_size: bytes of class i (0 if i is
- * out of range). ps_kmem_class_of: the class an allocation of size bytes takes, or -1 when
- * size is 0 or above max_size. Wait-free. */
+/*
+ * ps_kmem_nclasses, ps_kmem_class_size, ps_kmem_class_of - the class table.
+ *
+ * Returns:    ps_kmem_nclasses: the number of classes. ps_kmem_class_size: bytes of
+ *             class i (0 if i is out of range). ps_kmem_class_of: the class an
+ *             allocation of size bytes takes, or -1 when size is 0 or above max_size.
+ * Progress:   wait-free.
+ * Caller:     any thread.
+ * Implements: Prudence (ASPLOS 2016) §4.
+ */
 unsigned ps_kmem_nclasses(const struct ps_kmem *k);
 size_t ps_kmem_class_size(const struct ps_kmem *k, unsigned i);
 int ps_kmem_class_of(const struct ps_kmem *k, size_t size);
 
-/* ps_kmem_class: class i's ps_mem (NULL if out of range), for ps_mem_stats,
- * ps_mem_reclaim and ps_stall_report per class. ps_kmem_stats: the sum of every class's
- * ps_mem_stats (peaks and max_wait_ticks: the largest of any class; exact: 1 only if
- * every class is exact). 0, or -1 with errno = EINVAL for NULL arguments. Takes each
- * class's pool mutex briefly. */
+/*
+ * ps_kmem_class - class i's ps_mem, for ps_mem_stats, ps_mem_reclaim and
+ * ps_stall_report per class.
+ *
+ * Returns:    the ps_mem, or NULL if i is out of range.
+ * Progress:   wait-free.
+ * Caller:     any thread.
+ * Implements: Prudence (ASPLOS 2016) §4.
+ */
 struct ps_mem *ps_kmem_class(struct ps_kmem *k, unsigned i);
+/*
+ * ps_kmem_stats - the sum of every class's ps_mem_stats.
+ *
+ * Peaks and max_wait_ticks are the largest of any class; exact is 1 only if every class
+ * is exact. Units as struct ps_mem_stats.
+ *
+ * Arguments:  out: filled with the sums.
+ * Returns:    0, or -1 with errno = EINVAL (k or out NULL).
+ * Progress:   blocking: takes each class's pool mutex briefly.
+ * Caller:     any thread.
+ * Implements: Prudence (ASPLOS 2016) §5 (measures).
+ */
 int ps_kmem_stats(struct ps_kmem *k, struct ps_mem_stats *out);
 
-/* ps_kmem_reclaim: ps_mem_reclaim on every class (the caller's own queues). Returns the
- * number of objects reclaimed. Never waits. */
+/*
+ * ps_kmem_reclaim - ps_mem_reclaim on every class (the caller's own queues).
+ *
+ * Returns:    the number of objects reclaimed.
+ * Progress:   never waits (as ps_mem_reclaim).
+ * Caller:     any thread.
+ * Implements: Prudence (ASPLOS 2016) §4.2 (the idle-time call).
+ */
 size_t ps_kmem_reclaim(struct ps_kmem *k);
 
 #ifdef __cplusplus
