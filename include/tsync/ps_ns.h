@@ -44,11 +44,11 @@
  * reserved when all its ids were free, back to free otherwise); ps_ns_alloc_at of such
  * an id waits for that outcome, so a claim that fails never makes an id look taken.
  *
- * Memory: per id in a populated 512-id leaf, one 8-byte word (a 4 KiB leaf per 512 ids
- * once any of them was used), plus interior nodes (1/512 of that per level); per bound
- * id, one object of obj_size + 24 bytes (its id, extent and leaf word) + the 24-byte ps_mem
- * header, rounded to the allocator's alignment. A namespace of 2^40 ids costs nothing
- * for ids never used.
+ * Memory: per id in a populated leaf of PS_NS__FANOUT ids, one 8-byte word (a 4 KiB
+ * leaf once any of its ids was used), plus interior nodes (1/PS_NS__FANOUT of that per
+ * level); per bound id, one object of obj_size plus a small tail (its id, extent and
+ * leaf word) plus ps_mem's object header, rounded to the allocator's alignment. A
+ * namespace of 2^40 ids costs nothing for ids never used.
  *
  * Threads: any thread may call any function here (registers lazily, <tsync/thread.h>).
  */
@@ -103,11 +103,16 @@ enum ps_ns_extent_policy {
 };
 
 /*
- * Custom grace period for ids (§3.7), asked after normal quiescence, in free-time order
- * per freeing thread, before the id and its object become reusable: return true to let
- * them be reused, false to keep them (asked again at the next reclamation; ids freed
- * later by the same thread wait behind). ns, obj (do not write it), its id, and its
- * free time. Same rules as ps_mem_grace_fn: short, no allocation or free on ns.
+ * ps_ns_grace_fn - a custom grace period for ids: may obj and its id be reused?
+ *
+ * Arguments:  ns; obj (do not write it); id, its id; free_time, its stamp in ticks; arg,
+ *             cfg->grace_arg.
+ * Returns:    true to let them be reused, false to keep them (asked again at the next
+ *             reclamation; ids freed later by the same thread wait behind).
+ * Progress:   must be short (as ps_mem_grace_fn).
+ * Caller:     called after normal quiescence, in free-time order per freeing thread;
+ *             it must not allocate or free on ns.
+ * Implements: ParSec (EuroSys 2016) §3.7.
  */
 typedef bool (*ps_ns_grace_fn)(struct ps_ns *ns, void *obj, uint64_t id, tsync_tick_t free_time,
 			       void *arg);
@@ -133,120 +138,192 @@ struct ps_ns_config {
 	{sizeof(struct ps_ns_config), 0, 0, PS_NS_ID_LOWEST, 0, NULL, NULL, NULL, PS_NS_EXTENT_WHOLE}
 
 /*
- * ps_ns_create: a namespace of objects of obj_size bytes (> 0), reclaimed through ps.
- * Returns it, or NULL with errno = EINVAL (obj_size 0, bad cfg field or size, a
- * cfg->mem with a grace_fn) or ENOMEM. Blocking. Any thread.
+ * ps_ns_create - a namespace of objects of obj_size bytes, reclaimed through ps.
+ *
+ * Arguments:  ps: the parallel-section domain. obj_size: bytes per object (> 0). cfg:
+ *             the configuration, or NULL for the defaults.
+ * Returns:    the namespace; NULL with errno = EINVAL (obj_size 0, bad cfg field or
+ *             size, a cfg->mem with a grace_fn) or ENOMEM.
+ * Progress:   blocking.
+ * Caller:     any thread.
+ * Implements: ParSec (EuroSys 2016) §3.6.
  */
 struct ps_ns *ps_ns_create(struct ps *ps, size_t obj_size, const struct ps_ns_config *cfg);
 
 /*
- * ps_ns_destroy: free the namespace, its trie, its id pool and every object (live or
- * pending). Precondition (not checked): no thread uses ns or its objects any more and
- * none is inside a section holding one. NULL is ignored. Blocking.
+ * ps_ns_destroy - free the namespace, its trie, its id pool and every object (live or
+ * pending).
+ *
+ * Arguments:  ns: the namespace, or NULL (ignored).
+ * Progress:   blocking.
+ * Caller:     any thread, once (not checked) no thread uses ns or its objects any more
+ *             and none is inside a section holding one.
+ * Implements: ParSec (EuroSys 2016) §3.6.
  */
 void ps_ns_destroy(struct ps_ns *ns);
 
 /*
- * ps_ns_alloc: a free id and a new object bound to it, in the reserved state: lookups
- * return NULL for the id until ps_ns_publish(ns, obj). *id receives the id. The object's
- * contents are unspecified (as ps_alloc's). Returns the object, or NULL with errno =
- * ENOSPC (every id is bound, reserved or in its grace period), ENOMEM, or EINVAL (id
- * NULL). Wait-free on the fast path (an id from the caller's cache, one CAS on its leaf
- * word, a ps_alloc); a refill takes the pool mutex and may allocate trie nodes; in a
- * full namespace the call scans the trie before it says ENOSPC (see Extents above).
+ * ps_ns_alloc - a free id and a new object bound to it, in the reserved state.
+ *
+ * Lookups return NULL for the id until ps_ns_publish(ns, obj). The object's contents are
+ * unspecified (as ps_alloc's).
+ *
+ * Arguments:  id: receives the id.
+ * Returns:    the object; NULL with errno = ENOSPC (every id is bound, reserved or in
+ *             its grace period), ENOMEM, or EINVAL (ns or id NULL).
+ * Progress:   wait-free on the fast path (an id from the caller's cache, one CAS on its
+ *             leaf word, a ps_alloc); a refill takes the pool mutex and may allocate trie
+ *             nodes; in a full namespace the call scans the trie before it says ENOSPC
+ *             (see Extents above).
+ * Caller:     any thread, inside or outside a section.
+ * Implements: ParSec (EuroSys 2016) §3.6.
  */
 void *ps_ns_alloc(struct ps_ns *ns, uint64_t *id);
 
 /*
- * ps_ns_alloc_at: bind the chosen id to a new object (reserved state, as ps_ns_alloc).
- * Returns the object, or NULL with errno = ERANGE (id outside the space), EEXIST (id
- * bound or reserved, also as part of an extent), EBUSY (id freed and still in its grace
- * period: quiescence or the grace hook has not let it go yet; the caller's own queue is
- * reclaimed once before EBUSY is returned, so an id the caller freed comes back as soon
- * as its grace period is over), ENOMEM. An id claimed here may still sit in some
- * thread's cache or the pool; that copy is skipped when it is popped (the leaf word's
- * CAS fails), so it costs nothing but its slot. Wait-free apart from trie node
- * allocation, that reclamation, and one case: when an extent claim over id is in
- * progress (ps_ns_alloc_extent), it waits for that claim's outcome (EEXIST if the
- * extent was taken, the id otherwise) - at most 2^k CASes of the claimer, who waits for
- * nothing; longer only if the claimer is preempted.
+ * ps_ns_alloc_at - bind the chosen id to a new object (reserved state, as ps_ns_alloc).
+ *
+ * An id claimed here may still sit in some thread's cache or the pool; that copy is
+ * skipped when it is popped (the leaf word's CAS fails), so it costs nothing but its
+ * slot.
+ *
+ * Arguments:  id: the id wanted.
+ * Returns:    the object; NULL with errno = EINVAL (ns NULL), ERANGE (id outside the
+ *             space), EEXIST (id bound or reserved, also as part of an extent), EBUSY
+ *             (id freed and still in its grace period: quiescence or the grace hook has
+ *             not let it go yet; the caller's own queue is reclaimed once before EBUSY is
+ *             returned, so an id the caller freed comes back as soon as its grace period
+ *             is over), or ENOMEM.
+ * Progress:   wait-free apart from trie node allocation, that reclamation, and one case:
+ *             when an extent claim over id is in progress (ps_ns_alloc_extent), it waits
+ *             for that claim's outcome (EEXIST if the extent was taken, the id
+ *             otherwise) - at most 2^k CASes of the claimer, who waits for nothing;
+ *             longer only if the claimer is preempted.
+ * Caller:     any thread, inside or outside a section.
+ * Implements: ParSec (EuroSys 2016) §3.6.
  */
 void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id);
 
 /*
- * ps_ns_alloc_extent: reserve 2^k contiguous ids aligned to 2^k, k the smallest with
- * 2^k >= n, and bind the first n of them to new objects (reserved state) stored in
- * objs[0..n-1] (objs[i] has id *base + i). The ids beyond n stay reserved, unbound,
- * until the extent returns. n in [1, 2^max_order]. Returns 0, or -1 with errno =
- * EINVAL (n out of range, NULL argument), ENOSPC (no aligned run of 2^k free ids was
- * found), ENOMEM (nothing is left claimed). For n == 1 the id is a single id, as
- * ps_ns_alloc's. Cost: n ps_alloc calls, 3 x 2^k leaf-word accesses (a look, a CAS and
- * a store each), plus a small record per extent (ps_mem); a refill as ps_ns_alloc.
+ * ps_ns_alloc_extent - reserve 2^k contiguous ids aligned to 2^k, k the smallest with
+ * 2^k >= n, and bind the first n of them to new objects (reserved state).
+ *
+ * The ids beyond n stay reserved, unbound, until the extent returns. For n == 1 the id
+ * is a single id, as ps_ns_alloc's.
+ *
+ * Arguments:  n: objects, in [1, 2^max_order]. base: receives the first id. objs:
+ *             receives the objects (objs[i] has id *base + i).
+ * Returns:    0, or -1 with errno = EINVAL (n out of range, NULL argument), ENOSPC (no
+ *             aligned run of 2^k free ids was found) or ENOMEM (nothing is left claimed).
+ * Progress:   n ps_alloc calls, 3 x 2^k leaf-word accesses (a look, a CAS and a store
+ *             each), plus a small record per extent (ps_mem); a refill as ps_ns_alloc.
+ * Caller:     any thread, inside or outside a section.
+ * Implements: ParSec (EuroSys 2016) §3.6 (the "mmap of npages").
  */
 int ps_ns_alloc_extent(struct ps_ns *ns, size_t n, uint64_t *base, void **objs);
 
 /*
- * ps_ns_publish: make a reserved object visible: lookups of its id return obj from now
- * on. Release store: everything the caller wrote to obj before happens-before a lookup
- * that returns it. Precondition: obj came from an allocation on ns and is neither
- * published nor freed (checked: aborts with a diagnostic). Wait-free. Any thread.
+ * ps_ns_publish - make a reserved object visible: lookups of its id return obj from now
+ * on.
+ *
+ * Arguments:  obj: from an allocation on ns, neither published nor freed (checked:
+ *             aborts with a diagnostic).
+ * Progress:   wait-free.
+ * Ordering:   release store: everything the caller wrote to obj before happens-before a
+ *             lookup that returns it.
+ * Caller:     any thread.
+ * Implements: ParSec (EuroSys 2016) §3.6.
  */
 void ps_ns_publish(struct ps_ns *ns, void *obj);
 
 /*
- * ps_ns_free: unbind obj's id (lookups return NULL from now on) and free obj with
- * ps_free: the id and the object are reused only after every section of ns's ps
- * active now has ended and the grace hook (if any) agreed. Published or still reserved
- * objects alike. obj must come from ns: a foreign object or a double free aborts with a
- * one-line diagnostic (two threads freeing the same object at the same moment may both
- * pass the check: freeing is the owner's act, as for free(3)). Inside or outside a
- * section; marks obj freed for ps_lock_take. Wait-free apart from ps_free's
- * reclamation work. NULL is ignored.
+ * ps_ns_free - unbind obj's id (lookups return NULL from now on) and free obj with
+ * ps_free.
+ *
+ * The id and the object are reused only after every section of ns's ps active now has
+ * ended and the grace hook (if any) agreed. Published or still reserved objects alike.
+ * Marks obj freed for ps_lock_take.
+ *
+ * Arguments:  obj: from ns, or NULL (ignored). A foreign object or a double free aborts
+ *             with a one-line diagnostic (two threads freeing the same object at the same
+ *             moment may both pass the check: freeing is the owner's act, as for
+ *             free(3)).
+ * Progress:   wait-free apart from ps_free's reclamation work.
+ * Caller:     any thread, inside or outside a section.
+ * Implements: ParSec (EuroSys 2016) §3.6.
  */
 void ps_ns_free(struct ps_ns *ns, void *obj);
 
-/* ps_ns_id: the id obj is bound to (reserved, published or freed). Wait-free. */
+/*
+ * ps_ns_id - the id obj is bound to (reserved, published or freed).
+ *
+ * Progress:   wait-free.
+ * Caller:     any thread.
+ * Implements: ParSec (EuroSys 2016) §3.6.
+ */
 uint64_t ps_ns_id(const struct ps_ns *ns, const void *obj);
 
 /*
- * ps_ns_next: iteration over published ids. Returns the published object with the
- * smallest id >= *id and stores that id in *id, or NULL (errno unchanged) when there is
- * none. Call inside a section of ns's ps and use the objects only within it; ids bound
- * or freed during the walk may or may not be seen. Loop: for (id = 0; (o =
- * ps_ns_next(ns, &id)); id++). No store to shared memory. Cost: the trie nodes walked.
+ * ps_ns_next - iteration over published ids.
+ *
+ * Loop: for (id = 0; (o = ps_ns_next(ns, &id)); id++). Ids bound or freed during the
+ * walk may or may not be seen.
+ *
+ * Arguments:  id: in: the first id to consider; out: the id of the object returned.
+ * Returns:    the published object with the smallest id >= *id, or NULL (errno
+ *             unchanged) when there is none.
+ * Progress:   no store to shared memory; cost: the trie nodes walked.
+ * Caller:     any thread inside a section of ns's ps; use the objects only within it.
+ * Implements: ParSec (EuroSys 2016) §3.6.
  */
 void *ps_ns_next(struct ps_ns *ns, uint64_t *id);
 
-/* Accessors: the ps, the object allocator (for ps_mem_stats; do not ps_free its objects
- * directly), the object size asked for, and the number of ids (2^id_bits). */
+/*
+ * ps_ns_ps, ps_ns_mem, ps_ns_obj_size, ps_ns_capacity - a namespace's properties.
+ *
+ * Returns:    the ps; the object allocator (for ps_mem_stats; do not ps_free its objects
+ *             directly); the object size asked for, in bytes; the number of ids
+ *             (2^id_bits).
+ * Progress:   wait-free.
+ * Caller:     any thread.
+ * Implements: ParSec (EuroSys 2016) §3.6.
+ */
 struct ps *ps_ns_ps(const struct ps_ns *ns);
 struct ps_mem *ps_ns_mem(const struct ps_ns *ns);
 size_t ps_ns_obj_size(const struct ps_ns *ns);
 uint64_t ps_ns_capacity(const struct ps_ns *ns);
 
-/* Counters, summed over threads without stopping them (exact when they are quiet). */
+/* Counters, summed over threads without stopping them (exact when they are quiet).
+ * Counts of events are totals since creation; "now" fields are snapshots. */
 struct ps_ns_stats {
-	uint64_t live;           /* ids reserved or published (allocations - frees) */
-	uint64_t grace;          /* ids freed, not yet reusable (frees - reclaimed) */
+	uint64_t live;           /* ids reserved or published now (allocations - frees) */
+	uint64_t grace;          /* ids freed, not yet reusable, now (frees - reclaimed) */
 	uint64_t allocs;         /* ids allocated: ps_ns_alloc, ps_ns_alloc_at, extents (n) */
 	uint64_t frees;          /* ps_ns_free calls */
 	uint64_t reclaimed;      /* ids reusable again (passed quiescence and the hook) */
 	uint64_t extents;        /* ps_ns_alloc_extent calls with n > 1 */
-	uint64_t grace_refusals; /* custom grace hook refusals */
-	uint64_t refills;        /* id cache refills from the pool (pool mutex) */
-	uint64_t flushes;        /* id cache flushes to the pool (pool mutex) */
-	uint64_t fresh;          /* never-used ids taken (in ids) */
-	uint64_t splits;         /* free extents split into smaller ones */
-	uint64_t stale;          /* cached or pooled ids skipped: claimed by ps_ns_alloc_at
-				  * or by another thread's scan */
+	uint64_t grace_refusals; /* custom grace hook refusals, count */
+	uint64_t refills;        /* id cache refills from the pool (pool mutex), count */
+	uint64_t flushes;        /* id cache flushes to the pool (pool mutex), count */
+	uint64_t fresh;          /* never-used ids taken, in ids */
+	uint64_t splits;         /* free extents split into smaller ones, count */
+	uint64_t stale;          /* cached or pooled ids skipped, in ids: claimed by
+				  * ps_ns_alloc_at or by another thread's scan */
 	uint64_t scans;          /* allocations that found their cache and the pool dry and
-				  * scanned the trie (the last step before ENOSPC) */
+				  * scanned the trie (the last step before ENOSPC), count */
 	uint64_t pool_ids;       /* ids in the pool's free lists now (stale ones included) */
-	uint64_t trie_nodes;     /* trie nodes allocated (4 KiB each) */
-	uint64_t trie_bytes;     /* trie_nodes x 4096 */
+	uint64_t trie_nodes;     /* trie nodes allocated (4 KiB each), count */
+	uint64_t trie_bytes;     /* bytes of trie nodes: trie_nodes x 4096 */
 };
-/* ps_ns_stats: fill *out. Returns 0, or -1 with errno = EINVAL. Takes the pool mutex
- * briefly. Any thread. */
+/*
+ * ps_ns_stats - ns's counters.
+ *
+ * Arguments:  out: filled with the counters.
+ * Returns:    0, or -1 with errno = EINVAL (ns or out NULL).
+ * Progress:   blocking: takes the pool mutex briefly.
+ * Caller:     any thread.
+ * Implements: ParSec (EuroSys 2016) §3.6.
+ */
 int ps_ns_stats(struct ps_ns *ns, struct ps_ns_stats *out);
 
 /* ---- inline lookup (internal layout; do not use the ps_ns__ names directly) ---- */
@@ -268,13 +345,18 @@ struct ps_ns__head {
 };
 
 /*
- * ps_ns_lookup: the object published under id, or NULL (free, reserved, in grace, or
- * never used; errno = ERANGE, and NULL, for an id outside the space). Call inside a
- * section of ns's ps: the object stays valid (not reused) until the section ends, even
- * if another thread frees it meanwhile - check ps_lock_take or your own state if you
- * must know. Wait-free: at most `height` acquire loads (ceil(id_bits / 9)), no store to
- * any shared line, no lock, no reference count. Ordering: acquire, pairs with
- * ps_ns_publish. Any thread.
+ * ps_ns_lookup - the object published under id.
+ *
+ * The object stays valid (not reused) until the caller's section ends, even if another
+ * thread frees it meanwhile - check ps_lock_take or your own state if you must know.
+ *
+ * Returns:    the object; NULL if id is free, reserved, in grace or never used; NULL
+ *             with errno = ERANGE for an id outside the space.
+ * Progress:   wait-free: at most `height` acquire loads (ceil(id_bits / 9)), no store to
+ *             any shared line, no lock, no reference count.
+ * Ordering:   acquire; pairs with ps_ns_publish's release.
+ * Caller:     any thread inside a section of ns's ps.
+ * Implements: ParSec (EuroSys 2016) §3.6.
  */
 static inline void *ps_ns_lookup(struct ps_ns *ns, uint64_t id)
 {
