@@ -15,11 +15,13 @@
 #include <stdint.h>
 #include <stdatomic.h>
 
-/* Cache-line size used for padding per-thread records. 64 on every supported target;
- * 128 would double memory with no benefit on the x86-64 parts we measure (adjacent-line
- * prefetch pairs lines, but the records are written by one thread only). */
+/* Cache-line size used for padding per-thread records, in bytes. 64 on every supported
+ * target; 128 would double memory with no benefit on the x86-64 parts we measure
+ * (adjacent-line prefetch pairs lines, but the records are written by one thread only). */
 #define TSYNC_CACHE_LINE 64
 
+/* TSYNC_LIKELY(x), TSYNC_UNLIKELY(x): branch hints (__builtin_expect where available);
+ * the value is !!(x) with GCC and Clang, x itself elsewhere. */
 #if defined(__GNUC__) || defined(__clang__)
 #define TSYNC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TSYNC_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -28,6 +30,41 @@
 #define TSYNC_UNLIKELY(x) (x)
 #endif
 
+/*
+ * The primitives, defined below once per target (TSYNC_ARCH_HAS_COUNTER says whether the
+ * target has a user-mode counter, TSYNC_ARCH_NAME names it):
+ *
+ * tsync_arch_counter - the raw hardware counter.
+ *   Returns:    counter ticks (0 on the generic target).
+ *   Progress:   wait-free.
+ *   Ordering:   none: not ordered against surrounding loads or stores.
+ *   Caller:     any thread.
+ *   Implements: ParSec (EuroSys 2016) §3.2 ("Using rdtsc").
+ *
+ * tsync_arch_counter_ordered - the counter, read after every earlier load and store of
+ * the calling thread is globally visible.
+ *   Returns:    counter ticks (0 on the generic target).
+ *   Progress:   wait-free; costs a full fence.
+ *   Ordering:   a C11 seq_cst fence (what the language model and ThreadSanitizer see),
+ *               then x86-64: LFENCE; RDTSC, aarch64: DSB SY; ISB; MRS.
+ *   Caller:     any thread.
+ *   Implements: ParSec (EuroSys 2016) §3.2 ("compensating for micro-architectural
+ *               effects").
+ *
+ * tsync_arch_counter_before_loads - the counter, read before every later load.
+ *   Returns:    counter ticks (0 on the generic target).
+ *   Progress:   wait-free.
+ *   Ordering:   x86-64: RDTSC; LFENCE. aarch64: ISB; MRS; ISB.
+ *   Caller:     any thread.
+ *   Implements: ParSec (EuroSys 2016) §3.2.
+ *
+ * tsync_arch_relax - the spin-wait hint (x86-64: PAUSE, aarch64: YIELD, generic: a
+ * compiler barrier).
+ *   Progress:   wait-free.
+ *   Ordering:   a compiler barrier only.
+ *   Caller:     any thread.
+ *   Implements: infrastructure (no paper section).
+ */
 #if defined(__x86_64__)
 #define TSYNC_ARCH_HAS_COUNTER 1
 #define TSYNC_ARCH_NAME "x86_64"

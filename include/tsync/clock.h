@@ -3,10 +3,11 @@
  *
  * Every tsync module orders events across threads by reading a clock that needs no
  * shared cache line: the invariant time-stamp counter on x86-64, the generic timer
- * (cntvct_el0) on aarch64, CLOCK_MONOTONIC elsewhere (seed 000 §3.2, "Using rdtsc for
- * globally ordering events"). Counters on different cores may be offset from each other;
- * at initialisation tsync measures that offset the way ORDO does (seed 003 §6): threads
- * pinned to each pair of CPUs exchange timestamps through one cache line, and for each
+ * (cntvct_el0) on aarch64, CLOCK_MONOTONIC elsewhere (ParSec (EuroSys 2016) §3.2,
+ * "Using rdtsc for globally ordering events"). Counters on different cores may be offset
+ * from each other; at initialisation tsync measures that offset the way ORDO does (the
+ * RLU study (Appl. Sci. 2022) §6): threads pinned to each pair of CPUs exchange
+ * timestamps through one cache line, and for each
  * direction the smallest observed (receiver - sender) difference bounds the offset from
  * above (it is the offset plus a positive one-way latency). The largest of those minima
  * over all ordered pairs is the skew bound S. Two timestamps a, b taken on any two
@@ -49,13 +50,18 @@ extern _Atomic int tsync__clock_source;
 tsync_tick_t tsync__now_slow(int ordered);
 
 /*
- * tsync_now: the current time in ticks.
- * Wait-free; no shared store. NOT ordered against the caller's surrounding memory
- * accesses: the counter read may execute before earlier loads/stores complete and
- * after later ones start. Use it where an early or late reading is harmless (e.g. the
- * enter time of a parallel section, which a full fence orders after the fact).
- * Monotonic per thread only within the skew bound: a thread that migrates may read a
- * value up to tsync_clock_skew() below one it read earlier.
+ * tsync_now - the current time.
+ *
+ * Returns:    the time in ticks. Monotonic per thread only within the skew bound: a
+ *             thread that migrates may read a value up to tsync_clock_skew() below one
+ *             it read earlier.
+ * Progress:   wait-free; no shared store.
+ * Ordering:   NONE: the counter read may execute before earlier loads/stores complete
+ *             and after later ones start. Use it where an early or late reading is
+ *             harmless (e.g. the enter time of a parallel section, which a full fence
+ *             orders after the fact).
+ * Caller:     any thread, registered or not.
+ * Implements: ParSec (EuroSys 2016) §3.2.
  */
 static inline tsync_tick_t tsync_now(void)
 {
@@ -68,13 +74,19 @@ static inline tsync_tick_t tsync_now(void)
 }
 
 /*
- * tsync_now_ordered: the current time, read after every earlier load and store of the
- * calling thread is globally visible (x86-64: MFENCE; LFENCE; RDTSC). This is the
- * reading a reclaimer needs: the free time of an unlinked object must not be taken
- * before the unlinking store is visible to other threads (seed 000 §3.2,
- * "compensating for micro-architectural effects": an early timestamp could overlap an
- * access that a reader made after it, so the node could be reused under the reader).
- * Wait-free. Costs a full fence.
+ * tsync_now_ordered - the current time, read after every earlier load and store of the
+ * calling thread is globally visible.
+ *
+ * This is the reading a reclaimer needs: the free time of an unlinked object must not be
+ * taken before the unlinking store is visible to other threads (an early timestamp could
+ * overlap an access that a reader made after it, so the node could be reused under the
+ * reader).
+ *
+ * Returns:    the time in ticks.
+ * Progress:   wait-free; costs a full fence.
+ * Ordering:   after every earlier load and store (x86-64: MFENCE; LFENCE; RDTSC).
+ * Caller:     any thread, registered or not.
+ * Implements: ParSec (EuroSys 2016) §3.2, "compensating for micro-architectural effects".
  */
 static inline tsync_tick_t tsync_now_ordered(void)
 {
@@ -87,10 +99,17 @@ static inline tsync_tick_t tsync_now_ordered(void)
 }
 
 /*
- * tsync_now_before_loads: the current time, read before any later load of the calling
- * thread is performed (x86-64: RDTSC; LFENCE). A scanner that reads other threads'
- * records uses it so that what it reads reflects their state at or after the returned
- * time. Wait-free.
+ * tsync_now_before_loads - the current time, read before any later load of the calling
+ * thread is performed.
+ *
+ * A scanner that reads other threads' records uses it so that what it reads reflects
+ * their state at or after the returned time.
+ *
+ * Returns:    the time in ticks.
+ * Progress:   wait-free.
+ * Ordering:   before every later load (x86-64: RDTSC; LFENCE).
+ * Caller:     any thread, registered or not.
+ * Implements: ParSec (EuroSys 2016) §3.2.
  */
 static inline tsync_tick_t tsync_now_before_loads(void)
 {
@@ -103,40 +122,84 @@ static inline tsync_tick_t tsync_now_before_loads(void)
 }
 
 /*
- * tsync_clock_init: choose the source, calibrate, measure the skew bound. Idempotent
- * and thread-safe (the first caller does the work, others wait for it). Called lazily by
- * every tsync entry point; call it explicitly to keep the cost off a latency-critical
- * first operation. Returns 0; -1 with errno set only if no clock works at all.
+ * tsync_clock_init - choose the source, calibrate, measure the skew bound.
+ *
+ * Called lazily by every tsync entry point; call it explicitly to keep the cost (a few
+ * milliseconds) off a latency-critical first operation.
+ *
+ * Returns:    0 (the fallback source, CLOCK_MONOTONIC, always works, so the call has no
+ *             failing case; the int is kept for one).
+ * Progress:   blocking on the first call (the first caller does the work, others wait
+ *             for it); idempotent and thread-safe.
+ * Caller:     any thread, registered or not.
+ * Implements: ParSec (EuroSys 2016) §3.2; the measurement: ORDO as in the RLU study
+ *             (Appl. Sci. 2022) §6.
  */
 int tsync_clock_init(void);
 
-/* The chosen source. Initialises the clock if needed. */
+/*
+ * tsync_clock_source, tsync_clock_source_name - the chosen source.
+ *
+ * Returns:    the source (never TSYNC_CLOCK_UNINIT); its name: "rdtsc", "cntvct" or
+ *             "monotonic".
+ * Progress:   initialises the clock if needed, then wait-free.
+ * Caller:     any thread, registered or not.
+ * Implements: ParSec (EuroSys 2016) §3.2.
+ */
 enum tsync_clock_source tsync_clock_source(void);
-/* "rdtsc", "cntvct" or "monotonic". */
 const char *tsync_clock_source_name(void);
 
 /*
- * tsync_clock_skew: the cross-CPU ordering bound S in ticks (see the top of this file).
- * 0 for CLOCK_MONOTONIC (one kernel clock) and when only one CPU is usable.
+ * tsync_clock_skew - the cross-CPU ordering bound S (see the top of this file).
+ *
+ * Returns:    S in ticks; 0 for CLOCK_MONOTONIC (one kernel clock) and when only one CPU
+ *             is usable.
+ * Progress:   initialises the clock if needed, then wait-free.
+ * Caller:     any thread, registered or not.
+ * Implements: ParSec (EuroSys 2016) §3.2; the RLU study (Appl. Sci. 2022) §6 (ORDO).
  */
 tsync_tick_t tsync_clock_skew(void);
 
 /*
- * tsync_clock_inversion: the largest inversion actually observed during the measurement,
- * in ticks: max over ordered CPU pairs of (sender time - receiver time) for a message
- * that was sent before it was received; 0 if no reading ever went backwards. Diagnostic:
- * a large value means the counters are offset and S is doing real work.
+ * tsync_clock_inversion - the largest inversion actually observed during the
+ * measurement.
+ *
+ * Diagnostic: a large value means the counters are offset and S is doing real work.
+ *
+ * Returns:    ticks: max over ordered CPU pairs of (sender time - receiver time) for a
+ *             message that was sent before it was received; 0 if no reading ever went
+ *             backwards.
+ * Progress:   initialises the clock if needed, then wait-free.
+ * Caller:     any thread, registered or not.
+ * Implements: the experiment of OpLog (MIT TR 2014) §6.1, measured by ORDO's method.
  */
 tsync_tick_t tsync_clock_inversion(void);
 
-/* True iff a timestamp a (taken on any thread) certainly precedes b: a + S < b.
- * Initialises the clock if needed (then one load and a compare). */
+/*
+ * tsync_clock_before - does timestamp a (taken on any thread) certainly precede b?
+ *
+ * Arguments:  a, b: times in ticks.
+ * Returns:    true iff a + S < b.
+ * Progress:   initialises the clock if needed, then one load and a compare.
+ * Caller:     any thread, registered or not.
+ * Implements: ParSec (EuroSys 2016) §3.2.
+ */
 static inline bool tsync_clock_before(tsync_tick_t a, tsync_tick_t b)
 {
 	return a + tsync_clock_skew() < b;
 }
 
-/* Calibrated rate of the source, in ticks per nanosecond (1.0 for monotonic). */
+/*
+ * tsync_ticks_per_ns, tsync_ticks_to_ns, tsync_ns_to_ticks - unit conversion.
+ *
+ * Arguments:  ticks: a duration in ticks; ns: a duration in nanoseconds.
+ * Returns:    the source's rate calibrated against CLOCK_MONOTONIC at initialisation, in
+ *             ticks per nanosecond (1.0 for monotonic); the duration converted with it
+ *             (truncated).
+ * Progress:   initialises the clock if needed, then wait-free.
+ * Caller:     any thread, registered or not.
+ * Implements: infrastructure (no paper section).
+ */
 double tsync_ticks_per_ns(void);
 uint64_t tsync_ticks_to_ns(tsync_tick_t ticks);
 tsync_tick_t tsync_ns_to_ticks(uint64_t ns);
