@@ -1,9 +1,9 @@
 /*
  * tsync/oplog.h - OpLog: per-thread time-stamped operation logs for update-heavy data
- * structures (seed 002: Boyd-Wickizer, Kaashoek, Morris, Zeldovich, "OpLog: a library
- * for scaling update-heavy data structures").
+ * structures (OpLog (MIT TR 2014): Boyd-Wickizer, Kaashoek, Morris, Zeldovich, "OpLog: a
+ * library for scaling update-heavy data structures").
  *
- * An update that has no return value ("deferrable", seed 002 §4.1) is not applied to the
+ * An update that has no return value ("deferrable", OpLog (MIT TR 2014) §4.1) is not applied to the
  * shared structure: oplog_log() appends it, with a timestamp, to the calling thread's
  * log for that object, touching only cache lines the thread already owns. A read calls
  * oplog_synchronize(), which takes the object's lock, merges every thread's log for the
@@ -33,7 +33,7 @@
  * retries.
  *
  * Dynamic log allocation (§4.2, §6). Logs live in per-thread hash tables of a struct
- * oplog_domain (one domain per log type, the seed's "per-core hash table for each type"):
+ * oplog_domain (one domain per log type, the paper's "per-core hash table for each type"):
  * `slots` logs per thread, and object o may have a log only in slot hash(o) of each
  * table. An object that was not updated recently on a thread holds no log there: when
  * another object needs the slot, the occupant is synchronized (its logged ops applied)
@@ -43,7 +43,7 @@
  *
  * Ordering across threads (§4.1, §6.1). Timestamps come from tsync's clock
  * (<tsync/clock.h>), read under the log's lock after a full fence (tsync_now_ordered),
- * and made strictly increasing per log. The seed's §6.1 experiment found that a
+ * and made strictly increasing per log. The paper's §6.1 experiment found that a
  * timestamp read on one core after reading another core's earlier timestamp from memory
  * was always larger (8-socket Intel and AMD machines, 45 days of uptime: skew < 1000
  * cycles, 1e-13), i.e. that hardware keeps the counters synchronised to better than a
@@ -51,13 +51,13 @@
  * measures, for every ordered pair of CPUs, an upper bound on how far one counter can
  * be ahead of another (the skew bound S of <tsync/clock.h>, a few hundred cycles on
  * common machines) and also records whether any reading ever went backwards
- * (tsync_clock_inversion(), the seed's experiment). The order policy chooses:
+ * (tsync_clock_inversion(), the paper's experiment). The order policy chooses:
  *   OPLOG_ORDER_CLOCK  (default with an invariant counter) oplog_log returns only once
  *       the clock reads more than ts + S (Spanner's "commit wait", which §6.1 proposes
  *       for clocks with a bounded skew): an update that completes before another begins,
  *       on any CPU, then has the smaller timestamp. Costs about S ticks per logged op
  *       that is not absorbed; no wait when S = 0 (one CPU).
- *   OPLOG_ORDER_TRUST  the seed's assumption: no wait. Correct when counters are
+ *   OPLOG_ORDER_TRUST  the paper's assumption: no wait. Correct when counters are
  *       synchronised to within the one-way latency of a cache-line transfer, which is
  *       what tsync_clock_inversion() == 0 is evidence of, not proof.
  *   OPLOG_ORDER_COUNTER  (default without an invariant counter: TSYNC_CLOCK=monotonic,
@@ -170,7 +170,7 @@ struct oplog_type {
 enum oplog_order {
 	OPLOG_ORDER_AUTO = 0,    /* CLOCK with an invariant counter, else COUNTER; env override */
 	OPLOG_ORDER_CLOCK = 1,   /* tsync clock + commit wait of the skew bound */
-	OPLOG_ORDER_TRUST = 2,   /* tsync clock, no wait (seed 002 §6.1's assumption) */
+	OPLOG_ORDER_TRUST = 2,   /* tsync clock, no wait (OpLog §6.1's assumption) */
 	OPLOG_ORDER_COUNTER = 3, /* one shared atomic counter per domain */
 };
 
@@ -183,7 +183,7 @@ struct oplog_config {
 #define OPLOG_CONFIG_INIT {sizeof(struct oplog_config), 0, 0}
 
 /*
- * The shared part of every OpLog object; embed it in the structure it wraps (the seed's
+ * The shared part of every OpLog object; embed it in the structure it wraps (the paper's
  * Object base class). Fields are OpLog's.
  */
 struct oplog_object {
@@ -193,148 +193,232 @@ struct oplog_object {
 };
 
 /*
- * oplog_domain_create: a set of per-thread log tables for objects of one log type.
- * *type is copied (the caller's struct may go away; its hooks must stay valid). cfg: NULL for defaults.
- * Returns NULL with errno = EINVAL (bad type->size, cfg->size, slots not a power of two
- * or > 2^20, capacity < OPLOG_OP_MAX, bad order) or ENOMEM. Initialises the clock.
- * Blocking. Any thread.
+ * oplog_domain_create - a set of per-thread log tables for objects of one log type.
+ *
+ * Arguments:  type: copied (the caller's struct may go away; its hooks must stay
+ *             valid). cfg: the configuration, or NULL for the defaults.
+ * Returns:    the domain; NULL with errno = EINVAL (type NULL, bad type->size or
+ *             cfg->size, slots not a power of two or > 2^20, a bad order, a custom log
+ *             state (log_bytes) without push and apply, or a default op log whose
+ *             capacity is below sizeof(struct oplog_op) or above 1 GiB) or ENOMEM.
+ * Progress:   blocking (allocates); initialises the clock.
+ * Caller:     any thread.
+ * Implements: OpLog (MIT TR 2014) §4.2 and §6 (per-type tables, dynamic log allocation).
  */
 struct oplog_domain *oplog_domain_create(const struct oplog_type *type,
 					 const struct oplog_config *cfg);
 
 /*
- * oplog_domain_destroy: free the tables. Precondition (not checked): every object of
- * the domain was finalised with oplog_object_fini and no thread uses the domain.
- * NULL is ignored.
+ * oplog_domain_destroy - free the tables.
+ *
+ * Arguments:  d: the domain, or NULL (ignored).
+ * Caller:     any thread, once (not checked) every object of the domain was finalised
+ *             with oplog_object_fini and no thread uses the domain.
+ * Implements: OpLog (MIT TR 2014) §6.
  */
 void oplog_domain_destroy(struct oplog_domain *d);
 
-/* The domain's copy of its log type. */
+/*
+ * oplog_domain_type, oplog_domain_order, oplog_order_name - a domain's configuration.
+ *
+ * Returns:    the domain's copy of its log type; the order policy in force for d (never
+ *             OPLOG_ORDER_AUTO); the name of an order policy: "clock", "trust" or
+ *             "counter".
+ * Progress:   wait-free.
+ * Caller:     any thread.
+ * Implements: OpLog (MIT TR 2014) §5.2 (types), §6.1 (ordering).
+ */
 const struct oplog_type *oplog_domain_type(const struct oplog_domain *d);
 
-/* The order policy in force for d (never OPLOG_ORDER_AUTO). */
 enum oplog_order oplog_domain_order(const struct oplog_domain *d);
-/* "clock", "trust" or "counter". */
 const char *oplog_order_name(enum oplog_order o);
 
 /*
- * oplog_object_init: make obj an object of domain d with no pending ops, unlocked.
- * Returns 0; -1 with errno = EINVAL if obj or d is NULL. Wait-free. Any thread; obj
- * must not be in use.
+ * oplog_object_init - make obj an object of domain d with no pending ops, unlocked.
+ *
+ * Returns:    0, or -1 with errno = EINVAL if obj or d is NULL.
+ * Progress:   wait-free.
+ * Caller:     any thread; obj must not be in use.
+ * Implements: OpLog (MIT TR 2014) §5.1 (the Object base class).
  */
 int oplog_object_init(struct oplog_object *obj, struct oplog_domain *d);
 
 /*
- * oplog_object_fini: apply every pending op of obj (as oplog_synchronize does), detach
- * obj from every thread's table, and return with obj unlocked and unknown to OpLog: its
- * memory may then be freed or reused. Precondition: no other thread calls oplog_log,
- * oplog_synchronize or a structure function on obj concurrently or afterwards (OpLog's
- * own evictions are waited for). Blocking.
+ * oplog_object_fini - apply every pending op of obj and detach it from OpLog.
+ *
+ * Applies the ops as oplog_synchronize does, detaches obj from every thread's table, and
+ * returns with obj unlocked and unknown to OpLog: its memory may then be freed or reused.
+ *
+ * Progress:   blocking (OpLog's own evictions of obj are waited for).
+ * Caller:     any thread, once no other thread calls oplog_log, oplog_synchronize or a
+ *             structure function on obj, concurrently or afterwards.
+ * Implements: OpLog (MIT TR 2014) §6.
  */
 void oplog_object_fini(struct oplog_object *obj);
 
 /*
- * oplog_log: record op for obj in the calling thread's log (Fig. 6, Object::log).
+ * oplog_log - record op for obj in the calling thread's log.
+ *
  * op->size bytes are copied; op->ts is set. If the thread's slot for obj belongs to
  * another object, that object is evicted first, after being synchronized if it has ops
- * in this log (§6); if the log is full, obj is synchronized and the op pushed again. Under OPLOG_ORDER_CLOCK a logged
- * (not absorbed) op returns only once the clock has passed ts + S.
- * Returns the push result (OPLOG_PUSHED or OPLOG_ABSORBED), or -1 with errno = EINVAL
- * (op->size < sizeof(struct oplog_op) or > OPLOG_OP_MAX; for the default op log also
- * exec NULL, or an op larger than the log's capacity), ENOMEM (the thread's first table
- * could not be allocated) or EAGAIN (the thread cannot be registered).
- * Progress: no shared store on the fast path (the thread's own slot lock and log;
- * OPLOG_ORDER_COUNTER adds one shared fetch-and-add); blocks while a synchronize of an
- * object in the same slot holds the slot lock, and on evictions and full logs.
- * Ordering: the op's effects are visible to every synchronize that starts after
- * oplog_log returns (release on the slot lock, acquire by the synchronizer).
+ * in this log (§6); if the log is full, obj is synchronized and the op pushed again.
+ *
+ * Arguments:  op: the op header, first member of an op struct of op->size bytes.
+ * Returns:    the push result (OPLOG_PUSHED or OPLOG_ABSORBED), or -1 with errno =
+ *             EINVAL (op->size < sizeof(struct oplog_op) or > OPLOG_OP_MAX; for the
+ *             default op log also exec NULL, or an op larger than the log's capacity),
+ *             ENOMEM (the thread's first table could not be allocated) or EAGAIN (the
+ *             thread cannot be registered).
+ * Progress:   no shared store on the fast path (the thread's own slot lock and log;
+ *             OPLOG_ORDER_COUNTER adds one shared fetch-and-add); blocks while a
+ *             synchronize of an object in the same slot holds the slot lock, and on
+ *             evictions and full logs. Under OPLOG_ORDER_CLOCK a logged (not absorbed)
+ *             op returns only once the clock has passed ts + S.
+ * Ordering:   the op's effects are visible to every synchronize that starts after
+ *             oplog_log returns (release on the slot lock, acquire by the synchronizer).
+ * Caller:     any thread (registers lazily).
+ * Implements: OpLog (MIT TR 2014) §5.1, Fig. 6 (Object::log); commit wait: §6.1.
  */
 int oplog_log(struct oplog_object *obj, struct oplog_op *op);
 
 /*
- * oplog_synchronize: take obj's lock and apply every op logged for obj by any thread
- * before this call began (and possibly some concurrent ones), in timestamp order
- * (Fig. 6, Object::synchronize). Returns with obj locked: the caller reads (or updates
- * directly) the underlying structure, then calls oplog_unlock. Blocking: waits for the
- * object lock and for each thread's slot lock; O(threads that ever logged into the
- * domain) lock acquisitions plus the ops applied. Ordering: acquire - everything the
- * applied ops' loggers did before logging happens-before the caller's reads.
- * Must not be called with obj already locked by the caller (self-deadlock).
+ * oplog_synchronize - take obj's lock and apply every logged op, in timestamp order.
+ *
+ * Applies every op logged for obj by any thread before this call began (and possibly
+ * some concurrent ones), then returns with obj locked: the caller reads (or updates
+ * directly) the underlying structure, then calls oplog_unlock.
+ *
+ * Progress:   blocking: waits for the object lock and for each thread's slot lock;
+ *             O(threads that ever logged into the domain) lock acquisitions plus the ops
+ *             applied.
+ * Ordering:   acquire: everything the applied ops' loggers did before logging
+ *             happens-before the caller's reads.
+ * Caller:     any thread that does not hold obj's lock already (self-deadlock).
+ * Implements: OpLog (MIT TR 2014) §5.1, Fig. 6 (Object::synchronize).
  */
 void oplog_synchronize(struct oplog_object *obj);
 
 /*
- * oplog_unlock: release the lock taken by oplog_synchronize (release ordering), then run
- * the type's unlocked hook if it has one (Fig. 6, Object::unlock).
+ * oplog_unlock - release the lock taken by oplog_synchronize, then run the type's
+ * unlocked hook if it has one.
+ *
+ * Ordering:   release: the caller's accesses to the structure happen-before the next
+ *             synchronize's.
+ * Caller:     the thread that holds obj's lock (from oplog_synchronize).
+ * Implements: OpLog (MIT TR 2014) §5.1, Fig. 6 (Object::unlock).
  */
 void oplog_unlock(struct oplog_object *obj);
 
-/*
- * Counters of a domain, summed over its tables (approximate while threads run).
- */
+/* Counters of a domain, summed over its tables (approximate while threads run). Counts
+ * are totals since the domain's creation. */
 struct oplog_stats {
-	uint64_t tables;        /* per-thread tables allocated */
+	uint64_t tables;        /* per-thread tables allocated, count */
 	uint64_t table_bytes;   /* bytes of those tables */
 	uint64_t slot_bytes;    /* bytes per slot (one log and its header) */
-	uint64_t logged;        /* pushes that returned OPLOG_PUSHED */
-	uint64_t absorbed_local;  /* pushes that returned OPLOG_ABSORBED */
+	uint64_t logged;        /* pushes that returned OPLOG_PUSHED, count of ops */
+	uint64_t absorbed_local;  /* pushes that returned OPLOG_ABSORBED, count of ops */
 	uint64_t absorbed_global; /* ops dropped by try_absorb or cancelled during apply */
 	uint64_t executed;      /* ops executed by the default apply */
 	uint64_t syncs;         /* oplog_synchronize calls that applied at least one log */
-	uint64_t full_syncs;    /* synchronizes forced by a full log */
+	uint64_t full_syncs;    /* synchronizes forced by a full log, count */
 	uint64_t evictions;     /* slots taken from another object (synchronized first when
-				 * its log there was not empty) */
-	uint64_t commit_waits;  /* logged ops that had to wait for the skew bound */
+				 * its log there was not empty), count */
+	uint64_t commit_waits;  /* logged ops that had to wait for the skew bound, count */
 };
-/* oplog_domain_stats: fill *out. Returns 0; -1 with errno = EINVAL on NULL. Any thread. */
+/*
+ * oplog_domain_stats - d's counters.
+ *
+ * Arguments:  out: filled with the counters.
+ * Returns:    0, or -1 with errno = EINVAL (d or out NULL).
+ * Caller:     any thread.
+ * Implements: OpLog (MIT TR 2014) §5.2 (absorption), §6 (tables, evictions).
+ */
 int oplog_domain_stats(struct oplog_domain *d, struct oplog_stats *out);
 
 /* ---- helpers for log types built on the default op log ---------------------------- */
 
 /*
- * oplog_oplog_append: the default push: append op (op->size bytes, padded to 8) to log.
- * Returns OPLOG_PUSHED or OPLOG_FULL. Slot lock held (call only from a push hook).
+ * The helpers below work on the default op log; every one runs with the log's slot lock
+ * held (inside a push, apply or try_absorb hook) unless it says otherwise.
+ *
+ * oplog_oplog_append - the default push: append op (op->size bytes, padded to 8).
+ *
+ * Returns:    OPLOG_PUSHED or OPLOG_FULL.
+ * Caller:     a push hook (slot lock held).
+ * Implements: OpLog (MIT TR 2014) §5.2.
  */
 int oplog_oplog_append(struct oplog_object *obj, void *log, struct oplog_op *op);
 
 /*
- * oplog_oplog_find_last: the newest live op in log for which match(op, arg) is true,
- * or NULL. For local absorption in a push hook (slot lock held). O(ops in the log).
+ * oplog_oplog_find_last - the newest live op in log for which match(op, arg) is true.
+ *
+ * Returns:    the op, or NULL.
+ * Progress:   O(ops in the log).
+ * Caller:     a push hook doing local absorption (slot lock held).
+ * Implements: OpLog (MIT TR 2014) §4.2 (local absorption).
  */
 struct oplog_op *oplog_oplog_find_last(void *log,
 				       bool (*match)(const struct oplog_op *op, const void *arg),
 				       const void *arg);
 
 /*
- * oplog_op_cancel: mark a logged op dead: it will not execute. In a push hook: op from
- * oplog_oplog_find_last on the same log (counts as local absorption when the hook then
- * returns OPLOG_ABSORBED). In try_absorb: an op of the batch being applied that has not
- * executed yet (counts as global absorption).
+ * oplog_op_cancel - mark a logged op dead: it will not execute.
+ *
+ * Arguments:  op: in a push hook, an op from oplog_oplog_find_last on the same log
+ *             (counts as local absorption when the hook then returns OPLOG_ABSORBED); in
+ *             try_absorb, an op of the batch being applied that has not executed yet
+ *             (counts as global absorption).
+ * Caller:     a push or try_absorb hook.
+ * Implements: OpLog (MIT TR 2014) §4.2 and §5.2 (absorption).
  */
 void oplog_op_cancel(struct oplog_op *op);
 
 /*
- * oplog_oplog_next: where the next oplog_oplog_append to log will put its op (valid
- * only if that append returns OPLOG_PUSHED). Slot lock held.
+ * oplog_oplog_next - where the next oplog_oplog_append to log will put its op.
+ *
+ * Returns:    that address; valid only if that append returns OPLOG_PUSHED.
+ * Caller:     a push hook (slot lock held).
+ * Implements: OpLog (MIT TR 2014) §4.2.
  */
 struct oplog_op *oplog_oplog_next(void *log);
 
 /*
- * oplog_oplog_live_at: is op a live (not cancelled) op of log, pointing into its used
- * part at a multiple of stride bytes from the start? For structures whose ops all have
- * one stride (then op boundaries are fixed), to validate a remembered op pointer in
- * O(1) before absorbing it. Slot lock held.
+ * oplog_oplog_live_at - is op a live (not cancelled) op of log, pointing into its used
+ * part at a multiple of stride bytes from the start?
+ *
+ * For structures whose ops all have one stride (then op boundaries are fixed), to
+ * validate a remembered op pointer before absorbing it.
+ *
+ * Progress:   O(1).
+ * Caller:     a hook (slot lock held).
+ * Implements: OpLog (MIT TR 2014) §4.2.
  */
 bool oplog_oplog_live_at(void *log, const struct oplog_op *op, size_t stride);
 
-/* oplog_oplog_pop: if op is the newest op of log, remove it (the log shrinks); else
- * nothing. Slot lock held. O(1). */
+/*
+ * oplog_oplog_pop - if op is the newest op of log, remove it (the log shrinks); else
+ * nothing.
+ *
+ * Progress:   O(1).
+ * Caller:     a hook (slot lock held).
+ * Implements: OpLog (MIT TR 2014) §4.2.
+ */
 void oplog_oplog_pop(void *log, struct oplog_op *op);
 
-/* oplog_oplog_apply: the default apply (see struct oplog_type). Locks held. */
+/*
+ * oplog_oplog_apply - the default apply (see struct oplog_type).
+ *
+ * Caller:     an apply hook (object lock and the n logs' slot locks held).
+ * Implements: OpLog (MIT TR 2014) §5.2, Fig. 6.
+ */
 void oplog_oplog_apply(struct oplog_object *obj, void *const *logs, unsigned n);
 
-/* Bytes of live ops in a default op log (for tests and diagnostics). Slot lock held. */
+/*
+ * oplog_oplog_used - bytes of live ops in a default op log (for tests and diagnostics).
+ *
+ * Caller:     slot lock held.
+ * Implements: infrastructure (no paper section).
+ */
 size_t oplog_oplog_used(const void *log);
 
 /* ---- direct access to a specialised per-thread log (Fig. 8) ----------------------- */
@@ -357,14 +441,24 @@ struct oplog__domain_fast {
 void *oplog__log_acquire_slow(struct oplog_object *obj);
 
 /*
- * oplog_log_acquire: the calling thread's log for obj, locked, for a type with a custom
- * per-thread state and OPLOG_TYPE_UNORDERED (a counter's push is "add to my count"; no
- * op struct, no timestamp). The caller updates the state and calls oplog_log_release
- * at once; the update is then what push would have done, and is applied by the next
- * synchronize (§5.2, Fig. 8). Evicts the slot's previous object first if needed (see
- * oplog_log). Returns NULL with errno = EINVAL (not such a type), ENOMEM or EAGAIN.
- * Fast path (inline): one thread-local load, two loads, one uncontended exchange on the
- * thread's own slot; no shared store.
+ * oplog_log_acquire, oplog_log_release - direct access to the calling thread's log for
+ * obj, for a type with a custom per-thread state and OPLOG_TYPE_UNORDERED (a counter's
+ * push is "add to my count"; no op struct, no timestamp).
+ *
+ * The caller updates the state between the two calls, at once; the update is then what
+ * push would have done, and is applied by the next synchronize. oplog_log_acquire evicts
+ * the slot's previous object first if needed (see oplog_log).
+ *
+ * Returns:    oplog_log_acquire: the log, locked; NULL with errno = EINVAL (not such a
+ *             type), ENOMEM or EAGAIN.
+ * Progress:   fast path (inline): one thread-local load, two loads, one uncontended
+ *             exchange on the thread's own slot; no shared store. Slow path as
+ *             oplog_log.
+ * Ordering:   oplog_log_release is a release store: the update is visible to the next
+ *             synchronize.
+ * Caller:     any thread; oplog_log_release only with a log from its own
+ *             oplog_log_acquire.
+ * Implements: OpLog (MIT TR 2014) §5.2, Fig. 8.
  */
 static inline void *oplog_log_acquire(struct oplog_object *obj)
 {
@@ -386,8 +480,6 @@ static inline void *oplog_log_acquire(struct oplog_object *obj)
 	return oplog__log_acquire_slow(obj);
 }
 
-/* oplog_log_release: unlock a log from oplog_log_acquire (release ordering: the update
- * is visible to the next synchronize). */
 static inline void oplog_log_release(void *log)
 {
 	atomic_store_explicit(&((struct oplog__slot *)log - 1)->lock, 0, memory_order_release);
