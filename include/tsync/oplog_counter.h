@@ -1,6 +1,6 @@
 /*
- * tsync/oplog_counter.h - a distributed reference counter on OpLog (seed 002 §5.2,
- * Fig. 8: the CounterLog, whose per-thread "log" is a single count).
+ * tsync/oplog_counter.h - a distributed reference counter on OpLog (OpLog (MIT TR 2014)
+ * §5.2, Fig. 8: the CounterLog, whose per-thread "log" is a single count).
  *
  * oplog_counter_add/inc/dec fold the delta into the calling thread's count for the
  * counter (its slot in the domain's per-thread table: no shared cache line is written);
@@ -44,28 +44,52 @@ struct oplog_counter {
 	_Atomic int released;  /* release has run (or fini has begun) */
 };
 
-/* The counter log type (a per-thread int64 delta; push adds, apply sums). */
+/*
+ * oplog_counter_type, oplog_counter_domain_create - the counter log type (a per-thread
+ * int64 delta; push adds, apply sums) and a domain of it.
+ *
+ * Returns:    the type (static storage); oplog_domain_create(oplog_counter_type(), cfg)
+ *             and its errors.
+ * Caller:     any thread.
+ * Implements: OpLog (MIT TR 2014) §5.2, Fig. 8 (CounterLog).
+ */
 const struct oplog_type *oplog_counter_type(void);
 
-/* oplog_counter_domain_create: oplog_domain_create(oplog_counter_type(), cfg). */
 struct oplog_domain *oplog_counter_domain_create(const struct oplog_config *cfg);
 
 /*
- * oplog_counter_init: a counter of domain d (from oplog_counter_domain_create) with the
- * value initial; release (may be NULL) is called as described above with arg.
- * Returns 0, or -1 with errno = EINVAL (NULL argument, or d not a counter domain).
+ * oplog_counter_init - a counter of domain d with the value initial.
+ *
+ * Arguments:  d: from oplog_counter_domain_create. initial: the starting value. release:
+ *             the zero callback (see the top of this file), or NULL; arg: its argument.
+ * Returns:    0, or -1 with errno = EINVAL (NULL argument, or d not a counter domain).
+ * Progress:   wait-free.
+ * Caller:     any thread; c must not be in use.
+ * Implements: OpLog (MIT TR 2014) §5.2, Fig. 8.
  */
 int oplog_counter_init(struct oplog_counter *c, struct oplog_domain *d, int64_t initial,
 		       oplog_counter_release_fn release, void *arg);
 
-/* oplog_counter_fini: stop zero detection, then oplog_object_fini. Blocking. */
+/*
+ * oplog_counter_fini - stop zero detection, then oplog_object_fini.
+ *
+ * Progress:   blocking.
+ * Caller:     as oplog_object_fini: no other thread uses c concurrently or afterwards.
+ * Implements: OpLog (MIT TR 2014) §6.
+ */
 void oplog_counter_fini(struct oplog_counter *c);
 
 /*
- * oplog_counter_add: add delta to the counter (inc: +1, dec: -1). Returns 0, or -1 with
- * errno from oplog_log_acquire (ENOMEM/EAGAIN for a thread's first table). Inline fast
- * path: the thread's slot lock (an uncontended exchange on its own line) and one add to
- * its count (the CounterLog push of Fig. 8, done in place); no shared store, no wait.
+ * oplog_counter_add, oplog_counter_inc, oplog_counter_dec - add delta (inc: +1, dec: -1)
+ * to the counter.
+ *
+ * Returns:    0, or -1 with errno from oplog_log_acquire (ENOMEM/EAGAIN for a thread's
+ *             first table).
+ * Progress:   inline fast path: the thread's slot lock (an uncontended exchange on its
+ *             own line) and one add to its count; no shared store, no wait.
+ * Ordering:   release on the slot lock: the update is visible to the next synchronize.
+ * Caller:     any thread; incrementing a released counter is a programming error.
+ * Implements: OpLog (MIT TR 2014) §5.2, Fig. 8 (the CounterLog push, done in place).
  */
 static inline int oplog_counter_add(struct oplog_counter *c, int64_t delta)
 {
@@ -86,9 +110,15 @@ static inline int oplog_counter_dec(struct oplog_counter *c)
 }
 
 /*
- * oplog_counter_read: synchronize (sum every thread's count into the shared value) and
- * return the value. Blocking: O(threads that used the domain) slot-lock acquisitions.
- * May run the release callback before returning (if the value is 0).
+ * oplog_counter_read - synchronize (sum every thread's count into the shared value) and
+ * return the value.
+ *
+ * Returns:    the value at the synchronize's cut. May run the release callback before
+ *             returning (if the value is 0).
+ * Progress:   blocking: O(threads that used the domain) slot-lock acquisitions.
+ * Ordering:   acquire, as oplog_synchronize.
+ * Caller:     any thread.
+ * Implements: OpLog (MIT TR 2014) §5.2, Fig. 8.
  */
 int64_t oplog_counter_read(struct oplog_counter *c);
 

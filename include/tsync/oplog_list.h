@@ -1,6 +1,6 @@
 /*
  * tsync/oplog_list.h - an intrusive list (a set of nodes) on OpLog, with the three
- * variants of seed 002 §7.3 / Fig. 12:
+ * variants of OpLog (MIT TR 2014) §7.3 / Fig. 12:
  *   OPLOG_LIST_BASIC          add and remove are logged; synchronize executes them all.
  *   OPLOG_LIST_GLOBAL_ABSORB  synchronize drops an add whose node is removed later in the
  *                             same batch, and that remove (try_absorb, §5.2).
@@ -66,36 +66,81 @@ struct oplog_list {
 	size_t count;
 };
 
-/* The log type of a mode (NULL for a bad mode). capacity: 0 for the default op log
- * size; tests use small values to force full-log synchronizes. Returns the type through
- * *out (the caller's storage) and 0, or -1 with errno = EINVAL. */
+/*
+ * oplog_list_type - the log type of a mode.
+ *
+ * Arguments:  capacity: bytes of op log per thread, 0 for the default op log size
+ *             (tests use small values to force full-log synchronizes). out: the
+ *             caller's storage for the type.
+ * Returns:    0 with *out filled, or -1 with errno = EINVAL (bad mode, out NULL).
+ * Caller:     any thread.
+ * Implements: OpLog (MIT TR 2014) §7.3, Fig. 12.
+ */
 int oplog_list_type(enum oplog_list_mode mode, size_t capacity, struct oplog_type *out);
 
-/* oplog_list_domain_create: a domain for lists of the given mode (capacity as above). */
+/*
+ * oplog_list_domain_create - a domain for lists of the given mode (capacity as above).
+ *
+ * Returns:    the domain; NULL with errno as oplog_list_type or oplog_domain_create.
+ * Progress:   blocking (allocates).
+ * Caller:     any thread.
+ * Implements: OpLog (MIT TR 2014) §7.3.
+ */
 struct oplog_domain *oplog_list_domain_create(enum oplog_list_mode mode, size_t capacity,
 					      const struct oplog_config *cfg);
 
-/* oplog_list_init: an empty list in domain d. Returns 0 or -1 (errno = EINVAL). */
+/*
+ * oplog_list_init - an empty list in domain d.
+ *
+ * Returns:    0, or -1 with errno = EINVAL (l or d NULL).
+ * Caller:     any thread; l must not be in use.
+ * Implements: OpLog (MIT TR 2014) §7.3.
+ */
 int oplog_list_init(struct oplog_list *l, struct oplog_domain *d);
-/* oplog_list_fini: apply pending ops and detach from OpLog (oplog_object_fini); nodes
- * still in the list stay linked (the caller may walk l->head). */
+/*
+ * oplog_list_fini - apply pending ops and detach from OpLog (oplog_object_fini).
+ *
+ * Nodes still in the list stay linked (the caller may walk l->head).
+ *
+ * Progress:   blocking.
+ * Caller:     as oplog_object_fini.
+ * Implements: OpLog (MIT TR 2014) §6.
+ */
 void oplog_list_fini(struct oplog_list *l);
 
-/* oplog_list_node_init: a node not in any list. */
+/*
+ * oplog_list_node_init - make n a node not in any list.
+ *
+ * Caller:     any thread, before n is shared.
+ * Implements: OpLog (MIT TR 2014) §7.3.
+ */
 void oplog_list_node_init(struct oplog_list_node *n);
 
 /*
- * oplog_list_add / oplog_list_remove: log the update (see oplog_log for costs and
- * blocking). Return OPLOG_PUSHED, OPLOG_ABSORBED (remove under local absorption), or -1
- * with errno from oplog_log.
+ * oplog_list_add, oplog_list_remove - log the update.
+ *
+ * Returns:    OPLOG_PUSHED, OPLOG_ABSORBED (remove under local absorption), or -1 with
+ *             errno from oplog_log.
+ * Progress:   as oplog_log (costs and blocking).
+ * Ordering:   as oplog_log.
+ * Caller:     any thread, within preconditions P1 and P2 above.
+ * Implements: OpLog (MIT TR 2014) §7.3, Fig. 12; absorption §4.2 and §5.2.
  */
 int oplog_list_add(struct oplog_list *l, struct oplog_list_node *n);
 int oplog_list_remove(struct oplog_list *l, struct oplog_list_node *n);
 
-/* Reads: synchronize, read, unlock. Blocking. */
+/*
+ * oplog_list_size, oplog_list_contains, oplog_list_flush - reads: synchronize, read,
+ * unlock (flush: apply every pending op, a synchronize with no read).
+ *
+ * Returns:    the number of nodes; whether n is in the list.
+ * Progress:   blocking (as oplog_synchronize).
+ * Ordering:   acquire, as oplog_synchronize.
+ * Caller:     any thread.
+ * Implements: OpLog (MIT TR 2014) §7.3.
+ */
 size_t oplog_list_size(struct oplog_list *l);
 bool oplog_list_contains(struct oplog_list *l, struct oplog_list_node *n);
-/* Apply every pending op (a synchronize with no read). */
 void oplog_list_flush(struct oplog_list *l);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
-/* tsync/tsync.h - everything: clock, thread registry, ParSec sections, memory, locks. */
+/* tsync/tsync.h - every public header: clock, thread registry, ParSec sections, memory
+ * (ps_mem, ps_kmem), node locks, namespaces, RLU, MV-RLU, OpLog and the version. */
 #ifndef TSYNC_TSYNC_H
 #define TSYNC_TSYNC_H
 #include <tsync/clock.h>
