@@ -186,8 +186,8 @@ tsync_tick_t ps_skew_ticks(const struct ps *ps);
  *
  * The classic grace period, for callers that want to free memory themselves.
  *
- * Progress:   blocking: retries ps_quiesce, spinning with tsync_arch_relax() and then
- *             calling sched_yield() (src/wait.h's quiescence spin).
+ * Progress:   blocking: retries ps_quiesce, spinning briefly with tsync_arch_relax()
+ *             and then calling sched_yield() between tries.
  * Ordering:   as a true ps_quiesce: the exit of every such section happens-before the
  *             return.
  * Caller:     any thread outside a section of ps (inside one it would wait for itself:
