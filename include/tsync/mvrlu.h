@@ -224,9 +224,9 @@ struct mvrlu_stats {
 	uint64_t wb_hints;     /* sections whose derefs mostly met versions: they asked
 				* every writer to reclaim (the dereference watermark) */
 };
-void mvrlu_stats_thread(struct mvrlu_thread *self, struct mvrlu_stats *out);
+int mvrlu_stats_thread(struct mvrlu_thread *self, struct mvrlu_stats *out);
 /* Sum over all threads of d (approximate while threads run). */
-void mvrlu_stats(struct mvrlu *d, struct mvrlu_stats *out);
+int mvrlu_stats(struct mvrlu *d, struct mvrlu_stats *out);
 /* Bytes of the caller's log in use (not yet recycled). Caller's own handle. */
 size_t mvrlu_log_used(struct mvrlu_thread *self);
 

@@ -193,9 +193,9 @@ void rlu_free_unsafe(void *obj);
 struct rlu_stats {
 	uint64_t sections, commits, aborts, syncs, sync_requests, writebacks, frees;
 };
-void rlu_stats_thread(struct rlu_thread *self, struct rlu_stats *out);
+int rlu_stats_thread(struct rlu_thread *self, struct rlu_stats *out);
 /* Sum over all threads of r (approximate while threads run). */
-void rlu_stats(struct rlu *r, struct rlu_stats *out);
+int rlu_stats(struct rlu *r, struct rlu_stats *out);
 
 #ifdef __cplusplus
 }
