@@ -1,5 +1,6 @@
 /*
- * src/mvrlu.c - Multi-Version Read-Log-Update (seed 003 §3.3; Kim et al., ASPLOS 2019).
+ * src/mvrlu.c - Multi-Version Read-Log-Update (the RLU study (Appl. Sci. 2022) §3.3; Kim et
+ * al., ASPLOS 2019).
  *
  * Layout. A master object is [struct mv_hdr][data]; hdr.head is NULL or the newest
  * version of the object. A version lives in its writer's circular log as
@@ -14,7 +15,9 @@
  *
  * Clocks. Local clocks and commit times are tsync clock readings (ORDO's role). S is the
  * measured skew bound: a reading a taken really before a reading b satisfies a <= b + S.
- * docs/rlu.md §6 gives the whole argument; the comments name its steps (a)-(g).
+ * docs/rlu.md §6 gives the whole argument; the comments name its steps (a)-(g). What
+ * MV-RLU shares with RLU (instance, thread records, statistics, object headers) is in
+ * src/rlu_common.h.
  */
 #include <errno.h>
 #include <sched.h>
@@ -25,15 +28,25 @@
 #include <tsync/thread.h>
 
 #include "internal.h"
+#include "rlu_common.h"
+#include "wait.h"
 
-#define INF UINT64_MAX
-#define COMMITTING (UINT64_MAX - 1)
+#define INF TSYNC__RLU_INF
+#define COMMITTING TSYNC__RLU_COMMITTING
 #define ABORTED (UINT64_MAX - 2)
 #define MARK (UINT64_MAX - 1) /* local_clock: a section is reading its clock */
-#define MV_IS_COPY ((struct mv_ver *)(uintptr_t)1)
-#define ALIGN 16u
+#define MV_IS_COPY ((struct mv_ver *)TSYNC__RLU_IS_COPY)
+#define ALIGN TSYNC__RLU_ALIGN
 #define DEFAULT_LOG (256u * 1024u)
 #define SLOTS 1024u /* write-set records per thread */
+/* min_clock's wait for a thread seen at MARK (between two of its instructions): rounds
+ * of tsync__wait_round before it gives up and reclaims nothing this pass. */
+#define MARK_GIVE_UP 4096u
+/* reclaim_until's wait between passes: 32 << min(i, 8) relaxes after pass i, for the first
+ * RECLAIM_SPIN_PASSES passes, then a yield after each. */
+#define RECLAIM_RELAX_BASE 32u
+#define RECLAIM_RELAX_SHIFT_MAX 8u
+#define RECLAIM_SPIN_PASSES 16u
 
 struct mv_ver;
 
@@ -43,6 +56,7 @@ struct mv_hdr {
 	uint32_t size;
 };
 _Static_assert(sizeof(struct mv_hdr) == ALIGN, "header keeps data 16-byte aligned");
+_Static_assert(sizeof(struct mvrlu_stats) % sizeof(uint64_t) == 0, "mvrlu_stats sums uint64_t words");
 _Static_assert(sizeof(struct mv_hdr) == MVRLU__OBJ_HDR && offsetof(struct mv_hdr, head) == 0,
 	       "mvrlu.h's inline mvrlu_deref reads the header's first word");
 
@@ -65,6 +79,8 @@ _Static_assert(sizeof(struct mv_ver) % ALIGN == 0, "versions keep data aligned")
 
 #define MHDR(p) ((struct mv_hdr *)((char *)(p) - sizeof(struct mv_hdr)))
 #define VER(p) ((struct mv_ver *)((char *)(p) - sizeof(struct mv_ver)))
+/* From a version's data back to its `master` (tsync__rlu_actual). */
+#define MASTER_BACK (sizeof(struct mv_ver) - offsetof(struct mv_ver, master))
 #define VDATA(v) ((void *)((char *)(v) + sizeof(struct mv_ver)))
 
 struct mv_ws {
@@ -95,11 +111,8 @@ struct mvrlu_thread {
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t local_clock; /* INF: outside */
 };
 
-#define CHUNK_BYTES (TSYNC__CHUNK * sizeof(struct mvrlu_thread))
-
 struct mvrlu {
-	struct mvrlu_thread *_Atomic *dir;
-	unsigned nchunks;
+	struct tsync__rlu_dir dir;
 	size_t lb;          /* log bytes */
 	size_t threshold;   /* reclaim above this many bytes in use */
 	uint64_t skew;
@@ -125,20 +138,14 @@ static void chunk_init(void *chunk, void *arg)
 
 static struct mvrlu_thread *thread_at(struct mvrlu *d, unsigned tid)
 {
-	struct mvrlu_thread *c = atomic_load_explicit(&d->dir[tid >> TSYNC__CHUNK_SHIFT], memory_order_acquire);
-	return c ? &c[tid & (TSYNC__CHUNK - 1)] : NULL;
+	return tsync__rlu_at(&d->dir, tid, sizeof(struct mvrlu_thread));
 }
 
 struct mvrlu *mvrlu_create(const struct mvrlu_config *cfg)
 {
 	struct mvrlu_config c = MVRLU_CONFIG_INIT;
-	if (cfg) {
-		if (cfg->size != sizeof(struct mvrlu_config)) {
-			errno = EINVAL;
-			return NULL;
-		}
-		c = *cfg;
-	}
+	if (tsync__rlu_config(&c, cfg, sizeof(c)) != 0)
+		return NULL;
 	if (c.log_bytes == 0)
 		c.log_bytes = DEFAULT_LOG;
 	if (c.reclaim_pct == 0)
@@ -149,20 +156,9 @@ struct mvrlu *mvrlu_create(const struct mvrlu_config *cfg)
 	}
 	if (tsync_clock_init() != 0)
 		return NULL;
-	struct mvrlu *d = aligned_alloc(TSYNC_CACHE_LINE,
-					tsync__round_up(sizeof(*d), TSYNC_CACHE_LINE));
-	if (!d) {
-		errno = ENOMEM;
+	struct mvrlu *d = tsync__rlu_new(sizeof(*d), offsetof(struct mvrlu, dir));
+	if (!d)
 		return NULL;
-	}
-	memset(d, 0, sizeof(*d));
-	d->nchunks = tsync__chunk_count();
-	d->dir = calloc(d->nchunks, sizeof(*d->dir));
-	if (!d->dir) {
-		free(d);
-		errno = ENOMEM;
-		return NULL;
-	}
 	d->lb = tsync__round_up(c.log_bytes, ALIGN);
 	d->threshold = d->lb / 100 * c.reclaim_pct;
 	d->skew = tsync_clock_skew();
@@ -170,46 +166,30 @@ struct mvrlu *mvrlu_create(const struct mvrlu_config *cfg)
 	return d;
 }
 
+/* A thread's first use of d: its log and its ring of write-set records. */
+static int thread_first_use(void *rec)
+{
+	struct mvrlu_thread *t = rec;
+	void *buf[2] = {aligned_alloc(ALIGN, t->d->lb), calloc(SLOTS, sizeof(*t->ws))};
+	if (!tsync__rlu_all_or_none(buf, 2))
+		return -1;
+	t->log = buf[0];
+	t->ws = buf[1];
+	for (unsigned i = 0; i < SLOTS; i++)
+		atomic_init(&t->ws[i].clock, INF);
+	return 0;
+}
+
 struct mvrlu_thread *mvrlu_thread_get(struct mvrlu *d)
 {
-	int id = tsync_thread_id();
-	if (id < 0)
-		return NULL;
-	unsigned tid = (unsigned)id;
-	struct mvrlu_thread *t = thread_at(d, tid);
-	if (TSYNC_UNLIKELY(t == NULL)) {
-		struct mvrlu_thread *ch = tsync__chunk_get((void *_Atomic *)d->dir, tid >> TSYNC__CHUNK_SHIFT,
-							   CHUNK_BYTES, chunk_init, d);
-		if (!ch)
-			return NULL;
-		t = &ch[tid & (TSYNC__CHUNK - 1)];
-	}
-	if (TSYNC_UNLIKELY(!t->inited)) {
-		t->log = aligned_alloc(ALIGN, d->lb);
-		t->ws = calloc(SLOTS, sizeof(*t->ws));
-		if (!t->log || !t->ws) {
-			free(t->log);
-			free(t->ws);
-			t->log = NULL;
-			t->ws = NULL;
-			errno = ENOMEM;
-			return NULL;
-		}
-		for (unsigned i = 0; i < SLOTS; i++)
-			atomic_init(&t->ws[i].clock, INF);
-		t->inited = true;
-	}
-	return t;
+	return TSYNC__RLU_THREAD(&d->dir, struct mvrlu_thread, inited, thread_first_use, chunk_init, d);
 }
 
 /* ---- objects ---- */
 
 static void release_obj(struct mvrlu *d, void *obj)
 {
-	struct mv_hdr *h = MHDR(obj);
-	if (d->poison)
-		memset(obj, 0xdb, h->size);
-	free(h);
+	tsync__rlu_obj_release(obj, MHDR(obj)->size, d->poison);
 }
 
 void *mvrlu_alloc(size_t size)
@@ -218,11 +198,9 @@ void *mvrlu_alloc(size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	struct mv_hdr *h = calloc(1, sizeof(*h) + size);
-	if (!h) {
-		errno = ENOMEM;
+	struct mv_hdr *h = tsync__rlu_obj_alloc(size);
+	if (!h)
 		return NULL;
-	}
 	h->size = (uint32_t)size;
 	return h + 1;
 }
@@ -235,14 +213,12 @@ void mvrlu_free_unsafe(void *obj)
 
 void *mvrlu_actual(void *a)
 {
-	if (a && atomic_load_explicit(&MHDR(a)->head, memory_order_relaxed) == MV_IS_COPY)
-		return VER(a)->master;
-	return a;
+	return tsync__rlu_actual(a, MASTER_BACK);
 }
 
 bool mvrlu_cmp_objs(const void *a, const void *b)
 {
-	return mvrlu_actual((void *)a) == mvrlu_actual((void *)b);
+	return tsync__rlu_actual((void *)a, MASTER_BACK) == tsync__rlu_actual((void *)b, MASTER_BACK);
 }
 
 void mvrlu_assign_ptr(struct mvrlu_thread *self, void **p_ptr, void *obj)
@@ -336,13 +312,12 @@ static uint64_t min_clock(struct mvrlu *d)
 		if (!t)
 			continue;
 		uint64_t x = atomic_load_explicit(&t->local_clock, memory_order_acquire);
+		struct tsync__wait w = TSYNC__WAIT_INIT;
 		for (unsigned spins = 0; x == MARK; spins++) {
-			if (spins > 4096)
+			if (spins > MARK_GIVE_UP)
 				return 0;
-			if (spins > 64)
-				sched_yield();
-			else
-				tsync_arch_relax();
+			/* the scan of a quiescence check: TSYNC__SPIN_QUIESCE relaxes, then yields */
+			tsync__wait_round(&w, TSYNC__SPIN_QUIESCE);
 			x = atomic_load_explicit(&t->local_clock, memory_order_acquire);
 		}
 		if (x < m)
@@ -461,8 +436,9 @@ static void reclaim_until(struct mvrlu_thread *self, size_t bytes)
 			return;
 		if (i == 0)
 			self->st.waits++;
-		if (i < 16) {
-			for (unsigned k = 0; k < (32u << (i < 8 ? i : 8)); k++)
+		if (i < RECLAIM_SPIN_PASSES) {
+			unsigned shift = i < RECLAIM_RELAX_SHIFT_MAX ? i : RECLAIM_RELAX_SHIFT_MAX;
+			for (unsigned k = 0; k < (RECLAIM_RELAX_BASE << shift); k++)
 				tsync_arch_relax();
 		} else {
 			sched_yield();
@@ -491,7 +467,7 @@ void mvrlu_reader_lock(struct mvrlu_thread *self)
  * two or three dependent loads per object, into other threads' logs), ask every writer
  * to reclaim at its next commit, and reclaim our own log now. Without it versions are
  * written back only when a log passes its threshold, so on a list at low update rates
- * most nodes of a walk keep a version for thousands of commits (seed 003 §3.3.2's
+ * most nodes of a walk keep a version for thousands of commits (the RLU study's (Appl. Sci. 2022) §3.3.2
  * MV-RLU reclaims "on demand" for the same reason; the published code's dereference
  * watermark).
  */
@@ -604,13 +580,7 @@ void mvrlu_abort(struct mvrlu_thread *self)
 		self->need = 0;
 		reclaim_until(self, need);
 	}
-	unsigned n = ++self->streak;
-	if (n > 8) {
-		sched_yield();
-	} else {
-		for (unsigned i = 0; i < (1u << n); i++)
-			tsync_arch_relax();
-	}
+	tsync__backoff(++self->streak);
 }
 
 /* mvrlu_deref's slow path (the inline part counted the deref and found a head). */
@@ -623,12 +593,7 @@ void *mvrlu__deref_slow(struct mvrlu_thread *self, void *obj)
 	do {
 		if (v->wclk == self->cur_clk)
 			return VDATA(v); /* our own, uncommitted */
-		uint64_t c = atomic_load_explicit(v->wclk, memory_order_acquire);
-		while (TSYNC_UNLIKELY(c == COMMITTING)) {
-			tsync_arch_relax();
-			c = atomic_load_explicit(v->wclk, memory_order_acquire);
-		}
-		if (c <= self->L)
+		if (tsync__rlu_commit_clock(v->wclk) <= self->L)
 			return VDATA(v);
 		self->st.chain_steps++;
 		v = atomic_load_explicit(&v->older, memory_order_acquire);
@@ -742,87 +707,83 @@ size_t mvrlu_log_used(struct mvrlu_thread *self)
 
 /* ---- teardown and statistics ---- */
 
+/* Teardown, pass 0: write v back if it is committed and still the newest version of its
+ * object (every master is live until pass 1). */
+static void destroy_write_back(struct mv_ver *v)
+{
+	if (v->freed != FREE_NONE || atomic_load_explicit(&v->dead_at, memory_order_relaxed) != INF)
+		return;
+	struct mv_hdr *h = MHDR(v->master);
+	if (atomic_load_explicit(&h->head, memory_order_relaxed) == v) {
+		memcpy(v->master, VDATA(v), v->size);
+		atomic_store_explicit(&h->head, NULL, memory_order_relaxed);
+	}
+}
+
+/* Teardown, pass 1: free the object v's committed write set mvrlu_free'd. */
+static void destroy_free(struct mvrlu *d, struct mv_ver *v)
+{
+	if (v->freed == FREE_PENDING) {
+		v->freed = FREE_DONE;
+		release_obj(d, v->master);
+	}
+}
+
+struct destroy_arg {
+	struct mvrlu *d;
+	int pass;
+};
+
+/* One teardown pass over one record: every version of its committed write sets. */
+static void destroy_pass(void *rec, void *arg)
+{
+	const struct destroy_arg *a = arg;
+	struct mvrlu_thread *t = rec;
+	if (!t->inited)
+		return;
+	for (uint64_t s = t->ws_tail; s < t->ws_head; s++) {
+		struct mv_ws *w = &t->ws[s % SLOTS];
+		if (atomic_load_explicit(&w->clock, memory_order_relaxed) >= ABORTED)
+			continue;
+		for (uint64_t p = w->first; p < w->end;) {
+			struct mv_ver *v = rec_at(t, &p);
+			p += v->bytes;
+			if (a->pass == 0)
+				destroy_write_back(v);
+			else
+				destroy_free(a->d, v);
+		}
+	}
+}
+
+/* Last: the record's log and write-set ring. */
+static void destroy_thread(void *rec, void *arg)
+{
+	struct mvrlu_thread *t = rec;
+	(void)arg;
+	free(t->log);
+	free(t->ws);
+}
+
 void mvrlu_destroy(struct mvrlu *d)
 {
 	if (!d)
 		return;
 	/* Write back the newest versions first (their masters are all live), then free. */
 	for (int pass = 0; pass < 2; pass++) {
-		for (unsigned ci = 0; ci < d->nchunks; ci++) {
-			struct mvrlu_thread *ch = atomic_load_explicit(&d->dir[ci], memory_order_acquire);
-			if (!ch)
-				continue;
-			for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
-				struct mvrlu_thread *t = &ch[i];
-				if (!t->inited)
-					continue;
-				for (uint64_t s = t->ws_tail; s < t->ws_head; s++) {
-					struct mv_ws *w = &t->ws[s % SLOTS];
-					uint64_t c = atomic_load_explicit(&w->clock, memory_order_relaxed);
-					if (c >= ABORTED)
-						continue;
-					for (uint64_t p = w->first; p < w->end;) {
-						struct mv_ver *v = rec_at(t, &p);
-						p += v->bytes;
-						if (pass == 1) {
-							if (v->freed == FREE_PENDING) {
-								v->freed = FREE_DONE;
-								release_obj(d, v->master);
-							}
-							continue;
-						}
-						if (v->freed != FREE_NONE ||
-						    atomic_load_explicit(&v->dead_at, memory_order_relaxed) != INF)
-							continue;
-						struct mv_hdr *h = MHDR(v->master);
-						if (atomic_load_explicit(&h->head, memory_order_relaxed) == v) {
-							memcpy(v->master, VDATA(v), v->size);
-							atomic_store_explicit(&h->head, NULL, memory_order_relaxed);
-						}
-					}
-				}
-			}
-		}
+		struct destroy_arg a = {d, pass};
+		tsync__rlu_each(&d->dir, sizeof(struct mvrlu_thread), destroy_pass, &a);
 	}
-	for (unsigned ci = 0; ci < d->nchunks; ci++) {
-		struct mvrlu_thread *ch = atomic_load_explicit(&d->dir[ci], memory_order_acquire);
-		if (!ch)
-			continue;
-		for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
-			free(ch[i].log);
-			free(ch[i].ws);
-		}
-		free(ch);
-	}
-	free(d->dir);
-	free(d);
+	tsync__rlu_each(&d->dir, sizeof(struct mvrlu_thread), destroy_thread, NULL);
+	tsync__rlu_delete(d, &d->dir);
 }
 
-void mvrlu_stats_thread(struct mvrlu_thread *self, struct mvrlu_stats *out)
+int mvrlu_stats_thread(struct mvrlu_thread *self, struct mvrlu_stats *out)
 {
-	*out = self->st;
+	return tsync__rlu_stats_copy(out, self ? &self->st : NULL, sizeof(*out));
 }
 
-void mvrlu_stats(struct mvrlu *d, struct mvrlu_stats *out)
+int mvrlu_stats(struct mvrlu *d, struct mvrlu_stats *out)
 {
-	memset(out, 0, sizeof(*out));
-	for (unsigned ci = 0; ci < d->nchunks; ci++) {
-		struct mvrlu_thread *ch = atomic_load_explicit(&d->dir[ci], memory_order_acquire);
-		if (!ch)
-			continue;
-		for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
-			const struct mvrlu_stats *s = &ch[i].st;
-			out->sections += s->sections;
-			out->commits += s->commits;
-			out->aborts += s->aborts;
-			out->reclaims += s->reclaims;
-			out->writebacks += s->writebacks;
-			out->recycled += s->recycled;
-			out->frees += s->frees;
-			out->log_full += s->log_full;
-			out->waits += s->waits;
-			out->chain_steps += s->chain_steps;
-			out->wb_hints += s->wb_hints;
-		}
-	}
+	return TSYNC__RLU_STATS_SUM(d ? &d->dir : NULL, struct mvrlu_thread, st, out);
 }

@@ -1,5 +1,5 @@
 /*
- * src/rlu.c - Read-Log-Update (seed 003 §3.2; Matveev et al., SOSP 2015).
+ * src/rlu.c - Read-Log-Update (the RLU study (Appl. Sci. 2022) §3.2; Matveev et al., SOSP 2015).
  *
  * Layout. An object is [struct rlu_hdr][data]; hdr.copy is NULL (unlocked), or the data
  * pointer of the copy that locks it, or RLU_IS_COPY in the header of a copy. A copy lives
@@ -23,10 +23,10 @@
  * unlock), until the log is recycled like any other (after the next sync that has a
  * commit later than the abort), or, when the log fills with dead entries and no
  * write set is pending, after a plain grace period (reclaim_dead).
- * docs/rlu.md gives the full argument.
+ * docs/rlu.md gives the full argument. What RLU shares with MV-RLU (instance, thread
+ * records, statistics, object headers) is in src/rlu_common.h.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tsync/clock.h>
@@ -34,18 +34,23 @@
 #include <tsync/thread.h>
 
 #include "internal.h"
+#include "rlu_common.h"
+#include "wait.h"
 
-#define INF UINT64_MAX
-#define COMMITTING (UINT64_MAX - 1)
-#define RLU_IS_COPY ((void *)(uintptr_t)1)
-#define ALIGN 16u
+#define INF TSYNC__RLU_INF
+#define COMMITTING TSYNC__RLU_COMMITTING
+#define RLU_IS_COPY TSYNC__RLU_IS_COPY
+#define ALIGN TSYNC__RLU_ALIGN
 #define DEFAULT_LOG (64u * 1024u)
+#define FREES_INIT 64u /* first capacity of a thread's free list (doubles when full) */
 
 struct rlu_hdr {
 	_Atomic(void *) copy;
 	uint64_t size; /* data bytes (objects from rlu_alloc; for poisoning) */
 };
 _Static_assert(sizeof(struct rlu_hdr) == ALIGN, "header keeps data 16-byte aligned");
+_Static_assert(offsetof(struct rlu_hdr, copy) == 0, "tsync__rlu_is_copy reads the first word");
+_Static_assert(sizeof(struct rlu_stats) % sizeof(uint64_t) == 0, "rlu_stats sums uint64_t words");
 
 struct rlu_meta {
 	struct rlu_thread *owner;
@@ -62,6 +67,8 @@ _Static_assert(sizeof(struct rlu_meta) % ALIGN == 0, "meta keeps data aligned");
 
 #define RHDR(p) ((struct rlu_hdr *)((char *)(p) - sizeof(struct rlu_hdr)))
 #define RMETA(p) ((struct rlu_meta *)((char *)(p) - sizeof(struct rlu_hdr) - sizeof(struct rlu_meta)))
+/* From a copy's data back to its meta's `actual` (tsync__rlu_actual). */
+#define ACTUAL_BACK (sizeof(struct rlu_meta) + sizeof(struct rlu_hdr) - offsetof(struct rlu_meta, actual))
 #define ENTRY_BYTES(sz) (sizeof(struct rlu_meta) + sizeof(struct rlu_hdr) + tsync__round_up((sz), ALIGN))
 
 struct rlu_free_ent {
@@ -90,16 +97,13 @@ struct rlu_thread {
 	_Atomic uint64_t ws_clock[2][RLU_MAX_WRITE_SETS];
 };
 
-#define CHUNK_BYTES (TSYNC__CHUNK * sizeof(struct rlu_thread))
-
 struct rlu {
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t g_clock;
 	/* Committed write sets not yet written back and unlocked (sync_now). Same line as
 	 * g_clock: a commit writes both, rlu_reader_lock reads both. */
 	_Atomic uint64_t g_unsynced;
 	_Alignas(TSYNC_CACHE_LINE) struct tsync__client client;
-	struct rlu_thread *_Atomic *dir;
-	unsigned nchunks;
+	struct tsync__rlu_dir dir;
 	unsigned max_ws;
 	size_t log_bytes;
 	bool poison;
@@ -120,8 +124,7 @@ static void chunk_init(void *chunk, void *arg)
 
 static struct rlu_thread *thread_at(struct rlu *r, unsigned tid)
 {
-	struct rlu_thread *c = atomic_load_explicit(&r->dir[tid >> TSYNC__CHUNK_SHIFT], memory_order_acquire);
-	return c ? &c[tid & (TSYNC__CHUNK - 1)] : NULL;
+	return tsync__rlu_at(&r->dir, tid, sizeof(struct rlu_thread));
 }
 
 static void thread_exit_hook(struct tsync__client *c, unsigned tid)
@@ -135,13 +138,8 @@ static void thread_exit_hook(struct tsync__client *c, unsigned tid)
 struct rlu *rlu_create(const struct rlu_config *cfg)
 {
 	struct rlu_config c = RLU_CONFIG_INIT;
-	if (cfg) {
-		if (cfg->size != sizeof(struct rlu_config)) {
-			errno = EINVAL;
-			return NULL;
-		}
-		c = *cfg;
-	}
+	if (tsync__rlu_config(&c, cfg, sizeof(c)) != 0)
+		return NULL;
 	if (c.max_write_sets == 0)
 		c.max_write_sets = 1;
 	if (c.log_bytes == 0)
@@ -150,19 +148,9 @@ struct rlu *rlu_create(const struct rlu_config *cfg)
 		errno = EINVAL;
 		return NULL;
 	}
-	struct rlu *r = aligned_alloc(TSYNC_CACHE_LINE, tsync__round_up(sizeof(*r), TSYNC_CACHE_LINE));
-	if (!r) {
-		errno = ENOMEM;
+	struct rlu *r = tsync__rlu_new(sizeof(*r), offsetof(struct rlu, dir));
+	if (!r)
 		return NULL;
-	}
-	memset(r, 0, sizeof(*r));
-	r->nchunks = tsync__chunk_count();
-	r->dir = calloc(r->nchunks, sizeof(*r->dir));
-	if (!r->dir) {
-		free(r);
-		errno = ENOMEM;
-		return NULL;
-	}
 	atomic_init(&r->g_clock, 0);
 	r->max_ws = c.max_write_sets;
 	r->log_bytes = tsync__round_up(c.log_bytes, ALIGN);
@@ -174,10 +162,21 @@ struct rlu *rlu_create(const struct rlu_config *cfg)
 
 static void release_obj(struct rlu *r, void *obj)
 {
-	struct rlu_hdr *h = RHDR(obj);
-	if (r->poison)
-		memset(obj, 0xdb, h->size);
-	free(h);
+	tsync__rlu_obj_release(obj, RHDR(obj)->size, r->poison);
+}
+
+/* Teardown of one record: write back its deferred write sets, free its logs. */
+static void destroy_thread(void *rec, void *arg)
+{
+	struct rlu_thread *t = rec;
+	(void)arg;
+	if (!t->inited)
+		return;
+	if (t->ws_cur > 0)
+		sync_now(t);
+	free(t->log[0]);
+	free(t->log[1]);
+	free(t->frees);
 }
 
 void rlu_destroy(struct rlu *r)
@@ -185,57 +184,28 @@ void rlu_destroy(struct rlu *r)
 	if (!r)
 		return;
 	tsync__client_remove(&r->client);
-	for (unsigned ci = 0; ci < r->nchunks; ci++) {
-		struct rlu_thread *ch = atomic_load_explicit(&r->dir[ci], memory_order_acquire);
-		if (!ch)
-			continue;
-		for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
-			struct rlu_thread *t = &ch[i];
-			if (!t->inited)
-				continue;
-			if (t->ws_cur > 0)
-				sync_now(t);
-			free(t->log[0]);
-			free(t->log[1]);
-			free(t->frees);
-		}
-		free(ch);
-	}
-	free(r->dir);
-	free(r);
+	tsync__rlu_each(&r->dir, sizeof(struct rlu_thread), destroy_thread, NULL);
+	tsync__rlu_delete(r, &r->dir);
+}
+
+/* A thread's first use of r: its two logs and its free list. */
+static int thread_first_use(void *rec)
+{
+	struct rlu_thread *t = rec;
+	void *buf[3] = {aligned_alloc(ALIGN, t->r->log_bytes), aligned_alloc(ALIGN, t->r->log_bytes),
+			malloc(FREES_INIT * sizeof(*t->frees))};
+	if (!tsync__rlu_all_or_none(buf, 3))
+		return -1;
+	t->log[0] = buf[0];
+	t->log[1] = buf[1];
+	t->frees = buf[2];
+	t->frees_cap = FREES_INIT;
+	return 0;
 }
 
 struct rlu_thread *rlu_thread_get(struct rlu *r)
 {
-	int id = tsync_thread_id();
-	if (id < 0)
-		return NULL;
-	unsigned tid = (unsigned)id;
-	struct rlu_thread *t = thread_at(r, tid);
-	if (TSYNC_UNLIKELY(t == NULL)) {
-		struct rlu_thread *ch = tsync__chunk_get((void *_Atomic *)r->dir, tid >> TSYNC__CHUNK_SHIFT,
-							 CHUNK_BYTES, chunk_init, r);
-		if (!ch)
-			return NULL;
-		t = &ch[tid & (TSYNC__CHUNK - 1)];
-	}
-	if (TSYNC_UNLIKELY(!t->inited)) {
-		t->log[0] = aligned_alloc(ALIGN, r->log_bytes);
-		t->log[1] = aligned_alloc(ALIGN, r->log_bytes);
-		t->frees_cap = 64;
-		t->frees = malloc(t->frees_cap * sizeof(*t->frees));
-		if (!t->log[0] || !t->log[1] || !t->frees) {
-			free(t->log[0]);
-			free(t->log[1]);
-			free(t->frees);
-			t->log[0] = t->log[1] = NULL;
-			t->frees = NULL;
-			errno = ENOMEM;
-			return NULL;
-		}
-		t->inited = true;
-	}
-	return t;
+	return TSYNC__RLU_THREAD(&r->dir, struct rlu_thread, inited, thread_first_use, chunk_init, r);
 }
 
 /* ---- the grace period, write-back, unlock ---- */
@@ -267,13 +237,8 @@ static void wait_for_readers(struct rlu_thread *self, uint64_t wc)
 			continue;
 		/* A stale local clock (the store of the new one not yet seen) is older than
 		 * any commit after that section's previous start: we only wait longer. */
-		unsigned spins = 0;
-		while (atomic_load_explicit(&t->run_counter, memory_order_acquire) == rc) {
-			if (++spins < 128)
-				tsync_arch_relax();
-			else
-				sched_yield();
-		}
+		tsync__wait_until(atomic_load_explicit(&t->run_counter, memory_order_acquire) != rc,
+				  TSYNC__SPIN_HANDOFF);
 	}
 }
 
@@ -430,13 +395,7 @@ void rlu_abort(struct rlu_thread *self)
 	self->need_sync = false;
 	/* Back off: the holder of the lock we hit is usually waiting for a grace period;
 	 * retrying at once only burns the CPU it may need (threads > cores). */
-	unsigned n = ++self->streak;
-	if (n > 8) {
-		sched_yield();
-	} else {
-		for (unsigned i = 0; i < (1u << n); i++)
-			tsync_arch_relax();
-	}
+	tsync__backoff(++self->streak);
 }
 
 /* ---- objects ---- */
@@ -451,24 +410,17 @@ void *rlu__deref_slow(struct rlu_thread *self, void *obj)
 	struct rlu_meta *m = RMETA(c);
 	if (m->owner == self)
 		return c;
-	uint64_t w = atomic_load_explicit(m->wclk, memory_order_acquire);
-	while (TSYNC_UNLIKELY(w == COMMITTING)) {
-		tsync_arch_relax();
-		w = atomic_load_explicit(m->wclk, memory_order_acquire);
-	}
-	return w <= self->local ? c : obj;
+	return tsync__rlu_commit_clock(m->wclk) <= self->local ? c : obj;
 }
 
 void *rlu_actual(void *a)
 {
-	if (a && atomic_load_explicit(&RHDR(a)->copy, memory_order_relaxed) == RLU_IS_COPY)
-		return RMETA(a)->actual;
-	return a;
+	return tsync__rlu_actual(a, ACTUAL_BACK);
 }
 
 bool rlu_cmp_objs(const void *a, const void *b)
 {
-	return rlu_actual((void *)a) == rlu_actual((void *)b);
+	return tsync__rlu_actual((void *)a, ACTUAL_BACK) == tsync__rlu_actual((void *)b, ACTUAL_BACK);
 }
 
 static bool lock_common(struct rlu_thread *self, void **pobj, size_t size, bool is_const)
@@ -552,11 +504,9 @@ void rlu_assign_ptr(struct rlu_thread *self, void **p_ptr, void *obj)
 
 void *rlu_alloc(size_t size)
 {
-	struct rlu_hdr *h = calloc(1, sizeof(*h) + size);
-	if (!h) {
-		errno = ENOMEM;
+	struct rlu_hdr *h = tsync__rlu_obj_alloc(size);
+	if (!h)
 		return NULL;
-	}
 	h->size = size;
 	return h + 1;
 }
@@ -582,27 +532,12 @@ void rlu_free_unsafe(void *obj)
 		free(RHDR(obj));
 }
 
-void rlu_stats_thread(struct rlu_thread *self, struct rlu_stats *out)
+int rlu_stats_thread(struct rlu_thread *self, struct rlu_stats *out)
 {
-	*out = self->st;
+	return tsync__rlu_stats_copy(out, self ? &self->st : NULL, sizeof(*out));
 }
 
-void rlu_stats(struct rlu *r, struct rlu_stats *out)
+int rlu_stats(struct rlu *r, struct rlu_stats *out)
 {
-	memset(out, 0, sizeof(*out));
-	for (unsigned ci = 0; ci < r->nchunks; ci++) {
-		struct rlu_thread *ch = atomic_load_explicit(&r->dir[ci], memory_order_acquire);
-		if (!ch)
-			continue;
-		for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
-			const struct rlu_stats *s = &ch[i].st;
-			out->sections += s->sections;
-			out->commits += s->commits;
-			out->aborts += s->aborts;
-			out->syncs += s->syncs;
-			out->sync_requests += s->sync_requests;
-			out->writebacks += s->writebacks;
-			out->frees += s->frees;
-		}
-	}
+	return TSYNC__RLU_STATS_SUM(r ? &r->dir : NULL, struct rlu_thread, st, out);
 }

@@ -1,8 +1,9 @@
 /*
  * tsync/rlu.h - Read-Log-Update: multi-pointer atomic updates with per-thread write logs.
  *
- * Seed 003 §3.2 (procedure, Fig. 2) and §4.1 (API use, Fig. 4); the original design is
- * Matveev, Shavit, Felber, Marlier, "Read-Log-Update", SOSP 2015 (seed 003 ref. [24]).
+ * The RLU study (Appl. Sci. 2022) §3.2 (procedure, Fig. 2) and §4.1 (API use, Fig. 4); the
+ * original design is Matveev, Shavit, Felber, Marlier, "Read-Log-Update", SOSP 2015 (the
+ * study's ref. [24]).
  *
  * Model. An RLU section is the span between rlu_reader_lock() and rlu_reader_unlock().
  * Every section reads the global clock into the thread's local clock when it begins. A
@@ -74,67 +75,129 @@ struct rlu_config {
 #define RLU_CONFIG_INIT {sizeof(struct rlu_config), 1, 0, false}
 
 /*
- * rlu_create: a new RLU domain (its own global clock and per-thread logs).
- * cfg: NULL for defaults. Returns NULL with errno = EINVAL (bad cfg) or ENOMEM.
- * Blocking. Any thread.
+ * rlu_create - a new RLU domain: its own global clock and per-thread write logs.
+ *
+ * Arguments: cfg: NULL for the defaults, else cfg->size = sizeof(struct rlu_config),
+ *            max_write_sets in 0..RLU_MAX_WRITE_SETS (0: 1), log_bytes 0 (64 KiB) or
+ *            1 KiB..1 GiB (rounded up to 16 bytes).
+ * Returns:   the domain; NULL with errno = EINVAL (bad cfg) or ENOMEM.
+ * Progress:  blocking (malloc; the registry mutex, to add the thread-exit hook).
+ * Caller:    any thread.
  */
 struct rlu *rlu_create(const struct rlu_config *cfg);
 /*
- * rlu_destroy: free the domain's thread records and logs; write sets still deferred are
- * written back first. Precondition: no thread is in a section or uses r again. Objects
- * still linked in user structures are the user's (free them with rlu_free_unsafe).
+ * rlu_destroy - free the domain's thread records and logs.
+ *
+ * Arguments: r: the domain, or NULL (nothing happens).
+ * Returns:   nothing. Write sets still deferred are written back and their rlu_free'd
+ *            objects freed first; objects still linked in user structures are the user's
+ *            (free them with rlu_free_unsafe).
+ * Progress:  blocking (the registry mutex, free).
+ * Caller:    any thread, once no thread is in a section of r or uses r again.
  */
 void rlu_destroy(struct rlu *r);
 
 /*
- * rlu_thread_get: the calling thread's handle for r, creating it on first use
- * (registers the thread with tsync's registry). Returns NULL with errno = EAGAIN or
- * ENOMEM. Wait-free after the first call (two loads). Calling thread only.
+ * rlu_thread_get - the calling thread's handle for r.
+ *
+ * Arguments: r: the domain.
+ * Returns:   the handle, created on first use (registers the thread with tsync's
+ *            registry, allocates its two logs of log_bytes and its free list); NULL with
+ *            errno = EAGAIN (registry full) or ENOMEM.
+ * Progress:  wait-free after the thread's first call (a thread-local load, an acquire
+ *            load, a test); blocking on the first (malloc).
+ * Ordering:  none beyond the handle's own publication (acquire).
+ * Caller:    the thread the handle is for; a handle is used by that thread only.
  */
 struct rlu_thread *rlu_thread_get(struct rlu *r);
-/* rlu_flush: synchronize and write back the caller's deferred write sets now. Must be
- * called outside a section. Blocking (waits for older sections). */
+/*
+ * rlu_flush - synchronize now: write back and unlock the caller's deferred write sets and
+ * free the objects they rlu_free'd.
+ *
+ * Arguments: self: the caller's handle.
+ * Returns:   nothing.
+ * Progress:  blocking: waits for every section that began before the last deferred
+ *            commit (spins TSYNC__SPIN_HANDOFF rounds per section, then yields).
+ * Ordering:  the write-back happens before the unlock (release stores of the headers).
+ * Caller:    the handle's thread, outside a section.
+ * Implements: deferral, Matveev et al. (SOSP 2015) §3.7.
+ */
 void rlu_flush(struct rlu_thread *self);
 
 /*
- * rlu_reader_lock: begin a section. Marks the thread active (one store, then a full
- * fence) and reads the global clock into the local clock; every object this section
- * reads through rlu_deref is the version committed at or before that clock. Runs a
- * synchronization first if another thread asked this one to (deferral). Wait-free
- * otherwise. Not nestable.
+ * rlu_reader_lock - begin a section.
+ *
+ * Arguments: self: the caller's handle.
+ * Returns:   nothing. Every object the section reads through rlu_deref is the version
+ *            committed at or before its local clock (the global clock read here).
+ * Progress:  wait-free (a store, a full fence, two loads), except that it first
+ *            synchronizes the caller's deferred write sets (blocking, as rlu_flush) if
+ *            another thread asked it to.
+ * Ordering:  the section's marker (run counter, release) is ordered before the clock load
+ *            by a seq_cst fence: a committing writer either sees the section or the
+ *            section sees its commit.
+ * Caller:    the handle's thread, outside a section (sections do not nest).
+ * Implements: the RLU study (Appl. Sci. 2022) §3.2 (Fig. 2, reader lock).
  */
 void rlu_reader_lock(struct rlu_thread *self);
 /*
- * rlu_reader_unlock: end the section. A reader just marks itself inactive (release).
- * A writer marks itself inactive, commits (write clock := global clock + 1, then the
- * global clock is incremented; seq_cst), and unless deferring, waits until every
- * section that began before the commit has ended, writes its copies back, unlocks them
- * and frees its rlu_free'd objects. Blocking for writers (the grace period).
+ * rlu_reader_unlock - end the section; a writer commits.
+ *
+ * Arguments: self: the caller's handle.
+ * Returns:   nothing. A writer's write clock := global clock + 1 and the global clock is
+ *            incremented; unless it defers (max_write_sets > 1, log less than half full,
+ *            no peer's request), it then waits until every section that began before the
+ *            commit has ended, writes its copies back, unlocks them and frees its
+ *            rlu_free'd objects.
+ * Progress:  a reader: wait-free (one store), unless a peer asked it to synchronize its
+ *            deferred write sets (blocking). A writer: blocking, on the sections older
+ *            than its commit (the grace period), unless it defers.
+ * Ordering:  the section end is a release store; the commit is seq_cst (clock word
+ *            COMMITTING, global clock increment), then the write clock is published with
+ *            a release store: a section that steals a copy sees all of the commit.
+ * Caller:    the handle's thread, inside a section.
+ * Implements: the RLU study (Appl. Sci. 2022) §3.2 (Fig. 2, reader unlock, commit,
+ *            synchronize).
  */
 void rlu_reader_unlock(struct rlu_thread *self);
 /*
- * rlu_abort: abandon the section: unlock and discard this section's copies (nothing
- * of it is ever visible), forget its rlu_free calls, end the section; then, if the
- * failure came from deferral (own lock from an earlier write set, full log, or a peer's
- * request), synchronize the deferred write sets; if the log is full of the entries of
- * aborted sections (which keep their space while a concurrent section may still read
- * them) and no write set is deferred, wait for a grace period and recycle the log. Call
- * it after a failed rlu_try_lock, then retry the whole section. Blocking only in that
- * synchronization or grace period.
+ * rlu_abort - abandon the section: unlock and discard its copies, forget its rlu_free
+ * calls, end the section; then back off.
+ *
+ * Arguments: self: the caller's handle.
+ * Returns:   nothing; nothing of the section is ever visible. If the failure came from
+ *            deferral (a lock held from an earlier write set, a full log, a peer's
+ *            request) the deferred write sets are synchronized; if the log is full of
+ *            aborted sections' entries (kept while a concurrent section may still read
+ *            them) and no write set is deferred, it waits for a grace period and recycles
+ *            the log. Then it backs off: 2^n relaxes after the n-th consecutive abort,
+ *            n <= 8, a yield beyond.
+ * Progress:  blocking only in that synchronization or grace period.
+ * Ordering:  the unlocks are release stores.
+ * Caller:    the handle's thread, inside a section, after a failed rlu_try_lock; then
+ *            retry the whole section.
+ * Implements: the RLU study (Appl. Sci. 2022) §3.2 and §4.1 (the retry protocol, Fig. 4).
  */
 void rlu_abort(struct rlu_thread *self);
 
 /*
- * rlu_deref: the version of obj this section must read: the caller's own copy if it
- * locked obj; another writer's copy if that writer committed at or before this
- * section's local clock (steal); else obj itself. obj may be NULL (returns NULL) or
- * any pointer returned by rlu_alloc/rlu_deref. Acquire: the returned version's contents
- * are those committed. Wait-free. Inside a section only.
- * Inline fast path: a section that began when no committed write set was waiting for
- * its write-back (rlu_reader_lock read the count of such sets as 0), and that has not
- * locked anything itself, can only ever be asked to read originals - any commit it
- * could steal from comes after its local clock - so rlu_deref returns obj without
- * looking at its header (one load of the caller's own line). docs/rlu.md §3.
+ * rlu_deref - the version of obj this section must read.
+ *
+ * Arguments: self: the caller's handle; obj: NULL or a pointer from rlu_alloc/rlu_deref.
+ * Returns:   NULL for NULL; the caller's own copy if it locked obj; another writer's copy
+ *            if that writer committed at or before this section's local clock (steal);
+ *            else obj itself.
+ * Progress:  wait-free, except that a deref that meets a write set in the middle of its
+ *            commit (two stores of the committer) spins until it is published.
+ *            Inline fast path: a section that began when no committed write set awaited
+ *            its write-back (rlu_reader_lock read the count of such sets as 0), and that
+ *            has locked nothing itself, can only be asked to read originals - any commit
+ *            it could steal from comes after its local clock - so rlu_deref returns obj
+ *            without looking at its header (one load of the caller's own line).
+ *            docs/rlu.md §3.
+ * Ordering:  acquire: the returned version's contents are those committed.
+ * Caller:    the handle's thread, inside a section.
+ * Implements: the RLU study (Appl. Sci. 2022) §3.2 (Fig. 2, dereference and steal).
  */
 struct rlu__thread_head {
 	bool deref_fast; /* private: set by rlu_reader_lock, cleared by rlu_try_lock */
@@ -147,55 +210,131 @@ static inline void *rlu_deref(struct rlu_thread *self, void *obj)
 	return rlu__deref_slow(self, obj);
 }
 /*
- * rlu_try_lock: lock *pobj (an object or a copy of one, as rlu_deref returned it) for
- * modification by this section and set *pobj to the caller's private copy, which it then
- * modifies freely (size: the object's size in bytes, as given to rlu_alloc). Returns
- * true on success (also when the caller already holds it). Returns false - and the
- * caller must call rlu_abort and restart the section - when another thread holds the
- * object (a concurrent, or a deferred, write), when the caller holds it from an earlier
- * deferred write set, or when the write log is full, also with aborted sections'
- * entries (errno = ENOSPC if the section's copies do not fit in an empty log at all:
- * retrying cannot help). Wait-free. Inside a section.
+ * rlu_try_lock - lock *pobj for modification by this section and point *pobj to the
+ * caller's private copy, which it then modifies freely.
+ *
+ * Arguments: self: the caller's handle; pobj: an object or a copy of one, as rlu_deref
+ *            returned it; size: the object's size in bytes, as given to rlu_alloc.
+ * Returns:   true on success (also when the caller already holds it). false - the caller
+ *            must call rlu_abort and restart the section - when another thread holds the
+ *            object (a concurrent or a deferred write; that thread is asked to
+ *            synchronize), when the caller holds it from an earlier deferred write set, or
+ *            when the write log is full, also with aborted sections' entries (errno =
+ *            ENOSPC if the section's copies cannot fit even in an empty log: retrying
+ *            cannot help).
+ * Progress:  wait-free (one CAS; it fails instead of waiting).
+ * Ordering:  the CAS on the object's header is acq_rel: it publishes the copy's metadata
+ *            and acquires the previous holder's write-back.
+ * Caller:    the handle's thread, inside a section.
+ * Implements: the RLU study (Appl. Sci. 2022) §3.2 (Fig. 2, try-lock).
  */
 bool rlu_try_lock(struct rlu_thread *self, void **pobj, size_t size);
 /*
- * rlu_try_lock_const: lock *pobj without modifying it (e.g. the node a delete unlinks:
- * no concurrent writer may change it, but nothing is written back). Same contract as
- * rlu_try_lock; the copy must not be modified.
+ * rlu_try_lock_const - lock *pobj without modifying it (e.g. the node a delete unlinks:
+ * no concurrent writer may change it, but nothing is written back).
+ *
+ * Arguments, Returns, Progress, Ordering, Caller: as rlu_try_lock; the copy must not be
+ *            modified (a later rlu_try_lock of the same object in the section makes it a
+ *            copy that is written back).
+ * Implements: the RLU API of Matveev et al. (SOSP 2015), as the RLU study (Appl. Sci.
+ *            2022) §4.1 uses it.
  */
 bool rlu_try_lock_const(struct rlu_thread *self, void **pobj, size_t size);
 /*
- * rlu_assign_ptr: *p_ptr = obj, storing the original object even when obj is a copy
- * (links always point to originals). p_ptr must lie inside a copy the caller locked
- * (or in memory no reader sees yet). Release store. Inside a section.
+ * rlu_assign_ptr - *p_ptr = obj, storing the original object even when obj is a copy
+ * (links always point to originals).
+ *
+ * Arguments: self: the caller's handle; p_ptr: inside a copy the caller locked (or in
+ *            memory no reader sees yet); obj: NULL, an object or a copy.
+ * Returns:   nothing.
+ * Progress:  wait-free.
+ * Ordering:  a plain store: the commit publishes it (readers reach the copy only through
+ *            its write clock or, after write-back, through the release unlock).
+ * Caller:    the handle's thread, inside a section.
  */
 void rlu_assign_ptr(struct rlu_thread *self, void **p_ptr, void *obj);
-/* rlu_cmp_objs: do a and b (objects or copies) denote the same object? Wait-free. */
+/*
+ * rlu_cmp_objs - do a and b (objects or copies) denote the same object?
+ *
+ * Returns:   true if rlu_actual(a) == rlu_actual(b).
+ * Progress:  wait-free.
+ * Caller:    any thread, on objects it may read.
+ */
 bool rlu_cmp_objs(const void *a, const void *b);
-/* rlu_actual: the original object of a (a itself unless a is a copy). Wait-free. */
+/*
+ * rlu_actual - the original object of a.
+ *
+ * Arguments: a: NULL, an object or a copy.
+ * Returns:   a itself unless a is a copy; then the object it is a copy of.
+ * Progress:  wait-free (one relaxed load).
+ * Caller:    any thread, on objects it may read.
+ */
 void *rlu_actual(void *a);
 
 /*
- * rlu_alloc: a new object of size bytes (zeroed), not yet visible to anyone; publish it
- * with rlu_assign_ptr in a locked copy. Returns NULL with errno = ENOMEM. Any thread.
+ * rlu_alloc - a new object, not yet visible to anyone; publish it with rlu_assign_ptr in a
+ * locked copy.
+ *
+ * Arguments: size: bytes of data (zeroed); a 16-byte header precedes them.
+ * Returns:   the object; NULL with errno = ENOMEM.
+ * Progress:  blocking (malloc).
+ * Caller:    any thread.
  */
 void *rlu_alloc(size_t size);
 /*
- * rlu_free: free obj (an object or a copy) once this section's commit has been
- * synchronized; the caller must hold its lock (rlu_try_lock or rlu_try_lock_const) and
- * unlink it in the same section. Forgotten on rlu_abort. Inside a section.
+ * rlu_free - free obj once this section's commit has been synchronized (after the grace
+ * period of its write set, by the writer's own synchronize).
+ *
+ * Arguments: self: the caller's handle; obj: NULL (nothing happens), an object or a copy,
+ *            locked by the caller (rlu_try_lock or rlu_try_lock_const) and unlinked in the
+ *            same section.
+ * Returns:   nothing; forgotten on rlu_abort. Aborts the process if the free list cannot
+ *            grow (out of memory).
+ * Progress:  wait-free, but for a realloc when the free list doubles.
+ * Caller:    the handle's thread, inside a section.
  */
 void rlu_free(struct rlu_thread *self, void *obj);
-/* rlu_free_unsafe: free an object that no section can reach (teardown). */
+/*
+ * rlu_free_unsafe - free an object that no section can reach (teardown; never published).
+ *
+ * Arguments: obj: NULL (nothing happens) or an object from rlu_alloc (not a copy).
+ * Progress:  blocking (free).
+ * Caller:    any thread.
+ */
 void rlu_free_unsafe(void *obj);
 
-/* Per-thread counters (caller's own), for benchmarks and tests. */
+/* Per-thread counters, for benchmarks and tests. uint64_t only (rlu_stats sums them word
+ * by word); each is written by its thread only. */
 struct rlu_stats {
-	uint64_t sections, commits, aborts, syncs, sync_requests, writebacks, frees;
+	uint64_t sections;      /* sections begun (rlu_reader_lock calls) */
+	uint64_t commits;       /* write sets committed (writer rlu_reader_unlock calls) */
+	uint64_t aborts;        /* rlu_abort calls */
+	uint64_t syncs;         /* synchronizations: write-backs of the deferred write sets,
+				 * and grace periods that recycled a log of dead entries */
+	uint64_t sync_requests; /* requests this thread sent to a lock holder to synchronize */
+	uint64_t writebacks;    /* copies written back into their object (const locks not) */
+	uint64_t frees;         /* objects returned to malloc after a synchronize */
 };
-void rlu_stats_thread(struct rlu_thread *self, struct rlu_stats *out);
-/* Sum over all threads of r (approximate while threads run). */
-void rlu_stats(struct rlu *r, struct rlu_stats *out);
+/*
+ * rlu_stats_thread - one thread's counters.
+ *
+ * Arguments: self: a handle; out: where to copy its counters.
+ * Returns:   0; -1 with errno = EINVAL if self or out is NULL.
+ * Progress:  wait-free.
+ * Ordering:  none: exact for the caller's own handle, approximate for another's.
+ * Caller:    any thread (normally the handle's own).
+ */
+int rlu_stats_thread(struct rlu_thread *self, struct rlu_stats *out);
+/*
+ * rlu_stats - the sum of the counters of every thread of r.
+ *
+ * Arguments: r: the domain; out: the sum.
+ * Returns:   0; -1 with errno = EINVAL if r or out is NULL.
+ * Progress:  wait-free: one pass over the thread records (the registry's capacity).
+ * Ordering:  none: approximate while threads run (each counter read once, racily).
+ * Caller:    any thread.
+ */
+int rlu_stats(struct rlu *r, struct rlu_stats *out);
 
 #ifdef __cplusplus
 }

@@ -75,11 +75,16 @@ static void test_basic(void)
 	mvrlu_free(self, c);
 	mvrlu_reader_unlock(self);
 	mvrlu_flush(self);
-	struct mvrlu_stats st;
-	mvrlu_stats_thread(self, &st);
+	struct mvrlu_stats st, sum;
+	CHECK_EQ(mvrlu_stats_thread(self, &st), 0);
 	CHECK_EQ(st.commits, 2);
 	CHECK_EQ(st.aborts, 1);
 	CHECK_EQ(st.frees, 1);
+	/* one thread: the sum over all records is its own counters */
+	CHECK_EQ(mvrlu_stats(d, &sum), 0);
+	CHECK(memcmp(&sum, &st, sizeof st) == 0);
+	CHECK_ERRNO(mvrlu_stats(NULL, &sum), -1, EINVAL);
+	CHECK_ERRNO(mvrlu_stats_thread(NULL, &sum), -1, EINVAL);
 	CHECK_EQ(st.writebacks, 1);
 	CHECK_EQ(mvrlu_log_used(self), 0u);
 	mvrlu_destroy(d);

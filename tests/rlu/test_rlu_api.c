@@ -58,12 +58,17 @@ static void test_basic(void)
 	rlu_assign_ptr(self, (void **)&c->next, NULL);
 	rlu_free(self, c);
 	rlu_reader_unlock(self);
-	struct rlu_stats st;
-	rlu_stats_thread(self, &st);
+	struct rlu_stats st, sum;
+	CHECK_EQ(rlu_stats_thread(self, &st), 0);
 	CHECK_EQ(st.commits, 2);
 	CHECK_EQ(st.aborts, 1);
 	CHECK_EQ(st.frees, 1);
 	CHECK_EQ(st.syncs, 2);
+	/* one thread: the sum over all records is its own counters */
+	CHECK_EQ(rlu_stats(r, &sum), 0);
+	CHECK(memcmp(&sum, &st, sizeof st) == 0);
+	CHECK_ERRNO(rlu_stats(NULL, &sum), -1, EINVAL);
+	CHECK_ERRNO(rlu_stats_thread(self, NULL), -1, EINVAL);
 	rlu_destroy(r);
 }
 
