@@ -1,5 +1,5 @@
 /*
- * tests/rt/stress_rt.c - the premature-reuse hunt of tests/stress/stress_list_hash.c
+ * tests/rt/stress_rt.c - the premature-reuse hunt of tests/ps/stress_list_hash.c
  * (readers walk lists and a hash table and re-read what they saw; writers insert, delete
  * and copy-replace under node locks; see tests/common/slist.h) run on one quiescence
  * policy of seed 004, plus a pinning reader that holds a section open (wl_pin_begin:

@@ -1,5 +1,5 @@
 /*
- * tests/stress/stress_list_hash.c - premature-reuse hunt (1): readers walk sorted lists
+ * tests/ps/stress_list_hash.c - premature-reuse hunt (1): readers walk sorted lists
  * and a chained hash table inside parallel sections while writers insert, delete
  * (Fig. 1: lookup, ps_lock_take, unlink, ps_lock_release_free) and copy-replace nodes.
  * Every node carries an incarnation set at allocation; readers re-read what they saw

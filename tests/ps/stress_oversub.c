@@ -1,5 +1,5 @@
 /*
- * tests/stress/stress_oversub.c - premature-reuse hunt (3): more threads than cores,
+ * tests/ps/stress_oversub.c - premature-reuse hunt (3): more threads than cores,
  * thread churn, and threads that exit inside a section.
  *
  * N workers (half readers, half writers) run the list/hash workload of slist.h on a
