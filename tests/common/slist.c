@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "stress.h"
 
 _Atomic uint64_t wl_violations;
 _Atomic uint64_t wl_pin_gen;
@@ -245,12 +246,8 @@ struct ps_mem *wl_create_mem(struct ps **ps_out, size_t obj_size, bool small)
 	struct ps *ps = ps_create(NULL);
 	CHECK(ps != NULL);
 	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
-	if (small) {
-		cfg.cache_size = 4;
-		cfg.reclaim_batch = 2;
-		cfg.slab_size = 4096;
-		cfg.slabs_kept = 1;
-	}
+	if (small)
+		stress_small_mem(&cfg);
 	struct ps_mem *mem = ps_mem_create(ps, obj_size, &cfg);
 	CHECK(mem != NULL);
 	*ps_out = ps;
