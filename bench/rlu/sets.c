@@ -1,5 +1,6 @@
 /*
- * bench/rlu/sets.c - the list / hash table of seed 003 in every mechanism (sets.h).
+ * bench/rlu/sets.c - the list / hash table of the RLU study (Appl. Sci. 2022) in every
+ * mechanism (sets.h).
  */
 #define _LGPL_SOURCE /* liburcu's inline read-side fast paths */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <tsync/mvrlu.h>
 #include <tsync/rlu.h>
 
+#include "lazy_list.h"
 #include "sets.h"
 
 #define SET_MAGIC_DEAD 0xdeadbeefdeadbeefull
@@ -330,37 +332,42 @@ const struct set_ops set_rwlock = {
 
 /* ====================================== ps ====================================== */
 
-struct pnode {
-	uint64_t key;
-	_Atomic uint64_t magic;
-	struct pnode *_Atomic next;
-	struct ps_lock lock;
-};
-
+/* The ParSec lazy list of tests/common/lazy_list.h (the premature-reuse hunts' list),
+ * one section per attempt. Every node carries the tag SET_MAGIC_LIVE: a reader that
+ * reaches memory reused as something else fails its tag check. */
 struct pset {
 	unsigned nb;
 	struct ps *ps;
 	struct ps_mem *mem;
-	struct pnode **heads; /* sentinels */
+	struct lazy_node **heads; /* sentinels */
 	_Atomic uint64_t aborts;
 };
 
-static struct pnode *pnode_new(struct pset *s, uint64_t k)
+static void ps_corrupt(const struct lazy_node *head, const struct lazy_node *n,
+		       enum lazy_corruption what, uint64_t steps)
 {
-	struct pnode *n = ps_alloc(s->mem);
+	(void)head;
+	(void)what;
+	(void)steps;
+	set_fail("ps", "a reader reached a corrupt node", n->key, n->tag);
+}
+
+static const struct lazy_check ps_check = {UINT64_MAX, ps_corrupt};
+
+static struct lazy_node *pnode_new(struct pset *s, uint64_t k)
+{
+	struct lazy_node *n = ps_alloc(s->mem);
 	if (!n)
 		set_fail("ps", "out of memory", k, 0);
-	n->key = k;
-	atomic_store_explicit(&n->magic, SET_MAGIC_LIVE, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
-	ps_lock_init(&n->lock);
+	lazy_node_init(n, k, SET_MAGIC_LIVE);
 	return n;
 }
 
 static void *ps_set_create(unsigned nb)
 {
 	struct pset *s = calloc(1, sizeof(*s));
-	if (!s || !(s->ps = ps_create(NULL)) || !(s->mem = ps_mem_create(s->ps, sizeof(struct pnode), NULL)) ||
+	if (!s || !(s->ps = ps_create(NULL)) ||
+	    !(s->mem = ps_mem_create(s->ps, sizeof(struct lazy_node), NULL)) ||
 	    !(s->heads = calloc(nb, sizeof(*s->heads))))
 		return NULL;
 	s->nb = nb;
@@ -385,32 +392,17 @@ static void ps_thread_fini(void *set)
 	tl_aborts = 0;
 }
 
-static inline struct pnode *pcheck(struct pnode *n)
+static inline struct lazy_node *ps_head(struct pset *s, uint64_t k)
 {
-	uint64_t m = atomic_load_explicit(&n->magic, memory_order_relaxed);
-	if (TSYNC_UNLIKELY(m != SET_MAGIC_LIVE))
-		set_fail("ps", "a reader reached a corrupt node", n->key, m);
-	return n;
-}
-
-static inline void pfind(struct pset *s, uint64_t k, struct pnode **pprev, struct pnode **pcur)
-{
-	struct pnode *prev = s->heads[set_bucket(k, s->nb)];
-	struct pnode *cur = atomic_load_explicit(&prev->next, memory_order_acquire);
-	while (cur && pcheck(cur)->key < k) {
-		prev = cur;
-		cur = atomic_load_explicit(&cur->next, memory_order_acquire);
-	}
-	*pprev = prev;
-	*pcur = cur;
+	return s->heads[set_bucket(k, s->nb)];
 }
 
 static bool ps_lookup(void *set, uint64_t k)
 {
 	struct pset *s = set;
-	struct pnode *prev, *cur;
+	struct lazy_node *prev;
 	ps_enter(s->ps);
-	pfind(s, k, &prev, &cur);
+	struct lazy_node *cur = lazy_find(&ps_check, ps_head(s, k), k, &prev);
 	bool found = cur && cur->key == k;
 	ps_exit(s->ps);
 	return found;
@@ -419,10 +411,10 @@ static bool ps_lookup(void *set, uint64_t k)
 static bool ps_insert(void *set, uint64_t k)
 {
 	struct pset *s = set;
-	struct pnode *n = NULL, *prev, *cur;
+	struct lazy_node *n = NULL, *prev, *cur;
 	for (;;) {
 		ps_enter(s->ps);
-		pfind(s, k, &prev, &cur);
+		cur = lazy_find(&ps_check, ps_head(s, k), k, &prev);
 		if (cur && cur->key == k) {
 			ps_exit(s->ps);
 			if (n)
@@ -434,16 +426,9 @@ static bool ps_insert(void *set, uint64_t k)
 			n = pnode_new(s, k);
 			continue;
 		}
-		/* prev locked and not freed: it is still linked, and only we change its next. */
-		if (ps_lock_take(prev, &prev->lock)) {
-			if (atomic_load_explicit(&prev->next, memory_order_acquire) == cur) {
-				atomic_store_explicit(&n->next, cur, memory_order_relaxed);
-				atomic_store_explicit(&prev->next, n, memory_order_release);
-				ps_lock_release(prev, &prev->lock);
-				ps_exit(s->ps);
-				return true;
-			}
-			ps_lock_release(prev, &prev->lock);
+		if (lazy_link(prev, cur, n)) {
+			ps_exit(s->ps);
+			return true;
 		}
 		tl_aborts++;
 		ps_exit(s->ps);
@@ -453,27 +438,18 @@ static bool ps_insert(void *set, uint64_t k)
 static bool ps_remove(void *set, uint64_t k)
 {
 	struct pset *s = set;
-	struct pnode *prev, *cur;
+	struct lazy_node *prev, *cur;
 	for (;;) {
 		ps_enter(s->ps);
-		pfind(s, k, &prev, &cur);
-		if (!cur || cur->key != k) {
+		enum lazy_lock_result r = lazy_lock_pair(&ps_check, ps_head(s, k), k, &prev, &cur);
+		if (r == LAZY_ABSENT) {
 			ps_exit(s->ps);
 			return false;
 		}
-		/* Hand over hand: prev, then cur (list order, so no deadlock). */
-		if (ps_lock_take(prev, &prev->lock)) {
-			if (atomic_load_explicit(&prev->next, memory_order_acquire) == cur &&
-			    ps_lock_take(cur, &cur->lock)) {
-				atomic_store_explicit(&prev->next,
-						      atomic_load_explicit(&cur->next, memory_order_acquire),
-						      memory_order_release);
-				ps_lock_release_free(cur, &cur->lock);
-				ps_lock_release(prev, &prev->lock);
-				ps_exit(s->ps);
-				return true;
-			}
-			ps_lock_release(prev, &prev->lock);
+		if (r == LAZY_LOCKED) {
+			lazy_unlink(prev, cur, NULL);
+			ps_exit(s->ps);
+			return true;
 		}
 		tl_aborts++;
 		ps_exit(s->ps);
@@ -486,8 +462,8 @@ static size_t ps_snapshot(void *set, uint64_t *out, size_t max)
 	size_t n = 0;
 	ps_enter(s->ps);
 	for (unsigned i = 0; i < s->nb; i++)
-		for (struct pnode *c = atomic_load_explicit(&s->heads[i]->next, memory_order_acquire); c;
-		     c = atomic_load_explicit(&c->next, memory_order_acquire)) {
+		for (struct lazy_node *c = atomic_load_explicit(&s->heads[i]->next, memory_order_acquire);
+		     c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
 			if (n < max)
 				out[n] = c->key;
 			n++;

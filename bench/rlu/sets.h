@@ -1,15 +1,16 @@
 /*
- * bench/rlu/sets.h - the seed 003 study's data structures (§4.1, §4.3) in every mechanism:
- * a sorted singly linked list and a chained hash table of sorted buckets (a list is a
+ * bench/rlu/sets.h - the RLU study's (Appl. Sci. 2022) data structures (§4.1, §4.3) in
+ * every mechanism: a sorted singly linked list and a chained hash table of sorted buckets (a list is a
  * table of one bucket), with lookup, insert and delete.
  *
  *   rcu       liburcu urcu-memb readers, one spinlock per list/bucket for writers,
- *             call_rcu to free (the seed's kernel-style variant)
- *   rcu-sync  the same with synchronize_rcu before each free (the seed's user-level one)
- *   rlu       tsync RLU (<tsync/rlu.h>), hand-over-hand try_lock as in seed 003 Fig. 4
+ *             call_rcu to free (the study's kernel-style variant)
+ *   rcu-sync  the same with synchronize_rcu before each free (the study's user-level one)
+ *   rlu       tsync RLU (<tsync/rlu.h>), hand-over-hand try_lock as in the RLU study Fig. 4
  *   rlu-defer tsync RLU with deferred synchronization (8 write sets per sync)
  *   mvrlu     tsync MV-RLU (<tsync/mvrlu.h>), same code as rlu
- *   ps        ParSec sections, ps_mem nodes, ps_lock per node (hand-over-hand delete)
+ *   ps        ParSec sections, ps_mem nodes, ps_lock per node (hand-over-hand delete):
+ *             the lazy list of tests/common/lazy_list.h, which the stress tests hunt on
  *   rwlock    one pthread rwlock per list/bucket (the blocking baseline)
  *
  * rlu, rlu-defer and mvrlu also offer insert2/remove2: two keys inserted or removed

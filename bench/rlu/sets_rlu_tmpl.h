@@ -6,9 +6,9 @@
  *   DOMAIN      the domain type (struct rlu), SELF the handle type (struct rlu_thread)
  *   MK_DOMAIN() create a domain; FLUSH(self) end-of-thread hook (may be empty)
  *   MECH        the mechanism's name
- * The operations follow seed 003 Fig. 4: traverse with deref, lock the predecessor (and,
- * for delete, the victim) with try_lock, abort and restart on failure, link with
- * assign_ptr, free the victim with free.
+ * The operations follow the RLU study (Appl. Sci. 2022) Fig. 4: traverse with deref,
+ * lock the predecessor (and, for delete, the victim) with try_lock, abort and restart
+ * on failure, link with assign_ptr, free the victim with free.
  */
 struct T(node) {
 	uint64_t key;

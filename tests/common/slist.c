@@ -1,6 +1,6 @@
 /*
  * tests/common/slist.c - the stress workload (see slist.h for the algorithm and the
- * invariants it checks).
+ * invariants it checks; the list operations themselves are lazy_list.c's).
  */
 #include "slist.h"
 
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "stress.h"
 
 _Atomic uint64_t wl_violations;
 _Atomic uint64_t wl_pin_gen;
@@ -53,17 +54,14 @@ struct tnode *wl_node_new(struct wl *w, uint64_t key, uint64_t tag, struct wl_co
 		wl_violation("ps_alloc returned %p, which is a live node (inc %" PRIu64
 			     " key %" PRIu64 " owner %#" PRIx64 "): two live objects at one "
 			     "address",
-			     (void *)n, n->inc, n->key, n->owner);
+			     (void *)n, n->inc, n->ln.key, n->ln.tag);
 	else if ((g & 1) && n->state == TNODE_FREED && n->freed_gen == g)
 		wl_violation("ps_alloc returned %p (inc %" PRIu64 "), freed after the enter of a "
 			     "reader that is still inside its section (pin generation %" PRIu64
 			     "): premature reuse",
 			     (void *)n, n->inc, g);
-	ps_lock_init(&n->lock);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	lazy_node_init(&n->ln, key, tag);
 	n->inc = atomic_fetch_add_explicit(&wl_incarnation, 1, memory_order_relaxed) + 1;
-	n->key = key;
-	n->owner = tag;
 	n->check = tnode_sum(n->inc, key, tag);
 	n->state = TNODE_LIVE;
 	n->freed_gen = 0;
@@ -80,53 +78,31 @@ static void tnode_retire(struct tnode *n)
 	n->state = TNODE_FREED;
 }
 
-/* Lookup: the first node with key >= key, and its predecessor. */
-static struct tnode *find(struct wl *w, struct slist *l, uint64_t key, struct tnode **predp)
+_Static_assert(offsetof(struct tnode, ln) == 0, "the lazy_node is the object's start");
+
+static struct tnode *tn(const struct lazy_node *n)
 {
-	struct tnode *p = l->head;
-	struct tnode *n = atomic_load_explicit(&p->next, memory_order_acquire);
-	uint64_t steps = 0, max = wl_max_steps(w);
-	while (n != NULL && n->key < key) {
-		if (n->owner != l->tag) {
-			wl_violation("writer lookup in list %#" PRIx64 " reached %p with owner %#"
-				     PRIx64 " (inc %" PRIu64 ")",
-				     l->tag, (void *)n, n->owner, n->inc);
-			break;
-		}
-		if (++steps > max) {
-			wl_violation("writer lookup in list %#" PRIx64 " walked %" PRIu64
-				     " nodes: cycle",
-				     l->tag, steps);
-			break;
-		}
-		p = n;
-		n = atomic_load_explicit(&n->next, memory_order_acquire);
-	}
-	*predp = p;
-	return n;
+	return (struct tnode *)n; /* ln is the first member */
 }
 
-/* Lock p and check it still links to n (a concurrent insert or delete may have changed
- * it, or freed p). False, with no lock held and a retry counted, if not. */
-static bool lock_pred(struct tnode *p, struct tnode *n, struct wl_counts *c)
+/* lazy_check.corrupt of the writers' walks: report and let the walk stop there. */
+static void slist_corrupt(const struct lazy_node *head, const struct lazy_node *n,
+			  enum lazy_corruption what, uint64_t steps)
 {
-	if (!ps_lock_take(p, &p->lock)) {
-		c->retries++;
-		return false;
-	}
-	if (atomic_load_explicit(&p->next, memory_order_relaxed) != n) {
-		ps_lock_release(p, &p->lock);
-		c->retries++;
-		return false;
-	}
-	return true;
+	if (what == LAZY_BAD_TAG)
+		wl_violation("writer lookup in list %#" PRIx64 " reached %p with owner %#" PRIx64
+			     " (inc %" PRIu64 ")",
+			     head->tag, (const void *)n, n->tag, tn(n)->inc);
+	else
+		wl_violation("writer lookup in list %#" PRIx64 " walked %" PRIu64 " nodes: cycle",
+			     head->tag, steps);
 }
 
 int slist_insert(struct wl *w, struct slist *l, uint64_t key, struct wl_counts *c)
 {
 	struct tnode *nn = NULL;
 	for (;;) {
-		struct tnode *p, *n = find(w, l, key, &p);
+		struct lazy_node *p, *n = lazy_find(&w->chk, &l->head->ln, key, &p);
 		if (n != NULL && n->key == key) {
 			if (nn != NULL) {
 				tnode_retire(nn);
@@ -138,55 +114,53 @@ int slist_insert(struct wl *w, struct slist *l, uint64_t key, struct wl_counts *
 		}
 		if (nn == NULL)
 			nn = wl_node_new(w, key, l->tag, c);
-		if (!lock_pred(p, n, c))
-			continue;
-		atomic_store_explicit(&nn->next, n, memory_order_relaxed);
-		atomic_store_explicit(&p->next, nn, memory_order_release);
-		ps_lock_release(p, &p->lock);
-		c->inserts++;
-		return 1;
+		if (lazy_link(p, n, &nn->ln)) {
+			c->inserts++;
+			return 1;
+		}
+		c->retries++;
 	}
 }
 
 /* Lock pred and the node with key; returns the node with both locks held, or NULL if
  * the key is absent. */
-static struct tnode *lock_pair(struct wl *w, struct slist *l, uint64_t key, struct tnode **predp,
-			       struct wl_counts *c)
+static struct tnode *lock_pair(struct wl *w, struct slist *l, uint64_t key,
+			       struct lazy_node **predp, struct wl_counts *c)
 {
 	for (;;) {
-		struct tnode *p, *n = find(w, l, key, &p);
-		if (n == NULL || n->key != key)
+		struct lazy_node *n;
+		switch (lazy_lock_pair(&w->chk, &l->head->ln, key, predp, &n)) {
+		case LAZY_ABSENT:
 			return NULL;
-		if (!lock_pred(p, n, c))
+		case LAZY_RETRY:
+			c->retries++;
 			continue;
-		if (!ps_lock_take(n, &n->lock)) {
-			wl_violation("ps_lock_take failed on %p (inc %" PRIu64 "), linked behind "
-				     "a locked, live predecessor",
-				     (void *)n, n->inc);
-			ps_lock_release(p, &p->lock);
+		case LAZY_NODE_FREED:
+			wl_violation("ps_lock_take failed on a node with key %" PRIu64 ", linked "
+				     "behind a locked, live predecessor",
+				     key);
 			return NULL;
+		case LAZY_LOCKED:
+			break;
 		}
-		if (n->state != TNODE_LIVE)
+		if (tn(n)->state != TNODE_LIVE)
 			wl_violation("ps_lock_take succeeded on %p (inc %" PRIu64
 				     ") whose state is %#" PRIx64,
-				     (void *)n, n->inc, n->state);
-		*predp = p;
-		return n;
+				     (void *)n, tn(n)->inc, tn(n)->state);
+		return tn(n);
 	}
 }
 
 int slist_delete(struct wl *w, struct slist *l, uint64_t key, struct wl_counts *c)
 {
-	struct tnode *p, *n = lock_pair(w, l, key, &p, c);
+	struct lazy_node *p;
+	struct tnode *n = lock_pair(w, l, key, &p, c);
 	if (n == NULL) {
 		c->misses++;
 		return 0;
 	}
-	struct tnode *succ = atomic_load_explicit(&n->next, memory_order_relaxed);
 	tnode_retire(n);
-	atomic_store_explicit(&p->next, succ, memory_order_release);
-	ps_lock_release(p, &p->lock);
-	ps_lock_release_free(n, &n->lock);
+	lazy_unlink(p, &n->ln, NULL);
 	c->deletes++;
 	c->frees++;
 	return 1;
@@ -194,19 +168,16 @@ int slist_delete(struct wl *w, struct slist *l, uint64_t key, struct wl_counts *
 
 int slist_replace(struct wl *w, struct slist *l, uint64_t key, struct wl_counts *c)
 {
-	struct tnode *p, *n = lock_pair(w, l, key, &p, c);
+	struct lazy_node *p;
+	struct tnode *n = lock_pair(w, l, key, &p, c);
 	if (n == NULL) {
 		c->misses++;
 		return 0;
 	}
 	struct tnode *nn = wl_node_new(w, key, l->tag, c);
 	nn->payload[1] = n->payload[1];
-	atomic_store_explicit(&nn->next, atomic_load_explicit(&n->next, memory_order_relaxed),
-			      memory_order_relaxed);
 	tnode_retire(n);
-	atomic_store_explicit(&p->next, nn, memory_order_release);
-	ps_lock_release(p, &p->lock);
-	ps_lock_release_free(n, &n->lock);
+	lazy_unlink(p, &n->ln, &nn->ln);
 	c->replaces++;
 	c->frees++;
 	return 1;
@@ -215,11 +186,11 @@ int slist_replace(struct wl *w, struct slist *l, uint64_t key, struct wl_counts 
 size_t slist_walk(struct wl *w, struct slist *l, uint64_t stop_key, struct wl_seen *rec,
 		  size_t max, size_t *nrec)
 {
-	const struct tnode *n = atomic_load_explicit(&l->head->next, memory_order_acquire);
+	const struct tnode *n = tn(atomic_load_explicit(&l->head->ln.next, memory_order_acquire));
 	uint64_t prev = 0, limit = wl_max_steps(w);
 	size_t steps = 0, k = 0;
 	while (n != NULL) {
-		uint64_t inc = n->inc, key = n->key, owner = n->owner, sum = n->check;
+		uint64_t inc = n->inc, key = n->ln.key, owner = n->ln.tag, sum = n->check;
 		if (owner != l->tag) {
 			wl_violation("reader in %#" PRIx64 " reached %p owned by %#" PRIx64
 				     " (inc %" PRIu64 " key %" PRIu64
@@ -245,7 +216,7 @@ size_t slist_walk(struct wl *w, struct slist *l, uint64_t stop_key, struct wl_se
 			break;
 		}
 		prev = key;
-		n = atomic_load_explicit(&n->next, memory_order_acquire);
+		n = tn(atomic_load_explicit(&n->ln.next, memory_order_acquire));
 	}
 	if (nrec != NULL)
 		*nrec = k;
@@ -257,7 +228,7 @@ size_t wl_recheck(const struct wl_seen *rec, size_t n, const char *what)
 	size_t bad = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct tnode *x = rec[i].n;
-		uint64_t inc = x->inc, key = x->key, owner = x->owner;
+		uint64_t inc = x->inc, key = x->ln.key, owner = x->ln.tag;
 		if (inc != rec[i].inc || key != rec[i].key || owner != rec[i].owner) {
 			bad++;
 			wl_violation("%s: node %p changed inside one section: inc %" PRIu64
@@ -275,12 +246,8 @@ struct ps_mem *wl_create_mem(struct ps **ps_out, size_t obj_size, bool small)
 	struct ps *ps = ps_create(NULL);
 	CHECK(ps != NULL);
 	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
-	if (small) {
-		cfg.cache_size = 4;
-		cfg.reclaim_batch = 2;
-		cfg.slab_size = 4096;
-		cfg.slabs_kept = 1;
-	}
+	if (small)
+		stress_small_mem(&cfg);
 	struct ps_mem *mem = ps_mem_create(ps, obj_size, &cfg);
 	CHECK(mem != NULL);
 	*ps_out = ps;
@@ -299,6 +266,7 @@ void wl_init(struct wl *w, struct ps *ps, struct ps_mem *mem, unsigned nlists,
 	w->hash_keys = hash_keys;
 	if (w->read_work == 0)
 		w->read_work = 2000;
+	w->chk = (struct lazy_check){wl_max_steps(w), slist_corrupt};
 	w->lists = calloc(nlists ? nlists : 1, sizeof *w->lists);
 	w->buckets = calloc(nbuckets ? nbuckets : 1, sizeof *w->buckets);
 	CHECK(w->lists && w->buckets);
@@ -322,17 +290,17 @@ void wl_init(struct wl *w, struct ps *ps, struct ps_mem *mem, unsigned nlists,
 static uint64_t slist_destroy(struct wl *w, struct slist *l)
 {
 	uint64_t n = 0, prev = 0;
-	struct tnode *x = atomic_load_explicit(&l->head->next, memory_order_acquire);
-	atomic_store_explicit(&l->head->next, NULL, memory_order_release);
+	struct tnode *x = tn(atomic_load_explicit(&l->head->ln.next, memory_order_acquire));
+	atomic_store_explicit(&l->head->ln.next, NULL, memory_order_release);
 	while (x != NULL) {
-		struct tnode *next = atomic_load_explicit(&x->next, memory_order_acquire);
-		if (x->owner != l->tag || x->key <= prev || x->state != TNODE_LIVE ||
-		    x->check != tnode_sum(x->inc, x->key, x->owner) || ps_lock_is_freed(x))
+		struct tnode *next = tn(atomic_load_explicit(&x->ln.next, memory_order_acquire));
+		if (x->ln.tag != l->tag || x->ln.key <= prev || x->state != TNODE_LIVE ||
+		    x->check != tnode_sum(x->inc, x->ln.key, x->ln.tag) || ps_lock_is_freed(x))
 			wl_violation("final check of %#" PRIx64 ": bad node %p (key %" PRIu64
 				     " after %" PRIu64 ", owner %#" PRIx64 ", freed %d)",
-				     l->tag, (void *)x, x->key, prev, x->owner,
+				     l->tag, (void *)x, x->ln.key, prev, x->ln.tag,
 				     (int)ps_lock_is_freed(x));
-		prev = x->key;
+		prev = x->ln.key;
 		tnode_retire(x);
 		ps_free(w->mem, x);
 		n++;

@@ -1,17 +1,17 @@
 /*
  * tests/common/slist.h - the stress workload: sorted linked lists and a chained hash
  * table whose nodes come from one ps_mem, read without locks inside parallel sections
- * and updated with per-node ps_locks exactly as in seed 000 Fig. 1.
+ * and updated with per-node ps_locks exactly as in ParSec (EuroSys 2016) Fig. 1: the
+ * lazy list of tests/common/lazy_list.h (the one implementation `tsync-bench rlu`'s
+ * `ps` set uses too), with this workload's checks around it.
  *
  * Writers (inside a section of w->ps):
- *   insert:  lookup pred; ps_lock_take(pred); validate pred->next; link the new node.
- *   delete:  lookup pred, node; take pred, then node (list order: no deadlock);
- *            unlink; ps_lock_release(pred); ps_lock_release_free(node).
+ *   insert:  lazy_find pred; lazy_link (take pred, validate pred->next, link).
+ *   delete:  lazy_lock_pair (take pred, then node); lazy_unlink (unlink, release pred,
+ *            ps_lock_release_free the node).
  *   replace: copy-replace: as delete, but a fresh copy (new incarnation, same key) is
  *            linked in place of the node before it is freed.
- * A node is unlinked only by the holder of its lock and of its predecessor's lock, and
- * is marked freed before the lock is released, so ps_lock_take(pred) succeeding means
- * pred is still linked (the lazy-list argument with "freed" as the deletion mark).
+ * Nodes are marked freed (state, freed_gen) before their unlink.
  *
  * Readers walk a list (or one bucket) and record every node's (incarnation, key, owner)
  * when they first reach it; after some work inside the same section they re-read every
@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <tsync/tsync.h>
 
+#include "lazy_list.h"
+
 #define TNODE_LIVE 0x4c4956454c495645ull  /* "LIVELIVE" */
 #define TNODE_FREED 0x4445414444454144ull /* "DEADDEAD" */
 #define TNODE_MAGIC 0x9e3779b97f4a7c15ull
@@ -44,20 +46,17 @@
  * build as a changed incarnation.
  */
 struct tnode {
-	struct ps_lock lock;
-	struct tnode *_Atomic next;
-	uint64_t inc;       /* incarnation: a global counter, set at allocation */
-	uint64_t key;
-	uint64_t owner;     /* tag of the structure the node belongs to */
-	uint64_t check;     /* inc ^ key ^ owner ^ TNODE_MAGIC */
-	uint64_t state;     /* TNODE_LIVE while allocated, TNODE_FREED once unlinked;
-			     * written by the lock holder, read only by allocators */
-	uint64_t freed_gen; /* pin generation observed before the unlink */
+	struct lazy_node ln; /* lock, next, key, and the owner: the tag of its structure */
+	uint64_t inc;        /* incarnation: a global counter, set at allocation */
+	uint64_t check;      /* inc ^ key ^ owner ^ TNODE_MAGIC */
+	uint64_t state;      /* TNODE_LIVE while allocated, TNODE_FREED once unlinked;
+			      * written by the lock holder, read only by allocators */
+	uint64_t freed_gen;  /* pin generation observed before the unlink */
 	uint64_t payload[2];
 };
 
 struct slist {
-	struct tnode *head; /* sentinel, key 0, never freed while the list lives */
+	struct tnode *head; /* sentinel, key 0, tag, never freed while the list lives */
 	uint64_t tag;
 };
 
@@ -78,6 +77,7 @@ struct wl {
 	struct slist *buckets;
 	uint64_t hash_keys; /* keys 1..hash_keys */
 	unsigned read_work; /* max spin between first read and re-read */
+	struct lazy_check chk; /* the writers' walk checks (wl_init sets them) */
 };
 
 /* Global violation counter of the workload (premature reuse, corruption, ...). */

@@ -40,6 +40,7 @@
 #include <tsync/tsync.h>
 
 #include "check.h"
+#include "stress.h"
 
 struct ext {
 	uint64_t base, span;
@@ -130,10 +131,7 @@ static struct ps_ns *make_ns(void)
 	}
 	struct ps_mem_config mc = PS_MEM_CONFIG_INIT;
 	if (small_mem) {
-		mc.cache_size = 4;
-		mc.reclaim_batch = 2;
-		mc.slab_size = 4096;
-		mc.slabs_kept = 1;
+		stress_small_mem(&mc);
 		c.mem = &mc;
 	}
 	struct ps_ns *ns = ps_ns_create(PS, sizeof(struct sobj), &c);

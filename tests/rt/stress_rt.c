@@ -1,5 +1,5 @@
 /*
- * tests/rt/stress_rt.c - the premature-reuse hunt of tests/stress/stress_list_hash.c
+ * tests/rt/stress_rt.c - the premature-reuse hunt of tests/ps/stress_list_hash.c
  * (readers walk lists and a hash table and re-read what they saw; writers insert, delete
  * and copy-replace under node locks; see tests/common/slist.h) run on one quiescence
  * policy of seed 004, plus a pinning reader that holds a section open (wl_pin_begin:
@@ -28,11 +28,11 @@
 
 #include "check.h"
 #include "slist.h"
+#include "stress.h"
 
 #define GRACE_MS (TEST_SMALL ? 1000u : 250u)
 
 static struct wl W;
-static _Atomic int stop;
 static _Atomic uint64_t max_op_ticks;
 static int policy;
 
@@ -99,7 +99,7 @@ static void *worker_main(void *p)
 	struct worker *w = p;
 	uint64_t rng = w->seed;
 	unsigned n = 0;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (!stress_stopping()) {
 		if (w->role == 3) {
 			pin_once(w, policy == PS_POLICY_TEMPORAL ? GRACE_MS / 4 : 20);
 			test_sleep_ms(5);
@@ -121,6 +121,28 @@ static void *worker_main(void *p)
 	return NULL;
 }
 
+/* Sampled every 10 ms: the most nodes ever pending, and the stall reports over the
+ * grace period. */
+struct sample {
+	struct ps *ps;
+	struct ps_mem *mem;
+	uint64_t max_pending, over_grace_seen;
+};
+
+static void sample_run(void *arg)
+{
+	struct sample *smp = arg;
+	struct ps_mem_stats s;
+	CHECK_EQ(ps_mem_stats(smp->mem, &s), 0);
+	if (s.pending > smp->max_pending)
+		smp->max_pending = s.pending;
+	struct ps_stall st;
+	CHECK_EQ(ps_stall_report(smp->ps, smp->mem, &st), 0);
+	CHECK(st.tid >= -1);
+	if (st.over_grace)
+		smp->over_grace_seen++;
+}
+
 int main(int argc, char **argv)
 {
 	CHECK_MSG(argc >= 2, "usage: stress_rt general|rt|temporal [q_us] [small]");
@@ -134,8 +156,7 @@ int main(int argc, char **argv)
 		CHECK_MSG(0, "unknown policy '%s'", argv[1]);
 	unsigned q_us = argc > 2 ? (unsigned)atoi(argv[2]) : 0;
 	bool small = argc > 3 && strcmp(argv[3], "small") == 0;
-	double secs = test_stress_seconds(2.0);
-	test_watchdog((unsigned)(secs * 10) + 60);
+	double secs = stress_begin(2.0, 10, 60);
 	if (policy == PS_POLICY_TEMPORAL) {
 		struct sigaction sa = {.sa_handler = on_fault, .sa_flags = SA_RESETHAND};
 		sigemptyset(&sa.sa_mask);
@@ -149,12 +170,8 @@ int main(int argc, char **argv)
 	struct ps *ps = ps_create(&pc);
 	CHECK(ps != NULL);
 	struct ps_mem_config mc = PS_MEM_CONFIG_INIT;
-	if (small) {
-		mc.cache_size = 4;
-		mc.reclaim_batch = 2;
-		mc.slab_size = 4096;
-		mc.slabs_kept = 1;
-	}
+	if (small)
+		stress_small_mem(&mc);
 	mc.reclaim_period_ns = (uint64_t)q_us * 1000u;
 	struct ps_mem *mem = ps_mem_create(ps, sizeof(struct tnode), &mc);
 	CHECK(mem != NULL);
@@ -165,34 +182,19 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NW; i++) {
 		static const int roles[NW] = {0, 0, 1, 1, 2, 3};
 		w[i] = (struct worker){.role = roles[i], .seed = test_seed((uint64_t)i + 7)};
-		w[i].t = test_spawn(worker_main, &w[i]);
+		w[i].t = stress_spawn(worker_main, &w[i]);
 	}
-	uint64_t t0 = test_now_ns(), dl = t0 + (uint64_t)(secs * 1e9);
-	uint64_t max_pending = 0, over_grace_seen = 0;
-	while (test_now_ns() < dl && !atomic_load(&wl_violations)) {
-		test_sleep_ms(10);
-		struct ps_mem_stats s;
-		CHECK_EQ(ps_mem_stats(mem, &s), 0);
-		if (s.pending > max_pending)
-			max_pending = s.pending;
-		struct ps_stall st;
-		CHECK_EQ(ps_stall_report(ps, mem, &st), 0);
-		CHECK(st.tid >= -1);
-		if (st.over_grace)
-			over_grace_seen++;
-	}
+	struct sample smp = {ps, mem, 0, 0};
+	stress_run(secs, &wl_violations, sample_run, &smp);
+	uint64_t max_pending = smp.max_pending, over_grace_seen = smp.over_grace_seen;
 	uint64_t v = atomic_load(&wl_violations);
-	if (v)
-		test_bail_soon(10);
-	atomic_store(&stop, 1);
+	double el = stress_end(&wl_violations);
 	struct wl_counts tot = {0};
 	uint64_t pins = 0;
 	for (int i = 0; i < NW; i++) {
-		test_join(w[i].t);
 		wl_counts_add(&tot, &w[i].c);
 		pins += w[i].pins;
 	}
-	double el = (double)(test_now_ns() - t0) / 1e9;
 	uint64_t max_op_ns = tsync_ticks_to_ns(atomic_load(&max_op_ticks));
 	bool overran = policy == PS_POLICY_TEMPORAL &&
 		       (max_op_ns >= (uint64_t)GRACE_MS * 1000000u || over_grace_seen);

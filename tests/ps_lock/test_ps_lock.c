@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_ps_lock.c - <tsync/ps_lock.h>: take/release, take fails on a node
+ * tests/ps_lock/test_ps_lock.c - <tsync/ps_lock.h>: take/release, take fails on a node
  * freed by ps_lock_release_free or by ps_free, the mark is gone once the memory is
  * reused, and mutual exclusion under contention; the plain lock without a node
  * (ps_lock_lock/trylock/unlock): exclusion, trylock, FIFO order.

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_ps_kmem.c - <tsync/ps_kmem.h>: configuration errors, the class
+ * tests/ps_mem/test_ps_kmem.c - <tsync/ps_kmem.h>: configuration errors, the class
  * sequence and lookup, every size from 1 byte to max_size in a class that holds it,
  * distinct writable objects, reuse only after quiescence (deferred) or at once
  * (immediate), summed statistics, foreign frees abort, and large objects' slabs

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_ps.c - <tsync/ps.h>: section nesting, the ps_quiesce contract (false
+ * tests/ps/test_ps.c - <tsync/ps.h>: section nesting, the ps_quiesce contract (false
  * while a section that began before t is open, in another thread or the caller; true
  * after it ends; true for sections that began more than the skew bound after t),
  * skew_margin, ps_synchronize, independence of instances, exits inside sections, and

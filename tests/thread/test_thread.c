@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_thread.c - <tsync/thread.h>: lazy and explicit registration, dense ids
+ * tests/thread/test_thread.c - <tsync/thread.h>: lazy and explicit registration, dense ids
  * reused lowest first, automatic unregistration at thread exit (also inside a section).
  * Capacity limits are in test_thread_capacity.c (they must run first in a process).
  */

@@ -1,5 +1,5 @@
 /*
- * tests/stress/stress_list_hash.c - premature-reuse hunt (1): readers walk sorted lists
+ * tests/ps/stress_list_hash.c - premature-reuse hunt (1): readers walk sorted lists
  * and a chained hash table inside parallel sections while writers insert, delete
  * (Fig. 1: lookup, ps_lock_take, unlink, ps_lock_release_free) and copy-replace nodes.
  * Every node carries an incarnation set at allocation; readers re-read what they saw
@@ -13,9 +13,9 @@
 
 #include "check.h"
 #include "slist.h"
+#include "stress.h"
 
 static struct wl W;
-static _Atomic int stop;
 
 struct worker {
 	pthread_t t;
@@ -29,7 +29,7 @@ static void *worker_main(void *p)
 	struct worker *w = p;
 	uint64_t rng = w->seed;
 	unsigned n = 0;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (!stress_stopping()) {
 		if (w->role == 0 || (w->role == 2 && (test_rand(&rng) & 1)))
 			wl_read_op(&W, &rng, &w->c);
 		else
@@ -42,13 +42,27 @@ static void *worker_main(void *p)
 	return NULL;
 }
 
+/* Sampled every 10 ms: the most nodes ever pending. */
+struct sample {
+	struct ps_mem *mem;
+	uint64_t max_pending;
+};
+
+static void sample_pending(void *arg)
+{
+	struct sample *smp = arg;
+	struct ps_mem_stats s;
+	CHECK_EQ(ps_mem_stats(smp->mem, &s), 0);
+	if (s.pending > smp->max_pending)
+		smp->max_pending = s.pending;
+}
+
 int main(int argc, char **argv)
 {
 	bool small = argc > 1 && strcmp(argv[1], "small") == 0;
 	int readers = argc > 2 ? atoi(argv[2]) : 2;
 	int writers = argc > 3 ? atoi(argv[3]) : 2;
-	double secs = test_stress_seconds(2.0);
-	test_watchdog((unsigned)(secs * 10) + 60);
+	double secs = stress_begin(2.0, 10, 60);
 	CHECK(readers >= 0 && writers >= 1 && readers + writers + 1 <= 64);
 
 	struct ps *ps;
@@ -60,27 +74,15 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		w[i] = (struct worker){.role = i < readers ? 0 : i < readers + writers ? 1 : 2,
 				       .seed = test_seed((uint64_t)i + 1)};
-		w[i].t = test_spawn(worker_main, &w[i]);
+		w[i].t = stress_spawn(worker_main, &w[i]);
 	}
-	uint64_t t0 = test_now_ns(), dl = t0 + (uint64_t)(secs * 1e9);
-	uint64_t max_pending = 0, samples = 0;
-	while (test_now_ns() < dl && !atomic_load(&wl_violations)) {
-		test_sleep_ms(10);
-		struct ps_mem_stats s;
-		CHECK_EQ(ps_mem_stats(mem, &s), 0);
-		if (s.pending > max_pending)
-			max_pending = s.pending;
-		samples++;
-	}
-	if (atomic_load(&wl_violations))
-		test_bail_soon(10);
-	atomic_store(&stop, 1);
+	struct sample smp = {mem, 0};
+	stress_run(secs, &wl_violations, sample_pending, &smp);
+	uint64_t max_pending = smp.max_pending;
+	double el = stress_end(&wl_violations);
 	struct wl_counts tot = {0};
-	for (int i = 0; i < n; i++) {
-		test_join(w[i].t);
+	for (int i = 0; i < n; i++)
 		wl_counts_add(&tot, &w[i].c);
-	}
-	double el = (double)(test_now_ns() - t0) / 1e9;
 
 	/* quiet: the structures are intact and the counters exact */
 	struct ps_mem_stats s;

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_ps_mem.c - <tsync/ps_mem.h>: configuration errors, distinct and
+ * tests/ps_mem/test_ps_mem.c - <tsync/ps_mem.h>: configuration errors, distinct and
  * aligned objects, reuse only after quiescence, exact counters when quiet, slabs
  * returned to the system, remote frees with bounded memory, the immediate free and bad
  * frees, a memory limit that waits for grace periods, ENOMEM.

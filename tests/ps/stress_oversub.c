@@ -1,5 +1,5 @@
 /*
- * tests/stress/stress_oversub.c - premature-reuse hunt (3): more threads than cores,
+ * tests/ps/stress_oversub.c - premature-reuse hunt (3): more threads than cores,
  * thread churn, and threads that exit inside a section.
  *
  * N workers (half readers, half writers) run the list/hash workload of slist.h on a
@@ -18,9 +18,9 @@
 
 #include "check.h"
 #include "slist.h"
+#include "stress.h"
 
 static struct wl W;
-static _Atomic int stop;
 static pthread_mutex_t tot_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct wl_counts tot;
 static _Atomic uint64_t churned, exits_inside, unregs_inside, max_quiesce_wait_ns;
@@ -44,7 +44,7 @@ static void *worker_main(void *p)
 	struct wl_counts c = {0};
 	uint64_t rng = w->seed;
 	unsigned n = 0;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed) &&
+	while (!stress_stopping() &&
 	       !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
 		if (!w->writer || (test_rand(&rng) & 7) == 0)
 			wl_read_op(&W, &rng, &c);
@@ -111,7 +111,7 @@ static void *churner_main(void *p)
 {
 	uint64_t rng = test_seed((uint64_t)(uintptr_t)p + 1000);
 	uint64_t deadline_ns = TEST_SMALL ? 30000000000ull : 10000000000ull;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed) &&
+	while (!stress_stopping() &&
 	       !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
 		struct child ch[2];
 		bool inside = false;
@@ -152,12 +152,30 @@ static void *churner_main(void *p)
 	return NULL;
 }
 
+/* Sampled every 10 ms: the most nodes ever pending, the registry's high water. */
+struct sample {
+	struct ps_mem *mem;
+	uint64_t max_pending;
+	unsigned max_hw;
+};
+
+static void sample_run(void *arg)
+{
+	struct sample *smp = arg;
+	struct ps_mem_stats s;
+	CHECK_EQ(ps_mem_stats(smp->mem, &s), 0);
+	if (s.pending > smp->max_pending)
+		smp->max_pending = s.pending;
+	unsigned hw = tsync_thread_high_water();
+	if (hw > smp->max_hw)
+		smp->max_hw = hw;
+}
+
 int main(int argc, char **argv)
 {
 	int nthreads = argc > 1 ? atoi(argv[1]) : 8;
 	bool small = argc > 2 && strcmp(argv[2], "small") == 0;
-	double secs = test_stress_seconds(2.0);
-	test_watchdog((unsigned)(secs * 10) + 120);
+	double secs = stress_begin(2.0, 10, 120);
 	CHECK(nthreads >= 2 && nthreads <= 256);
 
 	struct ps *ps;
@@ -174,30 +192,15 @@ int main(int argc, char **argv)
 		 * seconds when many writers share 2 cores */
 		w[i].writer = nthreads <= 8 ? (i & 1) : (i % 4 == 1);
 		w[i].seed = test_seed((uint64_t)i + 1);
-		w[i].t = test_spawn(worker_main, &w[i]);
+		w[i].t = stress_spawn(worker_main, &w[i]);
 	}
-	pthread_t churner = test_spawn(churner_main, NULL);
+	stress_spawn(churner_main, NULL);
 
-	uint64_t t0 = test_now_ns(), dl = t0 + (uint64_t)(secs * 1e9);
-	uint64_t max_pending = 0;
-	unsigned max_hw = 0;
-	while (test_now_ns() < dl && !atomic_load(&wl_violations)) {
-		test_sleep_ms(10);
-		struct ps_mem_stats s;
-		CHECK_EQ(ps_mem_stats(mem, &s), 0);
-		if (s.pending > max_pending)
-			max_pending = s.pending;
-		unsigned hw = tsync_thread_high_water();
-		if (hw > max_hw)
-			max_hw = hw;
-	}
-	if (atomic_load(&wl_violations))
-		test_bail_soon(10);
-	atomic_store(&stop, 1);
-	test_join(churner);
-	for (int i = 0; i < nthreads; i++)
-		test_join(w[i].t);
-	double el = (double)(test_now_ns() - t0) / 1e9;
+	struct sample smp = {mem, 0, 0};
+	stress_run(secs, &wl_violations, sample_run, &smp);
+	uint64_t max_pending = smp.max_pending;
+	unsigned max_hw = smp.max_hw;
+	double el = stress_end(&wl_violations);
 
 	/* ids stayed dense: at most workers + churner + 2 children + main (+ slack) */
 	unsigned hw = tsync_thread_high_water();

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_lifecycle.c - object lifetimes against thread lifetimes: instances
+ * tests/thread/test_lifecycle.c - object lifetimes against thread lifetimes: instances
  * (struct ps, struct ps_mem) created and destroyed while other threads register, use
  * other instances and exit (their exit hooks walk every live instance); objects that
  * outlive the thread that allocated them (freed later by another thread into slabs the

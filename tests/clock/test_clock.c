@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_clock.c - <tsync/clock.h>: source, skew bound, per-thread and
+ * tests/clock/test_clock.c - <tsync/clock.h>: source, skew bound, per-thread and
  * cross-thread ordering within the bound, tick/ns conversion, tsync_clock_before.
  *
  * Run with TSYNC_CLOCK=monotonic and with TSYNC_SKEW=<n> too (see CMakeLists.txt): the

@@ -1,5 +1,5 @@
 /*
- * tests/stress/stress_sleeper.c - premature-reuse hunt (2): a reader sleeps 300 ms
+ * tests/ps/stress_sleeper.c - premature-reuse hunt (2): a reader sleeps 300 ms
  * inside a section while writers keep replacing and deleting nodes.
  *
  * During the sleep: every object freed after the reader's enter stays pending (checked

@@ -1,5 +1,5 @@
 /*
- * tests/stress/stress_dekker.c - premature-reuse hunt (5): the store-load race at the
+ * tests/ps/stress_dekker.c - premature-reuse hunt (5): the store-load race at the
  * heart of ParSec, as a litmus test run millions of times.
  *
  * Reader:  ps_enter (store enter; full fence)  ->  load P  ->  hold the node a while

@@ -1,5 +1,5 @@
 /*
- * tests/stress/stress_lock_free.c - premature-reuse hunt (4): lock/free races of
+ * tests/ps_lock/stress_lock_free.c - premature-reuse hunt (4): lock/free races of
  * seed 000 Fig. 1 on a few hot nodes.
  *
  * A handful of slots each hold one node. Every thread repeatedly picks a slot and runs

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_thread_capacity.c - registry capacity: tsync_thread_set_capacity()
+ * tests/thread/test_thread_capacity.c - registry capacity: tsync_thread_set_capacity()
  * before the first registration (EINVAL for bad values, EBUSY afterwards), EAGAIN from
  * explicit registration past capacity (never a crash), an abort with a diagnostic from
  * lazy registration past capacity, and a freed slot being usable again.
