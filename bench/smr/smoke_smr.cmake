@@ -1,9 +1,9 @@
-# bench/smoke_smr.cmake - smoke test of `tsync-bench smr` (ctest bench_smr_smoke).
+# bench/smr/smoke_smr.cmake - smoke test of `tsync-bench smr` (ctest bench_smr_smoke).
 # cmake -DBENCH=/path/to/tsync-bench -P smoke_smr.cmake
 # Fails unless the run exits 0, the CSV header is exact, and every mechanism that
 # `tsync-bench smr --list` names has one well-formed row per (threads, update %).
 cmake_minimum_required(VERSION 3.25)
-include(${CMAKE_CURRENT_LIST_DIR}/smoke_common.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/../smoke_common.cmake)
 
 set(header "mechanism,threads,update_pct,read_mops,update_mops,read_p50_ns,read_p99_ns,update_p50_ns,update_p99_ns,peak_pending")
 set(threads 1 2)

@@ -1,5 +1,6 @@
 /*
- * bench/smr.c - `tsync-bench smr`: the SMR micro-benchmark of seed 000 §5.1 (Figs. 4-6).
+ * bench/smr/smr.c - `tsync-bench smr`: the SMR micro-benchmark of ParSec (EuroSys 2016)
+ * §5.1 (Figs. 4-6).
  *
  * For every (mechanism, update %, thread count): a trace of --requests operations
  * (read or update, uniform at the given update %, each naming one of SMR_SLOTS slots) is
@@ -404,13 +405,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tsync-bench smr [options]\n"
 		"\n"
-		"SMR micro-benchmark of seed 000 (ParSec) sec. 5.1 over %u slots, each pointing\n"
+		"SMR micro-benchmark of ParSec (EuroSys 2016) sec. 5.1 over %u slots, each pointing\n"
 		"to a %u-byte node.\n"
 		"  read:   enter the read-side section, load a slot, validate the node, exit.\n"
 		"  update: allocate and initialise a node, swap it into a slot, free the old\n"
 		"          node through the mechanism (deferred, or after a grace period).\n"
 		"Layouts (--layout):\n"
-		"  paper   (default) the seed's set-up, which measures the mechanisms' own costs:\n"
+		"  paper   (default) the paper's set-up, which measures the mechanisms' own costs:\n"
 		"          every read reads one shared node (slot 0, never replaced); each\n"
 		"          thread's updates replace the node in its own slot, on its own line.\n"
 		"  slots   reads and updates name a uniformly random slot: updates replace nodes\n"
