@@ -2,12 +2,15 @@
  * bench/common.c - helpers shared by the tsync-bench subcommands (see common.h).
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_* */
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_*, asprintf */
 #endif
 #include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +53,7 @@ static int parse_list(const char *arg, uint64_t *out64, unsigned *out32, unsigne
 		char *end;
 		errno = 0;
 		unsigned long long v = strtoull(s, &end, 10);
-		if (end == s || errno || v < lo || v > hi || (*end != ',' && *end != '\0'))
+		if (end == s || *s == '-' || errno || v < lo || v > hi || (*end != ',' && *end != '\0'))
 			return BENCH_LIST_BAD;
 		if (n == max)
 			return BENCH_LIST_TOO_MANY;
@@ -154,4 +157,215 @@ int bench_plot_dir(const char *who, const char *script, const char *dir)
 	if (rc != 0)
 		fprintf(stderr, "%s: %s exited with %d\n", who, script, rc);
 	return rc == 0 ? 0 : 1;
+}
+
+/* ---- options ---- */
+
+#define MAX_OPTS 48
+
+static int bad_value(const char *who, const struct bench_opt *o, const char *arg)
+{
+	fprintf(stderr, "%s: bad --%s '%s' (%" PRIu64 "..%" PRIu64 ")\n", who, o->name, arg, o->lo,
+		o->hi);
+	return -1;
+}
+
+/* One option's argument into its destination: 0, or -1 (printed) or a CALL's stop. */
+static int apply_opt(const char *who, const struct bench_opt *o, const char *arg, void *ctx)
+{
+	switch (o->kind) {
+	case BENCH_OPT_STR:
+		*(const char **)o->dst = arg;
+		return 0;
+	case BENCH_OPT_SET:
+	case BENCH_OPT_CLEAR:
+		*(bool *)o->dst = o->kind == BENCH_OPT_SET;
+		return 0;
+	case BENCH_OPT_UINT:
+	case BENCH_OPT_U64:
+	case BENCH_OPT_SIZE: {
+		uint64_t v;
+		if (bench_parse_u64_list(arg, &v, 1, o->lo, o->hi, 0) != 1)
+			return bad_value(who, o, arg);
+		if (o->kind == BENCH_OPT_UINT)
+			*(unsigned *)o->dst = (unsigned)v;
+		else if (o->kind == BENCH_OPT_U64)
+			*(uint64_t *)o->dst = v;
+		else
+			*(size_t *)o->dst = (size_t)v;
+		return 0;
+	}
+	case BENCH_OPT_UINTS:
+	case BENCH_OPT_U64S: {
+		int n = o->kind == BENCH_OPT_UINTS
+				? bench_parse_uint_list(arg, o->dst, o->max, (unsigned)o->lo,
+							(unsigned)o->hi, o->flags)
+				: bench_parse_u64_list(arg, o->dst, o->max, o->lo, o->hi, o->flags);
+		if (n == BENCH_LIST_TOO_MANY) {
+			fprintf(stderr, "%s: --%s: at most %u values\n", who, o->name, o->max);
+			return -1;
+		}
+		if (n < 0) {
+			fprintf(stderr, "%s: bad --%s '%s' (values %" PRIu64 "..%" PRIu64 ")\n", who,
+				o->name, arg, o->lo, o->hi);
+			return -1;
+		}
+		*o->n = (unsigned)n;
+		return 0;
+	}
+	case BENCH_OPT_SECONDS:
+		return bench_parse_seconds(who, arg, o->dmax, o->dst);
+	case BENCH_OPT_POS: {
+		char *end;
+		errno = 0;
+		double v = strtod(arg, &end);
+		if (end == arg || *end || errno || !(v > 0) || v > o->dmax) {
+			fprintf(stderr, "%s: bad --%s '%s' (0 < x <= %g)\n", who, o->name, arg, o->dmax);
+			return -1;
+		}
+		*(double *)o->dst = v;
+		return 0;
+	}
+	case BENCH_OPT_CALL:
+	case BENCH_OPT_CALL0:
+		return o->fn(arg, ctx);
+	}
+	return -1;
+}
+
+int bench_getopt(const char *who, int argc, char **argv, const struct bench_opt *opts,
+		 void (*usage)(FILE *), void *ctx)
+{
+	struct option lo[MAX_OPTS + 2];
+	char optstring[3 * MAX_OPTS + 2], *p = optstring;
+	size_t n = 0;
+	for (; opts[n].name; n++) {
+		if (n == MAX_OPTS) {
+			fprintf(stderr, "%s: more than %d options in the table\n", who, MAX_OPTS);
+			return -1;
+		}
+		bool arg = opts[n].kind != BENCH_OPT_SET && opts[n].kind != BENCH_OPT_CLEAR &&
+			   opts[n].kind != BENCH_OPT_CALL0;
+		lo[n] = (struct option){opts[n].name, arg ? required_argument : no_argument, NULL,
+					opts[n].letter ? opts[n].letter : 256 + (int)n};
+		if (opts[n].letter) {
+			*p++ = opts[n].letter;
+			if (arg)
+				*p++ = ':';
+		}
+	}
+	lo[n] = (struct option){"help", no_argument, NULL, 'h'};
+	lo[n + 1] = (struct option){NULL, 0, NULL, 0};
+	*p++ = 'h';
+	*p = '\0';
+	optind = 1;
+	for (int c; (c = getopt_long(argc, argv, optstring, lo, NULL)) != -1;) {
+		if (c == 'h') {
+			usage(stdout);
+			return BENCH_GETOPT_DONE;
+		}
+		const struct bench_opt *o = NULL;
+		for (size_t i = 0; i < n && !o; i++)
+			if (opts[i].letter ? c == opts[i].letter : c == 256 + (int)i)
+				o = &opts[i];
+		if (!o) {
+			usage(stderr);
+			return -1;
+		}
+		int rc = apply_opt(who, o, optarg, ctx);
+		if (rc != 0)
+			return rc == BENCH_GETOPT_DONE ? rc : -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", who, argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+int bench_each_item(const char *arg, int (*fn)(const char *item, void *ctx), void *ctx)
+{
+	char *copy = strdup(arg), *save = NULL;
+	if (!copy)
+		return -1;
+	int rc = 0;
+	for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save))
+		rc = fn(t, ctx);
+	free(copy);
+	return rc;
+}
+
+/* ---- CSV outputs ---- */
+
+FILE *bench_out_open(const char *who, const char *dir, const char *name, const char *header,
+		     char **path)
+{
+	char *p = NULL;
+	FILE *f = NULL;
+	if (bench_mkdir_p(dir) != 0) {
+		fprintf(stderr, "%s: mkdir %s: %s\n", who, dir, strerror(errno));
+		return NULL;
+	}
+	if (asprintf(&p, "%s/%s", dir, name) < 0) {
+		fprintf(stderr, "%s: %s/%s: %s\n", who, dir, name, strerror(ENOMEM));
+		return NULL;
+	}
+	if (!(f = fopen(p, "w"))) {
+		fprintf(stderr, "%s: %s: %s\n", who, p, strerror(errno));
+		free(p);
+		return NULL;
+	}
+	if (header) {
+		fprintf(f, "%s\n", header);
+		fflush(f);
+	}
+	if (path)
+		*path = p;
+	else
+		free(p);
+	return f;
+}
+
+int bench_csv_open(struct bench_csv *c, const char *who, const char *csv, const char *dir,
+		   const char *name, const char *header)
+{
+	*c = (struct bench_csv){{NULL, NULL}, NULL};
+	if ((csv && strcmp(csv, "-") == 0) || (!csv && !dir)) {
+		c->f[0] = stdout;
+	} else if (csv && !(c->f[0] = fopen(csv, "w"))) {
+		fprintf(stderr, "%s: %s: %s\n", who, csv, strerror(errno));
+		return -1;
+	}
+	if (c->f[0]) {
+		fprintf(c->f[0], "%s\n", header);
+		fflush(c->f[0]);
+	}
+	if (dir && !(c->f[1] = bench_out_open(who, dir, name, header, &c->path))) {
+		bench_csv_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+void bench_csv_printf(struct bench_csv *c, const char *fmt, ...)
+{
+	for (int k = 0; k < 2; k++) {
+		if (!c->f[k])
+			continue;
+		va_list ap;
+		va_start(ap, fmt);
+		vfprintf(c->f[k], fmt, ap);
+		va_end(ap);
+		fflush(c->f[k]);
+	}
+}
+
+void bench_csv_close(struct bench_csv *c)
+{
+	for (int k = 0; k < 2; k++)
+		if (c->f[k] && c->f[k] != stdout)
+			fclose(c->f[k]);
+	c->f[0] = c->f[1] = NULL;
+	free(c->path);
+	c->path = NULL;
 }

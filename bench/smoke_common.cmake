@@ -49,3 +49,65 @@ function(bench_smoke_names out sub)
   list(TRANSFORM _names STRIP)
   set(${out} "${_names}" PARENT_SCOPE)
 endfunction()
+
+# bench_smoke_fields(<row> [COUNT <var>] <index> <var> [<index> <var>...]): splits the
+# CSV row at its commas; each <var> gets field <index> (from 0), COUNT's <var> the number
+# of fields (an empty last field is not counted: CMake drops it from the list).
+function(bench_smoke_fields _row)
+  string(REPLACE "," ";" _f "${_row}")
+  set(_args ${ARGN})
+  list(LENGTH _args _n)
+  set(_i 0)
+  while(_i LESS _n)
+    list(GET _args ${_i} _key)
+    math(EXPR _j "${_i} + 1")
+    list(GET _args ${_j} _var)
+    if(_key STREQUAL "COUNT")
+      list(LENGTH _f _v)
+    else()
+      list(GET _f ${_key} _v)
+    endif()
+    set(${_var} "${_v}" PARENT_SCOPE)
+    math(EXPR _i "${_i} + 2")
+  endwhile()
+endfunction()
+
+# bench_smoke_rows_match(<rows> WHAT <prefix> REGEX <re> [IDLE <re>]): fails unless every
+# row matches REGEX ("<prefix>: malformed row: ..."); a row matching IDLE (no operation
+# completed) fails too.
+function(bench_smoke_rows_match _rows_var)
+  cmake_parse_arguments(PARSE_ARGV 1 _a "" "WHAT;REGEX;IDLE" "")
+  foreach(_r IN LISTS ${_rows_var})
+    if(NOT _r MATCHES "${_a_REGEX}")
+      message(FATAL_ERROR "${_a_WHAT}: malformed row: ${_r}")
+    endif()
+    if(_a_IDLE AND _r MATCHES "${_a_IDLE}")
+      message(FATAL_ERROR "${_a_WHAT}: no operation completed: ${_r}")
+    endif()
+  endforeach()
+endfunction()
+
+# bench_smoke_count(<rows> <n> [WHAT prefix]): fails unless the list <rows> (from
+# bench_smoke_csv) has n items; the message shows <rows>_TEXT.
+function(bench_smoke_count _rows_var _want)
+  cmake_parse_arguments(PARSE_ARGV 2 _a "" "WHAT" "")
+  list(LENGTH ${_rows_var} _len)
+  if(NOT _len EQUAL _want)
+    set(_w "")
+    if(_a_WHAT)
+      set(_w "${_a_WHAT}: ")
+    endif()
+    message(FATAL_ERROR "${_w}${_len} rows, expected ${_want}\n${${_rows_var}_TEXT}")
+  endif()
+endfunction()
+
+# bench_smoke_out_dir(<var> <name>): an empty directory for a run's --out: $TMPDIR/<name>
+# when TMPDIR is set, else <name> in the test's binary directory.
+function(bench_smoke_out_dir _var _name)
+  set(_d ${CMAKE_CURRENT_BINARY_DIR}/${_name})
+  if(DEFINED ENV{TMPDIR})
+    set(_d $ENV{TMPDIR}/${_name})
+  endif()
+  file(REMOVE_RECURSE ${_d})
+  set(${_var} ${_d} PARENT_SCOPE)
+endfunction()

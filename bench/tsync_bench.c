@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "smr.h"
+#include "smr/smr.h"
 #include "rlu/rlu_bench.h"
 #include "rt/rt.h"
 #include "rt/rt_cache.h"
@@ -27,23 +27,26 @@ struct bench_cmd {
 static const struct bench_cmd cmds[] = {
 	{ "smr", smr_main,
 	  "ParSec SMR micro-benchmark against liburcu, ck_epoch, ck_brlock and\n"
-	  "             pthread_rwlock (seed 000 sec. 5.1); see tsync-bench smr --help" },
+	  "             pthread_rwlock (ParSec, EuroSys 2016, sec. 5.1); see\n"
+	  "             tsync-bench smr --help" },
 	{ "rlu", rlu_main,
-	  "list / hash table with RCU, RLU, MV-RLU, ParSec and rwlock (seed 003\n"
-	  "             sec. 5); see tsync-bench rlu --help" },
+	  "list / hash table with RCU, RLU, MV-RLU, ParSec and rwlock (the RLU\n"
+	  "             study, Appl. Sci. 2022, sec. 5); see tsync-bench rlu --help" },
 	{ "rt", rt_main,
 	  "periodic task set on the rt/temporal policies: alpha, beta, request\n"
-	  "             times, peak pending (seed 004 sec. VII); see tsync-bench rt --help" },
+	  "             times, peak pending (RT-SMR, RTAS 2018, sec. VII); see\n"
+	  "             tsync-bench rt --help" },
 	{ "rt-cache", rt_cache_main,
 	  "memcached under periodic get/set tasks: rt-parsec, mcs, pf-rw; calibrate,\n"
 	  "             strict and relaxed admission (RT-SMR, RTAS 2018, sec. VII-C);\n"
 	  "             see tsync-bench rt-cache --help" },
 	{ "cache", cache_main,
 	  "in-process memcached study on the tsync-cached core: ps, ps-nocrp,\n"
-	  "             mcs-clock, locked (seed 000 sec. 5.2); see tsync-bench cache --help" },
+	  "             mcs-clock, locked (ParSec, EuroSys 2016, sec. 5.2); see\n"
+	  "             tsync-bench cache --help" },
 	{ "oplog", oplog_bench_main,
 	  "OpLog list / counter / rmap against lock-free, atomic, per-CPU and mutex\n"
-	  "             peers (seed 002 sec. 7); see tsync-bench oplog --help" },
+	  "             peers (OpLog, MIT TR 2014, sec. 7); see tsync-bench oplog --help" },
 	{ "prudence", prudence_main,
 	  "alloc + deferred-free pairs and a copy-on-write endurance run: ps_mem,\n"
 	  "             ps_kmem, malloc/jemalloc/tcmalloc/mimalloc + call_rcu, ck_epoch\n"

@@ -18,7 +18,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -54,7 +53,7 @@
 #define SET_BIT YCSB_SET_BIT
 
 struct opts {
-	bool sel[4];
+	bool sel[4], any_sel;
 	unsigned threads[MAX_LIST], nthreads;
 	unsigned pcts[MAX_LIST], npcts;
 	size_t requests;
@@ -262,113 +261,76 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* The list items are unsigned values in [lo, hi]; empty items ("1,,2") are skipped. */
-static int parse_list(const char *arg, unsigned *out, unsigned *n, unsigned lo, unsigned hi)
+static int select_variant(const char *t, void *ctx)
 {
-	int k = bench_parse_uint_list(arg, out, MAX_LIST, lo, hi, BENCH_LIST_SKIP_EMPTY);
-	*n = k > 0 ? (unsigned)k : 0;
-	return k > 0 ? 0 : -1;
-}
-
-static int parse_opts(int argc, char **argv, struct opts *o)
-{
-	static const struct option lo[] = {
-	    {"variants", required_argument, 0, 'v'}, {"threads", required_argument, 0, 't'},
-	    {"set-pct", required_argument, 0, 'p'},  {"requests", required_argument, 0, 'r'},
-	    {"seconds", required_argument, 0, 's'},  {"keys", required_argument, 0, 'k'},
-	    {"csv", required_argument, 0, 'c'},      {"out", required_argument, 0, 'o'},
-	    {"no-pin", no_argument, 0, 'P'},         {"help", no_argument, 0, 'h'},
-	    {"prudence", required_argument, 0, 'U'}, {"mem-csv", required_argument, 0, 'M'},
-	    {0, 0, 0, 0}};
-	int ch;
-	optind = 1;
-	bool any = false;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		char *end;
-		switch (ch) {
-		case 'v': {
-			char *s = strdup(optarg), *save = NULL;
-			for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				enum cache_variant v;
-				if (strcmp(t, "all") == 0) {
-					for (int i = 0; i < 4; i++)
-						o->sel[i] = true;
-				} else if (cache_variant_parse(t, &v) == 0 && v < 4) {
-					/* the study's four (the rest: tsync-bench rt-cache) */
-					o->sel[v] = true;
-				} else {
-					fprintf(stderr, "tsync-bench cache: unknown variant '%s'\n", t);
-					free(s);
-					return -1;
-				}
-				any = true;
-			}
-			free(s);
-			break;
-		}
-		case 'U': {
-			o->prud[0] = o->prud[1] = false;
-			char *s = strdup(optarg), *save = NULL;
-			for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (strcmp(t, "on") != 0 && strcmp(t, "off") != 0) {
-					fprintf(stderr, "tsync-bench cache: bad --prudence '%s'\n", t);
-					free(s);
-					return -1;
-				}
-				o->prud[strcmp(t, "off") == 0] = true;
-			}
-			free(s);
-			if (!o->prud[0] && !o->prud[1]) {
-				fprintf(stderr, "tsync-bench cache: empty --prudence\n");
-				return -1;
-			}
-			break;
-		}
-		case 'M':
-			o->mem_csv = optarg;
-			break;
-		case 't':
-			if (parse_list(optarg, o->threads, &o->nthreads, 1, MAX_THREADS)) {
-				fprintf(stderr, "tsync-bench cache: bad --threads '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case 'p':
-			if (parse_list(optarg, o->pcts, &o->npcts, 0, 100)) {
-				fprintf(stderr, "tsync-bench cache: bad --set-pct '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case 'r':
-			o->requests = strtoull(optarg, &end, 10);
-			if (*end || o->requests == 0 || o->requests > (1ull << 32)) {
-				fprintf(stderr, "tsync-bench cache: bad --requests '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case 's':
-			if (bench_parse_seconds("tsync-bench cache", optarg, 3600, &o->seconds) != 0)
-				return -1;
-			break;
-		case 'k':
-			o->keys = strtoull(optarg, &end, 10);
-			if (*end || o->keys == 0 || o->keys >= SET_BIT) {
-				fprintf(stderr, "tsync-bench cache: bad --keys '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case 'c': o->csv = optarg; break;
-		case 'o': o->out = optarg; break;
-		case 'P': o->pin = false; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "tsync-bench cache: unexpected argument '%s'\n", argv[optind]);
+	struct opts *o = ctx;
+	enum cache_variant v;
+	if (strcmp(t, "all") == 0) {
+		for (int i = 0; i < 4; i++)
+			o->sel[i] = true;
+	} else if (cache_variant_parse(t, &v) == 0 && v < 4) {
+		/* the study's four (the rest: tsync-bench rt-cache) */
+		o->sel[v] = true;
+	} else {
+		fprintf(stderr, "tsync-bench cache: unknown variant '%s'\n", t);
 		return -1;
 	}
-	if (!any)
+	o->any_sel = true;
+	return 0;
+}
+
+static int opt_variants(const char *arg, void *ctx)
+{
+	return bench_each_item(arg, select_variant, ctx) == 0 ? 0 : -1;
+}
+
+static int select_prudence(const char *t, void *ctx)
+{
+	struct opts *o = ctx;
+	if (strcmp(t, "on") != 0 && strcmp(t, "off") != 0) {
+		fprintf(stderr, "tsync-bench cache: bad --prudence '%s'\n", t);
+		return -1;
+	}
+	o->prud[strcmp(t, "off") == 0] = true;
+	return 0;
+}
+
+static int opt_prudence(const char *arg, void *ctx)
+{
+	struct opts *o = ctx;
+	o->prud[0] = o->prud[1] = false;
+	if (bench_each_item(arg, select_prudence, o) != 0)
+		return -1;
+	if (!o->prud[0] && !o->prud[1]) {
+		fprintf(stderr, "tsync-bench cache: empty --prudence\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* 0, BENCH_GETOPT_DONE (--help) or -1. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	const struct bench_opt opts[] = {
+		BENCH_O_FN("variants", 0, BENCH_OPT_CALL, opt_variants),
+		BENCH_O_LIST("threads", 0, BENCH_OPT_UINTS, o->threads, &o->nthreads, 1, MAX_THREADS,
+			     BENCH_LIST_SKIP_EMPTY),
+		BENCH_O_LIST("set-pct", 0, BENCH_OPT_UINTS, o->pcts, &o->npcts, 0, 100,
+			     BENCH_LIST_SKIP_EMPTY),
+		BENCH_O_NUM("requests", 0, BENCH_OPT_SIZE, &o->requests, 1, 1ull << 32),
+		BENCH_O_DBL("seconds", 0, BENCH_OPT_SECONDS, &o->seconds, 3600),
+		BENCH_O_NUM("keys", 0, BENCH_OPT_U64, &o->keys, 1, SET_BIT - 1),
+		BENCH_O_STR("csv", 0, &o->csv),
+		BENCH_O_STR("out", 0, &o->out),
+		BENCH_O_CLEAR("no-pin", 0, &o->pin),
+		BENCH_O_FN("prudence", 0, BENCH_OPT_CALL, opt_prudence),
+		BENCH_O_STR("mem-csv", 0, &o->mem_csv),
+		BENCH_O_END,
+	};
+	int rc = bench_getopt("tsync-bench cache", argc, argv, opts, usage, o);
+	if (rc != 0)
+		return rc;
+	if (!o->any_sel)
 		for (int i = 0; i < 4; i++)
 			o->sel[i] = true;
 	return 0;
@@ -406,8 +368,9 @@ int cache_main(int argc, char **argv, const char *cmdline)
 	g_ncpus = bench_affinity_cpus(g_cpus);
 	if (g_ncpus == 0)
 		g_cpus[g_ncpus++] = 0;
-	if (parse_opts(argc, argv, &o) != 0)
-		return 2;
+	int prc = parse_opts(argc, argv, &o);
+	if (prc != 0)
+		return prc == BENCH_GETOPT_DONE ? 0 : 2;
 	if (o.nthreads == 0)
 		for (unsigned i = 1; i <= g_ncpus && o.nthreads < MAX_LIST; i++)
 			o.threads[o.nthreads++] = i;
@@ -417,28 +380,9 @@ int cache_main(int argc, char **argv, const char *cmdline)
 		o.pcts[2] = 20;
 		o.npcts = 3;
 	}
-	FILE *outs[2] = {NULL, NULL};
-	char csv_path[4096] = "";
-	if (o.csv) {
-		outs[0] = strcmp(o.csv, "-") == 0 ? stdout : fopen(o.csv, "w");
-		if (!outs[0]) {
-			fprintf(stderr, "tsync-bench cache: %s: %s\n", o.csv, strerror(errno));
-			return 1;
-		}
-	}
-	if (o.out) {
-		if (bench_mkdir_p(o.out) != 0) {
-			fprintf(stderr, "tsync-bench cache: mkdir %s: %s\n", o.out, strerror(errno));
-			return 1;
-		}
-		snprintf(csv_path, sizeof csv_path, "%s/cache.csv", o.out);
-		if (!(outs[1] = fopen(csv_path, "w"))) {
-			fprintf(stderr, "tsync-bench cache: %s: %s\n", csv_path, strerror(errno));
-			return 1;
-		}
-	}
-	if (!outs[0] && !outs[1])
-		outs[0] = stdout;
+	struct bench_csv out;
+	if (bench_csv_open(&out, "tsync-bench cache", o.csv, o.out, "cache.csv", CSV_HEADER) != 0)
+		return 1;
 	FILE *mem = NULL;
 	if (o.mem_csv) {
 		if (!(mem = fopen(o.mem_csv, "a"))) {
@@ -448,11 +392,6 @@ int cache_main(int argc, char **argv, const char *cmdline)
 		if (ftell(mem) == 0)
 			fputs(MEM_CSV_HEADER "\n", mem);
 	}
-	for (int k = 0; k < 2; k++)
-		if (outs[k]) {
-			fputs(CSV_HEADER "\n", outs[k]);
-			fflush(outs[k]);
-		}
 	if (tsync_clock_init() != 0) {
 		perror("tsync_clock_init");
 		return 1;
@@ -500,13 +439,10 @@ int cache_main(int argc, char **argv, const char *cmdline)
 					status = 1;
 					break;
 				}
-				for (int k = 0; k < 2 && !u; k++)
-					if (outs[k]) {
-						fprintf(outs[k], "%s,%u,%u,%.6g,%" PRIu64 ",%" PRIu64 "\n",
-							name, o.threads[t], o.pcts[p], r.mops,
-							r.get_p99_ns, r.set_p99_ns);
-						fflush(outs[k]);
-					}
+				if (!u)
+					bench_csv_printf(&out, "%s,%u,%u,%.6g,%" PRIu64 ",%" PRIu64 "\n",
+							 name, o.threads[t], o.pcts[p], r.mops,
+							 r.get_p99_ns, r.set_p99_ns);
 			}
 		}
 		free(trace);
@@ -514,12 +450,11 @@ int cache_main(int argc, char **argv, const char *cmdline)
 	free(keys);
 	if (mem)
 		fclose(mem);
-	if (outs[0] && outs[0] != stdout)
-		fclose(outs[0]);
-	if (outs[1]) {
-		fclose(outs[1]);
-		if (!status)
-			run_report(o.out, csv_path, cmdline);
-	}
+	char *csv_path = out.path;
+	out.path = NULL;
+	bench_csv_close(&out);
+	if (csv_path && !status)
+		run_report(o.out, csv_path, cmdline);
+	free(csv_path);
 	return status;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cached_net_cmd.h"
+#include "common.h"
 
 #ifndef TSYNC_CACHED_NET_PY
 #define TSYNC_CACHED_NET_PY "bench/cached-net/cached_net.py"
@@ -19,16 +20,11 @@
 #ifndef TSYNC_CACHED_BIN
 #define TSYNC_CACHED_BIN "build/tsync-cached"
 #endif
-#ifndef TSYNC_BENCH_PYTHON
-#define TSYNC_BENCH_PYTHON "python3"
-#endif
 
 int cached_net_main(int argc, char **argv, const char *cmdline)
 {
 	(void)cmdline; /* the script writes its own COMMAND.txt */
-	const char *py = getenv("TSYNC_BENCH_PYTHON");
-	if (py == NULL || *py == '\0')
-		py = TSYNC_BENCH_PYTHON;
+	const char *py = bench_python();
 	int has_server = 0;
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--server") == 0 || strncmp(argv[i], "--server=", 9) == 0)

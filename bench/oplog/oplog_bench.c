@@ -25,7 +25,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -528,7 +527,7 @@ struct opts {
 	unsigned nparams;
 	double seconds;
 	const char *csv, *out;
-	bool pin;
+	bool pin, any_sel;
 	unsigned repeat;
 };
 
@@ -628,20 +627,37 @@ static void usage(FILE *f)
 		SPIN_CYCLES, RMAP_W, LAT_EVERY);
 }
 
+static int select_variant(const char *tok, void *ctx)
+{
+	struct opts *o = ctx;
+	bool found = false;
+	for (size_t i = 0; i < o->b->nv; i++)
+		if (strcmp(tok, o->b->v[i].name) == 0)
+			o->sel[i] = found = true;
+	if (!found) {
+		fprintf(stderr, "tsync-bench oplog %s: unknown variant '%s'; known:", o->b->name, tok);
+		for (size_t i = 0; i < o->b->nv; i++)
+			fprintf(stderr, " %s", o->b->v[i].name);
+		fputc('\n', stderr);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_variants(const char *arg, void *ctx)
+{
+	struct opts *o = ctx;
+	o->any_sel = true;
+	return bench_each_item(arg, select_variant, o) == 0 ? 0 : -1;
+}
+
+/* 0, BENCH_GETOPT_DONE (--help) or -1. */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{"variants", required_argument, NULL, 'v'}, {"threads", required_argument, NULL, 't'},
-		{"params", required_argument, NULL, 'p'},   {"seconds", required_argument, NULL, 's'},
-		{"csv", required_argument, NULL, 'c'},      {"out", required_argument, NULL, 'o'},
-		{"pin", no_argument, NULL, 'P'},            {"no-pin", no_argument, NULL, 'N'},
-		{"repeat", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
-	};
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 			usage(stdout);
-			exit(0);
+			return BENCH_GETOPT_DONE;
 		}
 		usage(stderr);
 		return -1;
@@ -653,89 +669,25 @@ static int parse(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "tsync-bench oplog: unknown benchmark '%s' (list|counter|rmap)\n", argv[1]);
 		return -1;
 	}
-	bool any = false;
-	int c;
-	char *end;
-	optind = 2;
-	while ((c = getopt_long(argc, argv, "v:t:p:s:c:o:r:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'v': {
-			char *copy = strdup(optarg), *save = NULL;
-			for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				bool found = false;
-				for (size_t i = 0; i < o->b->nv; i++)
-					if (strcmp(tok, o->b->v[i].name) == 0)
-						o->sel[i] = found = any = true;
-				if (!found) {
-					fprintf(stderr, "tsync-bench oplog %s: unknown variant '%s'; known:",
-						o->b->name, tok);
-					for (size_t i = 0; i < o->b->nv; i++)
-						fprintf(stderr, " %s", o->b->v[i].name);
-					fputc('\n', stderr);
-					free(copy);
-					return -1;
-				}
-			}
-			free(copy);
-			break;
-		}
-		case 't': {
-			int n = bench_parse_uint_list(optarg, o->threads, MAX_LIST, 1, MAX_THREADS, 0);
-			if (n < 0) {
-				fprintf(stderr, "tsync-bench oplog: bad --threads '%s'\n", optarg);
-				return -1;
-			}
-			o->nthreads = (unsigned)n;
-			break;
-		}
-		case 'p': {
-			int n = bench_parse_u64_list(optarg, o->params, MAX_LIST, 0, 1000000000ull, 0);
-			if (n < 0) {
-				fprintf(stderr, "tsync-bench oplog: bad --params '%s'\n", optarg);
-				return -1;
-			}
-			o->nparams = (unsigned)n;
-			break;
-		}
-		case 's':
-			if (bench_parse_seconds("tsync-bench oplog", optarg, 3600, &o->seconds) != 0)
-				return -1;
-			break;
-		case 'c':
-			o->csv = optarg;
-			break;
-		case 'r': {
-			errno = 0;
-			unsigned long r = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || errno || r < 1 || r > 100) {
-				fprintf(stderr, "tsync-bench oplog: bad --repeat '%s' (1..100)\n", optarg);
-				return -1;
-			}
-			o->repeat = (unsigned)r;
-			break;
-		}
-		case 'o':
-			o->out = optarg;
-			break;
-		case 'P':
-			o->pin = true;
-			break;
-		case 'N':
-			o->pin = false;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "tsync-bench oplog: unexpected argument '%s'\n", argv[optind]);
-		return -1;
-	}
-	if (!any)
+	const struct bench_opt opts[] = {
+		BENCH_O_FN("variants", 'v', BENCH_OPT_CALL, opt_variants),
+		BENCH_O_LIST("threads", 't', BENCH_OPT_UINTS, o->threads, &o->nthreads, 1,
+			     MAX_THREADS, 0),
+		BENCH_O_LIST("params", 'p', BENCH_OPT_U64S, o->params, &o->nparams, 0,
+			     1000000000ull, 0),
+		BENCH_O_DBL("seconds", 's', BENCH_OPT_SECONDS, &o->seconds, 3600),
+		BENCH_O_STR("csv", 'c', &o->csv),
+		BENCH_O_STR("out", 'o', &o->out),
+		BENCH_O_SET("pin", 0, &o->pin),
+		BENCH_O_CLEAR("no-pin", 0, &o->pin),
+		BENCH_O_NUM("repeat", 'r', BENCH_OPT_UINT, &o->repeat, 1, 100),
+		BENCH_O_END,
+	};
+	/* argv[1], the benchmark, is getopt's argv[0] */
+	int rc = bench_getopt("tsync-bench oplog", argc - 1, argv + 1, opts, usage, o);
+	if (rc != 0)
+		return rc;
+	if (!o->any_sel)
 		for (size_t i = 0; i < o->b->nv; i++)
 			o->sel[i] = true;
 	if (o->nparams == 0)
@@ -747,8 +699,6 @@ static int parse(int argc, char **argv, struct opts *o)
 				fprintf(stderr, "tsync-bench oplog %s: params must be >= 1\n", o->b->name);
 				return -1;
 			}
-	if (!o->csv && !o->out)
-		o->csv = "-";
 	return 0;
 }
 
@@ -780,8 +730,9 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 	o.seconds = 1;
 	o.pin = true;
 	o.repeat = 1;
-	if (parse(argc, argv, &o) != 0)
-		return 2;
+	int prc = parse(argc, argv, &o);
+	if (prc != 0)
+		return prc == BENCH_GETOPT_DONE ? 0 : 2;
 	g_ncpus = bench_affinity_cpus(g_cpus);
 	if (g_ncpus == 0)
 		g_cpus[g_ncpus++] = 0;
@@ -792,27 +743,14 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 		perror("tsync-bench oplog: clock");
 		return 1;
 	}
-	FILE *csv = NULL, *outcsv = NULL;
-	char *outpath = NULL;
-	if (o.csv)
-		csv = strcmp(o.csv, "-") == 0 ? stdout : fopen(o.csv, "w");
-	if (o.csv && !csv) {
-		fprintf(stderr, "tsync-bench oplog: %s: %s\n", o.csv, strerror(errno));
+	char *outname = NULL;
+	if (o.out && asprintf(&outname, "oplog_%s.csv", o.b->name) < 0)
 		return 1;
-	}
-	if (o.out) {
-		if (bench_mkdir_p(o.out) != 0 ||
-		    asprintf(&outpath, "%s/oplog_%s.csv", o.out, o.b->name) < 0 ||
-		    !(outcsv = fopen(outpath, "w"))) {
-			fprintf(stderr, "tsync-bench oplog: cannot write to %s: %s\n", o.out,
-				strerror(errno));
-			return 1;
-		}
-	}
-	if (csv)
-		fprintf(csv, CSV_HEADER "\n");
-	if (outcsv)
-		fprintf(outcsv, CSV_HEADER "\n");
+	struct bench_csv out;
+	int orc = bench_csv_open(&out, "tsync-bench oplog", o.csv, o.out, outname, CSV_HEADER);
+	free(outname);
+	if (orc != 0)
+		return 1;
 	fprintf(stderr, "tsync-bench oplog %s: clock %s, skew bound %" PRIu64 " ticks, order %s\n",
 		o.b->name, tsync_clock_source_name(), (uint64_t)tsync_clock_skew(),
 		getenv("TSYNC_OPLOG_ORDER") ? getenv("TSYNC_OPLOG_ORDER") : "auto");
@@ -860,23 +798,18 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 				struct sample med = sm[o.repeat / 2];
 				if (med.opm < 0)
 					continue;
-				FILE *fs[2] = {csv, outcsv};
-				for (int k = 0; k < 2; k++)
-					if (fs[k]) {
-						fprintf(fs[k], "%s,%s,%u,%" PRIu64 ",%.1f,%" PRIu64 "\n", o.b->name,
-							o.b->v[vi].name, o.threads[ti], o.params[pi], med.opm, med.p99);
-						fflush(fs[k]);
-					}
+				bench_csv_printf(&out, "%s,%s,%u,%" PRIu64 ",%.1f,%" PRIu64 "\n", o.b->name,
+						 o.b->v[vi].name, o.threads[ti], o.params[pi], med.opm,
+						 med.p99);
 			}
 		}
 #undef RES
 	free(res);
-	if (csv && csv != stdout)
-		fclose(csv);
-	if (outcsv) {
-		fclose(outcsv);
+	char *outpath = out.path;
+	out.path = NULL;
+	bench_csv_close(&out);
+	if (outpath)
 		run_plot(outpath, o.out, cmdline);
-	}
 	free(outpath);
 	return rc;
 }

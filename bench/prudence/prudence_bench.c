@@ -53,7 +53,6 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1083,19 +1082,6 @@ static void usage(FILE *f)
 		"CSV: " CSV_HEADER "\n");
 }
 
-static int parse_list_opt(const char *opt, const char *arg, unsigned *out, unsigned *n,
-			  unsigned lo, unsigned hi)
-{
-	int r = bench_parse_uint_list(arg, out, MAX_LIST, lo, hi, 0);
-	if (r < 0) {
-		fprintf(stderr, WHO ": bad %s '%s' (values %u..%u, at most %u)\n", opt, arg, lo, hi,
-			MAX_LIST);
-		return -1;
-	}
-	*n = (unsigned)r;
-	return 0;
-}
-
 static int parse_allocators(const char *arg, struct opts *o)
 {
 	o->nalloc = 0;
@@ -1142,6 +1128,11 @@ static int parse_allocators(const char *arg, struct opts *o)
 	return 0;
 }
 
+static int opt_allocators(const char *arg, void *ctx)
+{
+	return parse_allocators(arg, ctx) == 0 ? 0 : -1;
+}
+
 int prudence_main(int argc, char **argv, const char *cmdline)
 {
 	(void)cmdline;
@@ -1168,102 +1159,28 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 	o.nodes = 16384;
 	o.sample_ms = 10;
 	parse_allocators("all", &o);
-	bool have_sizes = false, have_thr = false, have_rd = false;
-	enum { O_ALLOC = 256, O_SIZES, O_THREADS, O_READERS, O_SECONDS, O_REPEAT, O_NODES,
-	       O_SAMPLE, O_LIMIT, O_CSV, O_OUT, O_LIST, O_CHILD, O_SERIES, O_REPIDX, O_HELP };
-	static const struct option lo[] = {
-	    {"allocators", required_argument, 0, O_ALLOC}, {"sizes", required_argument, 0, O_SIZES},
-	    {"threads", required_argument, 0, O_THREADS}, {"readers", required_argument, 0, O_READERS},
-	    {"seconds", required_argument, 0, O_SECONDS}, {"repeat", required_argument, 0, O_REPEAT},
-	    {"nodes", required_argument, 0, O_NODES}, {"sample-ms", required_argument, 0, O_SAMPLE},
-	    {"limit-mib", required_argument, 0, O_LIMIT}, {"csv", required_argument, 0, O_CSV},
-	    {"out", required_argument, 0, O_OUT}, {"list", no_argument, 0, O_LIST},
-	    {"child", no_argument, 0, O_CHILD}, {"series", required_argument, 0, O_SERIES},
-	    {"repeat-index", required_argument, 0, O_REPIDX}, {"help", no_argument, 0, O_HELP},
-	    {0, 0, 0, 0}};
-	optind = 1;
-	for (int c; (c = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
-		unsigned one[MAX_LIST], n1;
-		switch (c) {
-		case O_ALLOC:
-			if (parse_allocators(optarg, &o) != 0)
-				return 2;
-			break;
-		case O_SIZES:
-			if (parse_list_opt("--sizes", optarg, o.sizes, &o.nsizes, OBJ_MIN, 65536))
-				return 2;
-			have_sizes = true;
-			break;
-		case O_THREADS:
-			if (parse_list_opt("--threads", optarg, o.threads, &o.nthreads, 1, MAX_THREADS))
-				return 2;
-			have_thr = true;
-			break;
-		case O_READERS:
-			if (parse_list_opt("--readers", optarg, o.readers, &o.nreaders, 0, MAX_THREADS))
-				return 2;
-			have_rd = true;
-			break;
-		case O_SECONDS:
-			if (bench_parse_seconds(WHO, optarg, 86400, &o.seconds))
-				return 2;
-			break;
-		case O_REPEAT:
-		case O_NODES:
-		case O_SAMPLE:
-		case O_LIMIT:
-		case O_REPIDX: {
-			const char *nm = c == O_REPEAT ? "--repeat" : c == O_NODES ? "--nodes"
-				       : c == O_SAMPLE ? "--sample-ms" : c == O_LIMIT ? "--limit-mib"
-				       : "--repeat-index";
-			unsigned lo_v = c == O_SAMPLE || c == O_REPIDX ? 0 : 1;
-			unsigned hi_v = c == O_NODES ? 1u << 24 : c == O_LIMIT ? 1u << 20 : 100000;
-			if (parse_list_opt(nm, optarg, one, &n1, lo_v, hi_v))
-				return 2;
-			if (n1 != 1) {
-				fprintf(stderr, WHO ": %s takes one value\n", nm);
-				return 2;
-			}
-			if (c == O_REPEAT)
-				o.repeat = one[0];
-			else if (c == O_NODES)
-				o.nodes = one[0];
-			else if (c == O_SAMPLE)
-				o.sample_ms = one[0];
-			else if (c == O_LIMIT)
-				o.limit_mib = one[0];
-			else
-				rep_index = one[0];
-			break;
-		}
-		case O_CSV:
-			o.csv = optarg;
-			break;
-		case O_OUT:
-			o.out = optarg;
-			break;
-		case O_LIST:
-			list = true;
-			break;
-		case O_CHILD:
-			child = true;
-			break;
-		case O_SERIES:
-			series = optarg;
-			break;
-		case 'h':
-		case O_HELP:
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, WHO ": unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
+	const struct bench_opt opts[] = {
+		BENCH_O_FN("allocators", 0, BENCH_OPT_CALL, opt_allocators),
+		BENCH_O_LIST("sizes", 0, BENCH_OPT_UINTS, o.sizes, &o.nsizes, OBJ_MIN, 65536, 0),
+		BENCH_O_LIST("threads", 0, BENCH_OPT_UINTS, o.threads, &o.nthreads, 1, MAX_THREADS, 0),
+		BENCH_O_LIST("readers", 0, BENCH_OPT_UINTS, o.readers, &o.nreaders, 0, MAX_THREADS, 0),
+		BENCH_O_DBL("seconds", 0, BENCH_OPT_SECONDS, &o.seconds, 86400),
+		BENCH_O_NUM("repeat", 0, BENCH_OPT_UINT, &o.repeat, 1, 100000),
+		BENCH_O_NUM("nodes", 0, BENCH_OPT_UINT, &o.nodes, 1, 1u << 24),
+		BENCH_O_NUM("sample-ms", 0, BENCH_OPT_UINT, &o.sample_ms, 0, 100000),
+		BENCH_O_NUM("limit-mib", 0, BENCH_OPT_UINT, &o.limit_mib, 1, 1u << 20),
+		BENCH_O_STR("csv", 0, &o.csv),
+		BENCH_O_STR("out", 0, &o.out),
+		BENCH_O_SET("list", 0, &list),
+		BENCH_O_SET("child", 0, &child),
+		BENCH_O_STR("series", 0, &series),
+		BENCH_O_NUM("repeat-index", 0, BENCH_OPT_UINT, &rep_index, 0, 100000),
+		BENCH_O_END,
+	};
+	int prc = bench_getopt(WHO, argc, argv, opts, usage, &o);
+	if (prc != 0)
+		return prc == BENCH_GETOPT_DONE ? 0 : 2;
+	bool have_sizes = o.nsizes > 0, have_thr = o.nthreads > 0, have_rd = o.nreaders > 0;
 	if (list) {
 		for (unsigned i = 0; i < NALLOC; i++)
 			printf("%-26s %s%s%s\n", allocators[i].name, allocators[i].what,
@@ -1330,50 +1247,23 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 	}
 
 	/* the parent */
-	FILE *csv = NULL, *runs = NULL;
-	char path[4096], spath[4096] = "";
-	if (o.out) {
-		if (bench_mkdir_p(o.out) != 0) {
-			fprintf(stderr, WHO ": --out %s: %s\n", o.out, strerror(errno));
-			return 1;
-		}
-		snprintf(path, sizeof path, "%s/%s.csv", o.out, workload_name[o.w]);
-		csv = fopen(path, "w");
-		if (o.w == W_ENDURANCE) {
-			snprintf(spath, sizeof spath, "%s/endurance_series.csv", o.out);
-			FILE *s = fopen(spath, "w");
-			if (s) {
-				fprintf(s, "%s\n", SERIES_HEADER);
-				fclose(s);
-			}
-			snprintf(path, sizeof path, "%s/endurance_runs.csv", o.out);
-			runs = fopen(path, "w");
-			if (runs)
-				fprintf(runs, "%s\n", RUNS_HEADER);
-		}
-	} else if (o.csv == NULL || strcmp(o.csv, "-") == 0) {
-		csv = stdout;
-	}
-	FILE *csv2 = NULL;
-	if (o.csv && strcmp(o.csv, "-") != 0) {
-		csv2 = fopen(o.csv, "w");
-		if (csv2 == NULL) {
-			fprintf(stderr, WHO ": --csv %s: %s\n", o.csv, strerror(errno));
-			return 1;
-		}
-	} else if (o.csv && o.out) {
-		csv2 = stdout;
-	}
-	if (csv == NULL && o.out) {
-		fprintf(stderr, WHO ": cannot write under %s\n", o.out);
+	char name[64], *spath = NULL;
+	snprintf(name, sizeof name, "%s.csv", workload_name[o.w]);
+	struct bench_csv out;
+	if (bench_csv_open(&out, WHO, o.csv, o.out, name, CSV_HEADER) != 0)
 		return 1;
-	}
-	FILE *outs[2] = {csv, csv2};
-	for (int i = 0; i < 2; i++)
-		if (outs[i]) {
-			fprintf(outs[i], "%s\n", CSV_HEADER);
-			fflush(outs[i]);
+	FILE *runs = NULL;
+	if (o.out && o.w == W_ENDURANCE) {
+		FILE *sf = bench_out_open(WHO, o.out, "endurance_series.csv", SERIES_HEADER, &spath);
+		if (sf)
+			fclose(sf);
+		if (!sf || !(runs = bench_out_open(WHO, o.out, "endurance_runs.csv", RUNS_HEADER,
+						    NULL))) {
+			free(spath);
+			bench_csv_close(&out);
+			return 1;
 		}
+	}
 	int rc = 0;
 	unsigned serial = 0;
 	for (unsigned r = 0; r < o.repeat && rc == 0; r++)
@@ -1386,16 +1276,12 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 		fprintf(stderr, WHO ": %s %s size %u threads %u readers %u (repeat %u/%u)\n",
 			workload_name[o.w], a->name, o.sizes[s], o.threads[t], o.readers[d], r + 1,
 			o.repeat);
-		if (spawn_run(&o, a, o.sizes[s], o.threads[t], o.readers[d], r,
-			      spath[0] ? spath : NULL, serial++, &res) != 0) {
+		if (spawn_run(&o, a, o.sizes[s], o.threads[t], o.readers[d], r, spath, serial++,
+			      &res) != 0) {
 			rc = 1;
 			break;
 		}
-		for (int i = 0; i < 2; i++)
-			if (outs[i]) {
-				fprintf(outs[i], "%s\n", res.row);
-				fflush(outs[i]);
-			}
+		bench_csv_printf(&out, "%s\n", res.row);
 		if (runs) {
 			fprintf(runs, "%s,%u,%u,%u,%u,%llu,%u,%s,%.2f,%s\n", a->name, o.threads[t],
 				o.readers[d], o.sizes[s], r,
@@ -1404,10 +1290,8 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 			fflush(runs);
 		}
 	}
-	if (csv && csv != stdout)
-		fclose(csv);
-	if (csv2 && csv2 != stdout)
-		fclose(csv2);
+	bench_csv_close(&out);
+	free(spath);
 	if (runs)
 		fclose(runs);
 	if (rc == 0 && o.out)

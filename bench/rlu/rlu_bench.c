@@ -10,7 +10,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <getopt.h>
 #include <pthread.h>
 #include <sched.h> /* CPU_SETSIZE */
 #include <stdatomic.h>
@@ -183,21 +182,44 @@ static void usage(FILE *f)
 		"  validation) per 1000 operations; 0 for the lock-based mechanisms.\n");
 }
 
-static int parse_mechs(const char *arg, struct opts *o)
+static int add_mech(const char *tok, void *ctx)
 {
-	char *copy = strdup(arg), *save = NULL;
-	o->nmech = 0;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		const struct set_ops *m = set_find(tok);
-		if (!m || o->nmech == 16) {
-			fprintf(stderr, "tsync-bench rlu: unknown mechanism '%s'\n", tok);
-			free(copy);
-			return -1;
-		}
-		o->mech[o->nmech++] = m;
+	struct opts *o = ctx;
+	const struct set_ops *m = set_find(tok);
+	if (!m || o->nmech == 16) {
+		fprintf(stderr, "tsync-bench rlu: unknown mechanism '%s'\n", tok);
+		return -1;
 	}
-	free(copy);
-	return o->nmech ? 0 : -1;
+	o->mech[o->nmech++] = m;
+	return 0;
+}
+
+static int opt_mechs(const char *arg, void *ctx)
+{
+	struct opts *o = ctx;
+	o->nmech = 0;
+	return bench_each_item(arg, add_mech, o) == 0 && o->nmech ? 0 : -1;
+}
+
+static int opt_structure(const char *arg, void *ctx)
+{
+	struct opts *o = ctx;
+	o->structs[0] = strstr(arg, "list") != NULL;
+	o->structs[1] = strstr(arg, "hash") != NULL;
+	if (!o->structs[0] && !o->structs[1]) {
+		fprintf(stderr, "tsync-bench rlu: bad --structure '%s'\n", arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_list(const char *arg, void *ctx)
+{
+	(void)arg;
+	(void)ctx;
+	for (size_t i = 0; set_all[i]; i++)
+		printf("%-10s %s\n", set_all[i]->name, set_all[i]->what);
+	return BENCH_GETOPT_DONE;
 }
 
 static void run_plot(const char *dir, const char *csv, const char *cmdline, const char *clock)
@@ -218,82 +240,27 @@ static void run_plot(const char *dir, const char *csv, const char *cmdline, cons
 
 int rlu_main(int argc, char **argv, const char *cmdline)
 {
-	static const struct option lo[] = {
-		{"structure", required_argument, NULL, 'S'}, {"mechanisms", required_argument, NULL, 'm'},
-		{"threads", required_argument, NULL, 't'},   {"updates", required_argument, NULL, 'u'},
-		{"seconds", required_argument, NULL, 's'},   {"csv", required_argument, NULL, 'c'},
-		{"out", required_argument, NULL, 'o'},       {"pin", no_argument, NULL, 'P'},
-		{"no-pin", no_argument, NULL, 'N'},          {"list", no_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
-	};
 	struct opts o = {.seconds = 1.0, .pin = true};
-	int c, n;
 	g_ncpus = bench_affinity_cpus(g_cpus);
 	if (!g_ncpus)
 		g_cpus[g_ncpus++] = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "S:m:t:u:s:c:o:lh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			o.structs[0] = strstr(optarg, "list") != NULL;
-			o.structs[1] = strstr(optarg, "hash") != NULL;
-			if (!o.structs[0] && !o.structs[1]) {
-				fprintf(stderr, "tsync-bench rlu: bad --structure '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'm':
-			if (parse_mechs(optarg, &o))
-				return 2;
-			break;
-		case 't':
-			n = bench_parse_uint_list(optarg, o.threads, MAX_LIST, 1, MAX_THREADS, 0);
-			if (n < 0) {
-				fprintf(stderr, "tsync-bench rlu: bad --threads '%s'\n", optarg);
-				return 2;
-			}
-			o.nthreads = (unsigned)n;
-			break;
-		case 'u':
-			n = bench_parse_uint_list(optarg, o.updates, MAX_LIST, 0, 100, 0);
-			if (n < 0) {
-				fprintf(stderr, "tsync-bench rlu: bad --updates '%s'\n", optarg);
-				return 2;
-			}
-			o.nupdates = (unsigned)n;
-			break;
-		case 's':
-			if (bench_parse_seconds("tsync-bench rlu", optarg, 3600, &o.seconds) != 0)
-				return 2;
-			break;
-		case 'c':
-			o.csv = optarg;
-			break;
-		case 'o':
-			o.out = optarg;
-			break;
-		case 'P':
-			o.pin = true;
-			break;
-		case 'N':
-			o.pin = false;
-			break;
-		case 'l':
-			for (size_t i = 0; set_all[i]; i++)
-				printf("%-10s %s\n", set_all[i]->name, set_all[i]->what);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "tsync-bench rlu: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
+	const struct bench_opt opts[] = {
+		BENCH_O_FN("structure", 'S', BENCH_OPT_CALL, opt_structure),
+		BENCH_O_FN("mechanisms", 'm', BENCH_OPT_CALL, opt_mechs),
+		BENCH_O_LIST("threads", 't', BENCH_OPT_UINTS, o.threads, &o.nthreads, 1, MAX_THREADS,
+			     0),
+		BENCH_O_LIST("updates", 'u', BENCH_OPT_UINTS, o.updates, &o.nupdates, 0, 100, 0),
+		BENCH_O_DBL("seconds", 's', BENCH_OPT_SECONDS, &o.seconds, 3600),
+		BENCH_O_STR("csv", 'c', &o.csv),
+		BENCH_O_STR("out", 'o', &o.out),
+		BENCH_O_SET("pin", 0, &o.pin),
+		BENCH_O_CLEAR("no-pin", 0, &o.pin),
+		BENCH_O_FN("list", 'l', BENCH_OPT_CALL0, opt_list),
+		BENCH_O_END,
+	};
+	int prc = bench_getopt("tsync-bench rlu", argc, argv, opts, usage, &o);
+	if (prc != 0)
+		return prc == BENCH_GETOPT_DONE ? 0 : 2;
 	if (!o.structs[0] && !o.structs[1])
 		o.structs[0] = o.structs[1] = true;
 	if (!o.nmech)
@@ -309,24 +276,9 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 		o.updates[2] = 50;
 		o.nupdates = 3;
 	}
-	if (!o.csv && !o.out)
-		o.csv = "-";
-	FILE *f[2] = {NULL, NULL};
-	char path[4096] = "";
-	if (o.csv && !(f[0] = strcmp(o.csv, "-") ? fopen(o.csv, "w") : stdout)) {
-		perror(o.csv);
+	struct bench_csv out;
+	if (bench_csv_open(&out, "tsync-bench rlu", o.csv, o.out, "rlu.csv", CSV_HEADER) != 0)
 		return 1;
-	}
-	if (o.out) {
-		snprintf(path, sizeof path, "%s/rlu.csv", o.out);
-		if (bench_mkdir_p(o.out) || !(f[1] = fopen(path, "w"))) {
-			perror(o.out);
-			return 1;
-		}
-	}
-	for (int k = 0; k < 2; k++)
-		if (f[k])
-			fprintf(f[k], CSV_HEADER "\n");
 	tsync_clock_init();
 	char clockdesc[128];
 	snprintf(clockdesc, sizeof clockdesc, "tsync %s, skew bound %llu ticks, %.4f ticks/ns",
@@ -341,23 +293,21 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 			for (unsigned u = 0; u < o.nupdates; u++)
 				for (unsigned t = 0; t < o.nthreads; t++) {
 					double opus, apk;
-					if (run_one(o.mech[m], si == 1, o.threads[t], o.updates[u], &o, &opus, &apk))
+					if (run_one(o.mech[m], si == 1, o.threads[t], o.updates[u], &o, &opus, &apk)) {
+						bench_csv_close(&out);
 						return 1;
-					for (int k = 0; k < 2; k++)
-						if (f[k]) {
-							fprintf(f[k], "%s,%s,%u,%u,%.4f,%.3f\n", sname[si],
-								o.mech[m]->name, o.threads[t], o.updates[u], opus, apk);
-							fflush(f[k]);
-						}
+					}
+					bench_csv_printf(&out, "%s,%s,%u,%u,%.4f,%.3f\n", sname[si],
+							 o.mech[m]->name, o.threads[t], o.updates[u], opus, apk);
 					fprintf(stderr, "rlu: %s %-9s threads=%-3u updates=%2u%%: %8.3f ops/us, %8.3f aborts/kop\n",
 						sname[si], o.mech[m]->name, o.threads[t], o.updates[u], opus, apk);
 				}
 	}
-	if (f[0] && f[0] != stdout)
-		fclose(f[0]);
-	if (f[1]) {
-		fclose(f[1]);
+	char *path = out.path;
+	out.path = NULL;
+	bench_csv_close(&out);
+	if (path)
 		run_plot(o.out, path, cmdline, clockdesc);
-	}
+	free(path);
 	return 0;
 }

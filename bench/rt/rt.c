@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -329,6 +328,28 @@ static int parse_task(char *spec, struct rt_task *t)
 	return 0;
 }
 
+/* --task, repeated: the task set so far. */
+struct task_list {
+	struct rt_task *t;
+	int n;
+};
+
+static int opt_task(const char *arg, void *ctx)
+{
+	struct task_list *tl = ctx;
+	if (tl->n == RT_MAX_TASKS) {
+		fprintf(stderr, "tsync-bench rt: at most %d tasks\n", RT_MAX_TASKS);
+		return -1;
+	}
+	char *spec = strdup(arg);
+	int rc = spec ? parse_task(spec, &tl->t[tl->n]) : -1;
+	free(spec);
+	if (rc != 0)
+		return -1;
+	tl->n++;
+	return 0;
+}
+
 static double ticks_ns(uint64_t ticks)
 {
 	return (double)ticks / tsync_ticks_per_ns();
@@ -337,55 +358,28 @@ static double ticks_ns(uint64_t ticks)
 int rt_main(int argc, char **argv, const char *cmdline)
 {
 	static struct rt_task tasks[RT_MAX_TASKS];
-	int ntasks = 0;
 	const char *policy_s = NULL, *json_path = "-";
 	uint64_t grace_us = 0, q_us = 0, obj_size = 64;
 	double seconds = 2.0;
 	bool fifo = false;
-	static const struct option lo[] = {
-		{"policy", required_argument, NULL, 'p'}, {"grace-us", required_argument, NULL, 'g'},
-		{"q-us", required_argument, NULL, 'q'},   {"obj-size", required_argument, NULL, 'b'},
-		{"task", required_argument, NULL, 't'},   {"seconds", required_argument, NULL, 's'},
-		{"json", required_argument, NULL, 'j'},   {"fifo", no_argument, NULL, 'F'},
-		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	struct task_list tl = {tasks, 0};
+	const struct bench_opt opts[] = {
+		BENCH_O_STR("policy", 0, &policy_s),
+		BENCH_O_NUM("grace-us", 0, BENCH_OPT_U64, &grace_us, 0, UINT64_MAX),
+		BENCH_O_NUM("q-us", 0, BENCH_OPT_U64, &q_us, 0, UINT64_MAX),
+		BENCH_O_NUM("obj-size", 0, BENCH_OPT_U64, &obj_size, 0, UINT64_MAX),
+		BENCH_O_FN("task", 0, BENCH_OPT_CALL, opt_task),
+		/* 0 < S < 1e5: the largest double below 1e5 is the inclusive bound */
+		BENCH_O_DBL("seconds", 0, BENCH_OPT_SECONDS, &seconds, nextafter(1e5, 0)),
+		BENCH_O_STR("json", 0, &json_path),
+		BENCH_O_SET("fifo", 0, &fifo),
+		BENCH_O_END,
 	};
-	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'p': policy_s = optarg; break;
-		case 'g':
-		case 'q':
-		case 'b': {
-			uint64_t v;
-			if (parse_u64(optarg, &v) != 0) {
-				fprintf(stderr, "tsync-bench rt: bad number '%s'\n", optarg);
-				return 2;
-			}
-			*(c == 'g' ? &grace_us : c == 'q' ? &q_us : &obj_size) = v;
-			break;
-		}
-		case 't':
-			if (ntasks == RT_MAX_TASKS) {
-				fprintf(stderr, "tsync-bench rt: at most %d tasks\n", RT_MAX_TASKS);
-				return 2;
-			}
-			if (parse_task(optarg, &tasks[ntasks]) != 0)
-				return 2;
-			ntasks++;
-			break;
-		case 's':
-			/* 0 < S < 1e5: the largest double below 1e5 is the inclusive bound */
-			if (bench_parse_seconds("tsync-bench rt", optarg, nextafter(1e5, 0), &seconds) != 0)
-				return 2;
-			break;
-		case 'j': json_path = optarg; break;
-		case 'F': fifo = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind != argc || policy_s == NULL || ntasks == 0) {
+	int prc = bench_getopt("tsync-bench rt", argc, argv, opts, usage, &tl);
+	if (prc != 0)
+		return prc == BENCH_GETOPT_DONE ? 0 : 2;
+	int ntasks = tl.n;
+	if (policy_s == NULL || ntasks == 0) {
 		fprintf(stderr, "tsync-bench rt: --policy and at least one --task are required\n");
 		usage(stderr);
 		return 2;

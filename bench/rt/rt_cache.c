@@ -64,7 +64,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -123,7 +122,8 @@ static const char *const mname[] = {"calibrate", "strict", "relaxed"};
 
 struct opts {
 	enum mode mode;
-	bool sel[ND];
+	bool have_mode;
+	bool sel[ND], any_sel;
 	unsigned cores[MAX_LIST], ncores;
 	uint64_t rates[MAX_LIST]; /* relaxed: offered gets, kops per core */
 	unsigned nrates;
@@ -1303,117 +1303,64 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int parse_pos(const char *s, double *out, const char *what)
+static int opt_mode(const char *arg, void *ctx)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || !(v > 0) || v > 1e9) {
-		fprintf(stderr, WHO ": bad %s '%s'\n", what, s);
+	struct opts *o = ctx;
+	int k;
+	for (k = 0; k < 3 && strcmp(arg, mname[k]) != 0; k++)
+		;
+	if (k == 3) {
+		fprintf(stderr, WHO ": bad --mode '%s'\n", arg);
 		return -1;
 	}
-	*out = v;
+	o->mode = (enum mode)k;
+	o->have_mode = true;
 	return 0;
 }
 
-static int parse_opts(int argc, char **argv, struct opts *o)
+static int select_design(const char *t, void *ctx)
 {
-	static const struct option lo[] = {
-	    {"mode", required_argument, 0, 'm'},          {"designs", required_argument, 0, 'd'},
-	    {"cores", required_argument, 0, 'c'},         {"get-rates", required_argument, 0, 'g'},
-	    {"seconds", required_argument, 0, 's'},       {"requests", required_argument, 0, 'r'},
-	    {"q-us", required_argument, 0, 'q'},          {"get-period-us", required_argument, 0, 'G'},
-	    {"set-period-us", required_argument, 0, 'S'}, {"rta", required_argument, 0, 'R'},
-	    {"csv", required_argument, 0, 'C'},           {"out", required_argument, 0, 'o'},
-	    {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
-	int ch, k;
-	bool have_mode = false, any = false;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (ch) {
-		case 'm':
-			for (k = 0; k < 3 && strcmp(optarg, mname[k]) != 0; k++)
-				;
-			if (k == 3) {
-				fprintf(stderr, WHO ": bad --mode '%s'\n", optarg);
-				return -1;
-			}
-			o->mode = (enum mode)k;
-			have_mode = true;
-			break;
-		case 'd': {
-			char *s = strdup(optarg), *save = NULL;
-			if (!s)
-				return -1;
-			for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				for (k = 0; k < ND && strcmp(t, dname[k]) != 0; k++)
-					;
-				if (k == ND) {
-					fprintf(stderr, WHO ": unknown design '%s'\n", t);
-					free(s);
-					return -1;
-				}
-				o->sel[k] = any = true;
-			}
-			free(s);
-			break;
-		}
-		case 'c':
-			k = bench_parse_uint_list(optarg, o->cores, MAX_LIST, 1, MAX_CORES,
-						  BENCH_LIST_SKIP_EMPTY);
-			if (k <= 0) {
-				fprintf(stderr, WHO ": bad --cores '%s'\n", optarg);
-				return -1;
-			}
-			o->ncores = (unsigned)k;
-			break;
-		case 'g':
-			k = bench_parse_u64_list(optarg, o->rates, MAX_LIST, 1, 100000000u,
-						 BENCH_LIST_SKIP_EMPTY);
-			if (k <= 0) {
-				fprintf(stderr, WHO ": bad --get-rates '%s'\n", optarg);
-				return -1;
-			}
-			o->nrates = (unsigned)k;
-			break;
-		case 's':
-			if (bench_parse_seconds(WHO, optarg, 3600, &o->seconds) != 0)
-				return -1;
-			break;
-		case 'r': {
-			char *end;
-			errno = 0;
-			o->requests = strtoull(optarg, &end, 10);
-			if (*end || errno || o->requests < 1000 || o->requests > (1ull << 32)) {
-				fprintf(stderr, WHO ": bad --requests '%s' (1000 .. 2^32)\n", optarg);
-				return -1;
-			}
-			break;
-		}
-		case 'q':
-			if (parse_pos(optarg, &o->q_us, "--q-us"))
-				return -1;
-			break;
-		case 'G':
-			if (parse_pos(optarg, &o->get_p_us, "--get-period-us"))
-				return -1;
-			break;
-		case 'S':
-			if (parse_pos(optarg, &o->set_p_us, "--set-period-us"))
-				return -1;
-			break;
-		case 'R': o->rta = optarg; break;
-		case 'C': o->csv = optarg; break;
-		case 'o': o->out = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, WHO ": unexpected argument '%s'\n", argv[optind]);
+	struct opts *o = ctx;
+	int k;
+	for (k = 0; k < ND && strcmp(t, dname[k]) != 0; k++)
+		;
+	if (k == ND) {
+		fprintf(stderr, WHO ": unknown design '%s'\n", t);
 		return -1;
 	}
-	if (!have_mode) {
+	o->sel[k] = o->any_sel = true;
+	return 0;
+}
+
+static int opt_designs(const char *arg, void *ctx)
+{
+	return bench_each_item(arg, select_design, ctx) == 0 ? 0 : -1;
+}
+
+/* 0, BENCH_GETOPT_DONE (--help) or -1. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	const struct bench_opt opts[] = {
+		BENCH_O_FN("mode", 0, BENCH_OPT_CALL, opt_mode),
+		BENCH_O_FN("designs", 0, BENCH_OPT_CALL, opt_designs),
+		BENCH_O_LIST("cores", 0, BENCH_OPT_UINTS, o->cores, &o->ncores, 1, MAX_CORES,
+			     BENCH_LIST_SKIP_EMPTY),
+		BENCH_O_LIST("get-rates", 0, BENCH_OPT_U64S, o->rates, &o->nrates, 1, 100000000u,
+			     BENCH_LIST_SKIP_EMPTY),
+		BENCH_O_DBL("seconds", 0, BENCH_OPT_SECONDS, &o->seconds, 3600),
+		BENCH_O_NUM("requests", 0, BENCH_OPT_U64, &o->requests, 1000, 1ull << 32),
+		BENCH_O_DBL("q-us", 0, BENCH_OPT_POS, &o->q_us, 1e9),
+		BENCH_O_DBL("get-period-us", 0, BENCH_OPT_POS, &o->get_p_us, 1e9),
+		BENCH_O_DBL("set-period-us", 0, BENCH_OPT_POS, &o->set_p_us, 1e9),
+		BENCH_O_STR("rta", 0, &o->rta),
+		BENCH_O_STR("csv", 0, &o->csv),
+		BENCH_O_STR("out", 0, &o->out),
+		BENCH_O_END,
+	};
+	int rc = bench_getopt(WHO, argc, argv, opts, usage, o);
+	if (rc != 0)
+		return rc;
+	if (!o->have_mode) {
 		fprintf(stderr, WHO ": --mode is required\n");
 		usage(stderr);
 		return -1;
@@ -1423,8 +1370,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				"neither (admission)\n");
 		return -1;
 	}
-	if (!any)
-		for (k = 0; k < ND; k++)
+	if (!o->any_sel)
+		for (int k = 0; k < ND; k++)
 			o->sel[k] = true;
 	return 0;
 }
@@ -1449,8 +1396,9 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 	g_ncpus = bench_affinity_cpus(g_cpus);
 	if (g_ncpus == 0)
 		g_cpus[g_ncpus++] = 0;
-	if (parse_opts(argc, argv, &o) != 0)
-		return 2;
+	int prc = parse_opts(argc, argv, &o);
+	if (prc != 0)
+		return prc == BENCH_GETOPT_DONE ? 0 : 2;
 	const char *nf = getenv("TSYNC_BENCH_NO_FIFO");
 	g_try_fifo = true;
 	if (nf && *nf && strcmp(nf, "0") != 0) {
@@ -1485,39 +1433,21 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 		return 1;
 	}
 	struct outs out = {.dir = o.out, .runs = json_array()};
-	char csv_path[4096] = "", tmpdir[64] = "";
-	if (o.csv) {
-		out.csv[0] = strcmp(o.csv, "-") == 0 ? stdout : fopen(o.csv, "w");
-		if (!out.csv[0]) {
-			fprintf(stderr, WHO ": %s: %s\n", o.csv, strerror(errno));
-			return 1;
-		}
-	}
-	if (o.out) {
-		if (bench_mkdir_p(o.out) != 0) {
-			fprintf(stderr, WHO ": mkdir %s: %s\n", o.out, strerror(errno));
-			return 1;
-		}
-		snprintf(csv_path, sizeof csv_path, "%s/rt-cache.csv", o.out);
-		if (!(out.csv[1] = fopen(csv_path, "w"))) {
-			fprintf(stderr, WHO ": %s: %s\n", csv_path, strerror(errno));
-			return 1;
-		}
-	} else if (o.mode != M_CAL && !(o.get_p_us > 0 || (o.mode == M_RELAXED && o.set_p_us > 0))) {
+	char tmpdir[64] = "";
+	/* calibrate's JSON goes to stdout: its CSV only where asked for */
+	struct bench_csv csv = {{NULL, NULL}, NULL};
+	if ((o.csv || o.out || o.mode != M_CAL) &&
+	    bench_csv_open(&csv, WHO, o.csv, o.out, "rt-cache.csv", CSV_HEADER) != 0)
+		return 1;
+	out.csv[0] = csv.f[0];
+	out.csv[1] = csv.f[1];
+	if (!o.out && o.mode != M_CAL && !(o.get_p_us > 0 || (o.mode == M_RELAXED && o.set_p_us > 0))) {
 		snprintf(tmpdir, sizeof tmpdir, "/tmp/tsync-rt-cache.XXXXXX");
 		if (!mkdtemp(tmpdir)) {
 			fprintf(stderr, WHO ": mkdtemp: %s\n", strerror(errno));
 			return 1;
 		}
 	}
-	/* calibrate's JSON goes to stdout: its CSV only where asked for */
-	if (!out.csv[0] && !out.csv[1] && o.mode != M_CAL)
-		out.csv[0] = stdout;
-	for (int k = 0; k < 2; k++)
-		if (out.csv[k]) {
-			fputs(CSV_HEADER "\n", out.csv[k]);
-			fflush(out.csv[k]);
-		}
 	uint64_t records = o.requests < MAX_RECORDS ? o.requests : MAX_RECORDS;
 	/* keys: "user" + 12 digits = 16 bytes, as YCSB's "user<number>" */
 	char *keys = malloc(records * KEY_LEN + 1);
@@ -1661,9 +1591,6 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 	json_decref(out.runs);
 	free(keys);
 	free(trace);
-	if (out.csv[0] && out.csv[0] != stdout)
-		fclose(out.csv[0]);
-	if (out.csv[1])
-		fclose(out.csv[1]);
+	bench_csv_close(&csv);
 	return status;
 }

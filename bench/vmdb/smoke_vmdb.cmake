@@ -63,11 +63,7 @@ foreach(backend model memfd)
 endforeach()
 
 # --out: model, then memfd into the same directory; vmdb.csv keeps both backends' rows.
-set(out ${CMAKE_CURRENT_BINARY_DIR}/vmdb-smoke-out)
-if(DEFINED ENV{TMPDIR})
-  set(out $ENV{TMPDIR}/vmdb-smoke-out)
-endif()
-file(REMOVE_RECURSE ${out})
+bench_smoke_out_dir(out vmdb-smoke-out)
 # The first two runs skip the plot script (matplotlib takes seconds to load): `true` as
 # the interpreter; the last one runs it.
 set(_py "$ENV{TSYNC_BENCH_PYTHON}")

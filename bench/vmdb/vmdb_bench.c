@@ -61,7 +61,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -837,14 +836,22 @@ static int parse_designs(const char *arg, struct opts *o)
 	return 0;
 }
 
-static int parse_one(const char *opt, const char *arg, unsigned lo, unsigned hi, unsigned *out)
+static int opt_designs(const char *arg, void *ctx)
 {
-	unsigned v[1];
-	if (bench_parse_uint_list(arg, v, 1, lo, hi, 0) != 1) {
-		fprintf(stderr, WHO ": bad %s '%s' (one value, %u..%u)\n", opt, arg, lo, hi);
+	return parse_designs(arg, ctx) == 0 ? 0 : -1;
+}
+
+static int opt_backend(const char *arg, void *ctx)
+{
+	struct opts *o = ctx;
+	if (strcmp(arg, "model") == 0) {
+		o->backend = VMDB_BACKEND_MODEL;
+	} else if (strcmp(arg, "memfd") == 0) {
+		o->backend = VMDB_BACKEND_MEMFD;
+	} else {
+		fprintf(stderr, WHO ": bad --backend '%s' (model or memfd)\n", arg);
 		return -1;
 	}
-	*out = v[0];
 	return 0;
 }
 
@@ -901,83 +908,21 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 	for (unsigned i = 0; i < ND; i++)
 		if (TSYNC_VMDB_HAVE_URCU || designs[i].kind != D_URCU)
 			o.design[o.nd++] = i;
-	enum { O_DESIGNS = 256, O_THREADS, O_BACKEND, O_REPEAT, O_SCALE, O_DEPTH, O_FANOUT,
-	       O_CSV, O_OUT, O_HELP };
-	static const struct option lo[] = {
-	    {"designs", required_argument, 0, O_DESIGNS}, {"threads", required_argument, 0, O_THREADS},
-	    {"backend", required_argument, 0, O_BACKEND}, {"repeat", required_argument, 0, O_REPEAT},
-	    {"scale", required_argument, 0, O_SCALE}, {"tree-depth", required_argument, 0, O_DEPTH},
-	    {"tree-fanout", required_argument, 0, O_FANOUT}, {"csv", required_argument, 0, O_CSV},
-	    {"out", required_argument, 0, O_OUT}, {"help", no_argument, 0, O_HELP},
-	    {0, 0, 0, 0}};
-	optind = 1;
-	for (int c; (c = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
-		switch (c) {
-		case O_DESIGNS:
-			if (parse_designs(optarg, &o) != 0)
-				return 2;
-			break;
-		case O_THREADS: {
-			int n = bench_parse_uint_list(optarg, o.threads, MAX_LIST, 1, MAX_THREADS, 0);
-			if (n < 0) {
-				fprintf(stderr, WHO ": bad --threads '%s' (1..%u, at most %u values)\n",
-					optarg, MAX_THREADS, MAX_LIST);
-				return 2;
-			}
-			o.nthreads = (unsigned)n;
-			break;
-		}
-		case O_BACKEND:
-			if (strcmp(optarg, "model") == 0) {
-				o.backend = VMDB_BACKEND_MODEL;
-			} else if (strcmp(optarg, "memfd") == 0) {
-				o.backend = VMDB_BACKEND_MEMFD;
-			} else {
-				fprintf(stderr, WHO ": bad --backend '%s' (model or memfd)\n", optarg);
-				return 2;
-			}
-			break;
-		case O_REPEAT:
-			if (parse_one("--repeat", optarg, 1, 100000, &o.repeat))
-				return 2;
-			break;
-		case O_SCALE: {
-			char *end;
-			errno = 0;
-			o.scale = strtod(optarg, &end);
-			if (end == optarg || *end || errno || !(o.scale > 0) || o.scale > MAX_SCALE) {
-				fprintf(stderr, WHO ": bad --scale '%s' (0 < F <= %g)\n", optarg, MAX_SCALE);
-				return 2;
-			}
-			break;
-		}
-		case O_DEPTH:
-			if (parse_one("--tree-depth", optarg, 0, 8, &o.depth))
-				return 2;
-			break;
-		case O_FANOUT:
-			if (parse_one("--tree-fanout", optarg, 1, 16, &o.fanout))
-				return 2;
-			break;
-		case O_CSV:
-			o.csv = optarg;
-			break;
-		case O_OUT:
-			o.out = optarg;
-			break;
-		case 'h':
-		case O_HELP:
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, WHO ": unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
+	const struct bench_opt opts[] = {
+		BENCH_O_FN("designs", 0, BENCH_OPT_CALL, opt_designs),
+		BENCH_O_LIST("threads", 0, BENCH_OPT_UINTS, o.threads, &o.nthreads, 1, MAX_THREADS, 0),
+		BENCH_O_FN("backend", 0, BENCH_OPT_CALL, opt_backend),
+		BENCH_O_NUM("repeat", 0, BENCH_OPT_UINT, &o.repeat, 1, 100000),
+		BENCH_O_DBL("scale", 0, BENCH_OPT_POS, &o.scale, MAX_SCALE),
+		BENCH_O_NUM("tree-depth", 0, BENCH_OPT_UINT, &o.depth, 0, 8),
+		BENCH_O_NUM("tree-fanout", 0, BENCH_OPT_UINT, &o.fanout, 1, 16),
+		BENCH_O_STR("csv", 0, &o.csv),
+		BENCH_O_STR("out", 0, &o.out),
+		BENCH_O_END,
+	};
+	int prc = bench_getopt(WHO, argc, argv, opts, usage, &o);
+	if (prc != 0)
+		return prc == BENCH_GETOPT_DONE ? 0 : 2;
 	/* the tree: fanout + fanout^2 + ... + fanout^depth nodes below the root */
 	uint64_t nodes = 0, lvl = 1;
 	for (unsigned l = 0; l < o.depth; l++) {
@@ -998,31 +943,23 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 		g.trees = t < (long)MIN_TREES ? MIN_TREES : (unsigned)t;
 	}
 
-	FILE *outs[2] = {NULL, NULL};
+	/* f[0]: --csv (stdout by default); f[1]: DIR/vmdb.csv, which keeps the other
+	 * backend's rows (open_out_csv) */
+	struct bench_csv out = {{NULL, NULL}, NULL};
+	if ((o.csv || !o.out) && bench_csv_open(&out, WHO, o.csv, NULL, NULL, CSV_HEADER) != 0)
+		return 1;
 	if (o.out) {
 		if (bench_mkdir_p(o.out) != 0) {
 			fprintf(stderr, WHO ": --out %s: %s\n", o.out, strerror(errno));
+			bench_csv_close(&out);
 			return 1;
 		}
-		outs[0] = open_out_csv(o.out, o.backend);
-		if (outs[0] == NULL)
-			return 1;
-	}
-	if (o.csv && strcmp(o.csv, "-") != 0) {
-		outs[1] = fopen(o.csv, "w");
-		if (outs[1] == NULL) {
-			fprintf(stderr, WHO ": --csv %s: %s\n", o.csv, strerror(errno));
-			if (outs[0])
-				fclose(outs[0]);
+		if (!(out.f[1] = open_out_csv(o.out, o.backend))) {
+			bench_csv_close(&out);
 			return 1;
 		}
-	} else if (o.csv || !o.out) {
-		outs[1] = stdout;
 	}
-	if (outs[1]) {
-		fprintf(outs[1], "%s\n", CSV_HEADER);
-		fflush(outs[1]);
-	}
+	FILE *const *outs = out.f;
 
 	struct worker probe = {.idx = 0};
 	if (make_trace(&probe, o.scale) != 0) {
@@ -1066,10 +1003,7 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 	if (urcu)
 		uvm_thread_offline();
 #endif
-	if (outs[0])
-		fclose(outs[0]);
-	if (outs[1] && outs[1] != stdout)
-		fclose(outs[1]);
+	bench_csv_close(&out);
 	if (rc == 0 && o.out)
 		rc = bench_plot_dir(WHO, TSYNC_VMDB_PLOT_PY, o.out);
 	return rc;

@@ -1,5 +1,5 @@
 /*
- * bench/peers/pthread_rwlock.c - one pthread_rwlock_t with default attributes (glibc:
+ * bench/smr/peers/pthread_rwlock.c - one pthread_rwlock_t with default attributes (glibc:
  * reader-preferring) around every read; an update swaps the slot under the write lock and
  * frees the old node immediately.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "smr.h"
+#include "../smr.h"
 
 static pthread_rwlock_t lock;
 static struct smr_node *_Atomic slots[SMR_SLOTS];

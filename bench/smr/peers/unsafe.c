@@ -1,12 +1,12 @@
 /*
- * bench/peers/unsafe.c - a control that must fail: readers use no protection and
+ * bench/smr/peers/unsafe.c - a control that must fail: readers use no protection and
  * updaters free the old node at once. Not part of `all` (name it explicitly); it exists
  * to show that the readers' node check catches use-after-free (ctest
  * bench_smr_detects_unsafe expects the run to abort with the check's diagnostic).
  */
 #include <stdlib.h>
 
-#include "smr.h"
+#include "../smr.h"
 
 static struct smr_node *_Atomic slots[SMR_SLOTS];
 

@@ -1,5 +1,5 @@
 /*
- * bench/peers/ck_epoch.c - Concurrency Kit's epoch reclamation (ck_epoch), two variants:
+ * bench/smr/peers/ck_epoch.c - Concurrency Kit's epoch reclamation (ck_epoch), two variants:
  *   ck-epoch-sync: ck_epoch_begin/end around reads; update = malloc + xchg +
  *                  ck_epoch_synchronize + free.
  *   ck-epoch-call: same reads; update = malloc + xchg + ck_epoch_call + ck_epoch_poll.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "smr.h"
+#include "../smr.h"
 
 struct cnode {
 	struct smr_node n;

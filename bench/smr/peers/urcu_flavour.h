@@ -1,5 +1,5 @@
 /*
- * bench/peers/urcu_flavour.h - the two liburcu adapters (-sync, -call) of one flavour.
+ * bench/smr/peers/urcu_flavour.h - the two liburcu adapters (-sync, -call) of one flavour.
  *
  * Included once by each flavour's .c file (urcu_mb.c, urcu_memb.c, urcu_qsbr.c) after it
  * has included that flavour's header with _LGPL_SOURCE and defined:
@@ -22,7 +22,7 @@
  */
 #include <stdlib.h>
 
-#include "smr.h"
+#include "../smr.h"
 
 struct unode {
 	struct smr_node n;

@@ -1,5 +1,6 @@
 /*
- * bench/smr.c - `tsync-bench smr`: the SMR micro-benchmark of seed 000 §5.1 (Figs. 4-6).
+ * bench/smr/smr.c - `tsync-bench smr`: the SMR micro-benchmark of ParSec (EuroSys 2016)
+ * §5.1 (Figs. 4-6).
  *
  * For every (mechanism, update %, thread count): a trace of --requests operations
  * (read or update, uniform at the given update %, each naming one of SMR_SLOTS slots) is
@@ -13,7 +14,6 @@
 #define _GNU_SOURCE /* pthread_setaffinity_np, CPU_* */
 #endif
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -69,7 +69,7 @@ _Static_assert(SMR_SLOTS <= TRACE_UPDATE && (SMR_SLOTS & (SMR_SLOTS - 1)) == 0,
 #define SAMPLE_NS 1000000L
 
 struct opts {
-	bool sel[NPEERS];
+	bool sel[NPEERS], any_sel;
 	unsigned threads[MAX_LIST], nthreads;
 	unsigned updates[MAX_LIST], nupdates;
 	double seconds;
@@ -404,13 +404,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tsync-bench smr [options]\n"
 		"\n"
-		"SMR micro-benchmark of seed 000 (ParSec) sec. 5.1 over %u slots, each pointing\n"
+		"SMR micro-benchmark of ParSec (EuroSys 2016) sec. 5.1 over %u slots, each pointing\n"
 		"to a %u-byte node.\n"
 		"  read:   enter the read-side section, load a slot, validate the node, exit.\n"
 		"  update: allocate and initialise a node, swap it into a slot, free the old\n"
 		"          node through the mechanism (deferred, or after a grace period).\n"
 		"Layouts (--layout):\n"
-		"  paper   (default) the seed's set-up, which measures the mechanisms' own costs:\n"
+		"  paper   (default) the paper's set-up, which measures the mechanisms' own costs:\n"
 		"          every read reads one shared node (slot 0, never replaced); each\n"
 		"          thread's updates replace the node in its own slot, on its own line.\n"
 		"  slots   reads and updates name a uniformly random slot: updates replace nodes\n"
@@ -465,166 +465,92 @@ static void list_peers(FILE *f, bool controls)
 			fprintf(f, "%-15s %s\n", all_peers[i]->name, all_peers[i]->what);
 }
 
-/* Parse "a,b,c" of unsigned values in [lo, hi]; returns the count or -1. */
-static int parse_list(const char *arg, const char *what, unsigned *out, unsigned lo, unsigned hi)
-{
-	int n = bench_parse_uint_list(arg, out, MAX_LIST, lo, hi, 0);
-	if (n == BENCH_LIST_BAD)
-		fprintf(stderr, "tsync-bench smr: bad %s list '%s' (values %u..%u)\n", what, arg,
-			lo, hi);
-	else if (n == BENCH_LIST_TOO_MANY)
-		fprintf(stderr, "tsync-bench smr: at most %u %s values\n", MAX_LIST, what);
-	return n < 0 ? -1 : n;
-}
-
 /* "all", a full name, or a prefix ending at a '-' boundary (urcu-mb: urcu-mb-sync and
  * urcu-mb-call, not urcu-memb-*). */
-static int select_peers(const char *arg, bool *sel)
+static int select_peer(const char *tok, void *ctx)
 {
-	char *copy = strdup(arg);
-	if (!copy)
-		return -1;
-	int rc = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		size_t len = strlen(tok);
-		bool any = false;
-		for (size_t i = 0; i < NPEERS; i++) {
-			const char *name = all_peers[i]->name;
-			bool group = strcmp(tok, "all") == 0 ||
-				     (strncmp(tok, name, len) == 0 && name[len] == '-');
-			if (strcmp(tok, name) == 0 || (group && !is_control(all_peers[i]))) {
-				sel[i] = true;
-				any = true;
-			}
-		}
-		if (!any) {
-			fprintf(stderr, "tsync-bench smr: unknown mechanism '%s'; known:\n", tok);
-			list_peers(stderr, true);
-			rc = -1;
+	bool *sel = ctx;
+	size_t len = strlen(tok);
+	bool any = false;
+	for (size_t i = 0; i < NPEERS; i++) {
+		const char *name = all_peers[i]->name;
+		bool group = strcmp(tok, "all") == 0 || (strncmp(tok, name, len) == 0 && name[len] == '-');
+		if (strcmp(tok, name) == 0 || (group && !is_control(all_peers[i]))) {
+			sel[i] = true;
+			any = true;
 		}
 	}
-	free(copy);
-	return rc;
+	if (!any) {
+		fprintf(stderr, "tsync-bench smr: unknown mechanism '%s'; known:\n", tok);
+		list_peers(stderr, true);
+		return -1;
+	}
+	return 0;
 }
 
-static int parse_opts(int argc, char **argv, struct opts *o)
+static int opt_mechanisms(const char *arg, void *ctx)
 {
-	static const struct option longopts[] = {
-		{"mechanisms", required_argument, NULL, 'm'},
-		{"threads", required_argument, NULL, 't'},
-		{"updates", required_argument, NULL, 'u'},
-		{"seconds", required_argument, NULL, 's'},
-		{"csv", required_argument, NULL, 'c'},
-		{"out", required_argument, NULL, 'o'},
-		{"pin", no_argument, NULL, 'P'},
-		{"no-pin", no_argument, NULL, 'N'},
-		{"requests", required_argument, NULL, 'r'},
-		{"lat-every", required_argument, NULL, 'L'},
-		{"layout", required_argument, NULL, 'Y'},
-		{"list", no_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	bool any_sel = false;
-	int c, n;
-	unsigned long lv;
-	char *end;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:t:u:s:c:o:r:lh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if (select_peers(optarg, o->sel) != 0)
-				return -1;
-			any_sel = true;
-			break;
-		case 't':
-			if ((n = parse_list(optarg, "thread", o->threads, 1, MAX_THREADS)) < 0)
-				return -1;
-			o->nthreads = (unsigned)n;
-			break;
-		case 'u':
-			if ((n = parse_list(optarg, "update %", o->updates, 0, 100)) < 0)
-				return -1;
-			o->nupdates = (unsigned)n;
-			break;
-		case 's':
-			if (bench_parse_seconds("tsync-bench smr", optarg, 3600, &o->seconds) != 0)
-				return -1;
-			break;
-		case 'c':
-			o->csv = optarg;
-			break;
-		case 'o':
-			o->out = optarg;
-			break;
-		case 'P':
-			o->pin = true;
-			break;
-		case 'N':
-			o->pin = false;
-			break;
-		case 'r':
-			errno = 0;
-			o->requests = strtoull(optarg, &end, 10);
-			if (end == optarg || *end || errno || o->requests < MAX_THREADS ||
-			    o->requests > ((size_t)1 << 32)) {
-				fprintf(stderr, "tsync-bench smr: bad --requests '%s' (%u..2^32)\n",
-					optarg, MAX_THREADS);
-				return -1;
-			}
-			break;
-		case 'L':
-			errno = 0;
-			lv = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || errno || lv < 1 || lv > 1000000) {
-				fprintf(stderr, "tsync-bench smr: bad --lat-every '%s' (1..1000000)\n",
-					optarg);
-				return -1;
-			}
-			o->lat_every = (unsigned)lv;
-			break;
-		case 'Y':
-			if (strcmp(optarg, "paper") == 0) {
-				o->paper = true;
-			} else if (strcmp(optarg, "slots") == 0) {
-				o->paper = false;
-			} else {
-				fprintf(stderr, "tsync-bench smr: bad --layout '%s' (paper|slots)\n", optarg);
-				return -1;
-			}
-			break;
-		case 'l':
-			list_peers(stdout, false);
-			exit(0);
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "tsync-bench smr: unexpected argument '%s'\n", argv[optind]);
+	struct opts *o = ctx;
+	o->any_sel = true;
+	return bench_each_item(arg, select_peer, o->sel) == 0 ? 0 : -1;
+}
+
+static int opt_layout(const char *arg, void *ctx)
+{
+	struct opts *o = ctx;
+	if (strcmp(arg, "paper") != 0 && strcmp(arg, "slots") != 0) {
+		fprintf(stderr, "tsync-bench smr: bad --layout '%s' (paper|slots)\n", arg);
 		return -1;
 	}
-	if (!any_sel)
+	o->paper = strcmp(arg, "paper") == 0;
+	return 0;
+}
+
+static int opt_list(const char *arg, void *ctx)
+{
+	(void)arg;
+	(void)ctx;
+	list_peers(stdout, false);
+	return BENCH_GETOPT_DONE;
+}
+
+/* 0, BENCH_GETOPT_DONE (--help, --list) or -1. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	const struct bench_opt opts[] = {
+		BENCH_O_FN("mechanisms", 'm', BENCH_OPT_CALL, opt_mechanisms),
+		BENCH_O_LIST("threads", 't', BENCH_OPT_UINTS, o->threads, &o->nthreads, 1,
+			     MAX_THREADS, 0),
+		BENCH_O_LIST("updates", 'u', BENCH_OPT_UINTS, o->updates, &o->nupdates, 0, 100, 0),
+		BENCH_O_DBL("seconds", 's', BENCH_OPT_SECONDS, &o->seconds, 3600),
+		BENCH_O_STR("csv", 'c', &o->csv),
+		BENCH_O_STR("out", 'o', &o->out),
+		BENCH_O_SET("pin", 0, &o->pin),
+		BENCH_O_CLEAR("no-pin", 0, &o->pin),
+		BENCH_O_NUM("requests", 'r', BENCH_OPT_SIZE, &o->requests, MAX_THREADS,
+			    (uint64_t)1 << 32),
+		BENCH_O_NUM("lat-every", 0, BENCH_OPT_UINT, &o->lat_every, 1, 1000000),
+		BENCH_O_FN("layout", 0, BENCH_OPT_CALL, opt_layout),
+		BENCH_O_FN("list", 'l', BENCH_OPT_CALL0, opt_list),
+		BENCH_O_END,
+	};
+	int rc = bench_getopt("tsync-bench smr", argc, argv, opts, usage, o);
+	if (rc != 0)
+		return rc;
+	if (!o->any_sel)
 		for (size_t i = 0; i < NPEERS; i++)
 			o->sel[i] = !is_control(all_peers[i]);
-	if (!o->csv && !o->out)
-		o->csv = "-"; /* results must go somewhere */
 	return 0;
 }
 
 /* ---- output ---- */
 
-static void csv_row(FILE *f, const char *name, unsigned thr, unsigned pct, const struct result *r)
+static void csv_row(struct bench_csv *out, const char *name, unsigned thr, unsigned pct,
+		    const struct result *r)
 {
-	fprintf(f, "%s,%u,%u,%.6g,%.6g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+	bench_csv_printf(out, "%s,%u,%u,%.6g,%.6g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
 		name, thr, pct, r->read_mops, r->update_mops, r->read_p50_ns, r->read_p99_ns,
 		r->update_p50_ns, r->update_p99_ns, r->peak_pending);
-	fflush(f);
 }
 
 /* Runs report.py; a missing interpreter or matplotlib only warns (the CSV is written). */
@@ -676,8 +602,9 @@ int smr_main(int argc, char **argv, const char *cmdline)
 	struct opts o = {.seconds = 1.0, .pin = true, .requests = DEFAULT_REQUESTS, .lat_every = 1,
 			 .paper = true};
 	init_cpus();
-	if (parse_opts(argc, argv, &o) != 0)
-		return 2;
+	int prc = parse_opts(argc, argv, &o);
+	if (prc != 0)
+		return prc == BENCH_GETOPT_DONE ? 0 : 2;
 	g_lat_every = o.lat_every;
 	g_paper = o.paper;
 	if (o.nthreads == 0) {
@@ -691,30 +618,9 @@ int smr_main(int argc, char **argv, const char *cmdline)
 			o.updates[o.nupdates++] = def[i];
 	}
 
-	FILE *outs[2] = {NULL, NULL};
-	char csv_path[4096] = "";
-	if (o.csv)
-		outs[0] = strcmp(o.csv, "-") == 0 ? stdout : fopen(o.csv, "w");
-	if (o.csv && !outs[0]) {
-		fprintf(stderr, "tsync-bench smr: %s: %s\n", o.csv, strerror(errno));
+	struct bench_csv out;
+	if (bench_csv_open(&out, "tsync-bench smr", o.csv, o.out, "smr.csv", CSV_HEADER) != 0)
 		return 1;
-	}
-	if (o.out) {
-		if (bench_mkdir_p(o.out) != 0) {
-			fprintf(stderr, "tsync-bench smr: mkdir %s: %s\n", o.out, strerror(errno));
-			return 1;
-		}
-		snprintf(csv_path, sizeof(csv_path), "%s/smr.csv", o.out);
-		if (!(outs[1] = fopen(csv_path, "w"))) {
-			fprintf(stderr, "tsync-bench smr: %s: %s\n", csv_path, strerror(errno));
-			return 1;
-		}
-	}
-	for (int k = 0; k < 2; k++)
-		if (outs[k]) {
-			fputs(CSV_HEADER "\n", outs[k]);
-			fflush(outs[k]);
-		}
 
 	if (tsync_clock_init() != 0) {
 		perror("tsync_clock_init");
@@ -746,9 +652,7 @@ int smr_main(int argc, char **argv, const char *cmdline)
 					status = 1;
 					break;
 				}
-				for (int f = 0; f < 2; f++)
-					if (outs[f])
-						csv_row(outs[f], p->name, o.threads[k], o.updates[u], &r);
+				csv_row(&out, p->name, o.threads[k], o.updates[u], &r);
 				fprintf(stderr,
 					"smr: %-15s threads=%-3u updates=%3u%%: read %9.3f Mops, "
 					"update %9.4f Mops, p99 read %6" PRIu64 " ns, update %9" PRIu64
@@ -760,12 +664,11 @@ int smr_main(int argc, char **argv, const char *cmdline)
 	}
 	for (unsigned u = 0; u < MAX_LIST; u++)
 		free(traces[u]);
-	if (outs[0] && outs[0] != stdout)
-		fclose(outs[0]);
-	if (outs[1]) {
-		fclose(outs[1]);
-		if (status == 0)
-			run_report(o.out, csv_path, cmdline, clockdesc);
-	}
+	char *csv_path = out.path;
+	out.path = NULL;
+	bench_csv_close(&out);
+	if (csv_path && status == 0)
+		run_report(o.out, csv_path, cmdline, clockdesc);
+	free(csv_path);
 	return status;
 }

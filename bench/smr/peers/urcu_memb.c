@@ -1,5 +1,5 @@
 /*
- * bench/peers/urcu_memb.c - liburcu's memb flavour (urcu-memb-sync, urcu-memb-call):
+ * bench/smr/peers/urcu_memb.c - liburcu's memb flavour (urcu-memb-sync, urcu-memb-call):
  * membarrier(2): readers use compiler barriers only, synchronize_rcu issues a
  * process-wide membarrier to order them.
  */

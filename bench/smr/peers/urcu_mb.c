@@ -1,5 +1,5 @@
 /*
- * bench/peers/urcu_mb.c - liburcu's mb flavour (urcu-mb-sync, urcu-mb-call):
+ * bench/smr/peers/urcu_mb.c - liburcu's mb flavour (urcu-mb-sync, urcu-mb-call):
  * memory barriers on the read side (smp_mb in read_lock/unlock); no signals or syscalls.
  */
 #define _LGPL_SOURCE /* inline read-side fast paths: the flavour's fastest mode */

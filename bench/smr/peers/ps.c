@@ -1,5 +1,5 @@
 /*
- * bench/peers/ps.c - tsync's ParSec (seed 000): ps_enter/ps_exit around reads, ps_alloc
+ * bench/smr/peers/ps.c - tsync's ParSec (EuroSys 2016): ps_enter/ps_exit around reads, ps_alloc
  * and ps_free on updates. One struct ps and one 64-byte-object struct ps_mem per run.
  *
  * Nodes are never poisoned at ps_free: ps_free only queues the object and readers that
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <tsync/tsync.h>
 
-#include "smr.h"
+#include "../smr.h"
 
 static struct ps *ps;
 static struct ps_mem *mem;

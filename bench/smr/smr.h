@@ -1,7 +1,7 @@
 /*
- * bench/smr.h - the `tsync-bench smr` harness as seen by a mechanism adapter ("peer").
+ * bench/smr/smr.h - the `tsync-bench smr` harness as seen by a mechanism adapter ("peer").
  *
- * Workload (seed 000 §5.1): SMR_SLOTS shared slots each point to a live node. A read
+ * Workload (ParSec, EuroSys 2016, §5.1): SMR_SLOTS shared slots each point to a live node. A read
  * enters the mechanism's read-side section, loads one slot, checks the node it finds
  * (smr_node_check) and leaves. An update allocates a node, initialises it, swaps it into
  * a slot and frees the old node through the mechanism's free path (deferred or after a

@@ -1,4 +1,4 @@
-# bench/detect_unsafe.cmake - ctest bench_smr_detects_unsafe.
+# bench/smr/detect_unsafe.cmake - ctest bench_smr_detects_unsafe.
 # cmake -DBENCH=/path/to/tsync-bench -P detect_unsafe.cmake
 # The 'unsafe' control frees nodes that readers may still hold; the readers' node check
 # must notice (in the slots layout, where readers read the nodes updates replace), so the run must fail with the check's diagnostic (usually within ms).

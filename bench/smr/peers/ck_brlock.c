@@ -1,5 +1,5 @@
 /*
- * bench/peers/ck_brlock.c - Concurrency Kit's big-reader lock (ck_brlock): each reader
+ * bench/smr/peers/ck_brlock.c - Concurrency Kit's big-reader lock (ck_brlock): each reader
  * has its own counter, a writer sets the writer flag and waits for every reader counter
  * to drain. Reads take the read lock; an update swaps the slot under the write lock and
  * frees the old node immediately (no reader can hold it once the write lock is ours).
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "smr.h"
+#include "../smr.h"
 
 struct reader {
 	_Alignas(SMR_CACHE_LINE) ck_brlock_reader_t r; /* one line per reader */

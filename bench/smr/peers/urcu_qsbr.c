@@ -1,5 +1,5 @@
 /*
- * bench/peers/urcu_qsbr.c - liburcu's qsbr flavour (urcu-qsbr-sync, urcu-qsbr-call):
+ * bench/smr/peers/urcu_qsbr.c - liburcu's qsbr flavour (urcu-qsbr-sync, urcu-qsbr-call):
  * quiescent-state based: read_lock/unlock are empty, readers announce quiescent
  * states explicitly (see urcu_flavour.h for how often and why).
  */

@@ -1,9 +1,9 @@
-# bench/smoke_smr.cmake - smoke test of `tsync-bench smr` (ctest bench_smr_smoke).
+# bench/smr/smoke_smr.cmake - smoke test of `tsync-bench smr` (ctest bench_smr_smoke).
 # cmake -DBENCH=/path/to/tsync-bench -P smoke_smr.cmake
 # Fails unless the run exits 0, the CSV header is exact, and every mechanism that
 # `tsync-bench smr --list` names has one well-formed row per (threads, update %).
 cmake_minimum_required(VERSION 3.25)
-include(${CMAKE_CURRENT_LIST_DIR}/smoke_common.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/../smoke_common.cmake)
 
 set(header "mechanism,threads,update_pct,read_mops,update_mops,read_p50_ns,read_p99_ns,update_p50_ns,update_p99_ns,peak_pending")
 set(threads 1 2)
@@ -21,20 +21,14 @@ bench_smoke_csv(lines HEADER "${header}" TIMEOUT 280 COMMAND
 foreach(m IN LISTS mechs)
   set(seen "")
   foreach(line IN LISTS lines)
-    string(REPLACE "," ";" f "${line}")
-    list(GET f 0 name)
+    bench_smoke_fields("${line}" 0 name COUNT nf)
     if(NOT name STREQUAL m)
       continue()
     endif()
-    list(LENGTH f nf)
     if(NOT nf EQUAL 10)
       message(FATAL_ERROR "row with ${nf} fields: ${line}")
     endif()
-    list(GET f 1 thr)
-    list(GET f 2 pct)
-    list(GET f 3 rmops)
-    list(GET f 4 umops)
-    list(GET f 9 pending)
+    bench_smoke_fields("${line}" 1 thr 2 pct 3 rmops 4 umops 9 pending)
     if(NOT thr IN_LIST threads OR NOT pct IN_LIST updates)
       message(FATAL_ERROR "unexpected threads/update_pct in: ${line}")
     endif()
