@@ -51,11 +51,13 @@ import random
 import shlex
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tsync_plot as tp  # noqa: E402
 
 CLIENTS = 4
 SERVERS = ("memcached", "tsync")
@@ -403,30 +405,18 @@ def run_zipf(name, argv, args, seed, pool):
 # ---------------------------------------------------------------- report
 
 def med(rows, server, field):
-    xs = [r[field] for r in rows if r["server"] == server and isinstance(r[field], (int, float))]
-    return statistics.median(xs) if xs else float("nan")
-
-
-def ratio(a, b):
-    return a / b if b else float("nan")
-
-
-def fmt(x, nd=0):
-    if isinstance(x, float) and x != x:
-        return "n/a"
-    return ("%%.%df" % nd) % x
+    """The median of a numeric column over one server's rows (None without any)."""
+    return tp.median(r[field] for r in rows
+                     if r["server"] == server and isinstance(r[field], (int, float)))
 
 
 def table(rows, cols):
     """cols: [(header, field, decimals)]; one row per server (medians) and the ratio row."""
-    out = ["| server | " + " | ".join(c[0] for c in cols) + " |",
-           "|---|" + "---:|" * len(cols)]
     m = {s: [med(rows, s, c[1]) for c in cols] for s in SERVERS}
-    for s in SERVERS:
-        out.append("| %s | " % s + " | ".join(fmt(v, c[2]) for v, c in zip(m[s], cols)) + " |")
-    out.append("| **tsync / memcached** | " + " | ".join(
-        "**%s**" % fmt(ratio(t, mc), 2) for t, mc in zip(m["tsync"], m["memcached"])) + " |")
-    return out
+    body = [[s] + [tp.fmt(v, ".%df" % c[2]) for v, c in zip(m[s], cols)] for s in SERVERS]
+    body.append(["**tsync / memcached**"] + ["**%s**" % tp.fmt(tp.ratio(t, mc))
+                                             for t, mc in zip(m["tsync"], m["memcached"])])
+    return tp.md_table(["server"] + [c[0] for c in cols], body, "l" + "r" * len(cols))
 
 
 def summary(storm, zipf, args, repeats):
