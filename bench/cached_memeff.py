@@ -256,10 +256,25 @@ def read_back(port, keys, batch):
     return found, nbytes, wrong, stale, errors
 
 
-def run_storm(name, argv, args, seed, pool):
+def on_server(name, argv, args, work):
+    """work(srv) -> (row, notes) on a fresh server; the row gets the server's stats, RSS,
+    liveness, exit status on SIGTERM and the wall time. Returns (row, notes, output)."""
     t0 = time.time()
     srv = Server(name, argv, server_memory(name, args), args.threads)
     try:
+        row, notes = work(srv)
+        row.update(srv.stats())
+        row.update(srv.proc_status())
+        row["alive"] = int(srv.alive())
+    finally:
+        rc = srv.stop()
+    row["exit_rc"] = rc
+    row["wall_s"] = round(time.time() - t0, 1)
+    return row, notes, srv.output
+
+
+def run_storm(name, argv, args, seed, pool):
+    def work(srv):
         deadline = time.time() + args.storm_seconds
         budget = int(args.storm_mb * 1e6 / CLIENTS)
         res = pool.starmap(storm_client, [(srv.port, c, seed, budget, deadline,
@@ -284,14 +299,9 @@ def run_storm(name, argv, args, seed, pool):
         row.update(keys_set=len(keys), retained_items=found, retained_bytes=nbytes,
                    wrong=wrong, stale=stale)
         row["client_errors"] += err
-        row.update(srv.stats())
-        row.update(srv.proc_status())
-        row["alive"] = int(srv.alive())
-    finally:
-        rc = srv.stop()
-    row["exit_rc"] = rc
-    row["wall_s"] = round(time.time() - t0, 1)
-    return row, notes, srv.output
+        return row, notes
+
+    return on_server(name, argv, args, work)
 
 
 # ---------------------------------------------------------------- 2. zipfian cache-aside
@@ -378,9 +388,7 @@ def zipf_client(port, cid, seed, nreq):
 
 
 def run_zipf(name, argv, args, seed, pool):
-    t0 = time.time()
-    srv = Server(name, argv, server_memory(name, args), args.threads)
-    try:
+    def work(srv):
         per = args.zipf_requests // CLIENTS
         res = pool.starmap(zipf_client, [(srv.port, c, seed, per) for c in range(CLIENTS)])
         tot = {k: sum(r[k] for r in res) for k in res[0] if k != "first_other"}
@@ -392,14 +400,9 @@ def run_zipf(name, argv, args, seed, pool):
                    hit_ratio=round(tot["hits2"] / max(1, tot["gets2"]), 4),
                    sets=tot["sets"], stored=tot["stored"], oom=tot["oom"],
                    other_replies=tot["other"], client_errors=tot["errors"], wrong=tot["wrong"])
-        row.update(srv.stats())
-        row.update(srv.proc_status())
-        row["alive"] = int(srv.alive())
-    finally:
-        rc = srv.stop()
-    row["exit_rc"] = rc
-    row["wall_s"] = round(time.time() - t0, 1)
-    return row, notes, srv.output
+        return row, notes
+
+    return on_server(name, argv, args, work)
 
 
 # ---------------------------------------------------------------- report

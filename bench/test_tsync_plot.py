@@ -172,3 +172,11 @@ def test_run_plots(tmp_path, capsys):
     assert tp.run("prog", lambda: [1], str(out), lambda d: {}, plots=plots) == 0
     assert (out / "f.png").stat().st_size > 0
     assert f"prog: wrote {out / 'f.png'}" in capsys.readouterr().out
+
+
+def test_csv_parser():
+    a = tp.csv_parser(__doc__, "prog", "--command", "--clock").parse_args(
+        ["in.csv", "out", "--clock", "tsc"])
+    assert (a.csv, a.outdir, a.command, a.clock) == ("in.csv", "out", None, "tsc")
+    with pytest.raises(SystemExit):
+        tp.csv_parser(__doc__, "prog").parse_args(["in.csv"])

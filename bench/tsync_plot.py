@@ -12,7 +12,7 @@ tables and figures; the rest lives here:
   text     fmt, fmt_x, ratio_text, md_row, md_rule, md_table, write_text
   docs     block_markers, replace_block, refresh_doc (generated blocks in README.md/docs)
   figures  pyplot, panel_row, panel_grid, series, style_axes, fig_legend, color_of, save
-  main     parser, fail, run (load, write the texts, refresh a doc block, plot or exit 3)
+  main     parser, csv_parser, fail, run (load, write the texts, refresh a doc block, plot or exit 3)
 
 The scripts run as `python bench/<study>/<script>.py`; each puts bench/ on sys.path before
 `import tsync_plot` (the pytest files import the scripts, so the same line serves them).
@@ -310,6 +310,17 @@ def parser(doc, prog=None):
     """An ArgumentParser whose description is the first line of the script's docstring."""
     return argparse.ArgumentParser(prog=prog or os.path.basename(sys.argv[0]),
                                    description=doc.strip().splitlines()[0])
+
+
+def csv_parser(doc, prog, *options):
+    """parser() for `SCRIPT CSV OUTDIR [--OPTION VALUE]...`: options are names such as
+    "--command" (each an optional string)."""
+    ap = parser(doc, prog)
+    ap.add_argument("csv")
+    ap.add_argument("outdir")
+    for o in options:
+        ap.add_argument(o)
+    return ap
 
 
 def fail(prog, msg, rc=BAD_INPUT):

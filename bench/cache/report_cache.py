@@ -86,11 +86,7 @@ def plots(rows, outdir, plt):
 
 
 def main(argv=None):
-    ap = tp.parser(__doc__, "report_cache.py")
-    ap.add_argument("csv")
-    ap.add_argument("outdir")
-    ap.add_argument("--command")
-    a = ap.parse_args(argv)
+    a = tp.csv_parser(__doc__, "report_cache.py", "--command").parse_args(argv)
     return tp.run("report_cache.py", lambda: load(a.csv), a.outdir,
                   lambda rows: {"table.md": table(rows, a.command)},
                   plots=lambda rows, plt: plots(rows, a.outdir, plt), bad_input=BAD_INPUT)

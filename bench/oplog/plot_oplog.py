@@ -166,11 +166,7 @@ def plot(bench, rows, outdir, plt):
 
 
 def main(argv=None):
-    ap = tp.parser(__doc__, "plot_oplog.py")
-    ap.add_argument("csv")
-    ap.add_argument("outdir")
-    ap.add_argument("--command")
-    a = ap.parse_args(argv)
+    a = tp.csv_parser(__doc__, "plot_oplog.py", "--command").parse_args(argv)
     return tp.run("plot_oplog.py", lambda: load(a.csv), a.outdir,  # (benchmark, rows)
                   lambda d: {f"summary_{d[0]}.md": summary(*d, a.command)},
                   plots=lambda d, plt: plot(*d, a.outdir, plt))

@@ -77,12 +77,7 @@ def plot(rows, outdir, plt):
 
 
 def main(argv=None):
-    ap = tp.parser(__doc__, "plot_rlu.py")
-    ap.add_argument("csv")
-    ap.add_argument("outdir")
-    ap.add_argument("--command")
-    ap.add_argument("--clock")
-    a = ap.parse_args(argv)
+    a = tp.csv_parser(__doc__, "plot_rlu.py", "--command", "--clock").parse_args(argv)
     return tp.run("plot_rlu.py", lambda: load(a.csv), a.outdir,
                   lambda rows: {"table.md": table(rows, a.command, a.clock) + "\n"},
                   plots=lambda rows, plt: plot(rows, a.outdir, plt))
