@@ -51,11 +51,13 @@ import random
 import shlex
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tsync_plot as tp  # noqa: E402
 
 CLIENTS = 4
 SERVERS = ("memcached", "tsync")
@@ -254,10 +256,25 @@ def read_back(port, keys, batch):
     return found, nbytes, wrong, stale, errors
 
 
-def run_storm(name, argv, args, seed, pool):
+def on_server(name, argv, args, work):
+    """work(srv) -> (row, notes) on a fresh server; the row gets the server's stats, RSS,
+    liveness, exit status on SIGTERM and the wall time. Returns (row, notes, output)."""
     t0 = time.time()
     srv = Server(name, argv, server_memory(name, args), args.threads)
     try:
+        row, notes = work(srv)
+        row.update(srv.stats())
+        row.update(srv.proc_status())
+        row["alive"] = int(srv.alive())
+    finally:
+        rc = srv.stop()
+    row["exit_rc"] = rc
+    row["wall_s"] = round(time.time() - t0, 1)
+    return row, notes, srv.output
+
+
+def run_storm(name, argv, args, seed, pool):
+    def work(srv):
         deadline = time.time() + args.storm_seconds
         budget = int(args.storm_mb * 1e6 / CLIENTS)
         res = pool.starmap(storm_client, [(srv.port, c, seed, budget, deadline,
@@ -282,14 +299,9 @@ def run_storm(name, argv, args, seed, pool):
         row.update(keys_set=len(keys), retained_items=found, retained_bytes=nbytes,
                    wrong=wrong, stale=stale)
         row["client_errors"] += err
-        row.update(srv.stats())
-        row.update(srv.proc_status())
-        row["alive"] = int(srv.alive())
-    finally:
-        rc = srv.stop()
-    row["exit_rc"] = rc
-    row["wall_s"] = round(time.time() - t0, 1)
-    return row, notes, srv.output
+        return row, notes
+
+    return on_server(name, argv, args, work)
 
 
 # ---------------------------------------------------------------- 2. zipfian cache-aside
@@ -376,9 +388,7 @@ def zipf_client(port, cid, seed, nreq):
 
 
 def run_zipf(name, argv, args, seed, pool):
-    t0 = time.time()
-    srv = Server(name, argv, server_memory(name, args), args.threads)
-    try:
+    def work(srv):
         per = args.zipf_requests // CLIENTS
         res = pool.starmap(zipf_client, [(srv.port, c, seed, per) for c in range(CLIENTS)])
         tot = {k: sum(r[k] for r in res) for k in res[0] if k != "first_other"}
@@ -390,43 +400,26 @@ def run_zipf(name, argv, args, seed, pool):
                    hit_ratio=round(tot["hits2"] / max(1, tot["gets2"]), 4),
                    sets=tot["sets"], stored=tot["stored"], oom=tot["oom"],
                    other_replies=tot["other"], client_errors=tot["errors"], wrong=tot["wrong"])
-        row.update(srv.stats())
-        row.update(srv.proc_status())
-        row["alive"] = int(srv.alive())
-    finally:
-        rc = srv.stop()
-    row["exit_rc"] = rc
-    row["wall_s"] = round(time.time() - t0, 1)
-    return row, notes, srv.output
+        return row, notes
+
+    return on_server(name, argv, args, work)
 
 
 # ---------------------------------------------------------------- report
 
 def med(rows, server, field):
-    xs = [r[field] for r in rows if r["server"] == server and isinstance(r[field], (int, float))]
-    return statistics.median(xs) if xs else float("nan")
-
-
-def ratio(a, b):
-    return a / b if b else float("nan")
-
-
-def fmt(x, nd=0):
-    if isinstance(x, float) and x != x:
-        return "n/a"
-    return ("%%.%df" % nd) % x
+    """The median of a numeric column over one server's rows (None without any)."""
+    return tp.median(r[field] for r in rows
+                     if r["server"] == server and isinstance(r[field], (int, float)))
 
 
 def table(rows, cols):
     """cols: [(header, field, decimals)]; one row per server (medians) and the ratio row."""
-    out = ["| server | " + " | ".join(c[0] for c in cols) + " |",
-           "|---|" + "---:|" * len(cols)]
     m = {s: [med(rows, s, c[1]) for c in cols] for s in SERVERS}
-    for s in SERVERS:
-        out.append("| %s | " % s + " | ".join(fmt(v, c[2]) for v, c in zip(m[s], cols)) + " |")
-    out.append("| **tsync / memcached** | " + " | ".join(
-        "**%s**" % fmt(ratio(t, mc), 2) for t, mc in zip(m["tsync"], m["memcached"])) + " |")
-    return out
+    body = [[s] + [tp.fmt(v, ".%df" % c[2]) for v, c in zip(m[s], cols)] for s in SERVERS]
+    body.append(["**tsync / memcached**"] + ["**%s**" % tp.fmt(tp.ratio(t, mc))
+                                             for t, mc in zip(m["tsync"], m["memcached"])])
+    return tp.md_table(["server"] + [c[0] for c in cols], body, "l" + "r" * len(cols))
 
 
 def summary(storm, zipf, args, repeats):

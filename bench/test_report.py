@@ -63,7 +63,7 @@ def run(csv_path, outdir, *extra):
 def test_table_ratios(csv_path, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # the table needs no matplotlib
     out = tmp_path / "out"
-    assert run(csv_path, out) == report.EXIT_NO_MATPLOTLIB
+    assert run(csv_path, out) == report.tp.NO_MATPLOTLIB
     text = (out / "table.md").read_text()
     assert "`tsync-bench smr x`" in text and "tsync rdtsc" in text
     assert "CPUs" in text and "clocksource" in text
@@ -115,14 +115,14 @@ def test_bad_input(tmp_path):
     p.write_text("mechanism,threads\nps,1\n")
     assert report.main(["smr", str(p), str(tmp_path / "o")]) == 1
     p.write_text(HEADER + "\nps,1,0,x,0,0,0,0,0,0\n")
-    with pytest.raises(report.ReportError):
+    with pytest.raises(report.tp.InputError):
         report.load_smr(p)
 
 
 def test_ratio_format():
-    assert report.ratio(3, 2) == "1.50"
-    assert report.ratio(1, 0) == "inf"
-    assert report.ratio(0, 0) == "n/a"
+    assert report.tp.ratio_text(3, 2) == "1.50"
+    assert report.tp.ratio_text(1, 0) == "inf"
+    assert report.tp.ratio_text(0, 0) == "n/a"
 
 
 def test_summary_headline_ratios(csv_path):
@@ -153,5 +153,5 @@ def test_readme_block_replaced_between_markers(csv_path, tmp_path):
     assert report.main(["readme", str(readme), "--section", "no-equals-sign"]) == 1
     assert text.rstrip().endswith("<!-- /RESULTS -->\noutro")
     assert "| figure | measured |" in text
-    with pytest.raises(report.ReportError):
-        report.replace_between("no markers here", "x")
+    with pytest.raises(report.tp.InputError):
+        report.tp.replace_block("no markers here", report.README_BEGIN, report.README_END, "x")

@@ -6,34 +6,25 @@ usage: report_cache.py CSV DIR [--command CMD]
 Writes DIR/table.md (every row, and the issue's targets at 2 threads and 10 % sets:
 ps >= 2.5x locked and >= 1.3x mcs-clock throughput, ps get p99 <= 1/5 of locked's, ps
 within 15 % of ps-nocrp) and, with matplotlib, DIR/cache_mops.png (throughput against
-threads, one panel per set %) and DIR/cache_get_p99.png (seed 000 Figs. 7-8).
-Exit status 3: table written but no matplotlib; 2: bad input.
+threads, one panel per set %) and DIR/cache_get_p99.png (ParSec (EuroSys 2016)
+Figs. 7-8).
+Exit status 3: table written but no matplotlib; 2: bad input (BAD_INPUT).
 """
-import argparse
-import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tsync_plot as tp  # noqa: E402
+
 HEADER = ["variant", "threads", "set_pct", "mops", "get_p99_ns", "set_p99_ns"]
+TYPES = {"threads": int, "set_pct": int, "mops": float, "get_p99_ns": int, "set_p99_ns": int}
 ORDER = ["ps", "ps-nocrp", "mcs-clock", "locked"]
+BAD_INPUT = 2  # what cache_bench.c's caller has always seen
 
 
 def load(path):
-    with open(path, newline="") as f:
-        r = csv.reader(f)
-        head = next(r, None)
-        if head != HEADER:
-            raise ValueError(f"bad header {head!r}, expected {HEADER!r}")
-        rows = []
-        for rec in r:
-            if not rec:
-                continue
-            if len(rec) != len(HEADER):
-                raise ValueError(f"bad row {rec!r}")
-            rows.append({"variant": rec[0], "threads": int(rec[1]), "set_pct": int(rec[2]),
-                         "mops": float(rec[3]), "get_p99_ns": int(rec[4]),
-                         "set_p99_ns": int(rec[5])})
-    return rows
+    """Every row of a tsync-bench cache CSV (repeats kept), typed."""
+    return tp.load_csv(path, HEADER, TYPES, what="tsync-bench cache")
 
 
 def targets(rows, threads=2, pct=10):
@@ -62,68 +53,43 @@ def table(rows, command=None):
     lines = ["# tsync-bench cache", ""]
     if command:
         lines += [f"Command: `{command}`", ""]
-    lines += ["| variant | threads | set % | Mops/s | get p99 ns | set p99 ns |",
-              "| --- | ---: | ---: | ---: | ---: | ---: |"]
     key = lambda r: (r["set_pct"], ORDER.index(r["variant"]) if r["variant"] in ORDER else 9,
                      r["threads"])
-    for r in sorted(rows, key=key):
-        lines.append(f"| {r['variant']} | {r['threads']} | {r['set_pct']} | {r['mops']:.3f} | "
-                     f"{r['get_p99_ns']} | {r['set_p99_ns']} |")
+    lines += tp.md_table(["variant", "threads", "set %", "Mops/s", "get p99 ns", "set p99 ns"],
+                         [[r["variant"], r["threads"], r["set_pct"], f"{r['mops']:.3f}",
+                           r["get_p99_ns"], r["set_p99_ns"]] for r in sorted(rows, key=key)],
+                         "lrrrrr", spaced=True)
     t = targets(rows)
     if t:
-        lines += ["", "Targets at 2 threads, 10 % sets:", "",
-                  "| target | measured | goal | met |", "| --- | ---: | --- | --- |"]
-        for name, v, goal, met in t:
-            lines.append(f"| {name} | {v:.2f} | {goal} | {'yes' if met else 'no'} |")
+        lines += ["", "Targets at 2 threads, 10 % sets:", ""]
+        lines += tp.md_table(["target", "measured", "goal", "met"],
+                             [[name, f"{v:.2f}", goal, "yes" if met else "no"]
+                              for name, v, goal, met in t], "lrll", spaced=True)
     return "\n".join(lines) + "\n"
 
 
-def plots(rows, outdir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plots(rows, outdir, plt):
     pcts = sorted({r["set_pct"] for r in rows})
+    written = []
     for metric, fname, ylabel in (("mops", "cache_mops.png", "Mops/s"),
                                   ("get_p99_ns", "cache_get_p99.png", "get p99 (ns)")):
-        fig, axes = plt.subplots(1, len(pcts), figsize=(4 * len(pcts), 3.4), squeeze=False)
-        for ax, p in zip(axes[0], pcts):
+        fig, axes = tp.panel_row(plt, len(pcts), 4, 3.4)
+        for ax, p in zip(axes, pcts):
             for v in ORDER:
-                pts = sorted((r["threads"], r[metric]) for r in rows
-                             if r["variant"] == v and r["set_pct"] == p)
-                if pts:
-                    ax.plot([a for a, _ in pts], [b for _, b in pts], marker="o", label=v)
-            ax.set_title(f"{p} % sets")
-            ax.set_xlabel("threads")
-            ax.set_ylabel(ylabel)
-            if metric == "get_p99_ns":
-                ax.set_yscale("log")
-            ax.grid(True, alpha=0.3)
-        axes[0][0].legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(outdir, fname), dpi=110)
-        plt.close(fig)
+                xs, ys = tp.series(rows, "threads", metric, variant=v, set_pct=p)
+                if xs:
+                    ax.plot(xs, ys, marker="o", label=v)
+            tp.style_axes(ax, f"{p} % sets", "threads", ylabel, ylog=metric == "get_p99_ns")
+        axes[0].legend()
+        written.append(tp.save(plt, fig, os.path.join(outdir, fname)))
+    return written
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("csv")
-    ap.add_argument("outdir")
-    ap.add_argument("--command")
-    a = ap.parse_args(argv)
-    try:
-        rows = load(a.csv)
-    except (OSError, ValueError) as e:
-        print(f"report_cache.py: {e}", file=sys.stderr)
-        return 2
-    os.makedirs(a.outdir, exist_ok=True)
-    with open(os.path.join(a.outdir, "table.md"), "w") as f:
-        f.write(table(rows, a.command))
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return 3
-    plots(rows, a.outdir)
-    return 0
+    a = tp.csv_parser(__doc__, "report_cache.py", "--command").parse_args(argv)
+    return tp.run("report_cache.py", lambda: load(a.csv), a.outdir,
+                  lambda rows: {"table.md": table(rows, a.command)},
+                  plots=lambda rows, plt: plots(rows, a.outdir, plt), bad_input=BAD_INPUT)
 
 
 if __name__ == "__main__":

@@ -16,52 +16,36 @@ The summary holds the table, the targets of issue 4 and the read-frequency cross
   >= N (reads rarer than 1 in N); "always" if it wins at every N, "never" if it loses at
   the rarest one. For list, param 0 means "no reads" and counts as the rarest.
 """
-import argparse
-import csv
 import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tsync_plot as tp  # noqa: E402
+
 FIELDS = ["benchmark", "variant", "threads", "param", "ops_per_ms", "p99_ns"]
+TYPES = {"threads": int, "param": int, "ops_per_ms": float, "p99_ns": int}
 PEERS = {"list": ["lockfree"], "counter": ["atomic", "percpu"], "rmap": ["mutex", "lockfree"]}
 PARAM_NAME = {"list": "read every N iterations (0: never)", "counter": "read every N ops",
               "rmap": "truncate every K ops"}
-EXIT_NO_MATPLOTLIB = 3
-
-
-class PlotError(Exception):
-    pass
 
 
 def load(path):
     """Typed rows (later duplicates of a (variant, threads, param) win) and the benchmark."""
-    with open(path, newline="") as f:
-        r = csv.reader(f)
-        header = next(r, None)
-        if header != FIELDS:
-            raise PlotError(f"{path}: not a tsync-bench oplog CSV (header {header})")
-        rows = {}
-        bench = None
-        for lineno, rec in enumerate(r, start=2):
-            if not rec:
-                continue
-            if len(rec) != len(FIELDS):
-                raise PlotError(f"{path}:{lineno}: {len(rec)} fields, expected {len(FIELDS)}")
-            try:
-                row = {"benchmark": rec[0], "variant": rec[1], "threads": int(rec[2]),
-                       "param": int(rec[3]), "ops_per_ms": float(rec[4]), "p99_ns": int(rec[5])}
-            except ValueError as e:
-                raise PlotError(f"{path}:{lineno}: {e}") from None
-            if row["benchmark"] not in PEERS:
-                raise PlotError(f"{path}:{lineno}: unknown benchmark {row['benchmark']}")
-            if bench is None:
-                bench = row["benchmark"]
-            elif bench != row["benchmark"]:
-                raise PlotError(f"{path}:{lineno}: mixes benchmarks {bench} and {row['benchmark']}")
-            rows[(row["variant"], row["threads"], row["param"])] = row
+    benches = []
+
+    def check(row):
+        if row["benchmark"] not in PEERS:
+            raise ValueError(f"unknown benchmark {row['benchmark']}")
+        if benches and benches[0] != row["benchmark"]:
+            raise ValueError(f"mixes benchmarks {benches[0]} and {row['benchmark']}")
+        benches.append(row["benchmark"])
+
+    rows = tp.load_csv(path, FIELDS, TYPES, key=("variant", "threads", "param"),
+                       what="tsync-bench oplog", check=check)
     if not rows:
-        raise PlotError(f"{path}: no rows")
-    return bench, list(rows.values())
+        raise tp.InputError(f"{path}: no rows")
+    return benches[0], rows
 
 
 def rarity(param):
@@ -93,24 +77,16 @@ def fmt_param(p):
 def summary(bench, rows, command=None):
     threads = sorted({r["threads"] for r in rows})
     params = sorted({r["param"] for r in rows}, key=rarity)
-    variants = []
-    for r in rows:
-        if r["variant"] not in variants:
-            variants.append(r["variant"])
+    variants = tp.unique(r["variant"] for r in rows)
     get = {(r["variant"], r["threads"], r["param"]): r for r in rows}
     out = [f"# tsync-bench oplog {bench}", ""]
     if command:
         out += [f"Command: `{command}`", ""]
     out += [f"param: {PARAM_NAME[bench]}. ops/ms of all threads (p99 latency of one op, ns).", ""]
-    out.append("| variant | threads | " + " | ".join(f"N={fmt_param(p)}" for p in params) + " |")
-    out.append("|---|---|" + "---|" * len(params))
-    for v in variants:
-        for t in threads:
-            cells = []
-            for p in params:
-                r = get.get((v, t, p))
-                cells.append(f"{r['ops_per_ms']:.0f} ({r['p99_ns']})" if r else "-")
-            out.append(f"| {v} | {t} | " + " | ".join(cells) + " |")
+    cell = lambda r: f"{r['ops_per_ms']:.0f} ({r['p99_ns']})" if r else "-"
+    out += tp.md_table(["variant", "threads"] + [f"N={fmt_param(p)}" for p in params],
+                       [[v, t] + [cell(get.get((v, t, p))) for p in params]
+                        for v in variants for t in threads])
     out.append("")
     tmax = threads[-1]
     out.append(f"## Targets (at {tmax} threads)")
@@ -161,69 +137,39 @@ def summary(bench, rows, command=None):
     return "\n".join(out)
 
 
-def plot(bench, rows, outdir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(bench, rows, outdir, plt):
     threads = sorted({r["threads"] for r in rows})
     params = sorted({r["param"] for r in rows}, key=rarity)
-    variants = []
-    for r in rows:
-        if r["variant"] not in variants:
-            variants.append(r["variant"])
+    variants = tp.unique(r["variant"] for r in rows)
     path = os.path.join(outdir, f"oplog_{bench}.png")
     if bench == "list" and len(params) == 1:
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, (ax,) = tp.panel_row(plt, 1, 6, 4)
         for v in variants:
-            pts = sorted((r["threads"], r["ops_per_ms"]) for r in rows if r["variant"] == v)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=v)
-        ax.set_xlabel("threads")
-        ax.set_ylabel("ops/ms")
-        ax.set_xticks(threads)
-        ax.set_title("OpLog list (seed 002 Fig. 12)")
+            ax.plot(*tp.series(rows, "threads", "ops_per_ms", variant=v), marker="o", label=v)
+        tp.style_axes(ax, "OpLog list (OpLog (MIT TR 2014) Fig. 12)", "threads", "ops/ms",
+                      xticks=threads)
         ax.legend(fontsize=8)
     else:
-        fig, axes = plt.subplots(1, len(threads), figsize=(5 * len(threads), 4), squeeze=False)
+        fig, axes = tp.panel_row(plt, len(threads), 5, 4)
+        # the rarest interval (0: never) plotted a decade right of the largest N
         xs = {p: (max(q for q in params if q) * 10 if p == 0 else p) for p in params} if any(params) else {0: 1}
-        for ax, t in zip(axes[0], threads):
+        for ax, t in zip(axes, threads):
             for v in variants:
-                pts = sorted((xs[r["param"]], r["ops_per_ms"]) for r in rows
-                             if r["variant"] == v and r["threads"] == t)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=v)
+                ax.plot(*tp.series(rows, lambda r: xs[r["param"]], "ops_per_ms", variant=v,
+                                   threads=t), marker="o", label=v)
             ax.set_xscale("log")
-            ax.set_xlabel(PARAM_NAME[bench] + (" (rightmost: never)" if 0 in params else ""))
-            ax.set_ylabel("ops/ms")
-            ax.set_title(f"{bench}, {t} thread{'s' if t > 1 else ''}")
+            tp.style_axes(ax, f"{bench}, {t} thread{'s' if t > 1 else ''}",
+                          PARAM_NAME[bench] + (" (rightmost: never)" if 0 in params else ""),
+                          "ops/ms")
             ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return [tp.save(plt, fig, path)]
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("csv")
-    ap.add_argument("outdir")
-    ap.add_argument("--command")
-    a = ap.parse_args(argv)
-    try:
-        bench, rows = load(a.csv)
-    except (PlotError, OSError) as e:
-        print(f"plot_oplog.py: {e}", file=sys.stderr)
-        return 1
-    os.makedirs(a.outdir, exist_ok=True)
-    text = summary(bench, rows, a.command)
-    with open(os.path.join(a.outdir, f"summary_{bench}.md"), "w") as f:
-        f.write(text)
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print("plot_oplog.py: matplotlib not available: summary only", file=sys.stderr)
-        return EXIT_NO_MATPLOTLIB
-    plot(bench, rows, a.outdir)
-    return 0
-
+    a = tp.csv_parser(__doc__, "plot_oplog.py", "--command").parse_args(argv)
+    return tp.run("plot_oplog.py", lambda: load(a.csv), a.outdir,  # (benchmark, rows)
+                  lambda d: {f"summary_{d[0]}.md": summary(*d, a.command)},
+                  plots=lambda d, plt: plot(*d, a.outdir, plt))
 
 if __name__ == "__main__":
     sys.exit(main())

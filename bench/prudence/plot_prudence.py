@@ -19,19 +19,25 @@ With --doc FILE, the summary also replaces FILE's block between the lines
 Exits 0, or 3 when matplotlib is missing (the tables are written first), 1 when DIR
 holds none of these files. Prudence (ASPLOS 2016) §5, Figs. 3 and 6.
 """
-import argparse
-import csv
 import os
-import statistics
 import sys
-from collections import defaultdict
 
-NO_MATPLOTLIB = 3
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tsync_plot as tp  # noqa: E402
+
+NO_MATPLOTLIB = tp.NO_MATPLOTLIB
 # The peers whose best the target compares with (ps_kmem >= 1.5x the best of them).
 PRODUCTION = ("jemalloc-call-rcu", "tcmalloc-call-rcu", "mimalloc-call-rcu")
 BASELINE = "malloc-call-rcu"
 TSYNC = "ps-kmem"
 ALL_OFF = "ps-kmem-off"  # ps_kmem with Prudence's policies off (the ablation's baseline)
+# Allocators in tsync-bench prudence --list order; others after, alphabetically.
+ALLOCATORS = ["malloc-call-rcu", "malloc-call-rcu-all", "jemalloc-call-rcu",
+              "tcmalloc-call-rcu", "mimalloc-call-rcu", "ck-epoch", "ps-mem", "ps-kmem"]
+median = tp.median
+ratio = tp.ratio
+fmt = tp.fmt
+xfmt = tp.fmt_x
 
 
 def num(s):
@@ -39,49 +45,16 @@ def num(s):
     return float(s) if s not in ("", None) else None
 
 
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def read_csv(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def order(names):
-    """Allocators in --list order where known, others after, alphabetically."""
-    known = ["malloc-call-rcu", "malloc-call-rcu-all", "jemalloc-call-rcu",
-             "tcmalloc-call-rcu", "mimalloc-call-rcu", "ck-epoch", "ps-mem", "ps-kmem"]
-    return [n for n in known if n in names] + sorted(n for n in names if n not in known)
+    return tp.ordered(names, ALLOCATORS)
 
 
 def pairs_medians(rows):
     """{(allocator, threads, readers, size): {column: median}} over the repeats."""
-    groups = defaultdict(list)
-    for r in rows:
-        key = (r["allocator"], int(r["threads"]), int(r["readers"]), int(r["size"]))
-        groups[key].append(r)
-    out = {}
-    for key, rs in groups.items():
-        out[key] = {c: median(num(r[c]) for r in rs)
-                    for c in ("mops", "p50_ns", "p99_ns", "p999_ns", "helper_cpu_pct",
-                              "peak_rss_kib", "slab_churn")}
-        out[key]["runs"] = len(rs)
-    return out
-
-
-def ratio(a, b):
-    return a / b if a is not None and b else None
-
-
-def xfmt(r):
-    """A ratio as "1.23x", or n/a."""
-    return "n/a" if r is None else f"{r:.2f}x"
-
-
-def fmt(x, spec=".2f", empty="n/a"):
-    return empty if x is None else format(x, spec)
+    return tp.medians(rows, lambda r: (r["allocator"], int(r["threads"]), int(r["readers"]),
+                                       int(r["size"])),
+                      ("mops", "p50_ns", "p99_ns", "p999_ns", "helper_cpu_pct", "peak_rss_kib",
+                       "slab_churn"), num)
 
 
 def pair_ratios(med, thr, rd, s):
@@ -195,23 +168,23 @@ def slope(points):
     return sum((t - mt) * (y - my) for t, y in points) / den
 
 
+def _config(r):
+    """An endurance row's configuration: (allocator, threads, readers, size)."""
+    return (r["allocator"], int(r["threads"]), int(r["readers"]), int(r["size"]))
+
+
 def endurance_runs(runs, rows, series):
     """One dict per run: the runs file joined with its row and its series."""
-    by_key = defaultdict(list)
-    for s in series:
-        key = (s["allocator"], int(s["threads"]), int(s["readers"]), int(s["size"]),
-               int(s["repeat"]))
-        by_key[key].append((float(s["t_s"]), float(s["rss_kib"]), float(s["pending"])))
+    by_key = {k: [(float(s["t_s"]), float(s["rss_kib"]), float(s["pending"])) for s in ss]
+              for k, ss in tp.group(series, lambda s: _config(s) + (int(s["repeat"]),)).items()}
     # rows have no repeat column: the n-th row of a configuration is its n-th repeat
-    row_of = defaultdict(list)
-    for r in rows:
-        row_of[(r["allocator"], int(r["threads"]), int(r["readers"]), int(r["size"]))].append(r)
+    row_of = tp.group(rows, _config)
     out = []
     for r in runs:
-        cfg = (r["allocator"], int(r["threads"]), int(r["readers"]), int(r["size"]))
+        cfg = _config(r)
         rep = int(r["repeat"])
         pts = sorted(by_key.get(cfg + (rep,), []))
-        row = row_of[cfg][rep] if rep < len(row_of[cfg]) else {}
+        row = row_of[cfg][rep] if rep < len(row_of.get(cfg, [])) else {}
         tmax = pts[-1][0] if pts else None
         second = [(t, y) for t, y, _ in pts if tmax and t >= tmax / 2]
         live = float(r["live_kib"])
@@ -263,31 +236,26 @@ def endurance_summary(runs):
     return "\n".join(lines)
 
 
-def plot_pairs(med, path):
-    import matplotlib.pyplot as plt
+def plot_pairs(med, path, plt):
     configs = sorted({(k[1], k[2]) for k in med})
     allocs = order({k[0] for k in med})
-    fig, axes = plt.subplots(1, len(configs), figsize=(4.5 * len(configs), 4), squeeze=False)
-    for ax, (thr, rd) in zip(axes[0], configs):
+    fig, axes = tp.panel_row(plt, len(configs), 4.5, 4)
+    pts = [{"a": k[0], "thr": k[1], "rd": k[2], "size": k[3], "mops": v["mops"]}
+           for k, v in med.items()]
+    for ax, (thr, rd) in zip(axes, configs):
         for a in allocs:
-            pts = sorted((k[3], v["mops"]) for k, v in med.items()
-                         if k[0] == a and k[1] == thr and k[2] == rd and v["mops"] is not None)
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=a)
+            xs, ys = tp.series(pts, "size", "mops", a=a, thr=thr, rd=rd)
+            if xs:
+                ax.plot(xs, ys, marker="o", label=a)
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("object size (bytes)")
-        ax.set_ylabel("pairs Mops/s")
-        ax.set_title(f"{thr} thread(s), {rd} reader(s)")
-        ax.grid(True, alpha=0.3)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        tp.style_axes(ax, f"{thr} thread(s), {rd} reader(s)", "object size (bytes)",
+                      "pairs Mops/s")
+    axes[0].legend(fontsize=7)
+    return tp.save(plt, fig, path)
 
 
-def plot_endurance(runs, path):
-    import matplotlib.pyplot as plt
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+def plot_endurance(runs, path, plt):
+    fig, (a1, a2) = tp.panel_row(plt, 2, 5.5, 4)
     for r in runs:
         if not r["points"]:
             continue
@@ -297,30 +265,13 @@ def plot_endurance(runs, path):
         t = [p[0] for p in r["points"]]
         a1.plot(t, [p[1] / 1024 for p in r["points"]], label=label)
         a2.plot(t, [p[2] for p in r["points"]], label=label)
-    live = {r["live_kib"] for r in runs}
-    for lv in live:
+    for lv in {r["live_kib"] for r in runs}:
         a1.axhline(lv / 1024, color="grey", linestyle=":", linewidth=1)
-    a1.set_xlabel("time (s)")
-    a1.set_ylabel("RSS (MiB); dotted: live set")
-    a2.set_xlabel("time (s)")
-    a2.set_ylabel("deferred objects not yet reusable")
+    tp.style_axes(a1, None, "time (s)", "RSS (MiB); dotted: live set")
+    tp.style_axes(a2, None, "time (s)", "deferred objects not yet reusable")
     a2.set_yscale("symlog")
-    for a in (a1, a2):
-        a.grid(True, alpha=0.3)
     a1.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def replace_block(doc, name, text):
-    """Replace doc's block between the prudence:name markers with text (markers kept).
-    Raises ValueError when the markers are missing."""
-    begin, end = f"<!-- prudence:{name} -->", f"<!-- /prudence:{name} -->"
-    i, j = doc.find(begin), doc.find(end)
-    if i < 0 or j < i:
-        raise ValueError(f"no {begin} ... {end} block")
-    return doc[:i + len(begin)] + "\n" + text.strip() + "\n" + doc[j:]
+    return tp.save(plt, fig, path)
 
 
 def ablation_summary(runs):
@@ -358,9 +309,7 @@ def ablation_summary(runs):
 def cache_summary(rows):
     """tsync-cached's core with Prudence on and off (`tsync-bench cache --prudence on,off
     --mem-csv`): medians over the repeats per (threads, set %, prudence)."""
-    groups = defaultdict(list)
-    for r in rows:
-        groups[(int(r["threads"]), int(r["set_pct"]), r["prudence"])].append(r)
+    groups = tp.group(rows, lambda r: (int(r["threads"]), int(r["set_pct"]), r["prudence"]))
     cols = ("mops", "cache_misses", "cache_churn", "slab_churn", "peak_slabs", "ft")
     lines = ["# tsync-cached's core: Prudence on and off (set-heavy)", "",
              "`tsync-bench cache --variants ps --prudence on,off`: the in-process cache, YCSB "
@@ -381,73 +330,51 @@ def cache_summary(rows):
     return "\n".join(lines)
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(prog="plot_prudence.py",
-                                 description="tables and plots of tsync-bench prudence")
-    ap.add_argument("dir")
-    ap.add_argument("--doc", help="refresh this Markdown file's prudence:<dir name> block")
-    args = ap.parse_args(argv[1:])
-    d = args.dir
-    did = False
-    plots = []
-    texts = []
+def load_dir(d):
+    """What DIR holds: [(summary file, [texts], plot function or None)]; InputError when
+    it holds none of pairs.csv, endurance_runs.csv, mem.csv."""
+    parts = []
     pairs = os.path.join(d, "pairs.csv")
     if os.path.exists(pairs):
-        med = pairs_medians(read_csv(pairs))
-        texts.append(pairs_summary(med))
-        with open(os.path.join(d, "summary_pairs.md"), "w") as f:
-            f.write(texts[-1])
-        plots.append((plot_pairs, med, os.path.join(d, "pairs.png")))
-        did = True
+        med = pairs_medians(tp.read_dicts(pairs))
+        parts.append(("summary_pairs.md", [pairs_summary(med)],
+                      lambda plt: plot_pairs(med, os.path.join(d, "pairs.png"), plt)))
     runs_path = os.path.join(d, "endurance_runs.csv")
     if os.path.exists(runs_path):
-        rows = read_csv(os.path.join(d, "endurance.csv"))
         series_path = os.path.join(d, "endurance_series.csv")
-        series = read_csv(series_path) if os.path.exists(series_path) else []
-        runs = endurance_runs(read_csv(runs_path), rows, series)
-        texts.append(endurance_summary(runs))
+        runs = endurance_runs(tp.read_dicts(runs_path),
+                              tp.read_dicts(os.path.join(d, "endurance.csv")),
+                              tp.read_dicts(series_path) if os.path.exists(series_path) else [])
         abl = ablation_summary(runs)
-        if abl:
-            texts.insert(len(texts) - 1, abl)
-        with open(os.path.join(d, "summary_endurance.md"), "w") as f:
-            f.write("\n".join(texts[-2:]) if abl else texts[-1])
-        plots.append((plot_endurance, runs, os.path.join(d, "endurance.png")))
-        did = True
+        parts.append(("summary_endurance.md", ([abl] if abl else []) + [endurance_summary(runs)],
+                      lambda plt: plot_endurance(runs, os.path.join(d, "endurance.png"), plt)))
     mem_path = os.path.join(d, "mem.csv")
     if os.path.exists(mem_path):
-        texts.append(cache_summary(read_csv(mem_path)))
-        with open(os.path.join(d, "summary_cache.md"), "w") as f:
-            f.write(texts[-1])
-        did = True
-    if not did:
-        print(f"plot_prudence: no pairs.csv, endurance_runs.csv or mem.csv in {d}",
-              file=sys.stderr)
-        return 1
-    if args.doc:
-        name = os.path.basename(os.path.normpath(d))
-        with open(args.doc) as f:
-            doc = f.read()
-        # the block quotes the tables without their title line (the doc has its own)
-        body = "\n\n".join(t.split("\n", 2)[2] if t.startswith("# ") else t for t in texts)
-        # its sections sit under the doc's own third-level heading
-        body = "\n".join("####" + ln[2:] if ln.startswith("## ") else ln
-                          for ln in body.split("\n"))
-        try:
-            doc = replace_block(doc, name, body)
-        except ValueError as e:
-            print(f"plot_prudence: {args.doc}: {e}", file=sys.stderr)
-            return 1
-        with open(args.doc, "w") as f:
-            f.write(doc)
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-    except ImportError:
-        return NO_MATPLOTLIB
-    for fn, data, path in plots:
-        fn(data, path)
-    return 0
+        parts.append(("summary_cache.md", [cache_summary(tp.read_dicts(mem_path))], None))
+    if not parts:
+        raise tp.InputError(f"no pairs.csv, endurance_runs.csv or mem.csv in {d}")
+    return parts
+
+
+def doc_block(parts):
+    """The tables for docs/prudence.md: without their title lines (the doc has its own),
+    their sections under the doc's own third-level heading."""
+    texts = [t for _, ts, _ in parts for t in ts]
+    body = "\n\n".join(t.split("\n", 2)[2] if t.startswith("# ") else t for t in texts)
+    return "\n".join("####" + ln[2:] if ln.startswith("## ") else ln for ln in body.split("\n"))
+
+
+def main(argv=None):
+    ap = tp.parser(__doc__, "plot_prudence.py")
+    ap.add_argument("dir")
+    ap.add_argument("--doc", help="refresh this Markdown file's prudence:<dir name> block")
+    a = ap.parse_args(argv)
+    name = os.path.basename(os.path.normpath(a.dir))
+    doc = (a.doc, *tp.block_markers("prudence", name), doc_block) if a.doc else None
+    return tp.run("plot_prudence", lambda: load_dir(a.dir), a.dir,
+                  lambda parts: {f: "\n".join(ts) for f, ts, _ in parts}, doc=doc,
+                  plots=lambda parts, plt: [fn(plt) for _, _, fn in parts if fn])
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())

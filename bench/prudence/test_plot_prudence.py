@@ -32,8 +32,8 @@ def pairs_rows():
 
 def test_pairs_medians_and_ratios(tmp_path):
     write(tmp_path / "pairs.csv", pairs_rows())
-    assert pp.main(["x", str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
-    med = pp.pairs_medians(pp.read_csv(tmp_path / "pairs.csv"))
+    assert pp.main([str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    med = pp.pairs_medians(pp.tp.read_dicts(tmp_path / "pairs.csv"))
     assert med[("malloc-call-rcu", 2, 0, 64)]["mops"] == 2
     assert med[("ps-kmem", 2, 0, 64)]["mops"] == 10
     assert med[("ps-kmem", 2, 0, 64)]["slab_churn"] == 7
@@ -53,7 +53,7 @@ def test_pairs_onoff(tmp_path):
         for v in vals:
             rows.append(f"pairs,{a},2,1,64,{v},50,100,200,0.0,4096,{churn}")
     write(tmp_path / "pairs.csv", rows)
-    assert pp.main(["x", str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    assert pp.main([str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
     md = (tmp_path / "summary_pairs.md").read_text()
     assert "| 2 | 1 | 64 | 11.00 | 5.00 | 2.20x | 3 | 9 |" in md
     assert "vs malloc" not in md  # an on/off run has no peer tables
@@ -74,7 +74,7 @@ def test_pairs_missing_peer_is_na(tmp_path):
     rows = [r for r in pairs_rows() if "malloc-call-rcu," not in r or "jemalloc" in r
             or "tcmalloc" in r]
     write(tmp_path / "pairs.csv", rows)
-    pp.main(["x", str(tmp_path)])
+    pp.main([str(tmp_path)])
     md = (tmp_path / "summary_pairs.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| 64 |"))
     assert "| n/a | 2.00x |" in row
@@ -110,10 +110,10 @@ def endurance_files(tmp_path, killed):
 
 def test_endurance_summary(tmp_path):
     endurance_files(tmp_path, killed=False)
-    assert pp.main(["x", str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    assert pp.main([str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
     runs = {r["allocator"]: r for r in pp.endurance_runs(
-        pp.read_csv(tmp_path / "endurance_runs.csv"), pp.read_csv(tmp_path / "endurance.csv"),
-        pp.read_csv(tmp_path / "endurance_series.csv"))}
+        pp.tp.read_dicts(tmp_path / "endurance_runs.csv"), pp.tp.read_dicts(tmp_path / "endurance.csv"),
+        pp.tp.read_dicts(tmp_path / "endurance_series.csv"))}
     assert runs["ps-kmem"]["slope_kib_s"] == pytest.approx(0.0)
     assert runs["ps-kmem"]["peak_over_live"] == pytest.approx(1.5)
     assert runs["malloc-call-rcu"]["slope_kib_s"] == pytest.approx(2000.0)
@@ -127,10 +127,10 @@ def test_endurance_summary(tmp_path):
 
 def test_endurance_killed_run(tmp_path):
     endurance_files(tmp_path, killed=True)
-    pp.main(["x", str(tmp_path)])
+    pp.main([str(tmp_path)])
     runs = {r["allocator"]: r for r in pp.endurance_runs(
-        pp.read_csv(tmp_path / "endurance_runs.csv"), pp.read_csv(tmp_path / "endurance.csv"),
-        pp.read_csv(tmp_path / "endurance_series.csv"))}
+        pp.tp.read_dicts(tmp_path / "endurance_runs.csv"), pp.tp.read_dicts(tmp_path / "endurance.csv"),
+        pp.tp.read_dicts(tmp_path / "endurance_series.csv"))}
     k = runs["malloc-call-rcu"]
     assert k["outcome"] == "killed-oom"
     assert k["mops"] is None
@@ -151,7 +151,7 @@ def test_ablation_summary(tmp_path):
             runs.append(f"{name},2,1,512,{rep},2048,0,ok,20,7,9,30,1.5")
     write(tmp_path / "endurance.csv", rows)
     write(tmp_path / "endurance_runs.csv", runs)
-    assert pp.main(["x", str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    assert pp.main([str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
     md = (tmp_path / "summary_endurance.md").read_text()
     # medians: on 2.5 Mops, churn 120; off churn 200 -> 0.60x; no-latent-slab 1.25 Mops
     assert "| ps-kmem | 2 | 2.500 | 1.00x | 2.00 | 120 | 0.60x | 7 | 30 | 1.50 |" in md
@@ -159,7 +159,7 @@ def test_ablation_summary(tmp_path):
     assert "| ps-kmem-no-latent-slab | 2 | 1.250 | 0.50x | 2.00 | 400 | 2.00x |" in md
     # not an ablation without ps-kmem-off
     assert pp.ablation_summary([r for r in pp.endurance_runs(
-        pp.read_csv(tmp_path / "endurance_runs.csv"), pp.read_csv(tmp_path / "endurance.csv"),
+        pp.tp.read_dicts(tmp_path / "endurance_runs.csv"), pp.tp.read_dicts(tmp_path / "endurance.csv"),
         []) if r["allocator"] != "ps-kmem-off"]) is None
 
 
@@ -172,7 +172,7 @@ def test_cache_summary(tmp_path):
         "ps,2,50,on,5.0,200,20,0,54,100,80,1.35",
         "ps,2,50,off,2.5,400,50,4,56,100,80,1.45",
     ])
-    assert pp.main(["x", str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    assert pp.main([str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
     md = (tmp_path / "summary_cache.md").read_text()
     on = md.index("| 2 | 50 | on | 2 | 4.000 | 150 | 15 | 0 | 52 | 1.300 |")
     off = md.index("| 2 | 50 | off | 2 | 2.250 | 350 | 40 | 3 | 54 | 1.350 |")
@@ -183,13 +183,13 @@ def test_plots_written(tmp_path):
     pytest.importorskip("matplotlib")
     write(tmp_path / "pairs.csv", pairs_rows())
     endurance_files(tmp_path, killed=True)
-    assert pp.main(["x", str(tmp_path)]) == 0
+    assert pp.main([str(tmp_path)]) == 0
     assert (tmp_path / "pairs.png").stat().st_size > 1000
     assert (tmp_path / "endurance.png").stat().st_size > 1000
 
 
 def test_empty_dir(tmp_path):
-    assert pp.main(["x", str(tmp_path)]) == 1
+    assert pp.main([str(tmp_path)]) == 1
 
 
 def test_doc_block(tmp_path):
@@ -198,7 +198,7 @@ def test_doc_block(tmp_path):
     write(d / "pairs.csv", pairs_rows())
     doc = tmp_path / "doc.md"
     doc.write_text("intro\n<!-- prudence:pairs -->\nold figures\n<!-- /prudence:pairs -->\nend\n")
-    assert pp.main(["x", str(d), "--doc", str(doc)]) in (0, pp.NO_MATPLOTLIB)
+    assert pp.main([str(d), "--doc", str(doc)]) in (0, pp.NO_MATPLOTLIB)
     text = doc.read_text()
     assert "old figures" not in text
     assert text.startswith("intro\n<!-- prudence:pairs -->\n")
@@ -211,5 +211,5 @@ def test_doc_without_block(tmp_path):
     write(tmp_path / "pairs.csv", pairs_rows())
     doc = tmp_path / "doc.md"
     doc.write_text("no markers\n")
-    assert pp.main(["x", str(tmp_path), "--doc", str(doc)]) == 1
+    assert pp.main([str(tmp_path), "--doc", str(doc)]) == 1
     assert doc.read_text() == "no markers\n"

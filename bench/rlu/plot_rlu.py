@@ -5,44 +5,24 @@
 
 Writes OUTDIR/table.md (always) and, with matplotlib, OUTDIR/rlu_list.png and
 OUTDIR/rlu_hash.png: throughput (ops/us) against threads, one panel per update %,
-one line per mechanism (the layout of seed 003 Figs. 5-6). Exit status 0; 3 when
+one line per mechanism (the layout of the RLU study (Appl. Sci. 2022)
+Figs. 5-6). Exit status 0; 3 when
 matplotlib is missing (table written); 1 on bad input.
 """
-import argparse
-import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tsync_plot as tp  # noqa: E402
+
 FIELDS = ["structure", "mechanism", "threads", "update_pct", "ops_per_us", "aborts_per_kop"]
-EXIT_NO_MATPLOTLIB = 3
-
-
-class PlotError(Exception):
-    pass
+TYPES = {"threads": int, "update_pct": int, "ops_per_us": float, "aborts_per_kop": float}
 
 
 def load(path):
     """Typed rows of a tsync-bench rlu CSV (later duplicates of a configuration win)."""
-    with open(path, newline="") as f:
-        r = csv.reader(f)
-        if next(r, None) != FIELDS:
-            raise PlotError(f"{path}: not a tsync-bench rlu CSV")
-        rows = {}
-        for n, rec in enumerate(r, start=2):
-            if not rec:
-                continue
-            if len(rec) != len(FIELDS):
-                raise PlotError(f"{path}:{n}: {len(rec)} fields")
-            try:
-                row = dict(zip(FIELDS, rec))
-                row["threads"] = int(row["threads"])
-                row["update_pct"] = int(row["update_pct"])
-                row["ops_per_us"] = float(row["ops_per_us"])
-                row["aborts_per_kop"] = float(row["aborts_per_kop"])
-            except ValueError as e:
-                raise PlotError(f"{path}:{n}: {e}") from None
-            rows[(row["structure"], row["mechanism"], row["threads"], row["update_pct"])] = row
-    return list(rows.values())
+    return tp.load_csv(path, FIELDS, TYPES, what="tsync-bench rlu",
+                       key=("structure", "mechanism", "threads", "update_pct"))
 
 
 def best_by_config(rows):
@@ -64,76 +44,43 @@ def table(rows, command=None, clock=None):
     best = best_by_config(rows)
     for s in sorted({r["structure"] for r in rows}):
         sr = [r for r in rows if r["structure"] == s]
-        mechs = list(dict.fromkeys(r["mechanism"] for r in sr))
+        mechs = tp.unique(r["mechanism"] for r in sr)
         cfgs = sorted({(r["update_pct"], r["threads"]) for r in sr})
-        out += [f"## {s}: ops/us (aborts per 1000 ops)", "",
-                "| updates | threads | " + " | ".join(mechs) + " | best |",
-                "|---|---|" + "---|" * len(mechs) + "---|"]
-        idx = {(r["mechanism"], r["update_pct"], r["threads"]): r for r in sr}
-        for u, t in cfgs:
-            cells = []
-            for m in mechs:
-                r = idx.get((m, u, t))
-                cells.append("-" if r is None else
-                             f"{r['ops_per_us']:.3f}" + (f" ({r['aborts_per_kop']:.1f})"
-                                                         if r["aborts_per_kop"] else ""))
-            out.append(f"| {u}% | {t} | " + " | ".join(cells) + f" | {best[(s, t, u)]} |")
+        idx = tp.index(sr, "mechanism", "update_pct", "threads")
+
+        def cell(r):
+            return "-" if r is None else f"{r['ops_per_us']:.3f}" + (
+                f" ({r['aborts_per_kop']:.1f})" if r["aborts_per_kop"] else "")
+        out += [f"## {s}: ops/us (aborts per 1000 ops)", ""]
+        out += tp.md_table(["updates", "threads"] + mechs + ["best"],
+                           [[f"{u}%", t] + [cell(idx.get((m, u, t))) for m in mechs]
+                            + [best[(s, t, u)]] for u, t in cfgs])
         out.append("")
     return "\n".join(out)
 
 
-def plot(rows, outdir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(rows, outdir, plt):
     written = []
     for s in sorted({r["structure"] for r in rows}):
         sr = [r for r in rows if r["structure"] == s]
         ups = sorted({r["update_pct"] for r in sr})
-        fig, axes = plt.subplots(1, len(ups), figsize=(4.2 * len(ups), 3.6), squeeze=False)
-        for ax, u in zip(axes[0], ups):
-            for m in dict.fromkeys(r["mechanism"] for r in sr):
-                pts = sorted((r["threads"], r["ops_per_us"]) for r in sr
-                             if r["mechanism"] == m and r["update_pct"] == u)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=m)
-            ax.set_title(f"{s}, {u}% updates")
-            ax.set_xlabel("threads")
-            ax.set_ylabel("ops/us")
+        fig, axes = tp.panel_row(plt, len(ups), 4.2, 3.6)
+        for ax, u in zip(axes, ups):
+            for m in tp.unique(r["mechanism"] for r in sr):
+                ax.plot(*tp.series(sr, "threads", "ops_per_us", mechanism=m, update_pct=u),
+                        marker="o", label=m)
+            tp.style_axes(ax, f"{s}, {u}% updates", "threads", "ops/us")
             ax.set_ylim(bottom=0)
-            ax.grid(alpha=0.3)
-        axes[0][0].legend(fontsize=8)
-        fig.tight_layout()
-        path = os.path.join(outdir, f"rlu_{s}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        axes[0].legend(fontsize=8)
+        written.append(tp.save(plt, fig, os.path.join(outdir, f"rlu_{s}.png")))
     return written
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("csv")
-    ap.add_argument("outdir")
-    ap.add_argument("--command")
-    ap.add_argument("--clock")
-    a = ap.parse_args(argv)
-    try:
-        rows = load(a.csv)
-    except (OSError, PlotError) as e:
-        print(f"plot_rlu.py: {e}", file=sys.stderr)
-        return 1
-    if not rows:
-        print("plot_rlu.py: no rows", file=sys.stderr)
-        return 1
-    os.makedirs(a.outdir, exist_ok=True)
-    with open(os.path.join(a.outdir, "table.md"), "w") as f:
-        f.write(table(rows, a.command, a.clock) + "\n")
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return EXIT_NO_MATPLOTLIB
-    plot(rows, a.outdir)
-    return 0
+    a = tp.csv_parser(__doc__, "plot_rlu.py", "--command", "--clock").parse_args(argv)
+    return tp.run("plot_rlu.py", lambda: load(a.csv), a.outdir,
+                  lambda rows: {"table.md": table(rows, a.command, a.clock) + "\n"},
+                  plots=lambda rows, plt: plot(rows, a.outdir, plt))
 
 
 if __name__ == "__main__":

@@ -35,12 +35,12 @@ def test_load_types_and_best(tmp_path):
 
 
 def test_bad_header(tmp_path):
-    with pytest.raises(plot.PlotError):
+    with pytest.raises(plot.tp.InputError):
         plot.load(write(tmp_path, "a,b\n1,2\n"))
 
 
 def test_bad_row(tmp_path):
-    with pytest.raises(plot.PlotError):
+    with pytest.raises(plot.tp.InputError):
         plot.load(write(tmp_path, CSV + "list,rlu,x,2,1,0\n"))
 
 

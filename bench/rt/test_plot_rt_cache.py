@@ -39,7 +39,7 @@ def write(path, lines):
 
 def test_outputs_and_targets(tmp_path):
     write(tmp_path / "c.csv", rows())
-    rc = prc.main(["x", str(tmp_path / "c.csv"), "--out", str(tmp_path / "o")])
+    rc = prc.main([str(tmp_path / "c.csv"), "--out", str(tmp_path / "o")])
     assert rc in (0, prc.NO_MATPLOTLIB)
     md = (tmp_path / "o" / "table.md").read_text()
     if rc == 0:
@@ -71,20 +71,20 @@ def test_doc_block(tmp_path):
     write(tmp_path / "c.csv", rows())
     doc = tmp_path / "doc.md"
     doc.write_text(f"intro\n{prc.DOC_BEGIN}\nstale\n{prc.DOC_END}\ntail\n")
-    assert prc.main(["x", str(tmp_path / "c.csv"), "--out", str(tmp_path / "o"),
+    assert prc.main([str(tmp_path / "c.csv"), "--out", str(tmp_path / "o"),
                      "--doc", str(doc)]) in (0, prc.NO_MATPLOTLIB)
     text = doc.read_text()
     assert "stale" not in text and "1.60x" in text
     assert text.startswith("intro\n" + prc.DOC_BEGIN) and text.endswith(prc.DOC_END + "\ntail\n")
     # no markers: exit 1
     doc.write_text("nothing here\n")
-    assert prc.main(["x", str(tmp_path / "c.csv"), "--out", str(tmp_path / "o"),
+    assert prc.main([str(tmp_path / "c.csv"), "--out", str(tmp_path / "o"),
                      "--doc", str(doc)]) == 1
 
 
 def test_bad_csv(tmp_path):
     (tmp_path / "c.csv").write_text("a,b\n1,2\n")
-    assert prc.main(["x", str(tmp_path / "c.csv"), "--out", str(tmp_path / "o")]) == 1
+    assert prc.main([str(tmp_path / "c.csv"), "--out", str(tmp_path / "o")]) == 1
     write(tmp_path / "d.csv", [HEADER, "fast,mcs,4,1,1,,1,1,1,1,,,0"])
-    assert prc.main(["x", str(tmp_path / "d.csv"), "--out", str(tmp_path / "o")]) == 1
-    assert prc.main(["x", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "o")]) == 1
+    assert prc.main([str(tmp_path / "d.csv"), "--out", str(tmp_path / "o")]) == 1
+    assert prc.main([str(tmp_path / "missing.csv"), "--out", str(tmp_path / "o")]) == 1

@@ -21,58 +21,33 @@ between the lines <!-- vmdb:targets --> and <!-- /vmdb:targets -->.
 Exits 0; 3 when matplotlib is missing (table.md is written first); 1 when the CSV is
 missing or malformed.
 """
-import argparse
-import csv
-import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tsync_plot as tp  # noqa: E402
+
 FIELDS = ["design", "backend", "threads", "op", "pages", "count", "avg_ns", "p50_ns",
           "p99_ns", "p999_ns"]
-NO_MATPLOTLIB = 3
+TYPES = {**dict.fromkeys(("threads", "pages", "count"), int),
+         **dict.fromkeys(("avg_ns", "p50_ns", "p99_ns", "p999_ns"), float)}
+NO_MATPLOTLIB = tp.NO_MATPLOTLIB
 DESIGNS = ["ps", "global-lock", "frame-lock", "urcu", "linux", "ns-lookup", "ns-walk",
            "bare-trie"]
 OPS = ["map", "unmap", "lookup", "alias", "revoke"]
 BACKENDS = ["model", "memfd"]
 REFERENCE = "ps"
-
-
-class PlotError(Exception):
-    pass
+DOC_BLOCK = tp.block_markers("vmdb", "targets")
 
 
 def load(path):
     """Typed rows of a tsync-bench vmdb CSV; a later row of the same configuration wins."""
-    try:
-        f = open(path, newline="")
-    except OSError as e:
-        raise PlotError(f"{path}: {e.strerror}") from None
-    with f:
-        r = csv.reader(f)
-        if next(r, None) != FIELDS:
-            raise PlotError(f"{path}: not a tsync-bench vmdb CSV (header {','.join(FIELDS)})")
-        rows = {}
-        for n, rec in enumerate(r, start=2):
-            if not rec:
-                continue
-            if len(rec) != len(FIELDS):
-                raise PlotError(f"{path}:{n}: {len(rec)} fields, expected {len(FIELDS)}")
-            row = dict(zip(FIELDS, rec))
-            try:
-                for k in ("threads", "pages", "count"):
-                    row[k] = int(row[k])
-                for k in ("avg_ns", "p50_ns", "p99_ns", "p999_ns"):
-                    row[k] = float(row[k])
-            except ValueError as e:
-                raise PlotError(f"{path}:{n}: {e}") from None
-            rows[(row["design"], row["backend"], row["threads"], row["op"], row["pages"])] = row
-    return list(rows.values())
+    return tp.load_csv(path, FIELDS, TYPES, what="tsync-bench vmdb",
+                       key=("design", "backend", "threads", "op", "pages"))
 
 
-def ordered(names, known):
-    """names in the order of `known`, the others after, alphabetically."""
-    names = set(names)
-    return [n for n in known if n in names] + sorted(names - set(known))
+def ordered(names, known=DESIGNS):
+    return tp.ordered(names, known)
 
 
 def op_key(op_pages):
@@ -98,7 +73,8 @@ def fmt_ns(x):
 
 
 def ratio(a, b):
-    return f"{a / b:.2f}x" if a is not None and b else "n/a"
+    """a / b as "1.23x", n/a without both."""
+    return tp.fmt_x(tp.ratio(a, b))
 
 
 def index(rows):
@@ -119,24 +95,24 @@ def table(rows):
             "thread count (above 1: slower than ps). *vs 1 thread*: its mean over its own at",
             "1 thread (1 = perfect scaling). Each thread maps into its own address space;",
             "linux's threads share one mm.", ""]
-    for backend in ordered(idx, BACKENDS):
+    for backend in tp.ordered(idx, BACKENDS):
         ops = idx[backend]
         out += [f"## {backend} backend", ""]
         for op_pages in sorted(ops, key=op_key):
             cells = ops[op_pages]
-            out += [f"### {op_title(*op_pages)}", "",
-                    "| design | threads | count | mean | p50 | p99 | p99.9 | vs ps | vs 1 thread |",
-                    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-            for d in ordered({k[0] for k in cells}, DESIGNS):
+            body = []
+            for d in ordered({k[0] for k in cells}):
                 for t in sorted(k[1] for k in cells if k[0] == d):
                     r = cells[(d, t)]
                     ref = cells.get((REFERENCE, t))
                     one = cells.get((d, 1))
-                    out.append(
-                        f"| {d} | {t} | {r['count']} | {fmt_ns(r['avg_ns'])} | "
-                        f"{fmt_ns(r['p50_ns'])} | {fmt_ns(r['p99_ns'])} | {fmt_ns(r['p999_ns'])} | "
-                        f"{ratio(r['avg_ns'], ref['avg_ns'] if ref else None)} | "
-                        f"{ratio(r['avg_ns'], one['avg_ns'] if one else None)} |")
+                    body.append([d, t, r["count"]]
+                                + [fmt_ns(r[q]) for q in ("avg_ns", "p50_ns", "p99_ns", "p999_ns")]
+                                + [ratio(r["avg_ns"], ref["avg_ns"] if ref else None),
+                                   ratio(r["avg_ns"], one["avg_ns"] if one else None)])
+            out += [f"### {op_title(*op_pages)}", ""]
+            out += tp.md_table(["design", "threads", "count", "mean", "p50", "p99", "p99.9",
+                                "vs ps", "vs 1 thread"], body, "l" + "r" * 8, spaced=True)
             out.append("")
         out += summary(backend, ops)
     return "\n".join(out).rstrip() + "\n"
@@ -149,21 +125,21 @@ def summary(backend, ops):
     if tmax is None:
         return []
     cols = sorted(ops, key=op_key)
-    peers = ordered({k[0] for cells in ops.values() for k in cells if k[0] != REFERENCE},
-                    DESIGNS)
+    peers = ordered({k[0] for cells in ops.values() for k in cells if k[0] != REFERENCE})
     if not peers or not any((REFERENCE, tmax) in ops[c] for c in cols):
         return []
     out = []
     for col, what in (("avg_ns", "Mean"), ("p50_ns", "p50")):
-        out += [f"### {what} latency over ps's at {tmax} thread(s) ({backend})", "",
-                "| design | " + " | ".join(op_title(*c) for c in cols) + " |",
-                "| --- |" + " ---: |" * len(cols)]
+        body = []
         for d in peers:
             vals = []
             for c in cols:
                 r, ref = ops[c].get((d, tmax)), ops[c].get((REFERENCE, tmax))
                 vals.append(ratio(r[col], ref[col]) if r and ref else "n/a")
-            out.append(f"| {d} | " + " | ".join(vals) + " |")
+            body.append([d] + vals)
+        out += [f"### {what} latency over ps's at {tmax} thread(s) ({backend})", ""]
+        out += tp.md_table(["design"] + [op_title(*c) for c in cols], body,
+                           "l" + "r" * len(cols), spaced=True)
         out.append("")
     return out
 
@@ -186,7 +162,7 @@ def targets(rows, backend="model", threads=2):
 
     out = [f"At {t} thread(s), {backend} backend. *ps / peer*: ps's figure over the peer's "
            "(below 1: ps is lower); throughput from the mean (1 / mean per thread).", "",
-           "| target | measure | ps / peer | goal | met |", "| --- | --- | ---: | ---: | --- |"]
+           tp.md_row(["target", "measure", "ps / peer", "goal", "met"]), tp.md_rule("llrrl", True)]
 
     def line(what, measure, num, den, goal, lower=True):
         if num is None or den is None or not den:
@@ -238,10 +214,10 @@ def scaling(rows, t):
     the kernel's mmap lock, which every mmap of the process takes, costs the database."""
     idx = index(rows)
     out = []
-    for backend in ordered(idx, BACKENDS):
+    for backend in tp.ordered(idx, BACKENDS):
         ops = idx[backend]
         lines = []
-        for d in ordered({k[0] for c in ops.values() for k in c}, DESIGNS):
+        for d in ordered({k[0] for c in ops.values() for k in c}):
             vals = []
             for op in ("map", "unmap"):
                 cells = ops.get((op, 1), {})
@@ -252,71 +228,40 @@ def scaling(rows, t):
         if lines and t != 1:
             out += ["", f"Scaling, {backend} backend: mean at {t} threads over the same design's "
                     "at 1 thread (1.00x: no slowdown).", "",
-                    "| design | map 1 page | unmap 1 page |", "| --- | ---: | ---: |"] + lines
+                    tp.md_row(["design", "map 1 page", "unmap 1 page"]), tp.md_rule("lrr", True)] + lines
     return out
 
 
-def replace_block(doc, name, text):
-    """Replace doc's block between the vmdb:name markers with text (markers kept)."""
-    begin, end = f"<!-- vmdb:{name} -->", f"<!-- /vmdb:{name} -->"
-    i, j = doc.find(begin), doc.find(end)
-    if i < 0 or j < i:
-        raise ValueError(f"no {begin} ... {end} block")
-    return doc[:i + len(begin)] + "\n" + text.strip() + "\n" + doc[j:]
-
-
 def color_of(design):
-    """A fixed colour per design (matplotlib's default cycle), the same in every panel."""
-    cycle = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9"]
-    i = DESIGNS.index(design) if design in DESIGNS else len(DESIGNS) + sum(map(ord, design))
-    return cycle[i % len(cycle)]
+    return tp.color_of(design, DESIGNS)
 
 
 def plots(rows, outdir, plt):
     idx = index(rows)
     written = []
-    for backend in ordered(idx, BACKENDS):
+    for backend in tp.ordered(idx, BACKENDS):
         ops = idx[backend]
         cols = sorted(ops, key=op_key)
-        n = len(cols)
-        ncol = min(4, n)
-        nrow = math.ceil(n / ncol)
         # mean against threads
-        fig, axes = plt.subplots(nrow, ncol, figsize=(4 * ncol, 3.2 * nrow), squeeze=False)
-        for ax, c in zip(axes.flat, cols):
+        fig, axes = tp.panel_grid(plt, len(cols), 4, 4, 3.2)
+        for ax, c in zip(axes, cols):
             cells = ops[c]
-            for d in ordered({k[0] for k in cells}, DESIGNS):
-                pts = sorted((t, cells[(d, t)]["avg_ns"]) for (dd, t) in cells if dd == d)
-                ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], marker="o", label=d,
-                        color=color_of(d))
-            ax.set_title(op_title(*c), fontsize=10)
-            ax.set_xlabel("threads")
-            ax.set_ylabel("mean latency (us)")
-            ax.set_yscale("log")
-            ax.set_xticks(sorted({k[1] for k in cells}))
-            ax.grid(True, which="both", alpha=0.3)
-        for ax in list(axes.flat)[n:]:
-            ax.axis("off")
+            for d in ordered({k[0] for k in cells}):
+                xs, ys = tp.series([{"t": t, "us": r["avg_ns"] / 1e3}
+                                    for (dd, t), r in cells.items() if dd == d], "t", "us")
+                ax.plot(xs, ys, marker="o", label=d, color=color_of(d))
+            tp.style_axes(ax, op_title(*c), "threads", "mean latency (us)", ylog=True,
+                          xticks=sorted({k[1] for k in cells}), fontsize=10)
         # one legend for every panel: a design keeps its colour everywhere
-        handles = {}
-        for ax in axes.flat:
-            for h, lab in zip(*ax.get_legend_handles_labels()):
-                handles.setdefault(lab, h)
-        labs = ordered(handles, DESIGNS)
-        fig.legend([handles[k] for k in labs], labs, fontsize=8, loc="lower right",
-                   ncol=2)
+        tp.fig_legend(fig, axes, order=DESIGNS, loc="lower right", ncol=2)
         fig.suptitle(f"tsync-bench vmdb, {backend} backend: mean latency per operation")
-        fig.tight_layout()
-        path = os.path.join(outdir, f"vmdb_{backend}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(tp.save(plt, fig, os.path.join(outdir, f"vmdb_{backend}.png")))
         # the tail at the largest thread count
         tmax = max(k[1] for cells in ops.values() for k in cells)
-        fig, axes = plt.subplots(nrow, ncol, figsize=(4 * ncol, 3.2 * nrow), squeeze=False)
-        for ax, c in zip(axes.flat, cols):
+        fig, axes = tp.panel_grid(plt, len(cols), 4, 4, 3.2)
+        for ax, c in zip(axes, cols):
             cells = ops[c]
-            ds = [d for d in ordered({k[0] for k in cells}, DESIGNS) if (d, tmax) in cells]
+            ds = [d for d in ordered({k[0] for k in cells}) if (d, tmax) in cells]
             w = 0.27
             for j, (q, label) in enumerate((("p50_ns", "p50"), ("p99_ns", "p99"),
                                             ("p999_ns", "p99.9"))):
@@ -324,59 +269,25 @@ def plots(rows, outdir, plt):
                        [cells[(d, tmax)][q] / 1e3 for d in ds], w, label=label)
             ax.set_xticks(range(len(ds)))
             ax.set_xticklabels(ds, rotation=30, fontsize=8)
-            ax.set_yscale("log")
-            ax.set_ylabel("latency (us)")
-            ax.set_title(op_title(*c), fontsize=10)
-            ax.grid(True, axis="y", which="both", alpha=0.3)
-        for ax in list(axes.flat)[n:]:
-            ax.axis("off")
-        axes.flat[0].legend(fontsize=8)
+            tp.style_axes(ax, op_title(*c), None, "latency (us)", ylog=True, fontsize=10,
+                          grid="y")
+        axes[0].legend(fontsize=8)
         fig.suptitle(f"tsync-bench vmdb, {backend} backend: tail latency at {tmax} thread(s)")
-        fig.tight_layout()
-        path = os.path.join(outdir, f"vmdb_{backend}_tail.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(tp.save(plt, fig, os.path.join(outdir, f"vmdb_{backend}_tail.png")))
     return written
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(prog=os.path.basename(argv[0]),
-                                 description="table and plots of tsync-bench vmdb")
+def main(argv=None):
+    ap = tp.parser(__doc__, "plot_vmdb.py")
     ap.add_argument("dir", help="the --out directory: reads DIR/vmdb.csv, writes there")
     ap.add_argument("--csv", help="read this CSV instead of DIR/vmdb.csv")
     ap.add_argument("--doc", help="refresh this Markdown file's vmdb:targets block")
-    a = ap.parse_args(argv[1:])
-    try:
-        rows = load(a.csv or os.path.join(a.dir, "vmdb.csv"))
-    except PlotError as e:
-        print(f"plot_vmdb: {e}", file=sys.stderr)
-        return 1
-    if not rows:
-        print("plot_vmdb: no rows", file=sys.stderr)
-        return 1
-    with open(os.path.join(a.dir, "table.md"), "w") as f:
-        f.write(table(rows))
-    if a.doc:
-        try:
-            with open(a.doc) as f:
-                doc = replace_block(f.read(), "targets", "\n".join(targets(rows)))
-        except (OSError, ValueError) as e:
-            print(f"plot_vmdb: {a.doc}: {e}", file=sys.stderr)
-            return 1
-        with open(a.doc, "w") as f:
-            f.write(doc)
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot_vmdb: matplotlib missing: table.md only", file=sys.stderr)
-        return NO_MATPLOTLIB
-    for p in plots(rows, a.dir, plt):
-        print(f"plot_vmdb: wrote {p}")
-    return 0
+    a = ap.parse_args(argv)
+    doc = (a.doc, *DOC_BLOCK, lambda rows: "\n".join(targets(rows))) if a.doc else None
+    return tp.run("plot_vmdb", lambda: load(a.csv or os.path.join(a.dir, "vmdb.csv")), a.dir,
+                  lambda rows: {"table.md": table(rows)}, doc=doc,
+                  plots=lambda rows, plt: plots(rows, a.dir, plt))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())

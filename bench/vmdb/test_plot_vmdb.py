@@ -32,7 +32,7 @@ def rows():
 
 def test_table(tmp_path):
     write(tmp_path / "vmdb.csv", rows())
-    assert pv.main(["x", str(tmp_path)]) in (0, pv.NO_MATPLOTLIB)
+    assert pv.main([str(tmp_path)]) in (0, pv.NO_MATPLOTLIB)
     md = (tmp_path / "table.md").read_text()
     assert "## model backend" in md and "## memfd backend" in md
     assert md.index("## model backend") < md.index("## memfd backend")
@@ -53,7 +53,7 @@ def test_table(tmp_path):
 
 def test_plots(tmp_path):
     write(tmp_path / "vmdb.csv", rows())
-    rc = pv.main(["x", str(tmp_path)])
+    rc = pv.main([str(tmp_path)])
     if rc == pv.NO_MATPLOTLIB:
         return
     assert rc == 0
@@ -71,15 +71,15 @@ def test_later_row_wins(tmp_path):
 
 
 def test_bad_input(tmp_path):
-    assert pv.main(["x", str(tmp_path)]) == 1  # no vmdb.csv
+    assert pv.main([str(tmp_path)]) == 1  # no vmdb.csv
     write(tmp_path / "vmdb.csv", ["design,backend,threads", "ps,model,1"])
-    assert pv.main(["x", str(tmp_path)]) == 1  # wrong header
+    assert pv.main([str(tmp_path)]) == 1  # wrong header
     write(tmp_path / "vmdb.csv", [HEADER, "ps,model,1,map,1,50,100"])
-    assert pv.main(["x", str(tmp_path)]) == 1  # short row
+    assert pv.main([str(tmp_path)]) == 1  # short row
     write(tmp_path / "vmdb.csv", [HEADER, "ps,model,one,map,1,50,100,50,500,1000"])
-    assert pv.main(["x", str(tmp_path)]) == 1  # not a number
+    assert pv.main([str(tmp_path)]) == 1  # not a number
     write(tmp_path / "vmdb.csv", [HEADER])
-    assert pv.main(["x", str(tmp_path)]) == 1  # no rows
+    assert pv.main([str(tmp_path)]) == 1  # no rows
 
 
 def test_fmt_ns():
@@ -102,7 +102,7 @@ def test_targets_and_doc(tmp_path):
     write(tmp_path / "vmdb.csv", lines)
     doc = tmp_path / "doc.md"
     doc.write_text("before\n<!-- vmdb:targets -->\nold\n<!-- /vmdb:targets -->\nafter\n")
-    assert pv.main(["x", str(tmp_path), "--doc", str(doc)]) in (0, pv.NO_MATPLOTLIB)
+    assert pv.main([str(tmp_path), "--doc", str(doc)]) in (0, pv.NO_MATPLOTLIB)
     text = doc.read_text()
     assert "old" not in text and text.startswith("before\n") and text.endswith("after\n")
     assert "| map 1 page vs global-lock | p99 | 0.25x | <= 0.33x | yes |" in text
@@ -117,12 +117,12 @@ def test_targets_and_doc(tmp_path):
     # scaling: rows at 1 thread are needed; with only 2-thread rows there is no such table
     assert "Scaling, model backend" not in text
     write(tmp_path / "vmdb.csv", rows())  # ps 100 -> 200, global-lock 300 -> 1000 (map)
-    assert pv.main(["x", str(tmp_path), "--doc", str(doc)]) in (0, pv.NO_MATPLOTLIB)
+    assert pv.main([str(tmp_path), "--doc", str(doc)]) in (0, pv.NO_MATPLOTLIB)
     text = doc.read_text()
     assert "Scaling, model backend: mean at 2 threads" in text
     assert "| global-lock | 3.33x | n/a |" in text and "| ps | 2.00x | n/a |" in text
     # a doc without the block is an error, and is left alone
     bad = tmp_path / "bad.md"
     bad.write_text("no block\n")
-    assert pv.main(["x", str(tmp_path), "--doc", str(bad)]) == 1
+    assert pv.main([str(tmp_path), "--doc", str(bad)]) == 1
     assert bad.read_text() == "no block\n"
