@@ -24,7 +24,8 @@
 #include <tsync/mvrlu.h>
 #include <tsync/thread.h>
 
-#include "internal.h"
+#include "tdir.h"
+#include "util.h"
 
 #define INF UINT64_MAX
 #define COMMITTING (UINT64_MAX - 1)

@@ -33,7 +33,9 @@
 #include <tsync/rlu.h>
 #include <tsync/thread.h>
 
-#include "internal.h"
+#include "registry.h"
+#include "tdir.h"
+#include "util.h"
 
 #define INF UINT64_MAX
 #define COMMITTING (UINT64_MAX - 1)
