@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <tsync/clock.h>
-#include "internal.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -63,9 +62,11 @@ static double calibrate(void)
 }
 
 /*
- * ORDO-style pairwise measurement (seed 003 §6). Two threads pinned to CPUs a and b
- * take turns: the sender reads its counter and publishes the value; the receiver spins
- * until it sees it and reads its own counter. receiver - sender = offset(b - a) +
+ * ORDO-style pairwise measurement (the RLU study (Appl. Sci. 2022) §6). Two threads
+ * pinned to CPUs a and b take turns: the sender reads its counter and publishes the
+ * value; the receiver spins until it sees it (a pure spin, not a src/wait.h wait: each
+ * thread has its CPU to itself, and a yield would only add to the latency measured) and
+ * reads its own counter. receiver - sender = offset(b - a) +
  * latency, latency > 0, so the minimum over rounds bounds offset(b - a) from above;
  * with both directions measured, |offset| <= max(min_ab, min_ba). The maximum over all
  * pairs is the skew bound; a negative minimum is an observed inversion.

@@ -27,8 +27,9 @@
 #include <tsync/mvrlu.h>
 #include <tsync/thread.h>
 
-#include "internal.h"
 #include "rlu_common.h"
+#include "tdir.h"
+#include "util.h"
 #include "wait.h"
 
 #define INF TSYNC__RLU_INF

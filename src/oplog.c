@@ -1,10 +1,10 @@
 /*
- * src/oplog.c - OpLog (seed 002): per-thread log tables, log, synchronize, eviction.
+ * src/oplog.c - OpLog (MIT TR 2014): per-thread log tables, log, synchronize, eviction.
  *
  * Layout. A domain owns one table per thread id that has logged into it (allocated on
  * the thread's first oplog_log, kept until the domain is destroyed, inherited by a later
  * thread that gets the same id). A table is `slots` slots, each on its own cache lines:
- *   lock      the slot lock (the seed's per-core log lock): taken by the owning thread
+ *   lock      the slot lock (the paper's per-core log lock): taken by the owning thread
  *             to push, by synchronizers to read and empty the log, by fini to detach
  *   owner     the object whose log this is (NULL: free), written under the lock
  *   evicting  the object this thread is evicting from the slot right now (see fini)
@@ -24,16 +24,14 @@
  * and again after the last lock, and rescans if it changed.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <tsync/oplog.h>
 #include <tsync/thread.h>
-#include "internal.h"
-
-#define SPIN_BEFORE_YIELD 128
+#include "util.h"
+#include "wait.h"
 
 /* Sanitizer builds (TSYNC_TEST_SMALL) widen race windows that tests hunt: here, the
  * time an evictor holds x only through its evicting mark (see oplog_object_fini). */
@@ -61,7 +59,7 @@ struct oplog__table {
 _Static_assert(offsetof(struct oplog__table, slots) == OPLOG__TABLE_HDR, "table layout");
 
 /* The default op log. */
-struct oplog__oplog {
+struct op_log {
 	uint32_t used; /* bytes of ops appended (live and dead) */
 	uint32_t cap;  /* bytes of buf */
 	_Alignas(8) unsigned char buf[];
@@ -91,17 +89,13 @@ struct oplog_domain {
 
 /* ---- small locks ---------------------------------------------------------------- */
 
+/* Test-and-test-and-set; a hand-off wait (src/wait.h) whose rounds count across retries. */
 static inline void spin_lock(_Atomic uint32_t *l)
 {
-	unsigned spins = 0;
-	while (atomic_exchange_explicit(l, 1, memory_order_acquire) != 0) {
-		while (atomic_load_explicit(l, memory_order_relaxed) != 0) {
-			if (++spins < SPIN_BEFORE_YIELD)
-				tsync_arch_relax();
-			else
-				sched_yield();
-		}
-	}
+	struct tsync__wait w = TSYNC__WAIT_INIT;
+	while (atomic_exchange_explicit(l, 1, memory_order_acquire) != 0)
+		while (atomic_load_explicit(l, memory_order_relaxed) != 0)
+			tsync__wait_round(&w, TSYNC__SPIN_HANDOFF);
 }
 
 static inline void spin_unlock(_Atomic uint32_t *l)
@@ -196,7 +190,7 @@ struct oplog_domain *oplog_domain_create(const struct oplog_type *type,
 	d->slots = c.slots;
 	d->mask = c.slots - 1;
 	d->capacity = deflt ? capacity : 0;
-	d->log_bytes = deflt ? sizeof(struct oplog__oplog) + capacity : type->log_bytes;
+	d->log_bytes = deflt ? sizeof(struct op_log) + capacity : type->log_bytes;
 	d->slot_stride = tsync__round_up(SLOT_HDR + d->log_bytes, TSYNC_CACHE_LINE);
 	d->table_bytes = sizeof(struct oplog__table) + (size_t)c.slots * d->slot_stride;
 	d->fast.slot_stride = d->slot_stride;
@@ -275,7 +269,7 @@ static void slot_install(const struct oplog_domain *d, struct oplog__slot *s,
 {
 	s->owner = obj;
 	if (d->default_log) {
-		struct oplog__oplog *l = slot_log(s);
+		struct op_log *l = slot_log(s);
 		l->used = 0;
 		l->cap = (uint32_t)d->capacity;
 	} else {
@@ -288,7 +282,7 @@ static void slot_install(const struct oplog_domain *d, struct oplog__slot *s,
 static inline bool slot_pending(const struct oplog_domain *d, struct oplog__slot *s)
 {
 	if (d->default_log)
-		return ((struct oplog__oplog *)slot_log(s))->used != 0;
+		return ((struct op_log *)slot_log(s))->used != 0;
 	return d->type->empty == NULL || !d->type->empty(slot_log(s));
 }
 
@@ -431,13 +425,8 @@ void oplog_object_fini(struct oplog_object *obj)
 		if (!tab || (int)t == self)
 			continue;
 		struct oplog__slot *s = slot_at(d, tab, idx);
-		unsigned spins = 0;
-		while (atomic_load_explicit(&s->evicting, memory_order_acquire) == obj) {
-			if (++spins < SPIN_BEFORE_YIELD)
-				tsync_arch_relax();
-			else
-				sched_yield();
-		}
+		tsync__wait_until(atomic_load_explicit(&s->evicting, memory_order_acquire) != obj,
+				  TSYNC__SPIN_HANDOFF);
 	}
 }
 
@@ -531,7 +520,9 @@ int oplog_log(struct oplog_object *obj, struct oplog_op *op)
 			bump(&tab->logged);
 			if (d->wait) {
 				/* Commit wait: return only once every CPU's clock has passed ts, so an
-				 * op that starts after we return gets a larger timestamp. */
+				 * op that starts after we return gets a larger timestamp. It waits for
+				 * the clock, not for another thread (at most the skew bound S), so it
+				 * spins without yielding (unlike src/wait.h's waits). */
 				uint64_t until = ts + d->wait_ticks;
 				if (tsync_now() <= until) {
 					bump(&tab->commit_waits);
@@ -579,7 +570,7 @@ static inline uint32_t op_stride(const struct oplog_op *op)
 int oplog_oplog_append(struct oplog_object *obj, void *log, struct oplog_op *op)
 {
 	(void)obj;
-	struct oplog__oplog *l = log;
+	struct op_log *l = log;
 	uint32_t len = op_stride(op);
 	if (l->used + len > l->cap)
 		return OPLOG_FULL;
@@ -594,7 +585,7 @@ struct oplog_op *oplog_oplog_find_last(void *log,
 				       bool (*match)(const struct oplog_op *op, const void *arg),
 				       const void *arg)
 {
-	struct oplog__oplog *l = log;
+	struct op_log *l = log;
 	struct oplog_op *found = NULL;
 	for (uint32_t pos = 0; pos < l->used;) {
 		struct oplog_op *op = (struct oplog_op *)(void *)(l->buf + pos);
@@ -607,13 +598,13 @@ struct oplog_op *oplog_oplog_find_last(void *log,
 
 struct oplog_op *oplog_oplog_next(void *log)
 {
-	struct oplog__oplog *l = log;
+	struct op_log *l = log;
 	return (struct oplog_op *)(void *)(l->buf + l->used);
 }
 
 bool oplog_oplog_live_at(void *log, const struct oplog_op *op, size_t stride)
 {
-	struct oplog__oplog *l = log;
+	struct op_log *l = log;
 	uintptr_t b = (uintptr_t)l->buf, p = (uintptr_t)op;
 	if (p < b || p >= b + l->used || stride == 0 || (p - b) % stride != 0)
 		return false;
@@ -622,7 +613,7 @@ bool oplog_oplog_live_at(void *log, const struct oplog_op *op, size_t stride)
 
 void oplog_oplog_pop(void *log, struct oplog_op *op)
 {
-	struct oplog__oplog *l = log;
+	struct op_log *l = log;
 	if ((unsigned char *)op + op_stride(op) == l->buf + l->used)
 		l->used -= op_stride(op);
 }
@@ -634,7 +625,7 @@ void oplog_op_cancel(struct oplog_op *op)
 
 size_t oplog_oplog_used(const void *log)
 {
-	const struct oplog__oplog *l = log;
+	const struct op_log *l = log;
 	size_t live = 0;
 	for (uint32_t pos = 0; pos < l->used;) {
 		const struct oplog_op *op = (const struct oplog_op *)(const void *)(l->buf + pos);
@@ -674,7 +665,7 @@ void oplog_oplog_apply(struct oplog_object *obj, void *const *logs, unsigned n)
 	struct oplog_domain *d = obj->dom;
 	size_t total = 0;
 	for (unsigned i = 0; i < n; i++) {
-		struct oplog__oplog *l = logs[i];
+		struct op_log *l = logs[i];
 		for (uint32_t pos = 0; pos < l->used;) {
 			struct oplog_op *op = (struct oplog_op *)(void *)(l->buf + pos);
 			total += !(op->flags & OPLOG_OP_DEAD);
@@ -691,7 +682,7 @@ void oplog_oplog_apply(struct oplog_object *obj, void *const *logs, unsigned n)
 	/* Each log's live ops, in append order = timestamp order, as one run. */
 	size_t k = 0, run_start[MERGE_LINEAR + 1], run_pos[MERGE_LINEAR];
 	for (unsigned i = 0; i < n; i++) {
-		struct oplog__oplog *l = logs[i];
+		struct op_log *l = logs[i];
 		if (i < MERGE_LINEAR)
 			run_start[i] = k;
 		for (uint32_t pos = 0; pos < l->used;) {

@@ -1,5 +1,5 @@
 /*
- * src/oplog_counter.c - the CounterLog of seed 002 Fig. 8.
+ * src/oplog_counter.c - the CounterLog of OpLog (MIT TR 2014) Fig. 8.
  */
 #include <errno.h>
 #include <stddef.h>

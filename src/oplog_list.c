@@ -1,6 +1,6 @@
 /*
  * src/oplog_list.c - an intrusive list on OpLog with local and global absorption
- * (seed 002 §4.2, §5.2, §7.3).
+ * (OpLog (MIT TR 2014) §4.2, §5.2, §7.3).
  */
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * src/oplog_rmap.c - the logging rmap of seed 002 §4.3 over a sorted list.
+ * src/oplog_rmap.c - the logging rmap of OpLog (MIT TR 2014) §4.3 over a sorted list.
  */
 #include <errno.h>
 #include <stddef.h>

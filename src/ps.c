@@ -1,17 +1,25 @@
 /*
- * src/ps.c - ParSec quiescence (seed 000 §3.2-3.3). The inline read path (ps_enter,
- * ps_exit) is in include/tsync/ps.h; the argument for why no reader can observe reused
- * memory is in docs/design.md §2.
+ * src/ps.c - ParSec quiescence (ParSec (EuroSys 2016) §3.2-3.3). The inline read path
+ * (ps_enter, ps_exit) is in include/tsync/ps.h; the argument for why no reader can
+ * observe reused memory is in docs/design.md §2.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <tsync/ps.h>
-#include "internal.h"
+#include "ps_internal.h"
+#include "registry.h"
+#include "tdir.h"
+#include "util.h"
+#include "wait.h"
 
-_Static_assert(PS__CHUNK == TSYNC__CHUNK, "ps chunks follow the registry's chunking");
+/* ps's directory of slots is a src/tdir.h directory whose layout <tsync/ps.h> spells out
+ * for the inline ps_enter/ps_exit (a public header cannot include tdir.h): the same
+ * chunking, and a chunk is an array of records. */
+_Static_assert(PS__CHUNK_SHIFT == TSYNC__CHUNK_SHIFT, "ps chunks are tdir chunks");
+_Static_assert(sizeof(struct ps__chunk) == TSYNC__CHUNK * sizeof(struct ps__slot),
+	       "a ps chunk is TSYNC__CHUNK slots");
 _Static_assert(sizeof(struct ps__slot) == TSYNC_CACHE_LINE, "one slot per cache line");
 
 struct ps {
@@ -28,15 +36,12 @@ struct ps_view {
 	uint64_t enter, exit;
 	uint64_t at; /* tsync_now_before_loads() taken before the two loads */
 };
-struct ps_view_chunk {
-	struct ps_view v[PS__CHUNK];
-};
 /* A quiescer's private state, hung off its own slot (owner only). */
 struct ps_qcache {
 	struct ps_stats stats;
 	int blocker;            /* thread that made the last failed quiescence fail, or -1 */
 	uint64_t blocker_enter; /* ... and the enter time of its section */
-	struct ps_view_chunk *chunks[]; /* nchunks entries, allocated on demand */
+	void *_Atomic views[]; /* tdir directory of struct ps_view (nchunks entries) */
 };
 
 static void slot_chunk_init(void *chunk, void *arg)
@@ -64,9 +69,7 @@ void ps__exit_unbalanced(void)
 
 static struct ps__slot *slot_if_exists(struct ps *ps, unsigned tid)
 {
-	struct ps__chunk *c = atomic_load_explicit(&ps->head.chunks[tid >> PS__CHUNK_SHIFT],
-						   memory_order_acquire);
-	return c ? &c->slot[tid & (PS__CHUNK - 1)] : NULL;
+	return tsync__tdir_at((void *_Atomic *)ps->head.chunks, tid, sizeof(struct ps__slot));
 }
 
 /* Registry hook: the exiting thread closes its sections (it can hold no references
@@ -130,25 +133,24 @@ struct ps *ps_create(const struct ps_config *cfg)
 	return ps;
 }
 
+static void qcache_free(void *slot, void *arg)
+{
+	struct ps *ps = arg;
+	struct ps_qcache *qc = ((struct ps__slot *)slot)->qcache;
+	if (qc == NULL)
+		return;
+	tsync__tdir_free_chunks(qc->views, ps->nchunks);
+	free(qc);
+}
+
 void ps_destroy(struct ps *ps)
 {
 	if (ps == NULL)
 		return;
 	tsync__client_remove(&ps->client);
-	for (unsigned i = 0; i < ps->nchunks; i++) {
-		struct ps__chunk *c = atomic_load_explicit(&ps->head.chunks[i], memory_order_acquire);
-		if (c == NULL)
-			continue;
-		for (unsigned j = 0; j < PS__CHUNK; j++) {
-			struct ps_qcache *qc = c->slot[j].qcache;
-			if (qc == NULL)
-				continue;
-			for (unsigned k = 0; k < ps->nchunks; k++)
-				free(qc->chunks[k]);
-			free(qc);
-		}
-		free(c);
-	}
+	tsync__tdir_each((void *_Atomic *)ps->head.chunks, ps->nchunks, sizeof(struct ps__slot),
+			 qcache_free, ps);
+	tsync__tdir_free_chunks((void *_Atomic *)ps->head.chunks, ps->nchunks);
 	free(ps->head.chunks);
 	free(ps);
 }
@@ -157,7 +159,7 @@ static struct ps_qcache *qcache_of(struct ps *ps, struct ps__slot *me)
 {
 	if (TSYNC_LIKELY(me->qcache != NULL))
 		return me->qcache;
-	struct ps_qcache *qc = calloc(1, sizeof(*qc) + ps->nchunks * sizeof(qc->chunks[0]));
+	struct ps_qcache *qc = calloc(1, sizeof(*qc) + ps->nchunks * sizeof(qc->views[0]));
 	if (qc == NULL)
 		tsync__fatal("out of memory allocating quiescence caches");
 	qc->blocker = -1;
@@ -169,14 +171,7 @@ static struct ps_qcache *qcache_of(struct ps *ps, struct ps__slot *me)
  * scan simply reads j's slot every time: the cache is an optimisation only). */
 static struct ps_view *view_of(struct ps_qcache *qc, unsigned j)
 {
-	struct ps_view_chunk *vc = qc->chunks[j >> PS__CHUNK_SHIFT];
-	if (TSYNC_UNLIKELY(vc == NULL)) {
-		vc = calloc(1, sizeof(*vc));
-		if (vc == NULL)
-			return NULL;
-		qc->chunks[j >> PS__CHUNK_SHIFT] = vc;
-	}
-	return &vc->v[j & (PS__CHUNK - 1)];
+	return tsync__tdir_get(qc->views, j, sizeof(struct ps_view), NULL, NULL);
 }
 
 static void publish(struct ps__slot *me, uint64_t q)
@@ -186,13 +181,13 @@ static void publish(struct ps__slot *me, uint64_t q)
 }
 
 /*
- * RT-ParSec's quiescence point (seed 004 Fig. 8, lines 15-22), exact: every thread's
- * record is read now. Loads follow `now` (RDTSC; LFENCE), so a thread seen outside was
- * outside at a time after `now`, and one seen inside with enter time e has been inside
- * since e: every section active at any time before min(now, e_min) - S has ended or
- * began after it (docs/design.md §2, reasons 2-4, and docs/rt.md §2). The caller's own
- * record counts like any other. The thread with the earliest enter time is remembered as
- * the blocker (for ps_stall_report).
+ * RT-ParSec's quiescence point (RT-SMR (RTAS 2018) Fig. 8, lines 15-22), exact: every
+ * thread's record is read now. Loads follow `now` (RDTSC; LFENCE), so a thread seen
+ * outside was outside at a time after `now`, and one seen inside with enter time e has
+ * been inside since e: every section active at any time before min(now, e_min) - S has
+ * ended or began after it (docs/design.md §2, reasons 2-4, and docs/rt.md §2). The
+ * caller's own record counts like any other. The thread with the earliest enter time is
+ * remembered as the blocker (for ps_stall_report).
  */
 static uint64_t point_exact(struct ps *ps, unsigned me_id, struct ps__slot *me,
 			    struct ps_qcache *qc)
@@ -222,8 +217,8 @@ static uint64_t point_exact(struct ps *ps, unsigned me_id, struct ps__slot *me,
 	return min > S + 1 ? min - S - 1 : 0;
 }
 
-/* Temporal quiescence (seed 004 Fig. 9): now - grace - S - 1. `now` is read before any
- * later load or store of the caller (RDTSC; LFENCE), so reuse follows it. */
+/* Temporal quiescence (RT-SMR (RTAS 2018) Fig. 9): now - grace - S - 1. `now` is read
+ * before any later load or store of the caller (RDTSC; LFENCE), so reuse follows it. */
 static uint64_t point_temporal(struct ps *ps, struct ps_qcache *qc)
 {
 	const uint64_t now = tsync_now_before_loads();
@@ -324,7 +319,7 @@ bool ps_quiesce(struct ps *ps, tsync_tick_t t)
 		return true;
 	}
 	if (ps->policy != PS_POLICY_GENERAL) {
-		/* RT / TEMPORAL (seed 004 Figs. 8-9): compare with a fresh point. */
+		/* RT / TEMPORAL (RT-SMR (RTAS 2018) Figs. 8-9): compare with a fresh point. */
 		uint64_t q = point_now(ps, me_id, me, qc);
 		if (t <= q) {
 			qc->stats.quiesce_true++;
@@ -410,12 +405,7 @@ void ps_synchronize(struct ps *ps)
 	if (ps_in_section(ps))
 		tsync__fatal("ps_synchronize called inside a parallel section of the same ps");
 	uint64_t t = tsync_now_ordered();
-	for (unsigned spins = 0; !ps_quiesce(ps, t); spins++) {
-		if (spins < 64)
-			tsync_arch_relax();
-		else
-			sched_yield();
-	}
+	tsync__wait_until(ps_quiesce(ps, t), TSYNC__SPIN_QUIESCE);
 }
 
 tsync_tick_t ps_quiescence_point(struct ps *ps)

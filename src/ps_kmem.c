@@ -9,6 +9,7 @@
 
 #include <tsync/ps_kmem.h>
 #include "ps_mem_internal.h"
+#include "util.h"
 
 /* Sizes up to this many bytes find their class in one table load (ps_kmem_class_of). */
 #define LOOKUP_MAX 8192u
@@ -39,18 +40,13 @@ _Static_assert(PS_KMEM_MAX_CLASSES <= 256, "lookup[] holds class numbers in a by
 
 static int class_search(const struct ps_kmem *k, size_t size);
 
-static size_t round_up(size_t v, size_t a)
-{
-	return (v + a - 1) / a * a;
-}
-
 /* The ps_mem configuration of a class of `size`-byte objects. */
 static struct ps_mem_config class_config(const struct ps_mem_config *tmpl, size_t size,
 					 size_t cache_bytes)
 {
 	struct ps_mem_config mc = *tmpl;
 	size_t align = tmpl->align ? tmpl->align : 16;
-	size_t stride = round_up(OBJ_HDR + size, align);
+	size_t stride = tsync__round_up(OBJ_HDR + size, align);
 	if (!tmpl->slab_size) {
 		if (stride <= SHARED_MAX) {
 			size_t slab = 64u * 1024u;
@@ -58,7 +54,8 @@ static struct ps_mem_config class_config(const struct ps_mem_config *tmpl, size_
 				slab <<= 1;
 			mc.slab_size = slab;
 		} else {
-			mc.slab_size = round_up((align > SLAB_HDR ? align : SLAB_HDR) + stride, PAGE);
+			mc.slab_size =
+			    tsync__round_up((align > SLAB_HDR ? align : SLAB_HDR) + stride, PAGE);
 		}
 	}
 	if (!tmpl->cache_size) {
@@ -97,7 +94,8 @@ struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg)
 		return NULL;
 	/* memcached's sequence: grow by f (8-byte multiples) while a class is at most hi / f,
 	 * then the largest class is hi itself */
-	size_t sz = round_up(lo, 8), cache_bytes = c.cache_bytes ? c.cache_bytes : CACHE_BYTES;
+	size_t sz = tsync__round_up(lo, 8);
+	size_t cache_bytes = c.cache_bytes ? c.cache_bytes : CACHE_BYTES;
 	unsigned maxc = c.max_classes ? c.max_classes : PS_KMEM_MAX_CLASSES;
 	for (;;) {
 		bool last = sz >= hi || sz > (size_t)((double)hi / f) || k->n == maxc - 1;
@@ -115,7 +113,7 @@ struct ps_kmem *ps_kmem_create(struct ps *ps, const struct ps_kmem_config *cfg)
 		k->size[k->n++] = sz;
 		if (last)
 			break;
-		size_t nx = round_up((size_t)((double)sz * f), 8);
+		size_t nx = tsync__round_up((size_t)((double)sz * f), 8);
 		sz = nx > sz ? nx : sz + 8;
 	}
 	/* Every class but perhaps the last (max_size) is a multiple of 8, so all sizes in

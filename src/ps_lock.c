@@ -1,11 +1,11 @@
 /*
- * src/ps_lock.c - node locks that fail on freed nodes (seed 000 §2.2, §3.5, Fig. 1).
+ * src/ps_lock.c - node locks that fail on freed nodes (ParSec (EuroSys 2016) §2.2, §3.5, Fig. 1).
  * Why a contender can never use a freed node: docs/design.md §4.
  */
-#include <sched.h>
-
 #include <tsync/ps_lock.h>
-#include "internal.h"
+#include "ps_mem_hdr.h"
+#include "util.h"
+#include "wait.h"
 
 void ps_lock_init(struct ps_lock *lock)
 {
@@ -19,13 +19,8 @@ static inline void ticket_acquire(struct ps_lock *lock)
 	uint32_t ticket = atomic_fetch_add_explicit(&lock->next, 1, memory_order_relaxed);
 	/* Spin briefly, then yield: with more threads than CPUs the holder, or the thread
 	 * whose turn is next, may be preempted, and a FIFO lock cannot let us overtake it. */
-	for (unsigned spins = 0;
-	     atomic_load_explicit(&lock->owner, memory_order_acquire) != ticket; spins++) {
-		if (spins < 128)
-			tsync_arch_relax();
-		else
-			sched_yield();
-	}
+	tsync__wait_until(atomic_load_explicit(&lock->owner, memory_order_acquire) == ticket,
+			  TSYNC__SPIN_HANDOFF);
 }
 
 static inline void ticket_release(struct ps_lock *lock)

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "ps_internal.h"
 #include "ps_mem_internal.h"
+#include "util.h"
 
 static inline void peak_max(_Atomic uint64_t *p, uint64_t v)
 {
@@ -1127,8 +1129,7 @@ void ps_mem_destroy(struct ps_mem *m)
 		free(o);
 	}
 	pthread_mutex_unlock(&m->pool_lock);
-	for (unsigned i = 0; i < m->nchunks; i++)
-		free(atomic_load_explicit(&m->chunks[i], memory_order_relaxed));
+	tsync__tdir_free_chunks((void *_Atomic *)m->chunks, m->nchunks);
 	free(m->chunks);
 	pthread_mutex_destroy(&m->pool_lock);
 	free(m);

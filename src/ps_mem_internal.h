@@ -5,6 +5,8 @@
  *                   optional steps named), thread exit, create/destroy;
  *   ps_mem_slab.c   object cache <-> owned slabs <-> pool <-> system;
  *   ps_mem_stats.c  counters (ps_mem_stats) and the stall report (ps_stall_report).
+ * Included by those three, ps_reclaimer.c (σ drives ps_mem__task_*) and ps_kmem.c (an
+ * object's slab names its size class). The object header is in src/ps_mem_hdr.h.
  * Ownership rules (docs/design.md §3):
  *  - a thread's queue, cache and owned-slab lists are touched only by that thread (and by
  *    the registry hook that runs in it when it exits);
@@ -20,7 +22,9 @@
 #include <stdint.h>
 
 #include <tsync/ps_mem.h>
-#include "internal.h"
+#include "ps_mem_hdr.h"
+#include "registry.h"
+#include "tdir.h"
 
 /* L_POOL_DRAINING: pool slabs whose every allocated object waits for its grace period
  * (nfree + nlatent == nobj): Prudence's pre-movement (slab_premove) parks them where
@@ -170,28 +174,6 @@ struct ps_mem {
 #define ACCT_FREE 0xffffffffu              /* live - 1, pending + 1 (the carry) */
 #define ACCT_RECLAIM(n) ((uint64_t)(n) << 32) /* subtracted: pending - n */
 
-/* A queued object whose grace period ends in its slab, not in a cache: the low bit of
- * its header's slab pointer (slabs are page aligned). Only its queue's owner sets or
- * clears it; every reader of h->slab masks it (hdr_slab). */
-#define HDR_LATENT_SLAB ((uintptr_t)1)
-static inline struct slab *hdr_slab(const struct ps_mem_hdr *h)
-{
-	return (struct slab *)(atomic_load_explicit(&h->slab, memory_order_relaxed) &
-			       ~HDR_LATENT_SLAB);
-}
-static inline bool hdr_latent(const struct ps_mem_hdr *h)
-{
-	return (atomic_load_explicit(&h->slab, memory_order_relaxed) & HDR_LATENT_SLAB) != 0;
-}
-/* The header check of every free (cost: a load of the word next to the free time and
- * one test): a ps_mem wrote a page address there, tagged at most in bit 0; a pointer no
- * ps_mem handed out almost never has one (glibc's chunk size word, say, is not page
- * aligned), so its free aborts instead of writing through a wild slab pointer. */
-static inline bool hdr_plausible(const struct ps_mem_hdr *h)
-{
-	uintptr_t sw = atomic_load_explicit(&h->slab, memory_order_relaxed);
-	return sw >= 4096 && (sw & (4095 & ~HDR_LATENT_SLAB)) == 0;
-}
 #define PRUDENT(m, p) (((m)->prudence & (p)) != 0)
 
 static inline void cnt_add(_Atomic uint64_t *c, uint64_t v)
@@ -205,25 +187,19 @@ static inline void cnt_sub(_Atomic uint64_t *c, uint64_t v)
 			      memory_order_relaxed);
 }
 
+/* Thread tid's record of m, or NULL if its chunk was never allocated. */
 static inline struct ps_mem_pt *pt_if_exists(struct ps_mem *m, unsigned tid)
 {
-	struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[tid >> TSYNC__CHUNK_SHIFT],
-							 memory_order_acquire);
-	return c ? &c->pt[tid & (TSYNC__CHUNK - 1)] : NULL;
+	return tsync__tdir_at((void *_Atomic *)m->chunks, tid, sizeof(struct ps_mem_pt));
 }
 
-/* The next of m's per-thread records that exist after position *pos (start at 0), or
- * NULL at the end: for the readers that sum counters without stopping the threads. */
+/* The next of m's per-thread records that exist at or after position *pos (start at
+ * 0), or NULL at the end: for the readers that sum counters without stopping the
+ * threads. */
 static inline struct ps_mem_pt *pt_next(struct ps_mem *m, unsigned *pos)
 {
-	while (*pos < m->nchunks * TSYNC__CHUNK) {
-		unsigned i = *pos / TSYNC__CHUNK, j = (*pos)++ % TSYNC__CHUNK;
-		struct ps_mem_pt_chunk *c = atomic_load_explicit(&m->chunks[i], memory_order_acquire);
-		if (c != NULL)
-			return &c->pt[j];
-		*pos = (i + 1) * TSYNC__CHUNK; /* the whole chunk is absent */
-	}
-	return NULL;
+	return tsync__tdir_next((void *_Atomic *)m->chunks, m->nchunks, sizeof(struct ps_mem_pt),
+				pos);
 }
 
 /* ---- ps_mem.c: the reclamation task's side (ps_reclaimer.c drives it) ------------ */

@@ -1,8 +1,8 @@
 /*
- * src/ps_mem_slab.c - ps_mem's slab layer (ParSec (EuroSys 2016) §3.4, with the remote frees of seed
- * 004 Appendix A): a thread's object cache <-> the slabs it owns <-> the instance's slab
- * pool (a mutex, slow path only) <-> the system (mmap/munmap). Structures and ownership
- * rules: ps_mem_internal.h.
+ * src/ps_mem_slab.c - ps_mem's slab layer (ParSec (EuroSys 2016) §3.4, with the remote
+ * frees of RT-SMR (RTAS 2018) Appendix A): a thread's object cache <-> the slabs it owns
+ * <-> the instance's slab pool (a mutex, slow path only) <-> the system (mmap/munmap).
+ * Structures and ownership rules: ps_mem_internal.h.
  */
 #include <errno.h>
 #include <limits.h>
@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "ps_mem_internal.h"
+#include "util.h"
 
 /* ---- slab lists ------------------------------------------------------------------ */
 

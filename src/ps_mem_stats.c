@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "ps_internal.h"
 #include "ps_mem_internal.h"
 
 int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)

@@ -26,13 +26,15 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tsync/ps_ns.h>
 
-#include "internal.h"
-#include "ps_mem_internal.h"
+#include "ps_mem_hdr.h"
+#include "registry.h"
+#include "tdir.h"
+#include "util.h"
+#include "wait.h"
 
 #define ID_FREED (UINT64_C(1) << 63) /* tail.idw: ps_ns_free has run on this incarnation */
 #define NODE_BYTES sizeof(struct ps_ns__node)
@@ -268,9 +270,14 @@ static bool pool_take(struct ps_ns *ns, unsigned k, uint64_t *out)
 
 static struct ns_pt *nspt_find(struct ps_ns *ns, unsigned tid)
 {
-	struct ns_pt_chunk *c = atomic_load_explicit(&ns->chunks[tid >> TSYNC__CHUNK_SHIFT],
-						     memory_order_acquire);
-	return c ? &c->pt[tid & (TSYNC__CHUNK - 1)] : NULL;
+	return tsync__tdir_at((void *_Atomic *)ns->chunks, tid, sizeof(struct ns_pt));
+}
+
+/* The next existing per-thread record at or after *pos (tsync__tdir_next). */
+static struct ns_pt *nspt_next(struct ps_ns *ns, unsigned *pos)
+{
+	return tsync__tdir_next((void *_Atomic *)ns->chunks, ns->nchunks, sizeof(struct ns_pt),
+				pos);
 }
 
 static struct ns_pt *nspt_self(struct ps_ns *ns)
@@ -369,13 +376,8 @@ static void cache_push(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t 
 static uintptr_t wait_claim(_Atomic uintptr_t *w)
 {
 	uintptr_t v;
-	for (unsigned spin = 0;
-	     (v = atomic_load_explicit(w, memory_order_acquire)) == PS_NS__CLAIM; spin++) {
-		if (spin < 128)
-			tsync_arch_relax();
-		else
-			sched_yield();
-	}
+	tsync__wait_until((v = atomic_load_explicit(w, memory_order_acquire)) != PS_NS__CLAIM,
+			  TSYNC__SPIN_HANDOFF);
 	return v;
 }
 
@@ -693,13 +695,10 @@ void ps_ns_destroy(struct ps_ns *ns)
 	trie_free(ns->h.root, ns->h.height - 1);
 	for (unsigned k = 0; k <= ns->max_order; k++)
 		free(ns->pool[k].a);
-	for (unsigned i = 0; i < ns->nchunks; i++) {
-		struct ns_pt_chunk *c = atomic_load_explicit(&ns->chunks[i], memory_order_relaxed);
-		if (c)
-			for (unsigned j = 0; j < TSYNC__CHUNK; j++)
-				free(c->pt[j].ids);
-		free(c);
-	}
+	unsigned pos = 0;
+	for (struct ns_pt *p; (p = nspt_next(ns, &pos)) != NULL;)
+		free(p->ids);
+	tsync__tdir_free_chunks((void *_Atomic *)ns->chunks, ns->nchunks);
 	free(ns->chunks);
 	pthread_mutex_destroy(&ns->lock);
 	free(ns);
@@ -923,24 +922,19 @@ int ps_ns_stats(struct ps_ns *ns, struct ps_ns_stats *out)
 	}
 	memset(out, 0, sizeof(*out));
 	uint64_t refusals = 0;
-	for (unsigned i = 0; i < ns->nchunks; i++) {
-		struct ns_pt_chunk *c = atomic_load_explicit(&ns->chunks[i], memory_order_acquire);
-		if (c == NULL)
-			continue;
-		for (unsigned j = 0; j < TSYNC__CHUNK; j++) {
-			struct ns_pt *p = &c->pt[j];
+	unsigned pos = 0;
+	for (struct ns_pt *p; (p = nspt_next(ns, &pos)) != NULL;) {
 #define S(f) atomic_load_explicit(&p->f, memory_order_relaxed)
-			out->allocs += S(allocs);
-			out->frees += S(frees);
-			out->reclaimed += S(reclaimed);
-			out->extents += S(extents);
-			refusals += S(refusals);
-			out->refills += S(refills);
-			out->flushes += S(flushes);
-			out->stale += S(stale);
-			out->scans += S(scans);
+		out->allocs += S(allocs);
+		out->frees += S(frees);
+		out->reclaimed += S(reclaimed);
+		out->extents += S(extents);
+		refusals += S(refusals);
+		out->refills += S(refills);
+		out->flushes += S(flushes);
+		out->stale += S(stale);
+		out->scans += S(scans);
 #undef S
-		}
 	}
 	out->grace_refusals = refusals;
 	out->live = out->allocs - out->frees;

@@ -33,8 +33,10 @@
 #include <tsync/rlu.h>
 #include <tsync/thread.h>
 
-#include "internal.h"
+#include "registry.h"
 #include "rlu_common.h"
+#include "tdir.h"
+#include "util.h"
 #include "wait.h"
 
 #define INF TSYNC__RLU_INF

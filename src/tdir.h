@@ -8,18 +8,25 @@
  * module's init) and published with a release CAS. A chunk is freed only when its
  * instance is destroyed, so a record pointer stays valid for the instance's life, and
  * a record is handed back at thread exit by the module's registry hook
- * (struct tsync__client in internal.h), not freed: the next thread given that id
+ * (struct tsync__client in src/registry.h), not freed: the next thread given that id
  * reuses it.
  *
  * Lookup (tsync__tdir_at) is one acquire load plus an index: wait-free, and it never
  * allocates. tsync__tdir_get allocates on a thread's first use; it is the only call
- * here that can fail (NULL, errno = ENOMEM).
+ * here that can fail (NULL, errno = ENOMEM). Walks (tsync__tdir_next, tsync__tdir_each)
+ * and tsync__tdir_free_chunks serve statistics and destroy paths.
+ *
+ * Included by thread.c (which defines the two functions declared here), ps.c,
+ * ps_mem_internal.h (ps_mem*.c), ps_ns.c, rlu.c and mvrlu.c. struct ps's directory is
+ * one too, with its layout repeated in <tsync/ps.h> for the inline read path (ps.c
+ * asserts that the two agree).
  */
 #ifndef TSYNC_TDIR_H
 #define TSYNC_TDIR_H
 
 #include <stddef.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #define TSYNC__CHUNK_SHIFT 6u
 #define TSYNC__CHUNK (1u << TSYNC__CHUNK_SHIFT)
@@ -57,19 +64,40 @@ static inline void *tsync__tdir_get(void *_Atomic *dir, unsigned tid, size_t rec
 	return c ? c + (size_t)(tid & (TSYNC__CHUNK - 1)) * rec_bytes : NULL;
 }
 
+/* The first record of an allocated chunk of dir (nchunks entries) at or after position
+ * *pos (a thread id; start at 0), or NULL at the end; *pos moves past the record
+ * returned. For loops that visit every record without a callback (statistics, destroy
+ * paths): the caller excludes concurrent allocation or tolerates missing a chunk being
+ * published. */
+static inline void *tsync__tdir_next(void *_Atomic *dir, unsigned nchunks, size_t rec_bytes,
+				     unsigned *pos)
+{
+	while (*pos < nchunks * TSYNC__CHUNK) {
+		unsigned ci = *pos >> TSYNC__CHUNK_SHIFT;
+		char *c = atomic_load_explicit(&dir[ci], memory_order_acquire);
+		if (c != NULL)
+			return c + (size_t)((*pos)++ & (TSYNC__CHUNK - 1)) * rec_bytes;
+		*pos = (ci + 1) << TSYNC__CHUNK_SHIFT; /* the whole chunk is absent */
+	}
+	return NULL;
+}
+
 /* Call fn(record, arg) for every record of every allocated chunk of dir (nchunks
- * entries), in thread-id order. For destroy paths and whole-instance statistics: the
- * caller excludes concurrent allocation or tolerates missing a chunk being published. */
+ * entries), in thread-id order; same caveat as tsync__tdir_next. */
 static inline void tsync__tdir_each(void *_Atomic *dir, unsigned nchunks, size_t rec_bytes,
 				    void (*fn)(void *rec, void *arg), void *arg)
 {
-	for (unsigned ci = 0; ci < nchunks; ci++) {
-		char *c = atomic_load_explicit(&dir[ci], memory_order_acquire);
-		if (c == NULL)
-			continue;
-		for (unsigned i = 0; i < TSYNC__CHUNK; i++)
-			fn(c + (size_t)i * rec_bytes, arg);
-	}
+	unsigned pos = 0;
+	for (void *r; (r = tsync__tdir_next(dir, nchunks, rec_bytes, &pos)) != NULL;)
+		fn(r, arg);
+}
+
+/* Free every chunk of dir (nchunks entries; not dir itself): the instance's destroy,
+ * when no thread uses it any more. */
+static inline void tsync__tdir_free_chunks(void *_Atomic *dir, unsigned nchunks)
+{
+	for (unsigned ci = 0; ci < nchunks; ci++)
+		free(atomic_load_explicit(&dir[ci], memory_order_relaxed));
 }
 
 #endif

@@ -11,7 +11,9 @@
 
 #include <tsync/clock.h>
 #include <tsync/thread.h>
-#include "internal.h"
+#include "registry.h"
+#include "tdir.h"
+#include "util.h"
 
 _Thread_local unsigned tsync__tid1 __attribute__((tls_model("initial-exec")));
 

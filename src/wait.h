@@ -25,6 +25,13 @@
  *
  * tsync__backoff(n) is the contention back-off after the n-th consecutive failed attempt
  * (RLU / MV-RLU aborts): 2^n relaxes up to n = TSYNC__BACKOFF_MAX, then a yield.
+ *
+ * Two spins are not such waits and stay plain tsync_arch_relax() loops: OpLog's commit
+ * wait (src/oplog.c: it waits for the clock to pass a time, at most the skew bound S,
+ * not for a thread) and the skew measurement (src/clock.c: each thread has a CPU of its
+ * own). Included by the modules whose threads wait for each other: ps.c
+ * (ps_synchronize), ps_lock.c (the ticket lock), ps_ns.c (an extent claim), oplog.c
+ * (slot and object locks, eviction), and RLU / MV-RLU.
  */
 #ifndef TSYNC_WAIT_H
 #define TSYNC_WAIT_H
