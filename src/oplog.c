@@ -178,8 +178,8 @@ struct oplog_domain *oplog_domain_create(const struct oplog_type *type,
 	d->type = &d->type_copy;
 	d->default_log = deflt;
 	type = d->type;
-	d->push = type->push ? type->push : oplog_oplog_append;
-	d->apply = type->apply ? type->apply : oplog_oplog_apply;
+	d->push = type->push ? type->push : oplog_ops_append;
+	d->apply = type->apply ? type->apply : oplog_ops_apply;
 	d->ordered = (type->flags & OPLOG_TYPE_UNORDERED) == 0;
 	d->order = c.order == OPLOG_ORDER_AUTO ? order_from_env() : (enum oplog_order)c.order;
 	d->wait_ticks = tsync_clock_skew();
@@ -567,7 +567,7 @@ static inline uint32_t op_stride(const struct oplog_op *op)
 	return ((uint32_t)op->size + 7u) & ~7u;
 }
 
-int oplog_oplog_append(struct oplog_object *obj, void *log, struct oplog_op *op)
+int oplog_ops_append(struct oplog_object *obj, void *log, struct oplog_op *op)
 {
 	(void)obj;
 	struct op_log *l = log;
@@ -581,7 +581,7 @@ int oplog_oplog_append(struct oplog_object *obj, void *log, struct oplog_op *op)
 	return OPLOG_PUSHED;
 }
 
-struct oplog_op *oplog_oplog_find_last(void *log,
+struct oplog_op *oplog_ops_find_last(void *log,
 				       bool (*match)(const struct oplog_op *op, const void *arg),
 				       const void *arg)
 {
@@ -596,13 +596,13 @@ struct oplog_op *oplog_oplog_find_last(void *log,
 	return found;
 }
 
-struct oplog_op *oplog_oplog_next(void *log)
+struct oplog_op *oplog_ops_next(void *log)
 {
 	struct op_log *l = log;
 	return (struct oplog_op *)(void *)(l->buf + l->used);
 }
 
-bool oplog_oplog_live_at(void *log, const struct oplog_op *op, size_t stride)
+bool oplog_ops_live_at(void *log, const struct oplog_op *op, size_t stride)
 {
 	struct op_log *l = log;
 	uintptr_t b = (uintptr_t)l->buf, p = (uintptr_t)op;
@@ -611,7 +611,7 @@ bool oplog_oplog_live_at(void *log, const struct oplog_op *op, size_t stride)
 	return !(op->flags & OPLOG_OP_DEAD);
 }
 
-void oplog_oplog_pop(void *log, struct oplog_op *op)
+void oplog_ops_pop(void *log, struct oplog_op *op)
 {
 	struct op_log *l = log;
 	if ((unsigned char *)op + op_stride(op) == l->buf + l->used)
@@ -623,7 +623,7 @@ void oplog_op_cancel(struct oplog_op *op)
 	op->flags |= OPLOG_OP_DEAD;
 }
 
-size_t oplog_oplog_used(const void *log)
+size_t oplog_ops_used(const void *log)
 {
 	const struct op_log *l = log;
 	size_t live = 0;
@@ -660,7 +660,7 @@ static inline bool ent_before(const struct merge_ent *x, const struct merge_ent 
 	return x->ts < y->ts || (x->ts == y->ts && x->logi < y->logi);
 }
 
-void oplog_oplog_apply(struct oplog_object *obj, void *const *logs, unsigned n)
+void oplog_ops_apply(struct oplog_object *obj, void *const *logs, unsigned n)
 {
 	struct oplog_domain *d = obj->dom;
 	size_t total = 0;

@@ -75,17 +75,17 @@ static int list_local_push(struct oplog_object *obj, void *log, struct oplog_op 
 	struct oplog_list_node *n = ((struct list_op *)(void *)op)->node;
 	if (op->kind == LIST_REMOVE) {
 		struct oplog_op *h = atomic_load_explicit(&n->local, memory_order_relaxed);
-		if (h != NULL && oplog_oplog_live_at(log, h, sizeof(struct list_op)) &&
+		if (h != NULL && oplog_ops_live_at(log, h, sizeof(struct list_op)) &&
 		    h->kind == LIST_ADD && ((struct list_op *)(void *)h)->node == n) {
 			oplog_op_cancel(h);
-			oplog_oplog_pop(log, h);
+			oplog_ops_pop(log, h);
 			atomic_store_explicit(&n->local, NULL, memory_order_relaxed);
 			return OPLOG_ABSORBED;
 		}
-		return oplog_oplog_append(obj, log, op);
+		return oplog_ops_append(obj, log, op);
 	}
-	struct oplog_op *at = oplog_oplog_next(log);
-	int r = oplog_oplog_append(obj, log, op);
+	struct oplog_op *at = oplog_ops_next(log);
+	int r = oplog_ops_append(obj, log, op);
 	if (r == OPLOG_PUSHED)
 		atomic_store_explicit(&n->local, at, memory_order_relaxed);
 	return r;

@@ -129,10 +129,10 @@ enum oplog_push {
  * A log type (Fig. 6 "Log"). Zero-initialise, set size = sizeof(struct oplog_type) and
  * fill what differs from the default; NULL hooks take the default op log:
  *   - a bounded array of ops in append order (= timestamp order) of `capacity` bytes,
- *   - push appends (oplog_oplog_append),
+ *   - push appends (oplog_ops_append),
  *   - apply merges the logs by timestamp (ties: lower thread id first), calls try_absorb
  *     (if set) on every op in that order BEFORE executing any, then executes the ops
- *     that are not dead (oplog_oplog_apply).
+ *     that are not dead (oplog_ops_apply).
  * A type with a specialised per-thread state (Fig. 8) sets log_bytes, push and apply,
  * and usually OPLOG_TYPE_UNORDERED.
  */
@@ -338,33 +338,34 @@ int oplog_domain_stats(struct oplog_domain *d, struct oplog_stats *out);
 /* ---- helpers for log types built on the default op log ---------------------------- */
 
 /*
- * The helpers below work on the default op log; every one runs with the log's slot lock
+ * The oplog_ops_* helpers below work on the default op log (the per-thread "op log" of
+ * OpLog (MIT TR 2014) §5.2: ops appended in time order); every one runs with the log's slot lock
  * held (inside a push, apply or try_absorb hook) unless it says otherwise.
  *
- * oplog_oplog_append - the default push: append op (op->size bytes, padded to 8).
+ * oplog_ops_append - the default push: append op (op->size bytes, padded to 8).
  *
  * Returns:    OPLOG_PUSHED or OPLOG_FULL.
  * Caller:     a push hook (slot lock held).
  * Implements: OpLog (MIT TR 2014) §5.2.
  */
-int oplog_oplog_append(struct oplog_object *obj, void *log, struct oplog_op *op);
+int oplog_ops_append(struct oplog_object *obj, void *log, struct oplog_op *op);
 
 /*
- * oplog_oplog_find_last - the newest live op in log for which match(op, arg) is true.
+ * oplog_ops_find_last - the newest live op in log for which match(op, arg) is true.
  *
  * Returns:    the op, or NULL.
  * Progress:   O(ops in the log).
  * Caller:     a push hook doing local absorption (slot lock held).
  * Implements: OpLog (MIT TR 2014) §4.2 (local absorption).
  */
-struct oplog_op *oplog_oplog_find_last(void *log,
+struct oplog_op *oplog_ops_find_last(void *log,
 				       bool (*match)(const struct oplog_op *op, const void *arg),
 				       const void *arg);
 
 /*
  * oplog_op_cancel - mark a logged op dead: it will not execute.
  *
- * Arguments:  op: in a push hook, an op from oplog_oplog_find_last on the same log
+ * Arguments:  op: in a push hook, an op from oplog_ops_find_last on the same log
  *             (counts as local absorption when the hook then returns OPLOG_ABSORBED); in
  *             try_absorb, an op of the batch being applied that has not executed yet
  *             (counts as global absorption).
@@ -374,16 +375,16 @@ struct oplog_op *oplog_oplog_find_last(void *log,
 void oplog_op_cancel(struct oplog_op *op);
 
 /*
- * oplog_oplog_next - where the next oplog_oplog_append to log will put its op.
+ * oplog_ops_next - where the next oplog_ops_append to log will put its op.
  *
  * Returns:    that address; valid only if that append returns OPLOG_PUSHED.
  * Caller:     a push hook (slot lock held).
  * Implements: OpLog (MIT TR 2014) §4.2.
  */
-struct oplog_op *oplog_oplog_next(void *log);
+struct oplog_op *oplog_ops_next(void *log);
 
 /*
- * oplog_oplog_live_at - is op a live (not cancelled) op of log, pointing into its used
+ * oplog_ops_live_at - is op a live (not cancelled) op of log, pointing into its used
  * part at a multiple of stride bytes from the start?
  *
  * For structures whose ops all have one stride (then op boundaries are fixed), to
@@ -393,33 +394,33 @@ struct oplog_op *oplog_oplog_next(void *log);
  * Caller:     a hook (slot lock held).
  * Implements: OpLog (MIT TR 2014) §4.2.
  */
-bool oplog_oplog_live_at(void *log, const struct oplog_op *op, size_t stride);
+bool oplog_ops_live_at(void *log, const struct oplog_op *op, size_t stride);
 
 /*
- * oplog_oplog_pop - if op is the newest op of log, remove it (the log shrinks); else
+ * oplog_ops_pop - if op is the newest op of log, remove it (the log shrinks); else
  * nothing.
  *
  * Progress:   O(1).
  * Caller:     a hook (slot lock held).
  * Implements: OpLog (MIT TR 2014) §4.2.
  */
-void oplog_oplog_pop(void *log, struct oplog_op *op);
+void oplog_ops_pop(void *log, struct oplog_op *op);
 
 /*
- * oplog_oplog_apply - the default apply (see struct oplog_type).
+ * oplog_ops_apply - the default apply (see struct oplog_type).
  *
  * Caller:     an apply hook (object lock and the n logs' slot locks held).
  * Implements: OpLog (MIT TR 2014) §5.2, Fig. 6.
  */
-void oplog_oplog_apply(struct oplog_object *obj, void *const *logs, unsigned n);
+void oplog_ops_apply(struct oplog_object *obj, void *const *logs, unsigned n);
 
 /*
- * oplog_oplog_used - bytes of live ops in a default op log (for tests and diagnostics).
+ * oplog_ops_used - bytes of live ops in a default op log (for tests and diagnostics).
  *
  * Caller:     slot lock held.
  * Implements: infrastructure (no paper section).
  */
-size_t oplog_oplog_used(const void *log);
+size_t oplog_ops_used(const void *log);
 
 /* ---- direct access to a specialised per-thread log (Fig. 8) ----------------------- */
 
