@@ -1,5 +1,5 @@
 /*
- * examples/node_lock.c - Fig. 1 of "Parallel Sections" (seed 000 §2.2): observe, modify
+ * examples/node_lock.c - Fig. 1 of "Parallel Sections" (ParSec (EuroSys 2016) §2.2): observe, modify
  * and delete on a data structure D whose lookups are not synchronised with frees.
  *
  *   observe: ps_enter; lookup; read the node;                              ps_exit

@@ -3,10 +3,10 @@
 # suite per module, each into docs/results/<suite>/ with a COMMAND.txt (scripts/run-bench.sh)
 # that records every command, the commit and the machine.
 #
-#   smr    tsync-bench smr, seed 000 §5.1, both layouts; refreshes README.md's results block
-#   rlu    tsync-bench rlu, seed 003's list/hash study (RCU, RLU, MV-RLU, ParSec, rwlock)
-#   oplog  tsync-bench oplog list|counter|rmap, seed 002 §7
-#   cache  tsync-bench cache, seed 000 §5.2's in-process memcached study
+#   smr    tsync-bench smr, ParSec (EuroSys 2016) §5.1, both layouts; refreshes README.md's results block
+#   rlu    tsync-bench rlu, the list/hash study of the RLU study (Appl. Sci. 2022) (RCU, RLU, MV-RLU, ParSec, rwlock)
+#   oplog  tsync-bench oplog list|counter|rmap, OpLog (MIT TR 2014) §7
+#   cache  tsync-bench cache, ParSec (EuroSys 2016) §5.2's in-process memcached study
 #   net    tsync-bench cached-net: tsync-cached against stock memcached over the network
 #   rt     tsync-bench rt on one task set; tsync-rta validate (measured peak <= G*); the
 #          memcached study under admission control (tsync-bench rt-cache, strict and
@@ -48,7 +48,7 @@ for suite in "$@"; do
 		run smr "${smr_threads[@]}" --out docs/results/smr
 		run smr --layout slots "${smr_threads[@]}" --out docs/results/smr-slots
 		"$py" bench/report.py readme README.md \
-			--section "Paper layout (seed 000 §5.1: one shared node read, private updates)=docs/results/smr/smr.csv" \
+			--section "Paper layout (ParSec (EuroSys 2016) §5.1: one shared node read, private updates)=docs/results/smr/smr.csv" \
 			--section "Slots layout (updates replace nodes readers are reading)=docs/results/smr-slots/smr.csv" \
 			--command "make bench"
 		echo "bench: README.md results refreshed"
@@ -93,7 +93,7 @@ for suite in "$@"; do
 		again rt --policy general --q-us 0 "${T[@]}" --seconds 5 --json "$rb/general_q0.json"
 		unset TSYNC_BENCH_OUT
 		# tsync-rta validate: the analysis' bound G* with the measured overheads against
-		# the measured peak (seed 004 Fig. 14(c)).
+		# the measured peak (RT-SMR (RTAS 2018) Fig. 14(c)).
 		out=docs/results/rt/analysis/validate
 		mkdir -p "$out"
 		for policy in rt temporal; do

@@ -62,7 +62,7 @@ static double calibrate(void)
 }
 
 /*
- * ORDO-style pairwise measurement (the RLU study (Appl. Sci. 2022) §6). Two threads
+ * ORDO-style pairwise measurement (RLU study (Appl. Sci. 2022) §6). Two threads
  * pinned to CPUs a and b take turns: the sender reads its counter and publishes the
  * value; the receiver spins until it sees it (a pure spin, not a src/wait.h wait: each
  * thread has its CPU to itself, and a yield would only add to the latency measured) and

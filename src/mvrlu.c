@@ -1,5 +1,5 @@
 /*
- * src/mvrlu.c - Multi-Version Read-Log-Update (the RLU study (Appl. Sci. 2022) §3.3; Kim et
+ * src/mvrlu.c - Multi-Version Read-Log-Update (RLU study (Appl. Sci. 2022) §3.3; Kim et
  * al., ASPLOS 2019).
  *
  * Layout. A master object is [struct mv_hdr][data]; hdr.head is NULL or the newest
@@ -468,7 +468,7 @@ void mvrlu_reader_lock(struct mvrlu_thread *self)
  * two or three dependent loads per object, into other threads' logs), ask every writer
  * to reclaim at its next commit, and reclaim our own log now. Without it versions are
  * written back only when a log passes its threshold, so on a list at low update rates
- * most nodes of a walk keep a version for thousands of commits (the RLU study's (Appl. Sci. 2022) §3.3.2
+ * most nodes of a walk keep a version for thousands of commits (RLU study's (Appl. Sci. 2022) §3.3.2
  * MV-RLU reclaims "on demand" for the same reason; the published code's dereference
  * watermark).
  */

@@ -1,5 +1,5 @@
 /*
- * src/rlu.c - Read-Log-Update (the RLU study (Appl. Sci. 2022) §3.2; Matveev et al., SOSP 2015).
+ * src/rlu.c - Read-Log-Update (RLU study (Appl. Sci. 2022) §3.2; Matveev et al., SOSP 2015).
  *
  * Layout. An object is [struct rlu_hdr][data]; hdr.copy is NULL (unlocked), or the data
  * pointer of the copy that locks it, or RLU_IS_COPY in the header of a copy. A copy lives

@@ -1,6 +1,6 @@
 /*
  * bench/cache/cache_bench.c - `tsync-bench cache`: the in-process memcached study of
- * seed 000 §5.2 (Figs. 7-8) on the tsync-cached core (apps/cached/core/cache.h).
+ * ParSec (EuroSys 2016) §5.2 (Figs. 7-8) on the tsync-cached core (apps/cached/core/cache.h).
  *
  * Workload (as in the paper): a YCSB-style trace of get/set requests over --keys records,
  * keys drawn from YCSB's ScrambledZipfianGenerator (theta 0.99 over 10^10 items, then
@@ -241,7 +241,7 @@ static int run_one(enum cache_variant v, unsigned nthr, const uint32_t *trace,
 static void usage(FILE *f)
 {
 	fputs("usage: tsync-bench cache [options]\n"
-	      "  The in-process memcached study of seed 000 sec. 5.2 (Figs. 7-8): YCSB Zipfian\n"
+	      "  The in-process memcached study of ParSec (EuroSys 2016) sec. 5.2 (Figs. 7-8): YCSB Zipfian\n"
 	      "  (theta 0.99, scrambled) gets and sets on the tsync-cached core, 16-byte keys,\n"
 	      "  32-byte values.\n"
 	      "  --variants LIST   ps,ps-nocrp,mcs-clock,locked (default: all four)\n"

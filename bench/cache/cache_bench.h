@@ -1,6 +1,6 @@
 /*
  * bench/cache/cache_bench.h - `tsync-bench cache`: the in-process memcached study of
- * seed 000 §5.2 (Figs. 7-8) on apps/cached/core. See cache_bench.c.
+ * ParSec (EuroSys 2016) §5.2 (Figs. 7-8) on apps/cached/core. See cache_bench.c.
  */
 #ifndef TSYNC_BENCH_CACHE_H
 #define TSYNC_BENCH_CACHE_H

@@ -1,9 +1,9 @@
 /*
  * bench/oplog/harris.h - a Harris lock-free sorted linked list (Harris, DISC 2001, with
  * Michael's unlink-during-search), written for `tsync-bench oplog` as the "lockfree"
- * peer of seed 002 §7.3. Nodes come from a ps_mem and are freed with ps_free by the
+ * peer of OpLog (MIT TR 2014) §7.3. Nodes come from a ps_mem and are freed with ps_free by the
  * thread whose CAS unlinks them; every traversal runs inside a ParSec section of the
- * list's ps, so a node is never reused while a traversal can still reach it (seed 000).
+ * list's ps, so a node is never reused while a traversal can still reach it (ParSec (EuroSys 2016)).
  * Keys are unique 64-bit values; each node also carries a mutable `end` (the rmap's
  * mapping end, updated with a CAS by truncate).
  */

@@ -1,6 +1,6 @@
 /*
  * bench/oplog/oplog_bench.c - `tsync-bench oplog list|counter|rmap`: the micro-benchmarks
- * of seed 002 (OpLog) §7.2-7.3.
+ * of OpLog (MIT TR 2014) §7.2-7.3.
  *
  *   list     Fig. 12: each thread adds its element, spins ~1000 cycles, removes it, spins
  *            ~1000 cycles (one op = one such iteration); param N > 0 adds a read (the
@@ -596,7 +596,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tsync-bench oplog list|counter|rmap [options]\n"
 		"\n"
-		"Micro-benchmarks of seed 002 (OpLog) sec. 7.2-7.3:\n"
+		"Micro-benchmarks of OpLog (MIT TR 2014) sec. 7.2-7.3:\n"
 		"  list     Fig. 12: add own element, spin ~%u cycles, remove it, spin; one op\n"
 		"           per iteration. Param N: a read (list size) after every N-th\n"
 		"           iteration (default 0: never). Variants: lockfree (Harris list + ParSec SMR),\n"

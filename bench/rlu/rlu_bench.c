@@ -1,8 +1,8 @@
 /*
- * bench/rlu/rlu_bench.c - `tsync-bench rlu`: the list / hash-table study of seed 003 §5
+ * bench/rlu/rlu_bench.c - `tsync-bench rlu`: the list / hash-table study of the RLU study (Appl. Sci. 2022) §5
  * (Figs. 5-6) with tsync's RLU, MV-RLU and ParSec against liburcu RCU and an rwlock.
  *
- * Set-up (seed 003 §5.2): list of 1000 initial nodes over a key range of 2000; hash
+ * Set-up (RLU study (Appl. Sci. 2022) §5.2): list of 1000 initial nodes over a key range of 2000; hash
  * table of 1000 buckets with 5000 initial nodes over a range of 10000; keys uniform;
  * an update is an insert or a delete with equal probability, so the size stays about
  * constant; the rest are lookups. Each worker runs until --seconds have passed.
@@ -159,7 +159,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tsync-bench rlu [options]\n"
 		"\n"
-		"The list / hash-table study of seed 003 sec. 5: lookups, inserts and deletes of\n"
+		"The list / hash-table study of the RLU study (Appl. Sci. 2022) sec. 5: lookups, inserts and deletes of\n"
 		"uniform keys; updates are half inserts, half deletes.\n"
 		"  list: 1000 initial nodes, key range 2000 (one sorted list)\n"
 		"  hash: 1000 buckets, 5000 initial nodes, key range 10000\n"

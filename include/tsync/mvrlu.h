@@ -22,7 +22,7 @@
  * commit. Unlike RLU, a commit never waits for readers: old versions stay readable in the
  * log until no section can select them.
  *
- * Reclamation (the RLU study §3.3.1, step 6). Each thread reclaims its own log, concurrently
+ * Reclamation (RLU study §3.3.1, step 6). Each thread reclaims its own log, concurrently
  * with every other thread, when its use passes mvrlu_config.reclaim_pct: with m = the
  * smallest local clock of any active section (a bound on every future one too), a write
  * set with c <= m has its versions that are still the newest of their object written back

@@ -3,7 +3,7 @@
  * while a section that began before t is open, in another thread or the caller; true
  * after it ends; true for sections that began more than the skew bound after t),
  * skew_margin, ps_synchronize, independence of instances, exits inside sections, and
- * the optimisations of seed 000 §3.3 seen through ps_stats_thread.
+ * the optimisations of ParSec (EuroSys 2016) §3.3 seen through ps_stats_thread.
  */
 #include <tsync/tsync.h>
 

@@ -1,6 +1,6 @@
 /*
  * tests/ps_lock/stress_lock_free.c - premature-reuse hunt (4): lock/free races of
- * seed 000 Fig. 1 on a few hot nodes.
+ * ParSec (EuroSys 2016) Fig. 1 on a few hot nodes.
  *
  * A handful of slots each hold one node. Every thread repeatedly picks a slot and runs
  *   modify: lookup; ps_lock_take; count++ (in the node and in a per-incarnation

@@ -2,7 +2,7 @@
  * tests/rt/stress_rt.c - the premature-reuse hunt of tests/ps/stress_list_hash.c
  * (readers walk lists and a hash table and re-read what they saw; writers insert, delete
  * and copy-replace under node locks; see tests/common/slist.h) run on one quiescence
- * policy of seed 004, plus a pinning reader that holds a section open (wl_pin_begin:
+ * policy of RT-SMR (RTAS 2018), plus a pinning reader that holds a section open (wl_pin_begin:
  * no node unlinked after its enter may be handed out before it leaves).
  *
  *   stress_rt POLICY [Q_US] [small]

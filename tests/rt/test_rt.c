@@ -1,9 +1,9 @@
 /*
- * tests/rt/test_rt.c - seed 004's policies and the allocator extensions of issue 6:
+ * tests/rt/test_rt.c - RT-SMR (RTAS 2018)'s policies and the allocator extensions of issue 6:
  * configuration errors; RT-ParSec's exact quiescence point (Fig. 8); temporal
  * quiescence (Fig. 9) ignoring sections, and its documented failure when a section
  * outlives the grace period (in a child process: the reuse is detected); the
- * reclamation schedule q; the custom grace hook's ordering (seed 000 §3.7); exact
+ * reclamation schedule q; the custom grace hook's ordering (ParSec (EuroSys 2016) §3.7); exact
  * live/pending/freed counters and peaks; the stall report and the pending threshold.
  */
 #include <tsync/tsync.h>

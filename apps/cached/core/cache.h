@@ -1,6 +1,6 @@
 /*
  * apps/cached/core/cache.h - the tsync-cached cache core: a memcached-semantics key/value
- * cache whose lookups run inside ParSec parallel sections (seed 000 §5.2).
+ * cache whose lookups run inside ParSec parallel sections (ParSec (EuroSys 2016) §5.2).
  *
  * Design (docs/cached.md, "Cache core"):
  *  - A chained hash table. In the ps variants a lookup (get/gets/gat's read) takes no lock
@@ -27,12 +27,12 @@
  *  - Expiry is lazy (an expired or flushed item reads as absent and is unlinked by the
  *    next update that meets it) plus a background sweeper (cache_sweeper_start).
  *
- * Variants, for the in-process study (`tsync-bench cache`, seed 000 Figs. 7-8):
+ * Variants, for the in-process study (`tsync-bench cache`, ParSec (EuroSys 2016) Figs. 7-8):
  *   CACHE_PS        the design above.
  *   CACHE_PS_NOCRP  ps without a replacement policy: no CLOCK lists, no reference bits; a
- *                   store past mem_limit fails with CACHE_NO_MEMORY (seed 000's upper bound).
+ *                   store past mem_limit fails with CACHE_NO_MEMORY (ParSec (EuroSys 2016)'s upper bound).
  *   CACHE_MCS_CLOCK "modified memcached": gets take the bucket's MCS lock and a per-item
- *                   reference count; one CLOCK list under one lock (seed 000 §5.2, [15]).
+ *                   reference count; one CLOCK list under one lock (ParSec (EuroSys 2016) §5.2, [15]).
  *   CACHE_LOCKED    "stock memcached": pthread mutex bucket locks held by gets, per-item
  *                   reference counts, one LRU list under one global lock, the item moved
  *                   to its head on every access.
@@ -78,7 +78,7 @@ struct ps_mem;
 #define CACHE_KEY_MAX 250u                   /* memcached's KEY_MAX_LENGTH */
 #define CACHE_ITEM_SIZE_MAX_DEFAULT (1u << 20) /* memcached -I default: 1 MiB */
 #define CACHE_MEM_LIMIT_DEFAULT (64ull << 20)   /* memcached -m default: 64 MiB */
-#define CACHE_CLOCK_LISTS 64u                /* seed 000 §5.2: 64 CLOCK lists */
+#define CACHE_CLOCK_LISTS 64u                /* ParSec (EuroSys 2016) §5.2: 64 CLOCK lists */
 /* exptime values above this are absolute unix times, at or below relative seconds
  * (memcached's REALTIME_MAXDELTA, 30 days). */
 #define CACHE_REALTIME_MAXDELTA (60 * 60 * 24 * 30)

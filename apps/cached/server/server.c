@@ -1,6 +1,6 @@
 /*
  * apps/cached/server/server.c - tsync-cached: a memcached-compatible server on the tsync
- * cache core (apps/cached/core/cache.h, seed 000 §5.2).
+ * cache core (apps/cached/core/cache.h, ParSec (EuroSys 2016) §5.2).
  *
  * Threads (as memcached's thread.c): the main thread owns the listening socket and an
  * event base; each accepted connection is handed, round robin, to one of -t worker
