@@ -20,12 +20,23 @@
  */
 struct tsync__client {
 	void (*thread_exit)(struct tsync__client *c, unsigned tid);
+	/* Optional (NULL: none). Allocate every per-thread record of thread tid in this
+	 * client, so that none of its calls allocates one later; 0, or -1 with errno =
+	 * ENOMEM (what it allocated stays with the client, for tid's next user). Runs with
+	 * the registry mutex held: in thread tid when it registers explicitly
+	 * (tsync_thread_register), and in the creating thread for every explicitly
+	 * registered tid when the client is added; it may set tid's owner-only fields. */
+	int (*thread_prepare)(struct tsync__client *c, unsigned tid);
 	struct tsync__client *prev, *next;
 };
-/* Add/remove a client (registry mutex). After remove returns, thread_exit is not
- * running for c and will not run again. */
-void tsync__client_add(struct tsync__client *c);
+/* Add/remove a client (registry mutex). add first runs thread_prepare (if set) for
+ * every explicitly registered thread: 0, or -1 with errno = ENOMEM and c not added.
+ * After remove returns, thread_exit is not running for c and will not run again. */
+int tsync__client_add(struct tsync__client *c);
 void tsync__client_remove(struct tsync__client *c);
+/* Register the calling thread lazily (no thread_prepare) unless it is registered:
+ * 0, or -1 with errno = EAGAIN (capacity) or ENOMEM. For calls that can return it. */
+int tsync__thread_try_lazy(void);
 
 /* Print "tsync: <msg>" to stderr and abort: documented programming errors only. */
 _Noreturn void tsync__fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -54,6 +65,9 @@ int ps__last_blocker(struct ps *ps, uint64_t *enter);
 /* Scan every record of ps now: the thread inside a section with the earliest enter time
  * (its enter in *enter), -1 if none; *inside = number of threads inside a section. */
 int ps__oldest_section(struct ps *ps, uint64_t *enter, unsigned *inside);
+/* Thread tid's slot and quiescence cache in ps, allocated if missing (owner-only fields:
+ * thread tid, or the registry's thread_prepare); 0, or -1 with errno = ENOMEM. */
+int ps__thread_prepare(struct ps *ps, unsigned tid);
 
 struct ps_mem;
 /* ps_free's body; marked: the header may carry PS_MEM_MARKED (ps_lock_release_free). */

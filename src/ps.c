@@ -47,14 +47,17 @@ static void slot_chunk_init(void *chunk, void *arg)
 		atomic_store_explicit(&c->slot[i].exit, 1, memory_order_relaxed); /* outside */
 }
 
+/* ps_enter's (ps__slot's) first use of ps by a thread whose records were not allocated
+ * up front (lazily registered, <tsync/thread.h>): ps_enter cannot return an error, so a
+ * failed allocation aborts. */
 struct ps__slot *ps__slot_slow(struct ps *ps, unsigned tid)
 {
-	struct ps__chunk *c = tsync__chunk_get((void *_Atomic *)ps->head.chunks,
-					       tid >> PS__CHUNK_SHIFT, sizeof(struct ps__chunk),
-					       slot_chunk_init, NULL);
-	if (c == NULL)
-		tsync__fatal("out of memory allocating parallel-section records");
-	return &c->slot[tid & (PS__CHUNK - 1)];
+	struct ps__slot *s = tsync__tdir_get((void *_Atomic *)ps->head.chunks, tid,
+					     sizeof(struct ps__slot), slot_chunk_init, NULL);
+	if (s == NULL)
+		tsync__fatal("out of memory allocating parallel-section records (a thread "
+			     "registered with tsync_thread_register() has them allocated up front)");
+	return s;
 }
 
 void ps__exit_unbalanced(void)
@@ -85,6 +88,34 @@ static void ps_thread_exit(struct tsync__client *c, unsigned tid)
 	struct ps_qcache *qc = s->qcache;
 	if (qc)
 		memset(&qc->stats, 0, sizeof(qc->stats));
+}
+
+/* Registry hook: an explicitly registered thread's slot and quiescence cache, allocated
+ * up front so that its ps_enter and ps_quiesce never allocate. */
+static int ps_thread_prepare(struct tsync__client *c, unsigned tid)
+{
+	return ps__thread_prepare((struct ps *)((char *)c - offsetof(struct ps, client)), tid);
+}
+
+/* Free everything ps owns (ps_destroy, after the client is removed; ps_create's failure). */
+static void ps_free_all(struct ps *ps)
+{
+	for (unsigned i = 0; i < ps->nchunks; i++) {
+		struct ps__chunk *c = atomic_load_explicit(&ps->head.chunks[i], memory_order_acquire);
+		if (c == NULL)
+			continue;
+		for (unsigned j = 0; j < PS__CHUNK; j++) {
+			struct ps_qcache *qc = c->slot[j].qcache;
+			if (qc == NULL)
+				continue;
+			for (unsigned k = 0; k < ps->nchunks; k++)
+				free(qc->chunks[k]);
+			free(qc);
+		}
+		free(c);
+	}
+	free(ps->head.chunks);
+	free(ps);
 }
 
 struct ps *ps_create(const struct ps_config *cfg)
@@ -126,7 +157,12 @@ struct ps *ps_create(const struct ps_config *cfg)
 			ps->grace = 1;
 	}
 	ps->client.thread_exit = ps_thread_exit;
-	tsync__client_add(&ps->client);
+	ps->client.thread_prepare = ps_thread_prepare;
+	if (tsync__client_add(&ps->client) != 0) { /* records of registered threads */
+		ps_free_all(ps);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return ps;
 }
 
@@ -135,34 +171,42 @@ void ps_destroy(struct ps *ps)
 	if (ps == NULL)
 		return;
 	tsync__client_remove(&ps->client);
-	for (unsigned i = 0; i < ps->nchunks; i++) {
-		struct ps__chunk *c = atomic_load_explicit(&ps->head.chunks[i], memory_order_acquire);
-		if (c == NULL)
-			continue;
-		for (unsigned j = 0; j < PS__CHUNK; j++) {
-			struct ps_qcache *qc = c->slot[j].qcache;
-			if (qc == NULL)
-				continue;
-			for (unsigned k = 0; k < ps->nchunks; k++)
-				free(qc->chunks[k]);
-			free(qc);
-		}
-		free(c);
-	}
-	free(ps->head.chunks);
-	free(ps);
+	ps_free_all(ps);
 }
 
+static struct ps_qcache *qcache_new(struct ps *ps)
+{
+	struct ps_qcache *qc = calloc(1, sizeof(*qc) + ps->nchunks * sizeof(qc->chunks[0]));
+	if (qc == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qc->blocker = -1;
+	return qc;
+}
+
+/* The caller's quiescence cache; allocated on its first quiescence computation unless
+ * ps__thread_prepare did it (ps_quiesce cannot return an error: a failure aborts). */
 static struct ps_qcache *qcache_of(struct ps *ps, struct ps__slot *me)
 {
 	if (TSYNC_LIKELY(me->qcache != NULL))
 		return me->qcache;
-	struct ps_qcache *qc = calloc(1, sizeof(*qc) + ps->nchunks * sizeof(qc->chunks[0]));
+	struct ps_qcache *qc = qcache_new(ps);
 	if (qc == NULL)
 		tsync__fatal("out of memory allocating quiescence caches");
-	qc->blocker = -1;
 	me->qcache = qc;
 	return qc;
+}
+
+int ps__thread_prepare(struct ps *ps, unsigned tid)
+{
+	struct ps__slot *s = tsync__tdir_get((void *_Atomic *)ps->head.chunks, tid,
+					     sizeof(struct ps__slot), slot_chunk_init, NULL);
+	if (s == NULL)
+		return -1;
+	if (s->qcache == NULL && (s->qcache = qcache_new(ps)) == NULL)
+		return -1;
+	return 0;
 }
 
 /* The cached view of thread j, or NULL if its chunk cannot be allocated (then the
