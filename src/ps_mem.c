@@ -758,20 +758,19 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
  * registers (if it is not yet) and allocates its record here: NULL with errno = EAGAIN
  * (registry full) or ENOMEM, for the calls that can return an error.
  */
-static __attribute__((noinline, cold)) struct ps_mem_pt *pt_first(struct ps_mem *m, unsigned *me)
+static __attribute__((noinline, cold)) struct ps_mem_pt *pt_first(struct ps_mem *m)
 {
 	if (tsync__tid1 == 0 && tsync__thread_try_lazy() != 0)
 		return NULL;
-	*me = tsync__tid1 - 1;
-	return tsync__tdir_get((void *_Atomic *)m->chunks, *me, sizeof(struct ps_mem_pt), NULL, NULL);
+	return tsync__tdir_get((void *_Atomic *)m->chunks, tsync__tid1 - 1, sizeof(struct ps_mem_pt),
+			       NULL, NULL);
 }
 
 /* pt_first for the calls that cannot return an error (ps_free, ...): a failure aborts. */
-static __attribute__((noinline, cold)) struct ps_mem_pt *pt_first_or_die(struct ps_mem *m,
-									  unsigned *me)
+static __attribute__((noinline, cold)) struct ps_mem_pt *pt_first_or_die(struct ps_mem *m)
 {
-	*me = tsync__self(); /* aborts if the registry is full */
-	struct ps_mem_pt *pt = tsync__tdir_get((void *_Atomic *)m->chunks, *me,
+	unsigned me = tsync__self(); /* aborts if the registry is full */
+	struct ps_mem_pt *pt = tsync__tdir_get((void *_Atomic *)m->chunks, me,
 					       sizeof(struct ps_mem_pt), NULL, NULL);
 	if (pt == NULL)
 		tsync__fatal("out of memory allocating per-thread allocator state (a thread "
@@ -790,7 +789,9 @@ static inline struct ps_mem_pt *self_pt_try(struct ps_mem *m, unsigned *me)
 		if (TSYNC_LIKELY(pt != NULL))
 			return pt;
 	}
-	return pt_first(m, me);
+	struct ps_mem_pt *pt = pt_first(m); /* *me set after the call: me stays in a register */
+	*me = tsync__tid1 - 1;
+	return pt;
 }
 
 static inline struct ps_mem_pt *self_pt(struct ps_mem *m, unsigned *me)
@@ -803,7 +804,9 @@ static inline struct ps_mem_pt *self_pt(struct ps_mem *m, unsigned *me)
 		if (TSYNC_LIKELY(pt != NULL))
 			return pt;
 	}
-	return pt_first_or_die(m, me);
+	struct ps_mem_pt *pt = pt_first_or_die(m);
+	*me = tsync__tid1 - 1;
+	return pt;
 }
 
 void *ps_alloc(struct ps_mem *m)
