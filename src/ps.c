@@ -52,14 +52,17 @@ static void slot_chunk_init(void *chunk, void *arg)
 		atomic_store_explicit(&c->slot[i].exit, 1, memory_order_relaxed); /* outside */
 }
 
+/* ps_enter's (ps__slot's) first use of ps by a thread whose records were not allocated
+ * up front (lazily registered, <tsync/thread.h>): ps_enter cannot return an error, so a
+ * failed allocation aborts. */
 struct ps__slot *ps__slot_slow(struct ps *ps, unsigned tid)
 {
-	struct ps__chunk *c = tsync__chunk_get((void *_Atomic *)ps->head.chunks,
-					       tid >> PS__CHUNK_SHIFT, sizeof(struct ps__chunk),
-					       slot_chunk_init, NULL);
-	if (c == NULL)
-		tsync__fatal("out of memory allocating parallel-section records");
-	return &c->slot[tid & (PS__CHUNK - 1)];
+	struct ps__slot *s = tsync__tdir_get((void *_Atomic *)ps->head.chunks, tid,
+					     sizeof(struct ps__slot), slot_chunk_init, NULL);
+	if (s == NULL)
+		tsync__fatal("out of memory allocating parallel-section records (a thread "
+			     "registered with tsync_thread_register() has them allocated up front)");
+	return s;
 }
 
 void ps__exit_unbalanced(void)
@@ -88,6 +91,33 @@ static void ps_thread_exit(struct tsync__client *c, unsigned tid)
 	struct ps_qcache *qc = s->qcache;
 	if (qc)
 		memset(&qc->stats, 0, sizeof(qc->stats));
+}
+
+/* Registry hook: an explicitly registered thread's slot and quiescence cache, allocated
+ * up front so that its ps_enter and ps_quiesce never allocate. */
+static int ps_thread_prepare(struct tsync__client *c, unsigned tid)
+{
+	return ps__thread_prepare((struct ps *)((char *)c - offsetof(struct ps, client)), tid);
+}
+
+static void qcache_free(void *slot, void *arg)
+{
+	struct ps *ps = arg;
+	struct ps_qcache *qc = ((struct ps__slot *)slot)->qcache;
+	if (qc == NULL)
+		return;
+	tsync__tdir_free_chunks(qc->views, ps->nchunks);
+	free(qc);
+}
+
+/* Free everything ps owns (ps_destroy, after the client is removed; ps_create's failure). */
+static void ps_free_all(struct ps *ps)
+{
+	tsync__tdir_each((void *_Atomic *)ps->head.chunks, ps->nchunks, sizeof(struct ps__slot),
+			 qcache_free, ps);
+	tsync__tdir_free_chunks((void *_Atomic *)ps->head.chunks, ps->nchunks);
+	free(ps->head.chunks);
+	free(ps);
 }
 
 struct ps *ps_create(const struct ps_config *cfg)
@@ -129,18 +159,13 @@ struct ps *ps_create(const struct ps_config *cfg)
 			ps->grace = 1;
 	}
 	ps->client.thread_exit = ps_thread_exit;
-	tsync__client_add(&ps->client);
+	ps->client.thread_prepare = ps_thread_prepare;
+	if (tsync__client_add(&ps->client) != 0) { /* records of registered threads */
+		ps_free_all(ps);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return ps;
-}
-
-static void qcache_free(void *slot, void *arg)
-{
-	struct ps *ps = arg;
-	struct ps_qcache *qc = ((struct ps__slot *)slot)->qcache;
-	if (qc == NULL)
-		return;
-	tsync__tdir_free_chunks(qc->views, ps->nchunks);
-	free(qc);
 }
 
 void ps_destroy(struct ps *ps)
@@ -148,23 +173,42 @@ void ps_destroy(struct ps *ps)
 	if (ps == NULL)
 		return;
 	tsync__client_remove(&ps->client);
-	tsync__tdir_each((void *_Atomic *)ps->head.chunks, ps->nchunks, sizeof(struct ps__slot),
-			 qcache_free, ps);
-	tsync__tdir_free_chunks((void *_Atomic *)ps->head.chunks, ps->nchunks);
-	free(ps->head.chunks);
-	free(ps);
+	ps_free_all(ps);
 }
 
+static struct ps_qcache *qcache_new(struct ps *ps)
+{
+	struct ps_qcache *qc = calloc(1, sizeof(*qc) + ps->nchunks * sizeof(qc->views[0]));
+	if (qc == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qc->blocker = -1;
+	return qc;
+}
+
+/* The caller's quiescence cache; allocated on its first quiescence computation unless
+ * ps__thread_prepare did it (ps_quiesce cannot return an error: a failure aborts). */
 static struct ps_qcache *qcache_of(struct ps *ps, struct ps__slot *me)
 {
 	if (TSYNC_LIKELY(me->qcache != NULL))
 		return me->qcache;
-	struct ps_qcache *qc = calloc(1, sizeof(*qc) + ps->nchunks * sizeof(qc->views[0]));
+	struct ps_qcache *qc = qcache_new(ps);
 	if (qc == NULL)
 		tsync__fatal("out of memory allocating quiescence caches");
-	qc->blocker = -1;
 	me->qcache = qc;
 	return qc;
+}
+
+int ps__thread_prepare(struct ps *ps, unsigned tid)
+{
+	struct ps__slot *s = tsync__tdir_get((void *_Atomic *)ps->head.chunks, tid,
+					     sizeof(struct ps__slot), slot_chunk_init, NULL);
+	if (s == NULL)
+		return -1;
+	if (s->qcache == NULL && (s->qcache = qcache_new(ps)) == NULL)
+		return -1;
+	return 0;
 }
 
 /* The cached view of thread j, or NULL if its chunk cannot be allocated (then the

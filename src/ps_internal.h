@@ -16,5 +16,8 @@ int ps__last_blocker(struct ps *ps, uint64_t *enter);
 /* Scan every record of ps now: the thread inside a section with the earliest enter time
  * (its enter in *enter), -1 if none; *inside = number of threads inside a section. */
 int ps__oldest_section(struct ps *ps, uint64_t *enter, unsigned *inside);
+/* Thread tid's slot and quiescence cache in ps, allocated if missing (owner-only fields:
+ * thread tid, or the registry's thread_prepare); 0, or -1 with errno = ENOMEM. */
+int ps__thread_prepare(struct ps *ps, unsigned tid);
 
 #endif

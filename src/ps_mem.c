@@ -724,6 +724,11 @@ static __attribute__((noinline)) bool limit_wait(struct ps_mem *m, unsigned me,
 
 static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
+	/* The reclamation below uses the caller's records in m's ps (slot, quiescence
+	 * cache): a lazily registered thread allocates them here, where failing is allowed,
+	 * rather than abort in ps_quiesce. Two loads once they exist. */
+	if (TSYNC_UNLIKELY(ps__thread_prepare(m->ps, me) != 0))
+		return NULL; /* errno = ENOMEM */
 	cnt_add(&pt->c_misses, 1);
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
 		task_sync(m, pt);
@@ -747,29 +752,71 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	return cache_pop(pt);
 }
 
-/* The caller's record on its first use of m: allocate its chunk (out of line, so that
- * the allocation calls' code stays out of ps_alloc's and ps_free's fast paths). */
-static __attribute__((noinline, cold)) struct ps_mem_pt *pt_first(struct ps_mem *m, unsigned me)
+/*
+ * The caller's record on its first use of m (out of line, so that the registration and
+ * allocation calls' code stays out of ps_alloc's and ps_free's fast paths). An
+ * explicitly registered thread never gets here: its record was allocated when it
+ * registered or when m was created (ps_mem_thread_prepare). A lazily registered one
+ * registers (if it is not yet) and allocates its record here: NULL with errno = EAGAIN
+ * (registry full) or ENOMEM, for the calls that can return an error.
+ */
+static __attribute__((noinline, cold)) struct ps_mem_pt *pt_first(struct ps_mem *m)
 {
-	struct ps_mem_pt_chunk *c = tsync__chunk_get((void *_Atomic *)m->chunks,
-						     me >> TSYNC__CHUNK_SHIFT,
-						     sizeof(struct ps_mem_pt_chunk), NULL, NULL);
-	if (c == NULL)
-		tsync__fatal("out of memory allocating per-thread allocator state");
-	return &c->pt[me & (TSYNC__CHUNK - 1)];
+	if (tsync__tid1 == 0 && tsync__thread_try_lazy() != 0)
+		return NULL;
+	return tsync__tdir_get((void *_Atomic *)m->chunks, tsync__tid1 - 1, sizeof(struct ps_mem_pt),
+			       NULL, NULL);
+}
+
+/* pt_first for the calls that cannot return an error (ps_free, ...): a failure aborts. */
+static __attribute__((noinline, cold)) struct ps_mem_pt *pt_first_or_die(struct ps_mem *m)
+{
+	unsigned me = tsync__self(); /* aborts if the registry is full */
+	struct ps_mem_pt *pt = tsync__tdir_get((void *_Atomic *)m->chunks, me,
+					       sizeof(struct ps_mem_pt), NULL, NULL);
+	if (pt == NULL)
+		tsync__fatal("out of memory allocating per-thread allocator state (a thread "
+			     "registered with tsync_thread_register() has it allocated up front)");
+	return pt;
+}
+
+/* The caller's record, or NULL (errno = EAGAIN or ENOMEM; pt_first). */
+static inline struct ps_mem_pt *self_pt_try(struct ps_mem *m, unsigned *me)
+{
+	unsigned t1 = tsync__tid1;
+	if (TSYNC_LIKELY(t1 != 0)) {
+		*me = t1 - 1;
+		struct ps_mem_pt *pt = tsync__tdir_at((void *_Atomic *)m->chunks, *me,
+						      sizeof(struct ps_mem_pt));
+		if (TSYNC_LIKELY(pt != NULL))
+			return pt;
+	}
+	struct ps_mem_pt *pt = pt_first(m); /* *me set after the call: me stays in a register */
+	*me = tsync__tid1 - 1;
+	return pt;
 }
 
 static inline struct ps_mem_pt *self_pt(struct ps_mem *m, unsigned *me)
 {
-	*me = tsync__self();
-	struct ps_mem_pt *pt = pt_if_exists(m, *me);
-	return TSYNC_LIKELY(pt != NULL) ? pt : pt_first(m, *me);
+	unsigned t1 = tsync__tid1;
+	if (TSYNC_LIKELY(t1 != 0)) {
+		*me = t1 - 1;
+		struct ps_mem_pt *pt = tsync__tdir_at((void *_Atomic *)m->chunks, *me,
+						      sizeof(struct ps_mem_pt));
+		if (TSYNC_LIKELY(pt != NULL))
+			return pt;
+	}
+	struct ps_mem_pt *pt = pt_first_or_die(m);
+	*me = tsync__tid1 - 1;
+	return pt;
 }
 
 void *ps_alloc(struct ps_mem *m)
 {
 	unsigned me;
-	struct ps_mem_pt *pt = self_pt(m, &me);
+	struct ps_mem_pt *pt = self_pt_try(m, &me);
+	if (TSYNC_UNLIKELY(pt == NULL))
+		return NULL; /* errno = EAGAIN or ENOMEM */
 	void *obj;
 	if (TSYNC_LIKELY(pt->cache != NULL)) {
 		obj = cache_pop(pt);
@@ -1006,6 +1053,15 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 	ps_mem__slabs_release(m, pt);
 }
 
+/* Registry hook: an explicitly registered thread's record, allocated up front so that
+ * none of its calls on m allocates per-thread state. */
+static int ps_mem_thread_prepare(struct tsync__client *c, unsigned tid)
+{
+	struct ps_mem *m = (struct ps_mem *)((char *)c - offsetof(struct ps_mem, client));
+	return tsync__tdir_get((void *_Atomic *)m->chunks, tid, sizeof(struct ps_mem_pt), NULL,
+			       NULL) ? 0 : -1;
+}
+
 /* ---- create / destroy ---------------------------------------------------------- */
 
 #ifdef TSYNC_TEST_SMALL
@@ -1109,7 +1165,16 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	}
 	pthread_mutex_init(&m->pool_lock, NULL);
 	m->client.thread_exit = ps_mem_thread_exit;
-	tsync__client_add(&m->client);
+	m->client.thread_prepare = ps_mem_thread_prepare;
+	if (tsync__client_add(&m->client) != 0) { /* records of registered threads */
+		for (unsigned i = 0; i < m->nchunks; i++)
+			free(atomic_load_explicit(&m->chunks[i], memory_order_relaxed));
+		free(m->chunks);
+		pthread_mutex_destroy(&m->pool_lock);
+		free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return m;
 }
 

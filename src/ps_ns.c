@@ -280,23 +280,51 @@ static struct ns_pt *nspt_next(struct ps_ns *ns, unsigned *pos)
 				pos);
 }
 
-static struct ns_pt *nspt_self(struct ps_ns *ns)
+/* Thread tid's record and id cache, allocated if missing; 0, or -1 with errno = ENOMEM.
+ * ids is owner-only: called by thread tid, or by the registry's thread_prepare. */
+static int nspt_prepare(struct ps_ns *ns, unsigned tid)
+{
+	struct ns_pt *pt = tsync__tdir_get((void *_Atomic *)ns->chunks, tid, sizeof(struct ns_pt),
+					   NULL, NULL);
+	if (pt == NULL)
+		return -1;
+	if (pt->ids == NULL && (pt->ids = malloc(ns->ids_per_pt * sizeof(uint64_t))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/* Registry hook: an explicitly registered thread's record, allocated up front. */
+static int ns_thread_prepare(struct tsync__client *c, unsigned tid)
+{
+	return nspt_prepare((struct ps_ns *)((char *)c - offsetof(struct ps_ns, client)), tid);
+}
+
+/* The caller's record on its first use of ns, if it was not allocated up front (a lazily
+ * registered thread): NULL with errno = ENOMEM if that fails. */
+static __attribute__((noinline, cold)) struct ns_pt *nspt_first(struct ps_ns *ns, unsigned me)
+{
+	return nspt_prepare(ns, me) == 0 ? nspt_find(ns, me) : NULL;
+}
+
+/* The caller's record, or NULL (errno = ENOMEM) for the calls that can return it. */
+static inline struct ns_pt *nspt_try(struct ps_ns *ns)
 {
 	unsigned me = tsync__self();
 	struct ns_pt *pt = nspt_find(ns, me);
-	if (TSYNC_UNLIKELY(pt == NULL)) {
-		struct ns_pt_chunk *c =
-		    tsync__chunk_get((void *_Atomic *)ns->chunks, me >> TSYNC__CHUNK_SHIFT,
-				     sizeof(struct ns_pt_chunk), NULL, NULL);
-		if (c == NULL)
-			tsync__fatal("ps_ns: out of memory allocating per-thread state");
-		pt = &c->pt[me & (TSYNC__CHUNK - 1)];
-	}
-	if (TSYNC_UNLIKELY(pt->ids == NULL)) {
-		pt->ids = malloc(ns->ids_per_pt * sizeof(uint64_t));
-		if (pt->ids == NULL)
-			tsync__fatal("ps_ns: out of memory allocating an id cache");
-	}
+	if (TSYNC_LIKELY(pt != NULL && pt->ids != NULL))
+		return pt;
+	return nspt_first(ns, me);
+}
+
+/* For the calls that cannot return an error (ps_ns_free): a failure aborts. */
+static struct ns_pt *nspt_self(struct ps_ns *ns)
+{
+	struct ns_pt *pt = nspt_try(ns);
+	if (TSYNC_UNLIKELY(pt == NULL))
+		tsync__fatal("ps_ns: out of memory allocating per-thread state (a thread "
+			     "registered with tsync_thread_register() has it allocated up front)");
 	return pt;
 }
 
@@ -568,7 +596,11 @@ static bool ns_grace(struct ps_mem *m, void *obj, tsync_tick_t free_time, void *
 {
 	(void)m;
 	struct ps_ns *ns = arg;
-	struct ns_pt *pt = nspt_self(ns);
+	/* No record and none to be had (out of memory): refuse for now; the object stays
+	 * queued and its grace is tried again at a later reclamation. */
+	struct ns_pt *pt = nspt_try(ns);
+	if (TSYNC_UNLIKELY(pt == NULL))
+		return false;
 	struct ns_tail *t = tail_of(ns, obj);
 	uint64_t id = atomic_load_explicit(&t->idw, memory_order_relaxed) & ~ID_FREED;
 	if (ns->grace_fn && !ns->grace_fn(ns, obj, id, free_time, ns->grace_arg)) {
@@ -611,6 +643,8 @@ static void ns_thread_exit(struct tsync__client *c, unsigned tid)
 }
 
 /* ---- API ------------------------------------------------------------------------------- */
+
+static void ns_free_all(struct ps_ns *ns);
 
 struct ps_ns *ps_ns_create(struct ps *ps, size_t obj_size, const struct ps_ns_config *cfg)
 {
@@ -678,7 +712,12 @@ struct ps_ns *ps_ns_create(struct ps *ps, size_t obj_size, const struct ps_ns_co
 	}
 	/* after ps_mem_create: at thread exit, the allocator's reclamation runs first */
 	ns->client.thread_exit = ns_thread_exit;
-	tsync__client_add(&ns->client);
+	ns->client.thread_prepare = ns_thread_prepare;
+	if (tsync__client_add(&ns->client) != 0) { /* records of registered threads */
+		ns_free_all(ns);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return ns;
 inval:
 	errno = EINVAL;
@@ -690,6 +729,13 @@ void ps_ns_destroy(struct ps_ns *ns)
 	if (ns == NULL)
 		return;
 	tsync__client_remove(&ns->client);
+	ns_free_all(ns);
+}
+
+/* Free everything ns owns (ps_ns_destroy, after the client is removed; ps_ns_create's
+ * failure once every part exists). */
+static void ns_free_all(struct ps_ns *ns)
+{
 	ps_mem_destroy(ns->mem);
 	ps_mem_destroy(ns->extmem);
 	trie_free(ns->h.root, ns->h.height - 1);
@@ -724,10 +770,10 @@ void *ps_ns_alloc(struct ps_ns *ns, uint64_t *id)
 	void *obj = ps_alloc(ns->mem);
 	if (obj == NULL)
 		return NULL;
-	struct ns_pt *pt = nspt_self(ns);
+	struct ns_pt *pt = nspt_try(ns);
 	uint64_t b;
 	_Atomic uintptr_t *w;
-	if (claim(ns, pt, 0, &b, &w) != 0) {
+	if (pt == NULL || claim(ns, pt, 0, &b, &w) != 0) {
 		int e = errno;
 		ps_free_now(ns->mem, obj);
 		errno = e;
@@ -752,6 +798,12 @@ void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id)
 	void *obj = ps_alloc(ns->mem);
 	if (obj == NULL)
 		return NULL;
+	struct ns_pt *pt = nspt_try(ns);
+	if (pt == NULL) {
+		ps_free_now(ns->mem, obj);
+		errno = ENOMEM;
+		return NULL;
+	}
 	_Atomic uintptr_t *w = leaf_word(ns, id, true);
 	uintptr_t exp;
 	bool reclaimed = false;
@@ -777,7 +829,7 @@ void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id)
 		return NULL;
 	}
 	tail_init(ns, obj, id, NULL, w);
-	cnt(&nspt_self(ns)->allocs, 1);
+	cnt(&pt->allocs, 1);
 	return obj;
 }
 
@@ -798,7 +850,9 @@ int ps_ns_alloc_extent(struct ps_ns *ns, size_t n, uint64_t *base, void **objs)
 			goto nomem;
 	if (k > 0 && (e = ps_alloc(ns->extmem)) == NULL)
 		goto nomem;
-	struct ns_pt *pt = nspt_self(ns);
+	struct ns_pt *pt = nspt_try(ns);
+	if (pt == NULL)
+		goto nomem;
 	uint64_t b;
 	_Atomic uintptr_t *w0;
 	if (claim(ns, pt, k, &b, &w0) != 0)

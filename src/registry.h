@@ -1,6 +1,7 @@
 /*
- * src/registry.h - the thread registry's exit hooks for modules that keep per-thread
- * state (not installed). Defined in src/thread.c; included by thread.c and by every
+ * src/registry.h - the thread registry's hooks for modules that keep per-thread state
+ * (not installed): prepare a thread's records at explicit registration, hand them back
+ * at thread exit. Defined in src/thread.c; included by thread.c and by every
  * module whose instances are registry clients: ps.c, ps_mem_internal.h (struct ps_mem),
  * ps_ns.c, rlu.c.
  */
@@ -16,11 +17,22 @@
  */
 struct tsync__client {
 	void (*thread_exit)(struct tsync__client *c, unsigned tid);
+	/* Optional (NULL: none). Allocate every per-thread record of thread tid in this
+	 * client, so that none of its calls allocates one later; 0, or -1 with errno =
+	 * ENOMEM (what it allocated stays with the client, for tid's next user). Runs with
+	 * the registry mutex held: in thread tid when it registers explicitly
+	 * (tsync_thread_register), and in the creating thread for every explicitly
+	 * registered tid when the client is added; it may set tid's owner-only fields. */
+	int (*thread_prepare)(struct tsync__client *c, unsigned tid);
 	struct tsync__client *prev, *next;
 };
-/* Add/remove a client (registry mutex). After remove returns, thread_exit is not
- * running for c and will not run again. */
-void tsync__client_add(struct tsync__client *c);
+/* Add/remove a client (registry mutex). add first runs thread_prepare (if set) for
+ * every explicitly registered thread: 0, or -1 with errno = ENOMEM and c not added.
+ * After remove returns, thread_exit is not running for c and will not run again. */
+int tsync__client_add(struct tsync__client *c);
 void tsync__client_remove(struct tsync__client *c);
+/* Register the calling thread lazily (no thread_prepare) unless it is registered:
+ * 0, or -1 with errno = EAGAIN (capacity) or ENOMEM. For calls that can return it. */
+int tsync__thread_try_lazy(void);
 
 #endif

@@ -1,9 +1,11 @@
 /*
- * src/thread.c - the thread registry: ids, capacity, lazy registration, exit cleanup.
+ * src/thread.c - the thread registry: ids, capacity, explicit and lazy registration,
+ * exit cleanup.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +22,18 @@ _Thread_local unsigned tsync__tid1 __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned capacity;      /* 0 until set or fixed */
 static int capacity_fixed;     /* set by the first registration, query or table sizing */
-static unsigned char *id_used; /* capacity bytes, allocated at the first registration */
+/* capacity bytes, allocated at the first registration: per id, 0 (free), ID_LAZY or
+ * ID_EXPLICIT (register_self) */
+static unsigned char *id_used;
+#define ID_LAZY 1
+#define ID_EXPLICIT 2
 static unsigned nregistered;
 static _Atomic unsigned high_water;
-static struct tsync__client clients = {NULL, &clients, &clients};
+static struct tsync__client clients = {.prev = &clients, .next = &clients};
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+/* The calling thread registered explicitly (its id is ID_EXPLICIT): owner only. */
+static _Thread_local bool self_explicit;
 
 _Noreturn void tsync__fatal(const char *fmt, ...)
 {
@@ -116,10 +124,43 @@ static void make_key(void)
 		tsync__fatal("pthread_key_create failed");
 }
 
-int tsync_thread_register(void)
+/* Run every client's thread_prepare for tid (registry mutex held): 0, or -1 with
+ * errno = ENOMEM at the first that fails. */
+static int prepare_locked(unsigned tid)
 {
-	if (tsync__tid1 != 0)
-		return 0;
+	for (struct tsync__client *c = clients.next; c != &clients; c = c->next)
+		if (c->thread_prepare && c->thread_prepare(c, tid) != 0) {
+			errno = ENOMEM;
+			return -1;
+		}
+	return 0;
+}
+
+/*
+ * Register the calling thread. Explicit registration (tsync_thread_register, also
+ * reached through tsync_thread_id) first allocates the thread's records in every
+ * client (prepare_locked) and marks its id ID_EXPLICIT, so that clients created later
+ * allocate them at creation (tsync__client_add): no call of an explicitly registered
+ * thread allocates per-thread state. Lazy registration (tsync__self inside another
+ * call, tsync__thread_try_lazy) only takes an id; each client allocates the thread's
+ * records on its first use. A lazily registered thread that registers explicitly is
+ * prepared then (on failure it stays registered lazily).
+ */
+static int register_self(bool explicit_reg)
+{
+	if (tsync__tid1 != 0) {
+		if (!explicit_reg || self_explicit)
+			return 0;
+		unsigned id = tsync__tid1 - 1;
+		pthread_mutex_lock(&reg_lock);
+		int rc = prepare_locked(id);
+		if (rc == 0)
+			id_used[id] = ID_EXPLICIT;
+		pthread_mutex_unlock(&reg_lock);
+		if (rc == 0)
+			self_explicit = 1;
+		return rc;
+	}
 	/* The clock first: its initialisation starts (and joins) helper threads, which must
 	 * not happen under the registry mutex. */
 	tsync_clock_init();
@@ -142,12 +183,19 @@ int tsync_thread_register(void)
 		errno = EAGAIN;
 		return -1;
 	}
-	id_used[id] = 1;
+	/* Before the id is taken: on failure nothing refers to it, and what was allocated
+	 * stays with its client for the id's next user (freed with the client). */
+	if (explicit_reg && prepare_locked(id) != 0) {
+		pthread_mutex_unlock(&reg_lock);
+		return -1;
+	}
+	id_used[id] = explicit_reg ? ID_EXPLICIT : ID_LAZY;
 	nregistered++;
 	if (id + 1 > atomic_load_explicit(&high_water, memory_order_relaxed))
 		atomic_store_explicit(&high_water, id + 1, memory_order_seq_cst);
 	pthread_mutex_unlock(&reg_lock);
 	tsync__tid1 = id + 1;
+	self_explicit = explicit_reg;
 	if (pthread_setspecific(exit_key, (void *)(uintptr_t)(id + 1)) != 0) {
 		unregister_id(id);
 		errno = ENOMEM;
@@ -156,9 +204,19 @@ int tsync_thread_register(void)
 	return 0;
 }
 
+int tsync_thread_register(void)
+{
+	return register_self(true);
+}
+
+int tsync__thread_try_lazy(void)
+{
+	return register_self(false);
+}
+
 unsigned tsync__thread_lazy_register(void)
 {
-	if (tsync_thread_register() != 0)
+	if (register_self(false) != 0)
 		tsync__fatal("cannot register thread (%s): capacity %u threads; raise it with "
 			     "tsync_thread_set_capacity() or TSYNC_MAX_THREADS",
 			     strerror(errno), tsync_thread_capacity());
@@ -174,6 +232,7 @@ static void unregister_id(unsigned tid)
 	nregistered--;
 	pthread_mutex_unlock(&reg_lock);
 	tsync__tid1 = 0;
+	self_explicit = false;
 	pthread_setspecific(exit_key, NULL);
 }
 
@@ -187,14 +246,24 @@ int tsync_thread_unregister(void)
 	return 0;
 }
 
-void tsync__client_add(struct tsync__client *c)
+int tsync__client_add(struct tsync__client *c)
 {
 	pthread_mutex_lock(&reg_lock);
+	if (c->thread_prepare && id_used != NULL) {
+		unsigned hw = atomic_load_explicit(&high_water, memory_order_relaxed);
+		for (unsigned id = 0; id < hw; id++)
+			if (id_used[id] == ID_EXPLICIT && c->thread_prepare(c, id) != 0) {
+				pthread_mutex_unlock(&reg_lock);
+				errno = ENOMEM;
+				return -1;
+			}
+	}
 	c->next = &clients;
 	c->prev = clients.prev;
 	clients.prev->next = c;
 	clients.prev = c;
 	pthread_mutex_unlock(&reg_lock);
+	return 0;
 }
 
 void tsync__client_remove(struct tsync__client *c)
