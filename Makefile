@@ -65,8 +65,9 @@ BENCH_ARGS  ?=
 # memcached's own test suite and nutcracker (twemproxy) the proxy pool test (label
 # conformance; memcached's source comes from apt-get source, scripts/memcached-source.sh).
 # jemalloc, tcmalloc (gperftools) and mimalloc are the allocators `tsync-bench prudence`
-# preloads into its peers (malloc + call_rcu).
-DEB_BASE := make cmake gcc libc6-dev pkg-config liburcu-dev libck-dev libjansson-dev \
+# preloads into its peers (malloc + call_rcu). spin (the SPIN model checker) runs the
+# protocol models of tests/model/ (label model).
+DEB_BASE := make cmake gcc libc6-dev pkg-config spin liburcu-dev libck-dev libjansson-dev \
 	libxxhash-dev libevent-dev libmemcached-tools memcached perl nutcracker \
 	python3 python3-venv python3-pytest python3-matplotlib python3-numpy python3-yaml \
 	python3-tqdm python3-pymemcache libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev
