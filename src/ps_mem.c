@@ -780,33 +780,37 @@ static __attribute__((noinline, cold)) struct ps_mem_pt *pt_first_or_die(struct 
 	return pt;
 }
 
-/* The caller's record, or NULL (errno = EAGAIN or ENOMEM; pt_first). */
-static inline struct ps_mem_pt *self_pt_try(struct ps_mem *m, unsigned *me)
+/* The caller's record if it has one in m (its id in *me), else NULL: the fast path
+ * shared by self_pt_try and self_pt, one load of the thread id and one of the chunk. */
+static inline struct ps_mem_pt *self_pt_if_exists(struct ps_mem *m, unsigned *me)
 {
 	unsigned t1 = tsync__tid1;
 	if (TSYNC_LIKELY(t1 != 0)) {
 		*me = t1 - 1;
-		struct ps_mem_pt *pt = tsync__tdir_at((void *_Atomic *)m->chunks, *me,
-						      sizeof(struct ps_mem_pt));
-		if (TSYNC_LIKELY(pt != NULL))
-			return pt;
+		return tsync__tdir_at((void *_Atomic *)m->chunks, *me, sizeof(struct ps_mem_pt));
 	}
-	struct ps_mem_pt *pt = pt_first(m); /* *me set after the call: me stays in a register */
+	return NULL;
+}
+
+/* The caller's record, or NULL (errno = EAGAIN or ENOMEM; pt_first). */
+static inline struct ps_mem_pt *self_pt_try(struct ps_mem *m, unsigned *me)
+{
+	struct ps_mem_pt *pt = self_pt_if_exists(m, me);
+	if (TSYNC_LIKELY(pt != NULL))
+		return pt;
+	pt = pt_first(m); /* *me set after the call: me stays in a register */
 	*me = tsync__tid1 - 1;
 	return pt;
 }
 
+/* The caller's record; a lazily registered thread's first use allocates it and aborts
+ * if that fails (pt_first_or_die). */
 static inline struct ps_mem_pt *self_pt(struct ps_mem *m, unsigned *me)
 {
-	unsigned t1 = tsync__tid1;
-	if (TSYNC_LIKELY(t1 != 0)) {
-		*me = t1 - 1;
-		struct ps_mem_pt *pt = tsync__tdir_at((void *_Atomic *)m->chunks, *me,
-						      sizeof(struct ps_mem_pt));
-		if (TSYNC_LIKELY(pt != NULL))
-			return pt;
-	}
-	struct ps_mem_pt *pt = pt_first_or_die(m);
+	struct ps_mem_pt *pt = self_pt_if_exists(m, me);
+	if (TSYNC_LIKELY(pt != NULL))
+		return pt;
+	pt = pt_first_or_die(m);
 	*me = tsync__tid1 - 1;
 	return pt;
 }
