@@ -26,8 +26,10 @@
  * S in the contracts below is the instance's bound, ps_skew_ticks(ps): the clock's
  * measured S plus cfg->skew_margin plus 1 tick.
  *
- * Threads: any thread may call any function here; threads are registered lazily
- * (<tsync/thread.h>). The memory-ordering argument is in docs/design.md §2.
+ * Threads: any thread may call any function here; a thread not registered is registered
+ * lazily, and one not registered explicitly has its record in an instance allocated at
+ * its first use of it, aborting if that fails (<tsync/thread.h>). The memory-ordering
+ * argument is in docs/design.md §2.
  */
 #ifndef TSYNC_PS_H
 #define TSYNC_PS_H
@@ -98,10 +100,13 @@ struct ps_config {
  * ps_create - a new, independent parallel-section domain.
  *
  * Arguments:  cfg: the configuration, or NULL for the defaults (PS_CONFIG_INIT).
- * Returns:    the instance; NULL with errno = ENOMEM, or EINVAL (bad cfg->size, unknown
- *             policy, TEMPORAL without grace_ns, grace_ns with another policy).
- * Progress:   blocking (allocates, takes the registry mutex); initialises the clock
- *             (<tsync/clock.h>) if needed.
+ * Returns:    the instance; NULL with errno = ENOMEM (also when the records of the
+ *             explicitly registered threads, allocated now, cannot be: <tsync/thread.h>),
+ *             or EINVAL (bad cfg->size, unknown policy, TEMPORAL without grace_ns,
+ *             grace_ns with another policy).
+ * Progress:   blocking (allocates, also every explicitly registered thread's record;
+ *             takes the registry mutex); initialises the clock (<tsync/clock.h>) if
+ *             needed.
  * Caller:     any thread.
  * Implements: ParSec (EuroSys 2016) §3.3; policies: RT-SMR (RTAS 2018) §IV.
  */
@@ -281,7 +286,11 @@ static inline tsync_tick_t ps__quiescence_point(struct ps *ps)
  * line; the outermost ps_exit stores exit = enter + 1 there. After the outermost exit the
  * caller must hold no reference to memory protected by ps.
  *
- * Progress:   wait-free; no shared store, no counter read in ps_exit.
+ * Progress:   wait-free; no shared store, no counter read in ps_exit. An explicitly
+ *             registered thread (tsync_thread_register) has its record already: nothing
+ *             is allocated. A lazily registered one allocates its record on its first
+ *             ps_enter (or other call) on ps (out of line), and aborts with a diagnostic
+ *             if that fails or the registry is full (<tsync/thread.h>).
  * Ordering:   ps_enter: release store of the enter time (the previous section's accesses
  *             happen-before any scanner that sees the new time), then a seq_cst fence:
  *             the store is globally visible before any load the section makes, so a
@@ -289,11 +298,10 @@ static inline tsync_tick_t ps__quiescence_point(struct ps *ps)
  *             reads (docs/design.md §2). ps_exit: release store of the exit time: every
  *             load of the section happens-before a reclaimer's acquire load that
  *             observes it.
- * Caller:     any thread (ps_enter registers it lazily and aborts if the registry is
- *             full, see <tsync/thread.h>). ps_exit: the caller must be inside a section
- *             of ps; an unbalanced exit aborts with a diagnostic when the caller's code
- *             is compiled without NDEBUG (ps_exit is inline, so the caller's build flags
- *             decide).
+ * Caller:     any thread (ps_enter registers it lazily if needed, see Progress).
+ *             ps_exit: the caller must be inside a section of ps; an unbalanced exit
+ *             aborts with a diagnostic when the caller's code is compiled without NDEBUG
+ *             (ps_exit is inline, so the caller's build flags decide).
  * Implements: ParSec (EuroSys 2016) §2.2 and §3.3, optimisation 1.
  */
 static inline void ps_enter(struct ps *ps)

@@ -266,8 +266,10 @@ struct ps_mem_config {
  *             for a slab, bad alignment or slab size, bad cfg->size, an unknown
  *             accounting or reclaim mode, limit_wait_ms < -1, pending_fn without
  *             pending_threshold or the reverse, pending_fn with PER_THREAD accounting)
- *             or ENOMEM.
- * Progress:   blocking (allocates).
+ *             or ENOMEM (also when the records of the explicitly registered threads,
+ *             allocated now, cannot be: <tsync/thread.h>).
+ * Progress:   blocking (allocates, also every explicitly registered thread's record;
+ *             takes the registry mutex).
  * Caller:     any thread.
  * Implements: ParSec (EuroSys 2016) §3.4.
  */
@@ -297,6 +299,11 @@ void ps_mem_destroy(struct ps_mem *m);
  *             incarnation, but no reader can still see that incarnation); NULL with
  *             errno = ENOMEM when the system refuses more memory or the limit wait
  *             below times out, or EDEADLK at cfg->max_bytes inside a section of m's ps.
+ *             A lazily registered thread's first ps_alloc on m (and a refill that first
+ *             needs its records in m's ps) allocates its per-thread records: NULL with
+ *             errno = ENOMEM if that fails, or EAGAIN if the thread is not registered
+ *             and the registry is full (an explicitly registered thread has them
+ *             already: <tsync/thread.h>).
  * Progress:   wait-free on the fast path (pop from the thread's object cache). A refill
  *             reclaims at most reclaim_batch quiesced objects (with at most one
  *             ps_quiesce scan, whatever the queue length), takes remote-freed objects
@@ -357,6 +364,8 @@ void *ps_alloc(struct ps_mem *m);
  *             and hands it to σ instead (a clock reading, an atomic add on its slab's
  *             header, a CAS on the caller's own hand-off line, bounded: two tries); no
  *             reclamation in the call.
+ *             Called by a lazily registered thread that has no record in m (or in m's
+ *             ps) yet, it allocates one and aborts if that fails (<tsync/thread.h>).
  * Ordering:   the free time is read with tsync_now_ordered(), after all the caller's
  *             earlier stores (the unlinking one included) are visible.
  * Caller:     any thread, inside or outside a section. ps_lock_take fails on obj from
@@ -381,7 +390,9 @@ void ps_free(struct ps_mem *m, void *obj);
  *             kind) or a foreign object aborts with a diagnostic, as ps_free does. NULL
  *             is ignored.
  * Progress:   wait-free except when the cache is full (a flush of half of it, which may
- *             take the pool mutex).
+ *             take the pool mutex). Called by a lazily registered thread that has no
+ *             record in m yet, it allocates one and aborts if that fails
+ *             (<tsync/thread.h>).
  * Caller:     any thread, inside or outside a section.
  * Implements: Prudence (ASPLOS 2016) §4 ("two frees").
  */
@@ -402,6 +413,8 @@ void ps_free_now(struct ps_mem *m, void *obj);
  *
  * Returns:    the number of objects reclaimed.
  * Progress:   never waits; takes the pool mutex for a moment to adopt an orphaned queue.
+ *             Called by a lazily registered thread that has no record in m (or in m's
+ *             ps) yet, it allocates one and aborts if that fails (<tsync/thread.h>).
  * Caller:     any thread; call it from idle threads (tsync-cached's idle timer does).
  * Implements: ParSec (EuroSys 2016) §3.4; the idle-time pre-flush of Prudence (ASPLOS
  *             2016) §4.2.
@@ -526,7 +539,9 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out);
  * run quiescence as their own task.
  *
  * Returns:    the number of objects collected.
- * Progress:   never waits (bounded by the queue length).
+ * Progress:   never waits (bounded by the queue length). Called by a lazily
+ *             registered thread that has no record in m (or in m's ps) yet, it allocates
+ *             one and aborts if that fails (<tsync/thread.h>).
  * Caller:     any thread; it collects its own queue only.
  * Implements: the second half of RT-SMR (RTAS 2018) Fig. 8's ps_smr (lines 27-30).
  */

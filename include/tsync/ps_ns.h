@@ -50,7 +50,9 @@
  * leaf word) plus ps_mem's object header, rounded to the allocator's alignment. A
  * namespace of 2^40 ids costs nothing for ids never used.
  *
- * Threads: any thread may call any function here (registers lazily, <tsync/thread.h>).
+ * Threads: any thread may call any function here (registers lazily; a thread not
+ * registered explicitly has its records allocated at its first use of ns: the
+ * allocation calls report a failure, ps_ns_free aborts; <tsync/thread.h>).
  */
 #ifndef TSYNC_PS_NS_H
 #define TSYNC_PS_NS_H
@@ -143,8 +145,10 @@ struct ps_ns_config {
  * Arguments:  ps: the parallel-section domain. obj_size: bytes per object (> 0). cfg:
  *             the configuration, or NULL for the defaults.
  * Returns:    the namespace; NULL with errno = EINVAL (obj_size 0, bad cfg field or
- *             size, a cfg->mem with a grace_fn) or ENOMEM.
- * Progress:   blocking.
+ *             size, a cfg->mem with a grace_fn) or ENOMEM (also when the records of the
+ *             explicitly registered threads, allocated now, cannot be: <tsync/thread.h>).
+ * Progress:   blocking (allocates, also every explicitly registered thread's records;
+ *             takes the registry mutex).
  * Caller:     any thread.
  * Implements: ParSec (EuroSys 2016) §3.6.
  */
@@ -170,7 +174,11 @@ void ps_ns_destroy(struct ps_ns *ns);
  *
  * Arguments:  id: receives the id.
  * Returns:    the object; NULL with errno = ENOSPC (every id is bound, reserved or in
- *             its grace period), ENOMEM, or EINVAL (ns or id NULL).
+ *             its grace period), ENOMEM, EAGAIN, or EINVAL (ns or id NULL). ENOMEM
+ *             also when a lazily registered thread's per-thread records (in ns or its
+ *             allocator), allocated on its first use of ns, cannot be; EAGAIN when the
+ *             thread is not registered and the registry is full (as ps_alloc's;
+ *             <tsync/thread.h>).
  * Progress:   wait-free on the fast path (an id from the caller's cache, one CAS on its
  *             leaf word, a ps_alloc); a refill takes the pool mutex and may allocate trie
  *             nodes; in a full namespace the call scans the trie before it says ENOSPC
@@ -193,7 +201,10 @@ void *ps_ns_alloc(struct ps_ns *ns, uint64_t *id);
  *             (id freed and still in its grace period: quiescence or the grace hook has
  *             not let it go yet; the caller's own queue is reclaimed once before EBUSY is
  *             returned, so an id the caller freed comes back as soon as its grace period
- *             is over), or ENOMEM.
+ *             is over), ENOMEM, or EAGAIN. ENOMEM also when a lazily registered
+ *             thread's per-thread records (in ns or its allocator), allocated on its
+ *             first use of ns, cannot be; EAGAIN when the thread is not registered and
+ *             the registry is full (as ps_alloc's; <tsync/thread.h>).
  * Progress:   wait-free apart from trie node allocation, that reclamation, and one case:
  *             when an extent claim over id is in progress (ps_ns_alloc_extent), it waits
  *             for that claim's outcome (EEXIST if the extent was taken, the id
@@ -215,6 +226,9 @@ void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id);
  *             receives the objects (objs[i] has id *base + i).
  * Returns:    0, or -1 with errno = EINVAL (n out of range, NULL argument), ENOSPC (no
  *             aligned run of 2^k free ids was found) or ENOMEM (nothing is left claimed).
+ *             ENOMEM also when a lazily registered thread's per-thread records,
+ *             allocated on its first use of ns, cannot be, or (unregistered thread) the
+ *             registry is full (<tsync/thread.h>).
  * Progress:   n ps_alloc calls, 3 x 2^k leaf-word accesses (a look, a CAS and a store
  *             each), plus a small record per extent (ps_mem); a refill as ps_ns_alloc.
  * Caller:     any thread, inside or outside a section.
@@ -248,7 +262,9 @@ void ps_ns_publish(struct ps_ns *ns, void *obj);
  *             with a one-line diagnostic (two threads freeing the same object at the same
  *             moment may both pass the check: freeing is the owner's act, as for
  *             free(3)).
- * Progress:   wait-free apart from ps_free's reclamation work.
+ * Progress:   wait-free apart from ps_free's reclamation work. A lazily registered
+ *             thread without a record in ns (or its allocator) allocates one and aborts
+ *             if that fails (<tsync/thread.h>).
  * Caller:     any thread, inside or outside a section.
  * Implements: ParSec (EuroSys 2016) §3.6.
  */

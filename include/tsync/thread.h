@@ -6,9 +6,35 @@
  * cache line). Records are per thread, not per CPU: threads here are preempted and
  * migrate, and nothing in tsync depends on pinning.
  *
- * Registration is lazy: the first tsync call a thread makes registers it. A thread may
- * also register explicitly (to see the error instead of an abort when capacity is
- * exhausted) and unregister explicitly. A thread that exits is unregistered
+ * Registration. A thread registers explicitly with tsync_thread_register() (or
+ * tsync_thread_id(), which calls it when the thread is not registered), or lazily: the
+ * first other tsync call it makes (ps_enter, ps_alloc, ...) registers it.
+ *
+ * Explicit registration allocates the thread's per-thread records in every existing
+ * instance (struct ps, ps_mem, ps_ns), and every instance created afterwards allocates
+ * them for each explicitly registered thread at creation (ps_create, ps_mem_create and
+ * ps_ns_create fail with ENOMEM otherwise). So an explicitly registered thread's calls
+ * never allocate per-thread records and never fail or abort for them: ps_enter/ps_exit
+ * stay wait-free without exception, and ps_alloc fails only as its own contract says
+ * (memory for objects, cfg->max_bytes). If the allocation at registration fails,
+ * tsync_thread_register returns -1 with errno = ENOMEM and the thread stays
+ * unregistered (or, if it was registered lazily, stays so, with the same id); what was
+ * allocated stays with its instance for the id's next user and is freed with the
+ * instance. A retry may succeed. (Only ps_quiesce's cache of other threads' views grows
+ * later, with the ids in use; an allocation that fails there leaves the cache unfilled,
+ * never fails the call.)
+ *
+ * Lazy registration only takes an id; each instance allocates the thread's records on
+ * the thread's first use of it. A call that can return an error reports a failure
+ * there: ps_alloc, ps_ns_alloc and ps_ns_alloc_at return NULL with errno = ENOMEM
+ * (allocation) or EAGAIN (registry full); ps_ns_alloc_extent returns -1 with errno =
+ * ENOMEM for both. A call that cannot (ps_enter, ps_exit, ps_in_section, ps_quiesce,
+ * ps_quiesce_time, ps_synchronize, ps_free, ps_free_now, ps_mem_reclaim,
+ * ps_mem_collect, ps_ns_free, ...) prints a diagnostic and aborts when the registry is
+ * full or the records cannot be allocated: a thread's first ps_enter on an instance
+ * included. Threads that must not abort register explicitly before using tsync.
+ *
+ * A thread may unregister explicitly. A thread that exits is unregistered
  * automatically (a pthread key destructor), also when it exits inside a parallel
  * section: its sections are closed, since an exited thread holds no references, and its
  * per-thread allocator state (object cache, quiescence queue) is handed back to the
@@ -19,8 +45,10 @@
  * the environment variable TSYNC_MAX_THREADS (read when it is fixed). Memory for records
  * grows with the highest id in use, in fixed-size chunks of ids (the chunk size is an
  * implementation constant), not with the capacity. Registering past capacity fails with
- * EAGAIN (explicit registration) or prints a diagnostic and aborts (lazy registration
- * inside a call that cannot fail, such as ps_enter): never memory corruption.
+ * EAGAIN (explicit registration, and the lazy registration inside the calls listed above
+ * that can return an error; ps_ns_alloc_extent reports it as ENOMEM) or prints a
+ * diagnostic and aborts (lazy registration inside a call that cannot fail, such as
+ * ps_enter): never memory corruption.
  */
 #ifndef TSYNC_THREAD_H
 #define TSYNC_THREAD_H
@@ -42,10 +70,17 @@ extern _Thread_local unsigned tsync__tid1 __attribute__((tls_model("initial-exec
 unsigned tsync__thread_lazy_register(void);
 
 /*
- * tsync_thread_register - register the calling thread (idempotent).
+ * tsync_thread_register - register the calling thread explicitly (idempotent).
  *
- * Returns:    0, or -1 with errno = EAGAIN (capacity exhausted) or ENOMEM.
- * Progress:   blocking: takes the registry mutex (registration is not a fast path).
+ * Allocates the thread's per-thread records in every existing instance (see the top of
+ * this file). A lazily registered thread is upgraded (same id).
+ *
+ * Returns:    0, or -1 with errno = EAGAIN (capacity exhausted) or ENOMEM (the
+ *             registry's table or a per-thread record could not be allocated: the
+ *             thread is left as it was, unregistered or lazily registered; nothing is
+ *             leaked, a retry may succeed).
+ * Progress:   blocking: takes the registry mutex (registration is not a fast path);
+ *             allocates.
  * Caller:     any thread.
  * Implements: infrastructure (no paper section): the per-thread records of ParSec
  *             (EuroSys 2016) §3.3 are indexed by this id.
@@ -67,7 +102,11 @@ int tsync_thread_register(void);
 int tsync_thread_unregister(void);
 
 /*
- * tsync_thread_id - the calling thread's id, registering it if needed.
+ * tsync_thread_id - the calling thread's id, registering it explicitly
+ * (tsync_thread_register) if it is not registered.
+ *
+ * A lazily registered thread keeps its id and stays lazily registered (only
+ * tsync_thread_register upgrades it).
  *
  * Returns:    the id in [0, capacity), or -1 with errno = EAGAIN or ENOMEM if the
  *             thread cannot be registered.
