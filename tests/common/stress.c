@@ -66,6 +66,17 @@ void stress_check_progress_(const char *who, const void *w, size_t size, unsigne
 	}
 }
 
+void stress_counts_add_(void *dst, const void *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a, b;
+		memcpy(&a, (char *)dst + i * sizeof a, sizeof a);
+		memcpy(&b, (const char *)src + i * sizeof b, sizeof b);
+		a += b;
+		memcpy((char *)dst + i * sizeof a, &a, sizeof a);
+	}
+}
+
 void stress_start(double secs)
 {
 	run_t0 = test_now_ns();

@@ -66,6 +66,17 @@ uint64_t stress_ops_total_(const void *w, size_t size, unsigned n);
 void stress_check_progress_(const char *who, const void *w, size_t size, unsigned n,
 			    uint64_t min);
 
+/* Add the counters of src to those of dst: two structs of the same type made of
+ * uint64_t counters only (a worker's counts summed into the totals). */
+#define stress_counts_add(dst, src)                                                        \
+	do {                                                                               \
+		_Static_assert(sizeof *(dst) == sizeof *(src) &&                           \
+				       sizeof *(dst) % sizeof(uint64_t) == 0,              \
+			       "counts are uint64_t only");                                \
+		stress_counts_add_(dst, src, sizeof *(dst) / sizeof(uint64_t));            \
+	} while (0)
+void stress_counts_add_(void *dst, const void *src, size_t n);
+
 /* Start the run clock (stress_end measures from here) with a deadline secs away; for a
  * main thread that runs its own loop (stress_run and stress_rounds call it). */
 void stress_start(double secs);

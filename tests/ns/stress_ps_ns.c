@@ -168,24 +168,6 @@ struct counts {
 	uint64_t lookups, hits, rebinds_checked, sleeps, walks, walked;
 };
 
-static void counts_add(struct counts *a, const struct counts *b)
-{
-	a->allocs += b->allocs;
-	a->ats += b->ats;
-	a->at_fail += b->at_fail;
-	a->extents += b->extents;
-	a->extent_ids += b->extent_ids;
-	a->frees += b->frees;
-	a->enospc += b->enospc;
-	a->busy_checks += b->busy_checks;
-	a->lookups += b->lookups;
-	a->hits += b->hits;
-	a->rebinds_checked += b->rebinds_checked;
-	a->sleeps += b->sleeps;
-	a->walks += b->walks;
-	a->walked += b->walked;
-}
-
 /* ---- writers ---------------------------------------------------------------------- */
 struct writer {
 	struct stress_worker sw;
@@ -963,9 +945,9 @@ int main(int argc, char **argv)
 	stress_end(&violations);
 	struct counts tot = {0};
 	for (int i = 0; i < nreaders; i++)
-		counts_add(&tot, &r[i].c);
+		stress_counts_add(&tot, &r[i].c);
 	for (int i = 0; i < nwriters; i++)
-		counts_add(&tot, &w[i].c);
+		stress_counts_add(&tot, &w[i].c);
 	test_barrier_destroy(&wbar);
 	struct ps_ns_stats s;
 	CHECK_EQ(ps_ns_stats(NS, &s), 0);
@@ -1015,7 +997,7 @@ int main(int argc, char **argv)
 		stress_end(&violations);
 		struct counts rt = {0};
 		for (int i = 0; i <= RACERS; i++)
-			counts_add(&rt, &rc[i].c);
+			stress_counts_add(&rt, &rc[i].c);
 		test_barrier_destroy(&rbar);
 		CHECK_EQ(ps_ns_stats(NS, &s), 0);
 		if (!atomic_load(&violations)) {

@@ -22,33 +22,39 @@
 #define SLEEP_MS 300
 
 static struct wl W;
-static _Atomic int pause_req, paused;
-
 struct worker {
 	struct stress_worker sw;
 	bool writer;
 	struct wl_counts c;
 };
 
+/* The pause protocol: quiet_stats asks (pause_req) and counts the parked workers. */
+static _Atomic int pause_req, paused;
+
+/* The workers' side: park here, outside any section, while a pause is asked. */
+static void pause_point(void)
+{
+	if (!atomic_load_explicit(&pause_req, memory_order_acquire))
+		return;
+	atomic_fetch_add(&paused, 1);
+	while (atomic_load_explicit(&pause_req, memory_order_acquire))
+		sched_yield();
+	atomic_fetch_sub(&paused, 1);
+}
+
 static void *worker_main(void *p)
 {
 	struct worker *w = p;
 	uint64_t rng = w->sw.seed;
-	unsigned n = 0;
-	while (!stress_stopping()) {
-		if (atomic_load_explicit(&pause_req, memory_order_acquire)) {
-			atomic_fetch_add(&paused, 1);
-			while (atomic_load_explicit(&pause_req, memory_order_acquire))
-				sched_yield();
-			atomic_fetch_sub(&paused, 1);
-		}
-		if (w->writer) {
-			wl_write_op(&W, &rng, &w->c);
-			if ((++n & 255) == 0)
-				ps_mem_reclaim(W.mem);
-		} else {
+	for (unsigned n = 1; !stress_stopping(); n++) {
+		pause_point();
+		if (!w->writer) {
 			wl_read_op(&W, &rng, &w->c);
+			continue;
 		}
+		wl_write_op(&W, &rng, &w->c);
+		if ((n & 255) == 0)
+			ps_mem_reclaim(W.mem);
 	}
 	return NULL;
 }

@@ -217,15 +217,8 @@ int main(int argc, char **argv)
 	stress_run(secs, &wl_violations, NULL, NULL);
 	double el = stress_end(&wl_violations);
 	struct counts tot = mc;
-	for (int i = 0; i < nthreads; i++) {
-		tot.mod_ok += w[i].c.mod_ok;
-		tot.mod_fail += w[i].c.mod_fail;
-		tot.del_ok += w[i].c.del_ok;
-		tot.del_fail += w[i].c.del_fail;
-		tot.empty += w[i].c.empty;
-		tot.created += w[i].c.created;
-		tot.unpublished += w[i].c.unpublished;
-	}
+	for (int i = 0; i < nthreads; i++)
+		stress_counts_add(&tot, &w[i].c);
 
 	/* delete what is left, the same way */
 	for (uint64_t i = 0; i < NSLOTS; i++) {
