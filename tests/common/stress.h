@@ -1,15 +1,19 @@
 /*
  * tests/common/stress.h - the stress tests' one scaffold: the run length
- * (TSYNC_STRESS_SECONDS) and its watchdog, the workers started and stopped together,
- * the main thread's sampling loop that ends at the deadline or at the first violation,
- * and the small ps_mem configuration that provokes races. What each test hunts (its
- * checks, its progress bound) stays in the test.
+ * (TSYNC_STRESS_SECONDS) and its watchdog, the workers started and stopped together
+ * (each with its index, seed and progress counter), the main thread's loops that end at
+ * the deadline or at the first violation (10 ms sampling, or whole rounds), the bound
+ * "every worker made progress", and the small ps_mem configuration that provokes races.
+ * What each test hunts (its checks, its progress bound) stays in the test.
  *
  *   double secs = stress_begin(2.0, 10, 60);   run length; watchdog 10 x secs + 60 s
- *   stress_spawn(worker, &w[i]);               workers loop while !stress_stopping()
+ *   stress_spawn_workers(worker, w, n, 1);     or stress_spawn(fn, arg) one by one;
+ *                                              workers loop while !stress_stopping()
  *   stress_run(secs, &violations, sample, arg); sample(arg) every 10 ms until done
+ *     or stress_rounds(secs, &violations, round, arg): round(arg) until done
+ *     or stress_start(secs) and the main thread's own loop while !stress_done(&v)
  *   double el = stress_end(&violations);       stop and join every worker
- *   CHECK_MSG(<progress bound>, "no progress");
+ *   stress_check_progress("writers", w, n, 1); and the test's own bounds
  */
 #ifndef TSYNC_TEST_STRESS_H
 #define TSYNC_TEST_STRESS_H
@@ -17,6 +21,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <tsync/ps_mem.h>
@@ -39,17 +44,78 @@ double stress_begin(double def_secs, unsigned factor, unsigned slack_s);
 /* Start a worker, joined by stress_end() (at most 512 per run). */
 pthread_t stress_spawn(void *(*fn)(void *), void *arg);
 
-/* The main thread's loop: every 10 ms call sample(arg) (may be NULL), until secs have
- * passed, a violation was counted in *violations (may be NULL) or stress_stop(). */
+/* The head of a worker record: the first member of a test's struct worker. */
+struct stress_worker {
+	unsigned idx;  /* its index in the array given to stress_spawn_workers */
+	uint64_t seed; /* test_seed(salt + idx): the state of its PRNG (test_rand) */
+	uint64_t ops;  /* progress: the operations it finished (the worker counts them) */
+};
+
+/* Start fn(&w[i]) for each of the n records of the array w (each record's first member
+ * a struct stress_worker), after setting its head: idx i, seed test_seed(salt + i),
+ * ops 0. The rest of each record is the caller's (set it before). */
+#define stress_spawn_workers(fn, w, n, salt) stress_spawn_workers_(fn, w, sizeof *(w), n, salt)
+void stress_spawn_workers_(void *(*fn)(void *), void *w, size_t size, unsigned n, uint64_t salt);
+
+/* Progress over the n records of w: the sum of their ops; the bound "every worker made
+ * progress": fail the test (naming who and the laggard) unless each one's ops >= min.
+ * Call after stress_end() (the workers' ops are plain). */
+#define stress_ops_total(w, n) stress_ops_total_(w, sizeof *(w), n)
+uint64_t stress_ops_total_(const void *w, size_t size, unsigned n);
+#define stress_check_progress(who, w, n, min) stress_check_progress_(who, w, sizeof *(w), n, min)
+void stress_check_progress_(const char *who, const void *w, size_t size, unsigned n,
+			    uint64_t min);
+
+/* Add the counters of src to those of dst: two structs of the same type made of
+ * uint64_t counters only (a worker's counts summed into the totals). */
+#define stress_counts_add(dst, src)                                                        \
+	do {                                                                               \
+		_Static_assert(sizeof *(dst) == sizeof *(src) &&                           \
+				       sizeof *(dst) % sizeof(uint64_t) == 0,              \
+			       "counts are uint64_t only");                                \
+		stress_counts_add_(dst, src, sizeof *(dst) / sizeof(uint64_t));            \
+	} while (0)
+void stress_counts_add_(void *dst, const void *src, size_t n);
+
+/* Start the run clock (stress_end measures from here) with a deadline secs away; for a
+ * main thread that runs its own loop (stress_run and stress_rounds call it). */
+void stress_start(double secs);
+
+/* The run is over: the deadline of stress_start has passed, a violation was counted
+ * in *violations (may be NULL), or stress_stop() was called. */
+bool stress_done(_Atomic uint64_t *violations);
+
+/* The main thread's loop: every 10 ms call sample(arg) (may be NULL), until
+ * stress_done(violations). */
 void stress_run(double secs, _Atomic uint64_t *violations, void (*sample)(void *), void *arg);
+
+/* The main thread's loop for a test that works in rounds: round(arg) once, and again
+ * while !stress_done(violations) (the deadline counts from the first round's start).
+ * Returns the rounds run (at least 1). */
+uint64_t stress_rounds(double secs, _Atomic uint64_t *violations, void (*round)(void *),
+		       void *arg);
 
 /* End the run: after a violation, give the workers a few seconds (test_bail_soon);
  * stop and join every worker of stress_spawn; clear the stop flag for a next run.
- * Returns the seconds since stress_run began. */
+ * Returns the seconds since stress_start (stress_run, stress_rounds) began. */
 double stress_end(_Atomic uint64_t *violations);
 
 /* The small ps_mem configuration: a 4-object cache, batches of 2, 4 KiB slabs, 1 slab
  * kept, so that objects are reclaimed and reused as soon as possible. */
 void stress_small_mem(struct ps_mem_config *mc);
+
+/* A sample of stress_run (or called from one): the most objects ever pending in mem. */
+struct stress_pending {
+	struct ps_mem *mem;
+	uint64_t max;
+};
+void stress_sample_pending(void *pending);
+
+/* One operation of the slist.h workload by a worker of this role: a reader reads, a
+ * writer updates, a mixed worker does either with even odds. */
+enum stress_role { STRESS_READER, STRESS_WRITER, STRESS_MIXED };
+struct wl;
+struct wl_counts;
+void stress_wl_op(struct wl *wl, int role, uint64_t *rng, struct wl_counts *c);
 
 #endif

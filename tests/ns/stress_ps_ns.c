@@ -34,7 +34,9 @@
  *
  *   stress_ps_ns [bits=N] [cache=N] [order=N] [cyclic] [tlb] [mem=small]
  *                [readers=N] [writers=N]
- *   Duration: TSYNC_STRESS_SECONDS (default 2).
+ *   Duration: TSYNC_STRESS_SECONDS (default 2): phase 1 0.65 of it, phase 2 0.2 + 0.1 s,
+ *   phase 3 0.15 + 0.1 s, each on the stress scaffold (stress.h); the tlb flusher runs
+ *   across the phases, beside them.
  */
 #include <tsync/ps_ns.h>
 #include <tsync/tsync.h>
@@ -80,13 +82,12 @@ static size_t nslots;
 static _Atomic uint64_t hint[HINTS];
 static _Atomic uint64_t hint_pos;
 
-static _Atomic int stop;
 static _Atomic uint64_t violations;
 
 __attribute__((format(printf, 1, 2))) static void violation(const char *fmt, ...)
 {
 	uint64_t n = atomic_fetch_add(&violations, 1);
-	atomic_store(&stop, 1);
+	stress_stop();
 	if (n < 20) {
 		va_list ap;
 		va_start(ap, fmt);
@@ -167,29 +168,9 @@ struct counts {
 	uint64_t lookups, hits, rebinds_checked, sleeps, walks, walked;
 };
 
-static void counts_add(struct counts *a, const struct counts *b)
-{
-	a->allocs += b->allocs;
-	a->ats += b->ats;
-	a->at_fail += b->at_fail;
-	a->extents += b->extents;
-	a->extent_ids += b->extent_ids;
-	a->frees += b->frees;
-	a->enospc += b->enospc;
-	a->busy_checks += b->busy_checks;
-	a->lookups += b->lookups;
-	a->hits += b->hits;
-	a->rebinds_checked += b->rebinds_checked;
-	a->sleeps += b->sleeps;
-	a->walks += b->walks;
-	a->walked += b->walked;
-}
-
 /* ---- writers ---------------------------------------------------------------------- */
 struct writer {
-	pthread_t t;
-	int idx;
-	uint64_t seed;
+	struct stress_worker sw;
 	struct counts c;
 };
 
@@ -435,9 +416,9 @@ static void op_extent(struct writer *w, uint64_t *rng)
 static void *writer_main(void *p)
 {
 	struct writer *w = p;
-	uint64_t rng = w->seed;
+	uint64_t rng = w->sw.seed;
 	unsigned n = 0;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (!stress_stopping()) {
 		uint64_t r = test_rand(&rng) % 100;
 		if (r < 30)
 			op_single(w, &rng);
@@ -455,8 +436,7 @@ static void *writer_main(void *p)
 
 /* ---- readers ---------------------------------------------------------------------- */
 struct reader {
-	pthread_t t;
-	uint64_t seed;
+	struct stress_worker sw;
 	struct counts c;
 };
 
@@ -489,8 +469,8 @@ static void park(struct reader *r, uint64_t *rng)
 static void *reader_main(void *p)
 {
 	struct reader *r = p;
-	uint64_t rng = r->seed;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	uint64_t rng = r->sw.seed;
+	while (!stress_stopping()) {
 		if (test_rand(&rng) % 32 == 0) {
 			/* a short walk: published objects only, in id order, kept in the section */
 			uint64_t start = pick_id(&rng), id = start, last = 0;
@@ -586,7 +566,7 @@ static void *writer_drain_main(void *p)
 {
 	struct writer *w = p;
 	test_barrier_wait(&wbar); /* every writer has stopped putting */
-	for (size_t s = (size_t)w->idx; s < nslots; s += (size_t)nwriters) {
+	for (size_t s = (size_t)w->sw.idx; s < nslots; s += (size_t)nwriters) {
 		struct sobj *o = atomic_exchange(&slots[s], NULL);
 		if (o)
 			release(NS, o, &w->c);
@@ -657,9 +637,7 @@ static uint64_t race_rounds, race_contested, race_alloc_won;
 static _Atomic uint64_t alloc_last; /* the allocating racer's last id (CYCLIC targets) */
 
 struct racer {
-	pthread_t t;
-	int idx; /* 0..RACERS-1: alloc_at; RACERS: ps_ns_alloc */
-	uint64_t seed;
+	struct stress_worker sw; /* sw.idx 0..RACERS-1: alloc_at; RACERS: ps_ns_alloc */
 	void *held[4 * K + 8]; /* the allocating racer: up to K extents of 4 */
 	int nheld;
 	struct counts c;
@@ -668,9 +646,9 @@ struct racer {
 static void race_claim(struct racer *r, void *o, uint64_t id)
 {
 	uint64_t z = 0;
-	if (!atomic_compare_exchange_strong(&owner[id], &z, (uint64_t)r->idx + 1))
-		violation("alloc_at race: id %" PRIu64 " won by thread %d and held by %" PRIu64,
-			  id, r->idx, z - 1);
+	if (!atomic_compare_exchange_strong(&owner[id], &z, (uint64_t)r->sw.idx + 1))
+		violation("alloc_at race: id %" PRIu64 " won by thread %u and held by %" PRIu64,
+			  id, r->sw.idx, z - 1);
 	((struct sobj *)o)->id = id;
 	((struct sobj *)o)->inc = 1;
 	((struct sobj *)o)->pub = 1;
@@ -683,9 +661,9 @@ static void race_claim(struct racer *r, void *o, uint64_t id)
 static void *racer_main(void *p)
 {
 	struct racer *r = p;
-	uint64_t rng = r->seed;
+	uint64_t rng = r->sw.seed;
 	for (;;) {
-		if (r->idx == 0) {
+		if (r->sw.idx == 0) {
 			/* pick K distinct targets: low ids (what LOWEST hands out) and, for
 			 * CYCLIC, the ids just past the allocating thread's last one */
 			uint64_t lim = cap < 128 ? cap : 128;
@@ -709,7 +687,7 @@ static void *racer_main(void *p)
 		if (atomic_load(&race_stop))
 			break;
 		r->nheld = 0;
-		if (r->idx < RACERS) {
+		if (r->sw.idx < RACERS) {
 			int ord[K];
 			for (int k = 0; k < K; k++)
 				ord[k] = k;
@@ -722,7 +700,7 @@ static void *racer_main(void *p)
 				int k = ord[i];
 				errno = 0;
 				void *o = ps_ns_alloc_at(NS, targets[k]);
-				res[r->idx][k] = o ? 0 : errno;
+				res[r->sw.idx][k] = o ? 0 : errno;
 				if (o) {
 					race_claim(r, o, targets[k]);
 					r->c.ats++;
@@ -772,7 +750,7 @@ static void *racer_main(void *p)
 			}
 		}
 		test_barrier_wait(&rbar); /* B */
-		if (r->idx == 0) {
+		if (r->sw.idx == 0) {
 			for (int k = 0; k < K; k++) {
 				uint64_t id = targets[k], h = atomic_load(&owner[id]);
 				int winners = 0;
@@ -798,7 +776,7 @@ static void *racer_main(void *p)
 		test_barrier_wait(&rbar); /* C */
 		for (int i = 0; i < r->nheld; i++) {
 			struct sobj *o = r->held[i];
-			uint64_t id = o->id, t = (uint64_t)r->idx + 1;
+			uint64_t id = o->id, t = (uint64_t)r->sw.idx + 1;
 			if (!atomic_compare_exchange_strong(&owner[id], &t, 0))
 				violation("race: id %" PRIu64 " changed holder", id);
 			if (tlb) {
@@ -813,7 +791,7 @@ static void *racer_main(void *p)
 		ps_synchronize(PS);
 		ps_mem_reclaim(ps_ns_mem(NS));
 		test_barrier_wait(&rbar); /* E */
-		if (r->idx == 0) {
+		if (r->sw.idx == 0) {
 			race_rounds++;
 			struct ps_ns_stats s;
 			CHECK_EQ(ps_ns_stats(NS, &s), 0);
@@ -821,7 +799,7 @@ static void *racer_main(void *p)
 				violation("race round %" PRIu64 ": after every thread freed and "
 					  "reclaimed: live %" PRIu64 " grace %" PRIu64,
 					  race_rounds, s.live, s.grace);
-			if (atomic_load(&stop))
+			if (stress_stopping())
 				atomic_store(&race_stop, 1);
 		}
 	}
@@ -858,45 +836,48 @@ static void *p3_extents(void *p)
 	return NULL;
 }
 
+/* One round of phase 3 on a fresh namespace. */
+static void p3_round(void *arg)
+{
+	(void)arg;
+	p3_ns = make_ns();
+	for (uint64_t j = 0; j < P3J; j++) {
+		struct sobj *o = ps_ns_alloc_at(p3_ns, 4 * j + 3);
+		CHECK_MSG(o != NULL, "phase 3: alloc_at(%" PRIu64 ") in a fresh namespace: "
+			  "errno %d", 4 * j + 3, errno);
+		o->id = 4 * j + 3;
+		o->free_epoch = 0;
+	}
+	atomic_store(&p3_done, 0);
+	pthread_t t = test_spawn(p3_extents, NULL); /* one round long */
+	while (!atomic_load(&p3_done) && !atomic_load(&violations))
+		for (uint64_t j = 0; j < P3J; j++) {
+			errno = 0;
+			struct sobj *x = ps_ns_alloc_at(p3_ns, 4 * j + 1);
+			p3_asks++;
+			if (x) {
+				x->id = 4 * j + 1;
+				x->free_epoch = atomic_load(&epoch);
+				ps_ns_free(p3_ns, x);
+			} else if (errno == EEXIST) {
+				violation("phase 3: ps_ns_alloc_at(%" PRIu64 ") = EEXIST, but "
+					  "nobody holds it (an extent claim that failed on "
+					  "id %" PRIu64 " reserved it for a moment)",
+					  4 * j + 1, 4 * j + 3);
+			} else if (errno != EBUSY) {
+				violation("phase 3: ps_ns_alloc_at: errno %d", errno);
+			}
+		}
+	test_join(t);
+	ps_ns_destroy(p3_ns);
+}
+
 static void phase3(double secs)
 {
 	unsigned saved_bits = bits, saved_order = order;
 	bits = 12;
 	order = 2;
-	uint64_t t0 = test_now_ns();
-	do {
-		p3_ns = make_ns();
-		for (uint64_t j = 0; j < P3J; j++) {
-			struct sobj *o = ps_ns_alloc_at(p3_ns, 4 * j + 3);
-			CHECK_MSG(o != NULL, "phase 3: alloc_at(%" PRIu64 ") in a fresh namespace: "
-				  "errno %d", 4 * j + 3, errno);
-			o->id = 4 * j + 3;
-			o->free_epoch = 0;
-		}
-		atomic_store(&p3_done, 0);
-		pthread_t t = test_spawn(p3_extents, NULL);
-		while (!atomic_load(&p3_done) && !atomic_load(&violations))
-			for (uint64_t j = 0; j < P3J; j++) {
-				errno = 0;
-				struct sobj *x = ps_ns_alloc_at(p3_ns, 4 * j + 1);
-				p3_asks++;
-				if (x) {
-					x->id = 4 * j + 1;
-					x->free_epoch = atomic_load(&epoch);
-					ps_ns_free(p3_ns, x);
-				} else if (errno == EEXIST) {
-					violation("phase 3: ps_ns_alloc_at(%" PRIu64 ") = EEXIST, but "
-						  "nobody holds it (an extent claim that failed on "
-						  "id %" PRIu64 " reserved it for a moment)",
-						  4 * j + 1, 4 * j + 3);
-				} else if (errno != EBUSY) {
-					violation("phase 3: ps_ns_alloc_at: errno %d", errno);
-				}
-			}
-		test_join(t);
-		ps_ns_destroy(p3_ns);
-		p3_rounds++;
-	} while (test_now_ns() - t0 < (uint64_t)(secs * 1e9) && !atomic_load(&violations));
+	p3_rounds = stress_rounds(secs, &violations, p3_round, NULL);
 	bits = saved_bits;
 	order = saved_order;
 	printf("stress_ps_ns phase 3: %" PRIu64 " rounds of broken extent claims against %" PRIu64
@@ -936,8 +917,7 @@ static void parse(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	parse(argc, argv);
-	double secs = test_stress_seconds(2.0);
-	test_watchdog((unsigned)(secs * 10) + 120);
+	double secs = stress_begin(2.0, 10, 120);
 	CHECK_EQ(tsync_clock_init(), 0);
 	PS = ps_create(NULL);
 	CHECK(PS != NULL);
@@ -951,7 +931,7 @@ int main(int argc, char **argv)
 	NS = make_ns();
 
 	pthread_t flusher = 0;
-	if (tlb)
+	if (tlb) /* across all three phases: not one of a phase's workers */
 		flusher = test_spawn(flusher_main, NULL);
 
 	/* ---- phase 1: readers against churning writers ---- */
@@ -959,28 +939,15 @@ int main(int argc, char **argv)
 	struct reader *r = calloc((size_t)nreaders + 1, sizeof *r);
 	CHECK(w && r);
 	test_barrier_init(&wbar, (unsigned)nwriters);
-	for (int i = 0; i < nwriters; i++) {
-		w[i].idx = i;
-		w[i].seed = test_seed((uint64_t)i + 1);
-		w[i].t = test_spawn(writer_thread, &w[i]);
-	}
-	for (int i = 0; i < nreaders; i++) {
-		r[i].seed = test_seed((uint64_t)i + 101);
-		r[i].t = test_spawn(reader_main, &r[i]);
-	}
-	uint64_t t0 = test_now_ns(), p1 = (uint64_t)(secs * 0.65e9);
-	while (test_now_ns() - t0 < p1 && !atomic_load(&violations))
-		test_sleep_ms(20);
-	atomic_store(&stop, 1);
+	stress_spawn_workers(writer_thread, w, (unsigned)nwriters, 1);
+	stress_spawn_workers(reader_main, r, (unsigned)nreaders, 101);
+	stress_run(secs * 0.65, &violations, NULL, NULL);
+	stress_end(&violations);
 	struct counts tot = {0};
-	for (int i = 0; i < nreaders; i++) {
-		test_join(r[i].t);
-		counts_add(&tot, &r[i].c);
-	}
-	for (int i = 0; i < nwriters; i++) {
-		test_join(w[i].t);
-		counts_add(&tot, &w[i].c);
-	}
+	for (int i = 0; i < nreaders; i++)
+		stress_counts_add(&tot, &r[i].c);
+	for (int i = 0; i < nwriters; i++)
+		stress_counts_add(&tot, &w[i].c);
 	test_barrier_destroy(&wbar);
 	struct ps_ns_stats s;
 	CHECK_EQ(ps_ns_stats(NS, &s), 0);
@@ -1020,26 +987,17 @@ int main(int argc, char **argv)
 
 	/* ---- phase 2: alloc_at races on a fresh namespace ---- */
 	if (!atomic_load(&violations)) {
-		atomic_store(&stop, 0);
 		memset(owner, 0, cap * sizeof *owner);
 		NS = make_ns();
 		struct racer rc[RACERS + 1];
+		memset(rc, 0, sizeof rc);
 		test_barrier_init(&rbar, RACERS + 1);
-		for (int i = 0; i <= RACERS; i++) {
-			memset(&rc[i], 0, sizeof rc[i]);
-			rc[i].idx = i;
-			rc[i].seed = test_seed((uint64_t)i + 1001);
-			rc[i].t = test_spawn(racer_main, &rc[i]);
-		}
-		uint64_t t1 = test_now_ns(), p2 = (uint64_t)(secs * 0.2e9) + 100000000u;
-		while (test_now_ns() - t1 < p2 && !atomic_load(&violations))
-			test_sleep_ms(10);
-		atomic_store(&stop, 1);
+		stress_spawn_workers(racer_main, rc, RACERS + 1, 1001);
+		stress_run(secs * 0.2 + 0.1, &violations, NULL, NULL);
+		stress_end(&violations);
 		struct counts rt = {0};
-		for (int i = 0; i <= RACERS; i++) {
-			test_join(rc[i].t);
-			counts_add(&rt, &rc[i].c);
-		}
+		for (int i = 0; i <= RACERS; i++)
+			stress_counts_add(&rt, &rc[i].c);
 		test_barrier_destroy(&rbar);
 		CHECK_EQ(ps_ns_stats(NS, &s), 0);
 		if (!atomic_load(&violations)) {

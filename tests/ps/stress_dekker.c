@@ -21,6 +21,7 @@
 #include <tsync/tsync.h>
 
 #include "check.h"
+#include "stress.h"
 
 struct dnode {
 	uint64_t inc;
@@ -31,15 +32,14 @@ static struct ps *ps;
 static struct ps_mem *mem;
 static struct dnode *_Atomic P;
 static _Atomic uint64_t go, rdone;
-static _Atomic int stop;
 static _Atomic uint64_t violations, reused_under_reader;
-static uint64_t rounds_done, same_addr, hold_spin = 300;
+static uint64_t hold_spin = 300;
 
 static void wait_for(_Atomic uint64_t *v, uint64_t k)
 {
 	unsigned n = 0;
 	while (atomic_load_explicit(v, memory_order_acquire) < k) {
-		if (atomic_load_explicit(&stop, memory_order_relaxed))
+		if (stress_stopping())
 			return;
 		if (++n > 2000)
 			sched_yield(); /* the other side is not running: do not burn its slice */
@@ -52,7 +52,7 @@ static void *reader(void *arg)
 {
 	(void)arg;
 	uint64_t rng = test_seed(5);
-	for (uint64_t k = 1; !atomic_load_explicit(&stop, memory_order_relaxed); k++) {
+	for (uint64_t k = 1; !stress_stopping(); k++) {
 		wait_for(&go, k);
 		test_spin((unsigned)(test_rand(&rng) % 40)); /* sweep the window */
 		ps_enter(ps);
@@ -73,36 +73,56 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-/* direct: the writer asks ps_quiesce itself right after the unlink and, when told the
- * old node is quiescent, rewrites it at once (what an allocator could do) */
-static uint64_t run_direct(uint64_t dl, uint64_t *answered_true)
+/* The writer's rounds until the deadline (or a reuse); returns the rounds run.
+ * direct: the writer asks ps_quiesce itself right after the unlink and, when told the
+ * old node is quiescent, rewrites it at once (what an allocator could do); *told counts
+ * those answers. mem: the writer frees the old node, reclaims at once and allocates;
+ * *told counts the old node handed straight back (LIFO caches). */
+static uint64_t run_writer(double secs, bool direct, uint64_t *told, double *el)
 {
-	uint64_t rng = test_seed(6), inc = 1000000000, k;
+	uint64_t rng = test_seed(6), inc = direct ? 1000000000 : 1, k;
+	stress_start(secs);
 	struct dnode *cur = ps_alloc(mem), *next = ps_alloc(mem);
+	CHECK(cur != NULL && next != NULL);
 	cur->inc = inc++;
 	next->inc = inc++;
 	atomic_store(&P, cur);
-	pthread_t r = test_spawn(reader, NULL);
+	stress_spawn(reader, NULL);
 	for (k = 1;; k++) {
-		if ((k & 1023) == 0 && test_now_ns() > dl)
+		if ((k & 1023) == 0 && stress_done(&violations))
 			break;
 		atomic_store_explicit(&go, k, memory_order_release);
-		test_spin((unsigned)(test_rand(&rng) % 120));
+		test_spin((unsigned)(test_rand(&rng) % (direct ? 120 : 40)));
+		/* unlink the current node */
 		struct dnode *old = cur;
 		atomic_store_explicit(&P, next, memory_order_release);
 		cur = next;
-		tsync_tick_t t = tsync_now_ordered();
-		if (ps_quiesce(ps, t)) {
-			old->inc = inc++; /* "reused": a reader still holding it would see this */
-			(*answered_true)++;
+		if (direct) {
+			tsync_tick_t t = tsync_now_ordered();
+			if (ps_quiesce(ps, t)) {
+				old->inc = inc++; /* "reused": a reader still holding it sees this */
+				(*told)++;
+			}
+			wait_for(&rdone, k);
+			next = old;
+			next->inc = inc++;
+			continue;
 		}
+		/* mem: free it, reclaim at once, allocate */
+		ps_free(mem, old);
+		ps_mem_reclaim(mem);
+		next = ps_alloc(mem);
+		CHECK(next != NULL);
+		if (next == old) {
+			(*told)++;
+			if (atomic_load_explicit(&rdone, memory_order_acquire) < k)
+				atomic_fetch_add(&reused_under_reader, 1); /* legal only if the reader
+									     * had not reached P yet */
+		}
+		next->inc = inc++; /* rewrite: a reader still holding it would see this */
 		wait_for(&rdone, k);
-		next = old;
-		next->inc = inc++;
 	}
-	atomic_store(&stop, 1);
-	atomic_store(&go, UINT64_MAX);
-	test_join(r);
+	*el = stress_end(&violations);
 	ps_free(mem, cur);
 	ps_free(mem, next);
 	return k - 1;
@@ -111,70 +131,26 @@ static uint64_t run_direct(uint64_t dl, uint64_t *answered_true)
 int main(int argc, char **argv)
 {
 	bool direct = !(argc > 1 && strcmp(argv[1], "mem") == 0);
-	double secs = test_stress_seconds(2.0);
-	test_watchdog((unsigned)(secs * 10) + 60);
+	double secs = stress_begin(2.0, 10, 60);
 	ps = ps_create(NULL);
 	CHECK(ps != NULL);
 	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
 	cfg.cache_size = 8;
 	mem = ps_mem_create(ps, sizeof(struct dnode), &cfg);
 	CHECK(mem != NULL);
-	uint64_t t0 = test_now_ns(), dl = t0 + (uint64_t)(secs * 1e9);
-	if (direct) {
-		uint64_t yes = 0;
-		rounds_done = run_direct(dl, &yes);
-		uint64_t v = atomic_load(&violations);
-		printf("stress_dekker (direct): %" PRIu64 " rounds in %.2f s, ps_quiesce true right "
-		       "after the unlink %" PRIu64 " times, reuses detected %" PRIu64 "\n",
-		       rounds_done, (double)(test_now_ns() - t0) / 1e9, yes, v);
-		ps_mem_destroy(mem);
-		ps_destroy(ps);
-		return v ? 1 : 0;
-	}
-	uint64_t inc = 1;
-	struct dnode *cur = ps_alloc(mem);
-	cur->inc = inc++;
-	atomic_store(&P, cur);
-	struct dnode *next = ps_alloc(mem);
-	next->inc = inc++;
-
-	pthread_t r = test_spawn(reader, NULL);
-	uint64_t rng = test_seed(6);
-	uint64_t k;
-	for (k = 1;; k++) {
-		if ((k & 1023) == 0 && test_now_ns() > dl)
-			break;
-		atomic_store_explicit(&go, k, memory_order_release);
-		test_spin((unsigned)(test_rand(&rng) % 40));
-		/* unlink the current node, free it, reclaim at once, allocate */
-		struct dnode *old = cur;
-		atomic_store_explicit(&P, next, memory_order_release);
-		cur = next;
-		ps_free(mem, old);
-		ps_mem_reclaim(mem);
-		next = ps_alloc(mem);
-		CHECK(next != NULL);
-		if (next == old) {
-			same_addr++;
-			if (atomic_load_explicit(&rdone, memory_order_acquire) < k)
-				atomic_fetch_add(&reused_under_reader, 1); /* legal only if the reader
-									     * had not reached P yet */
-		}
-		next->inc = inc++; /* rewrite: a reader still holding it would see this */
-		wait_for(&rdone, k);
-	}
-	atomic_store(&stop, 1);
-	atomic_store(&go, UINT64_MAX);
-	test_join(r);
-	rounds_done = k - 1;
-	ps_free(mem, cur);
-	ps_free(mem, next);
+	uint64_t told = 0;
+	double el;
+	uint64_t rounds = run_writer(secs, direct, &told, &el);
 	uint64_t v = atomic_load(&violations);
-	printf("stress_dekker (mem): %" PRIu64 " rounds in %.2f s, old node handed straight back %" PRIu64
-	       " times (%" PRIu64 " while the reader was still in its round), reuses detected %"
-	       PRIu64 "\n",
-	       rounds_done, (double)(test_now_ns() - t0) / 1e9, same_addr,
-	       atomic_load(&reused_under_reader), v);
+	if (direct)
+		printf("stress_dekker (direct): %" PRIu64 " rounds in %.2f s, ps_quiesce true "
+		       "right after the unlink %" PRIu64 " times, reuses detected %" PRIu64 "\n",
+		       rounds, el, told, v);
+	else
+		printf("stress_dekker (mem): %" PRIu64 " rounds in %.2f s, old node handed "
+		       "straight back %" PRIu64 " times (%" PRIu64 " while the reader was still "
+		       "in its round), reuses detected %" PRIu64 "\n",
+		       rounds, el, told, atomic_load(&reused_under_reader), v);
 	ps_mem_destroy(mem);
 	ps_destroy(ps);
 	return v ? 1 : 0;

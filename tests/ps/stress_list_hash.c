@@ -18,43 +18,24 @@
 static struct wl W;
 
 struct worker {
-	pthread_t t;
-	int role; /* 0 reader, 1 writer, 2 both */
-	uint64_t seed;
+	struct stress_worker sw;
+	int role; /* enum stress_role */
 	struct wl_counts c;
 };
 
 static void *worker_main(void *p)
 {
 	struct worker *w = p;
-	uint64_t rng = w->seed;
+	uint64_t rng = w->sw.seed;
 	unsigned n = 0;
 	while (!stress_stopping()) {
-		if (w->role == 0 || (w->role == 2 && (test_rand(&rng) & 1)))
-			wl_read_op(&W, &rng, &w->c);
-		else
-			wl_write_op(&W, &rng, &w->c);
-		if ((++n & 1023) == 0 && w->role != 0)
+		stress_wl_op(&W, w->role, &rng, &w->c);
+		if ((++n & 1023) == 0 && w->role != STRESS_READER)
 			ps_mem_reclaim(W.mem);
 		if (atomic_load_explicit(&wl_violations, memory_order_relaxed))
 			break;
 	}
 	return NULL;
-}
-
-/* Sampled every 10 ms: the most nodes ever pending. */
-struct sample {
-	struct ps_mem *mem;
-	uint64_t max_pending;
-};
-
-static void sample_pending(void *arg)
-{
-	struct sample *smp = arg;
-	struct ps_mem_stats s;
-	CHECK_EQ(ps_mem_stats(smp->mem, &s), 0);
-	if (s.pending > smp->max_pending)
-		smp->max_pending = s.pending;
 }
 
 int main(int argc, char **argv)
@@ -71,14 +52,13 @@ int main(int argc, char **argv)
 
 	struct worker w[64];
 	int n = readers + writers + 1;
-	for (int i = 0; i < n; i++) {
-		w[i] = (struct worker){.role = i < readers ? 0 : i < readers + writers ? 1 : 2,
-				       .seed = test_seed((uint64_t)i + 1)};
-		w[i].t = stress_spawn(worker_main, &w[i]);
-	}
-	struct sample smp = {mem, 0};
-	stress_run(secs, &wl_violations, sample_pending, &smp);
-	uint64_t max_pending = smp.max_pending;
+	for (int i = 0; i < n; i++)
+		w[i] = (struct worker){.role = i < readers ? STRESS_READER
+					       : i < readers + writers ? STRESS_WRITER : STRESS_MIXED};
+	stress_spawn_workers(worker_main, w, (unsigned)n, 1);
+	struct stress_pending smp = {mem, 0};
+	stress_run(secs, &wl_violations, stress_sample_pending, &smp);
+	uint64_t max_pending = smp.max;
 	double el = stress_end(&wl_violations);
 	struct wl_counts tot = {0};
 	for (int i = 0; i < n; i++)

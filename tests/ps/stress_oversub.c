@@ -33,16 +33,15 @@ static void add_counts(const struct wl_counts *c)
 }
 
 struct worker {
-	pthread_t t;
+	struct stress_worker sw;
 	bool writer;
-	uint64_t seed;
 };
 
 static void *worker_main(void *p)
 {
 	struct worker *w = p;
 	struct wl_counts c = {0};
-	uint64_t rng = w->seed;
+	uint64_t rng = w->sw.seed;
 	unsigned n = 0;
 	while (!stress_stopping() &&
 	       !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
@@ -154,18 +153,14 @@ static void *churner_main(void *p)
 
 /* Sampled every 10 ms: the most nodes ever pending, the registry's high water. */
 struct sample {
-	struct ps_mem *mem;
-	uint64_t max_pending;
+	struct stress_pending pending;
 	unsigned max_hw;
 };
 
 static void sample_run(void *arg)
 {
 	struct sample *smp = arg;
-	struct ps_mem_stats s;
-	CHECK_EQ(ps_mem_stats(smp->mem, &s), 0);
-	if (s.pending > smp->max_pending)
-		smp->max_pending = s.pending;
+	stress_sample_pending(&smp->pending);
 	unsigned hw = tsync_thread_high_water();
 	if (hw > smp->max_hw)
 		smp->max_hw = hw;
@@ -186,19 +181,17 @@ int main(int argc, char **argv)
 
 	struct worker *w = calloc((size_t)nthreads, sizeof *w);
 	CHECK(w != NULL);
-	for (int i = 0; i < nthreads; i++) {
-		/* half writers up to 8 threads, a quarter beyond: node locks are FIFO spin
-		 * locks, and a convoy behind a preempted waiter keeps sections open for
-		 * seconds when many writers share 2 cores */
+	/* half writers up to 8 threads, a quarter beyond: node locks are FIFO spin locks,
+	 * and a convoy behind a preempted waiter keeps sections open for seconds when many
+	 * writers share 2 cores */
+	for (int i = 0; i < nthreads; i++)
 		w[i].writer = nthreads <= 8 ? (i & 1) : (i % 4 == 1);
-		w[i].seed = test_seed((uint64_t)i + 1);
-		w[i].t = stress_spawn(worker_main, &w[i]);
-	}
+	stress_spawn_workers(worker_main, w, (unsigned)nthreads, 1);
 	stress_spawn(churner_main, NULL);
 
-	struct sample smp = {mem, 0, 0};
+	struct sample smp = {{mem, 0}, 0};
 	stress_run(secs, &wl_violations, sample_run, &smp);
-	uint64_t max_pending = smp.max_pending;
+	uint64_t max_pending = smp.pending.max;
 	unsigned max_hw = smp.max_hw;
 	double el = stress_end(&wl_violations);
 

@@ -16,39 +16,45 @@
 
 #include "check.h"
 #include "slist.h"
+#include "stress.h"
 
 #define NWRITERS 2
 #define SLEEP_MS 300
 
 static struct wl W;
-static _Atomic int stop, pause_req, paused;
-
 struct worker {
-	pthread_t t;
+	struct stress_worker sw;
 	bool writer;
-	uint64_t seed;
 	struct wl_counts c;
 };
+
+/* The pause protocol: quiet_stats asks (pause_req) and counts the parked workers. */
+static _Atomic int pause_req, paused;
+
+/* The workers' side: park here, outside any section, while a pause is asked. */
+static void pause_point(void)
+{
+	if (!atomic_load_explicit(&pause_req, memory_order_acquire))
+		return;
+	atomic_fetch_add(&paused, 1);
+	while (atomic_load_explicit(&pause_req, memory_order_acquire))
+		sched_yield();
+	atomic_fetch_sub(&paused, 1);
+}
 
 static void *worker_main(void *p)
 {
 	struct worker *w = p;
-	uint64_t rng = w->seed;
-	unsigned n = 0;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		if (atomic_load_explicit(&pause_req, memory_order_acquire)) {
-			atomic_fetch_add(&paused, 1);
-			while (atomic_load_explicit(&pause_req, memory_order_acquire))
-				sched_yield();
-			atomic_fetch_sub(&paused, 1);
-		}
-		if (w->writer) {
-			wl_write_op(&W, &rng, &w->c);
-			if ((++n & 255) == 0)
-				ps_mem_reclaim(W.mem);
-		} else {
+	uint64_t rng = w->sw.seed;
+	for (unsigned n = 1; !stress_stopping(); n++) {
+		pause_point();
+		if (!w->writer) {
 			wl_read_op(&W, &rng, &w->c);
+			continue;
 		}
+		wl_write_op(&W, &rng, &w->c);
+		if ((n & 255) == 0)
+			ps_mem_reclaim(W.mem);
 	}
 	return NULL;
 }
@@ -68,93 +74,97 @@ static struct ps_mem_stats quiet_stats(int nworkers)
 	return s;
 }
 
+/* What the rounds share: the number of workers, the rounds so far and their totals. */
+struct rounds {
+	int nworkers, rounds;
+	uint64_t pinned_total, drained_rounds;
+};
+
+/* One round: a reader sleeps SLEEP_MS inside a section, then reclamation must resume. */
+static void sleeper_round(void *arg)
+{
+	struct rounds *rd = arg;
+	const int nworkers = rd->nworkers, rounds = rd->rounds;
+	struct ps *ps = W.ps;
+
+	/* ---- the sleeping reader ---- */
+	struct wl_seen rec[256];
+	size_t nrec = 0, k;
+	ps_enter(ps);
+	wl_pin_begin();
+	struct ps_mem_stats s1 = quiet_stats(nworkers);
+	slist_walk(&W, &W.lists[rounds % 2], UINT64_MAX, rec, 128, &nrec);
+	for (unsigned b = 0; b < 8; b++) {
+		slist_walk(&W, &W.buckets[(rounds * 8 + b) % W.nbuckets], UINT64_MAX, rec + nrec,
+			   256 - nrec, &k);
+		nrec += k;
+	}
+	test_sleep_ms(SLEEP_MS * 5 / 6);
+	struct ps_mem_stats s2 = quiet_stats(nworkers);
+	test_sleep_ms(SLEEP_MS / 6);
+	size_t bad = wl_recheck(rec, nrec, "sleeping reader");
+	wl_pin_end();
+	ps_exit(ps);
+
+	uint64_t freed = s2.frees - s1.frees;
+	CHECK_MSG(freed >= 20, "writers stalled while a reader slept (%" PRIu64
+		  " frees in %d ms)", freed, SLEEP_MS * 5 / 6);
+	CHECK_MSG(s2.pending >= freed,
+		  "pending %" PRIu64 " < %" PRIu64 " objects freed after the sleeper's enter: "
+		  "some were reclaimed under it",
+		  s2.pending, freed);
+	CHECK_MSG(s2.reclaimed - s1.reclaimed <= s1.pending,
+		  "reclaimed %" PRIu64 " while only %" PRIu64 " were pending at the enter",
+		  s2.reclaimed - s1.reclaimed, s1.pending);
+	CHECK_EQ(bad, 0);
+	rd->pinned_total += freed;
+
+	/* ---- after the exit, reclamation resumes ---- */
+	uint64_t bound = s2.pending / 4 + 256;
+	uint64_t dl = test_now_ns() + (uint64_t)(TEST_SMALL ? 20e9 : 5e9);
+	struct ps_mem_stats s3;
+	for (;;) {
+		test_sleep_ms(10);
+		s3 = quiet_stats(nworkers);
+		if (s3.pending <= bound)
+			break;
+		CHECK_MSG(test_now_ns() < dl,
+			  "pending still %" PRIu64 " (bound %" PRIu64 ", %" PRIu64
+			  " at the end of the sleep) after the sleeper exited",
+			  s3.pending, bound, s2.pending);
+	}
+	rd->drained_rounds++;
+	printf("stress_sleeper: round %d: %zu nodes held, %" PRIu64 " frees pinned during "
+	       "the sleep, pending %" PRIu64 " -> %" PRIu64 " -> %" PRIu64
+	       ", slabs %" PRIu64 " -> %" PRIu64 "\n",
+	       rounds, nrec, freed, s1.pending, s2.pending, s3.pending, s1.slabs, s2.slabs);
+	fflush(stdout);
+	rd->rounds++;
+}
+
 int main(int argc, char **argv)
 {
 	bool small = argc > 1 && strcmp(argv[1], "small") == 0;
-	double secs = test_stress_seconds(2.0);
-	test_watchdog((unsigned)(secs * 10) + 90);
+	double secs = stress_begin(2.0, 10, 90);
 	struct ps *ps;
 	struct ps_mem *mem = wl_create_mem(&ps, sizeof(struct tnode), small);
 	wl_init(&W, ps, mem, 2, 128, 64, 2048);
 
 	const int nworkers = NWRITERS + 1;
 	struct worker w[NWRITERS + 1];
-	for (int i = 0; i < nworkers; i++) {
-		w[i] = (struct worker){.writer = i < NWRITERS, .seed = test_seed((uint64_t)i + 7)};
-		w[i].t = test_spawn(worker_main, &w[i]);
-	}
+	for (int i = 0; i < nworkers; i++)
+		w[i] = (struct worker){.writer = i < NWRITERS};
+	stress_spawn_workers(worker_main, w, (unsigned)nworkers, 7);
 	test_sleep_ms(50); /* warm up */
 
-	uint64_t t_start = test_now_ns();
-	int rounds = 0;
-	uint64_t pinned_total = 0, drained_rounds = 0;
-	struct wl_counts mine = {0};
-	do {
-		/* ---- the sleeping reader ---- */
-		struct wl_seen rec[256];
-		size_t nrec = 0, k;
-		ps_enter(ps);
-		wl_pin_begin();
-		struct ps_mem_stats s1 = quiet_stats(nworkers);
-		slist_walk(&W, &W.lists[rounds % 2], UINT64_MAX, rec, 128, &nrec);
-		for (unsigned b = 0; b < 8; b++) {
-			slist_walk(&W, &W.buckets[(rounds * 8 + b) % W.nbuckets], UINT64_MAX,
-				   rec + nrec, 256 - nrec, &k);
-			nrec += k;
-		}
-		test_sleep_ms(SLEEP_MS * 5 / 6);
-		struct ps_mem_stats s2 = quiet_stats(nworkers);
-		test_sleep_ms(SLEEP_MS / 6);
-		size_t bad = wl_recheck(rec, nrec, "sleeping reader");
-		wl_pin_end();
-		ps_exit(ps);
-
-		uint64_t freed = s2.frees - s1.frees;
-		CHECK_MSG(freed >= 20, "writers stalled while a reader slept (%" PRIu64
-			  " frees in %d ms)", freed, SLEEP_MS * 5 / 6);
-		CHECK_MSG(s2.pending >= freed,
-			  "pending %" PRIu64 " < %" PRIu64 " objects freed after the sleeper's enter: "
-			  "some were reclaimed under it",
-			  s2.pending, freed);
-		CHECK_MSG(s2.reclaimed - s1.reclaimed <= s1.pending,
-			  "reclaimed %" PRIu64 " while only %" PRIu64 " were pending at the enter",
-			  s2.reclaimed - s1.reclaimed, s1.pending);
-		CHECK_EQ(bad, 0);
-		pinned_total += freed;
-
-		/* ---- after the exit, reclamation resumes ---- */
-		uint64_t bound = s2.pending / 4 + 256;
-		uint64_t dl = test_now_ns() + (uint64_t)(TEST_SMALL ? 20e9 : 5e9);
-		struct ps_mem_stats s3;
-		for (;;) {
-			test_sleep_ms(10);
-			s3 = quiet_stats(nworkers);
-			if (s3.pending <= bound)
-				break;
-			CHECK_MSG(test_now_ns() < dl,
-				  "pending still %" PRIu64 " (bound %" PRIu64 ", %" PRIu64
-				  " at the end of the sleep) after the sleeper exited",
-				  s3.pending, bound, s2.pending);
-		}
-		drained_rounds++;
-		printf("stress_sleeper: round %d: %zu nodes held, %" PRIu64 " frees pinned during "
-		       "the sleep, pending %" PRIu64 " -> %" PRIu64 " -> %" PRIu64
-		       ", slabs %" PRIu64 " -> %" PRIu64 "\n",
-		       rounds, nrec, freed, s1.pending, s2.pending, s3.pending, s1.slabs, s2.slabs);
-		fflush(stdout);
-		rounds++;
-		if (atomic_load(&wl_violations))
-			break;
-	} while (test_now_ns() - t_start < (uint64_t)(secs * 1e9));
-
-	if (atomic_load(&wl_violations))
-		test_bail_soon(10);
-	atomic_store(&stop, 1);
-	struct wl_counts tot = mine;
-	for (int i = 0; i < nworkers; i++) {
-		test_join(w[i].t);
+	struct rounds rd = {.nworkers = nworkers};
+	stress_rounds(secs, &wl_violations, sleeper_round, &rd);
+	stress_end(&wl_violations);
+	struct wl_counts tot = {0};
+	for (int i = 0; i < nworkers; i++)
 		wl_counts_add(&tot, &w[i].c);
-	}
+	int rounds = rd.rounds;
+	uint64_t pinned_total = rd.pinned_total, drained_rounds = rd.drained_rounds;
 	struct ps_mem_stats s;
 	CHECK_EQ(ps_mem_stats(mem, &s), 0);
 	uint64_t live = wl_destroy(&W);

@@ -13,7 +13,8 @@
  *     incremented the node after its delete, none was lost;
  *   - a successful take always finds the node alive with the incarnation that was looked
  *     up; a failed take always finds it marked freed (ps_lock_is_freed);
- *   - the unlink CAS never fails (only the lock holder unlinks).
+ *   - the unlink CAS never fails (only the lock holder unlinks);
+ *   - every worker finished at least one operation.
  *
  *   stress_lock_free [threads] [small]   Duration: TSYNC_STRESS_SECONDS (default 2).
  */
@@ -21,6 +22,7 @@
 
 #include "check.h"
 #include "slist.h" /* wl_violation */
+#include "stress.h"
 
 #define NSLOTS 4
 #define ALIVE 0x414c495645ull /* "ALIVE" */
@@ -37,7 +39,6 @@ struct lnode {
 static struct ps *ps;
 static struct ps_mem *mem;
 static struct lnode *_Atomic slots[NSLOTS];
-static _Atomic int stop;
 static _Atomic uint64_t next_inc;
 static uint64_t max_inc;
 /* per incarnation */
@@ -53,7 +54,7 @@ static struct lnode *node_new(uint64_t slot)
 {
 	uint64_t inc = atomic_fetch_add(&next_inc, 1) + 1;
 	if (inc >= max_inc) {
-		atomic_store(&stop, 1);
+		stress_stop(); /* the incarnation arrays are full: end the run */
 		return NULL;
 	}
 	struct lnode *n = ps_alloc(mem);
@@ -86,7 +87,9 @@ static void refill(uint64_t i, struct counts *c)
 	}
 }
 
-static void modify(uint64_t i, uint64_t *rng, struct counts *c)
+/* Enter a section and look slot i up; an empty slot is refilled and NULL returned
+ * (outside the section again). Otherwise the caller is inside the section. */
+static struct lnode *lookup(uint64_t i, struct counts *c)
 {
 	ps_enter(ps);
 	struct lnode *n = atomic_load_explicit(&slots[i], memory_order_acquire);
@@ -94,14 +97,47 @@ static void modify(uint64_t i, uint64_t *rng, struct counts *c)
 		c->empty++;
 		refill(i, c);
 		ps_exit(ps);
-		return;
 	}
-	uint64_t inc = n->inc;
+	return n;
+}
+
+/* ps_lock_take of n, looked up with incarnation inc in this section: a successful take
+ * finds it alive with that incarnation, a failed one finds it marked freed and (the
+ * section still protects it) not reused. */
+static bool take(struct lnode *n, uint64_t inc, const char *what)
+{
 	if (ps_lock_take(n, &n->lock)) {
 		if (n->alive != ALIVE || n->inc != inc)
-			wl_violation("modify took the lock of %p: alive %#" PRIx64 ", inc %" PRIu64
+			wl_violation("%s took the lock of %p: alive %#" PRIx64 ", inc %" PRIu64
 				     " (looked up %" PRIu64 "): lock of a freed or reused node",
-				     (void *)n, n->alive, n->inc, inc);
+				     what, (void *)n, n->alive, n->inc, inc);
+		return true;
+	}
+	if (!ps_lock_is_freed(n))
+		wl_violation("ps_lock_take failed on %p, which is not marked freed", (void *)n);
+	if (n->inc != inc)
+		wl_violation("node %p reused (inc %" PRIu64 " -> %" PRIu64
+			     ") inside the section that looked it up",
+			     (void *)n, inc, n->inc);
+	return false;
+}
+
+/* n is unlinked and its lock held: record its incarnation's end and free it. */
+static void retire(struct lnode *n)
+{
+	n->alive = DEAD;
+	final_count[n->inc] = (uint32_t)n->count;
+	atomic_fetch_add_explicit(&del_wins[n->inc], 1, memory_order_relaxed);
+	ps_lock_release_free(n, &n->lock);
+}
+
+static void modify(uint64_t i, uint64_t *rng, struct counts *c)
+{
+	struct lnode *n = lookup(i, c);
+	if (n == NULL)
+		return;
+	uint64_t inc = n->inc;
+	if (take(n, inc, "modify")) {
 		n->count++;
 		atomic_fetch_add_explicit(&mods[inc], 1, memory_order_relaxed);
 		if ((test_rand(rng) & 63) == 0)
@@ -109,12 +145,6 @@ static void modify(uint64_t i, uint64_t *rng, struct counts *c)
 		ps_lock_release(n, &n->lock);
 		c->mod_ok++;
 	} else {
-		if (!ps_lock_is_freed(n))
-			wl_violation("ps_lock_take failed on %p, which is not marked freed", (void *)n);
-		if (n->inc != inc)
-			wl_violation("node %p reused (inc %" PRIu64 " -> %" PRIu64
-				     ") inside the section that looked it up",
-				     (void *)n, inc, n->inc);
 		c->mod_fail++;
 	}
 	ps_exit(ps);
@@ -122,49 +152,33 @@ static void modify(uint64_t i, uint64_t *rng, struct counts *c)
 
 static void delete(uint64_t i, struct counts *c)
 {
-	ps_enter(ps);
-	struct lnode *n = atomic_load_explicit(&slots[i], memory_order_acquire);
-	if (n == NULL) {
-		c->empty++;
-		refill(i, c);
-		ps_exit(ps);
+	struct lnode *n = lookup(i, c);
+	if (n == NULL)
 		return;
-	}
-	uint64_t inc = n->inc;
-	if (ps_lock_take(n, &n->lock)) {
-		if (n->alive != ALIVE || n->inc != inc)
-			wl_violation("delete took the lock of %p: alive %#" PRIx64 ", inc %" PRIu64
-				     " (looked up %" PRIu64 ")",
-				     (void *)n, n->alive, n->inc, inc);
+	if (take(n, n->inc, "delete")) {
 		struct lnode *expect = n;
 		if (!atomic_compare_exchange_strong(&slots[i], &expect, NULL))
 			wl_violation("slot %" PRIu64 " changed under the lock holder of %p", i,
 				     (void *)n);
-		n->alive = DEAD;
-		final_count[inc] = (uint32_t)n->count;
-		atomic_fetch_add_explicit(&del_wins[inc], 1, memory_order_relaxed);
-		ps_lock_release_free(n, &n->lock);
+		retire(n);
 		c->del_ok++;
 		refill(i, c);
 	} else {
-		if (!ps_lock_is_freed(n))
-			wl_violation("ps_lock_take failed on %p, which is not marked freed", (void *)n);
 		c->del_fail++;
 	}
 	ps_exit(ps);
 }
 
 struct worker {
-	pthread_t t;
-	uint64_t seed;
+	struct stress_worker sw;
 	struct counts c;
 };
 
 static void *worker_main(void *p)
 {
 	struct worker *w = p;
-	uint64_t rng = w->seed;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed) &&
+	uint64_t rng = w->sw.seed;
+	while (!stress_stopping() &&
 	       !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
 		uint64_t r = test_rand(&rng);
 		uint64_t i = (r >> 8) % NSLOTS;
@@ -172,6 +186,7 @@ static void *worker_main(void *p)
 			delete(i, &w->c);
 		else
 			modify(i, &rng, &w->c);
+		w->sw.ops++;
 	}
 	return NULL;
 }
@@ -180,8 +195,7 @@ int main(int argc, char **argv)
 {
 	int nthreads = argc > 1 ? atoi(argv[1]) : 4;
 	bool small = argc > 2 && strcmp(argv[2], "small") == 0;
-	double secs = test_stress_seconds(2.0);
-	test_watchdog((unsigned)(secs * 10) + 90);
+	double secs = stress_begin(2.0, 10, 90);
 	CHECK(nthreads >= 2 && nthreads <= 64);
 	max_inc = test_scale(1u << 21, 4);
 	mods = calloc(max_inc, sizeof *mods);
@@ -199,28 +213,12 @@ int main(int argc, char **argv)
 
 	struct worker *w = calloc((size_t)nthreads, sizeof *w);
 	CHECK(w != NULL);
-	for (int i = 0; i < nthreads; i++) {
-		w[i].seed = test_seed((uint64_t)i + 99);
-		w[i].t = test_spawn(worker_main, &w[i]);
-	}
-	uint64_t t0 = test_now_ns(), dl = t0 + (uint64_t)(secs * 1e9);
-	while (test_now_ns() < dl && !atomic_load(&stop) && !atomic_load(&wl_violations))
-		test_sleep_ms(10);
-	if (atomic_load(&wl_violations))
-		test_bail_soon(10);
-	atomic_store(&stop, 1);
+	stress_spawn_workers(worker_main, w, (unsigned)nthreads, 99);
+	stress_run(secs, &wl_violations, NULL, NULL);
+	double el = stress_end(&wl_violations);
 	struct counts tot = mc;
-	for (int i = 0; i < nthreads; i++) {
-		test_join(w[i].t);
-		tot.mod_ok += w[i].c.mod_ok;
-		tot.mod_fail += w[i].c.mod_fail;
-		tot.del_ok += w[i].c.del_ok;
-		tot.del_fail += w[i].c.del_fail;
-		tot.empty += w[i].c.empty;
-		tot.created += w[i].c.created;
-		tot.unpublished += w[i].c.unpublished;
-	}
-	double el = (double)(test_now_ns() - t0) / 1e9;
+	for (int i = 0; i < nthreads; i++)
+		stress_counts_add(&tot, &w[i].c);
 
 	/* delete what is left, the same way */
 	for (uint64_t i = 0; i < NSLOTS; i++) {
@@ -229,10 +227,7 @@ int main(int argc, char **argv)
 		if (n != NULL) {
 			CHECK(ps_lock_take(n, &n->lock));
 			atomic_store(&slots[i], NULL);
-			n->alive = DEAD;
-			final_count[n->inc] = (uint32_t)n->count;
-			atomic_fetch_add(&del_wins[n->inc], 1);
-			ps_lock_release_free(n, &n->lock);
+			retire(n);
 			tot.del_ok++;
 		}
 		ps_exit(ps);
@@ -276,6 +271,7 @@ int main(int argc, char **argv)
 	CHECK_MSG(tot.mod_fail + tot.del_fail > 0 || tot.del_ok < 5000,
 		  "no take ever failed in %" PRIu64 " deletes: the race was never exercised",
 		  tot.del_ok);
+	stress_check_progress("worker", w, (unsigned)nthreads, 1);
 	free(w);
 	ps_mem_destroy(mem);
 	ps_destroy(ps);

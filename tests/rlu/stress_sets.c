@@ -13,13 +13,15 @@
  * a second key range in and out in one section, and one more thread takes snapshots in
  * one section and checks that no pair is ever half present: a commit that updates four
  * pointers in two places is seen entirely or not at all. At the end the structure holds
- * exactly the union of the models.
+ * exactly the union of the models, every worker finished an operation and (with pairs)
+ * the snapshot thread a snapshot. Duration: TSYNC_STRESS_SECONDS (default 1).
  */
 #include "check.h"
 
 #include <tsync/tsync.h>
 
 #include "sets.h"
+#include "stress.h"
 
 #define RANGE 512u       /* single keys 0..RANGE-1 */
 #define PAIR_BASE 100000u /* pair keys PAIR_BASE + 2i, + 2i + 1 */
@@ -28,27 +30,25 @@
 static const struct set_ops *ops;
 static void *set;
 static unsigned nthreads;
-static double seconds;
-static _Atomic int stop;
-static _Atomic uint64_t total_ops, snapshots;
+static _Atomic uint64_t snapshots;
 static uint8_t model[RANGE], pmodel[NPAIRS];
 
 struct worker {
-	unsigned id;
-	uint64_t seed;
+	struct stress_worker sw; /* sw.idx: the owner id of its keys */
 };
 
 static void *worker(void *arg)
 {
 	struct worker *w = arg;
-	uint64_t s = w->seed, n = 0;
+	const unsigned id = w->sw.idx;
+	uint64_t s = w->sw.seed, n = 0;
 	ops->thread_init(set);
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (!stress_stopping()) {
 		uint64_t r = test_rand(&s);
 		unsigned op = (unsigned)(r % 100);
 		if (ops->insert2 && op < 20) {
 			/* own pair: both or neither */
-			unsigned p = (unsigned)((r >> 8) % (NPAIRS / nthreads)) * nthreads + w->id;
+			unsigned p = (unsigned)((r >> 8) % (NPAIRS / nthreads)) * nthreads + id;
 			if (p >= NPAIRS)
 				continue;
 			uint64_t a = PAIR_BASE + 2u * p;
@@ -63,7 +63,7 @@ static void *worker(void *arg)
 			}
 		} else if (op < 70) {
 			/* own key: insert or delete, then check the answer against the model */
-			uint64_t k = ((r >> 8) % (RANGE / nthreads)) * nthreads + w->id;
+			uint64_t k = ((r >> 8) % (RANGE / nthreads)) * nthreads + id;
 			if (k >= RANGE)
 				continue;
 			if ((r >> 40) & 1) {
@@ -84,14 +84,14 @@ static void *worker(void *arg)
 			/* any key: concurrent traversal; only own keys have a known answer */
 			uint64_t k = (r >> 8) % RANGE;
 			bool found = ops->lookup(set, k);
-			if (k % nthreads == w->id)
+			if (k % nthreads == id)
 				CHECK_MSG(found == (model[k] != 0), "%s: lookup(%llu) = %d, model %d",
 					  ops->name, (unsigned long long)k, found, model[k]);
 		}
 		n++;
 	}
 	ops->thread_fini(set);
-	atomic_fetch_add(&total_ops, n);
+	w->sw.ops = n;
 	return NULL;
 }
 
@@ -103,7 +103,7 @@ static void *snapper(void *arg)
 	(void)arg;
 	ops->thread_init(set);
 	static uint8_t seen[2 * NPAIRS];
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (!stress_stopping()) {
 		size_t n = ops->snapshot(set, snap_buf, sizeof snap_buf / sizeof snap_buf[0]);
 		CHECK_LE(n, sizeof snap_buf / sizeof snap_buf[0]);
 		memset(seen, 0, sizeof seen);
@@ -135,8 +135,7 @@ int main(int argc, char **argv)
 	CHECK(hash || strcmp(argv[2], "list") == 0);
 	nthreads = argc > 3 ? (unsigned)atoi(argv[3]) : 3;
 	CHECK(nthreads >= 1 && nthreads <= 16);
-	seconds = test_stress_seconds(1.0);
-	test_watchdog((unsigned)(seconds * 20) + 60);
+	double seconds = stress_begin(1.0, 20, 60);
 	set = ops->create(hash ? 16u : 1u);
 	CHECK(set != NULL);
 
@@ -154,19 +153,15 @@ int main(int argc, char **argv)
 		}
 	ops->thread_fini(set);
 
-	pthread_t th[17];
 	struct worker w[16];
-	for (unsigned i = 0; i < nthreads; i++) {
-		w[i].id = i;
-		w[i].seed = test_seed(i + 1);
-		th[i] = test_spawn(worker, &w[i]);
-	}
+	stress_spawn_workers(worker, w, nthreads, 1);
 	if (ops->insert2)
-		th[nthreads] = test_spawn(snapper, NULL);
-	test_sleep_ns((uint64_t)(seconds * 1e9));
-	atomic_store(&stop, 1);
-	for (unsigned i = 0; i < nthreads + (ops->insert2 ? 1u : 0u); i++)
-		test_join(th[i]);
+		stress_spawn(snapper, NULL);
+	stress_run(seconds, NULL, NULL, NULL);
+	stress_end(NULL);
+	stress_check_progress("worker", w, nthreads, 1);
+	CHECK_MSG(!ops->insert2 || atomic_load(&snapshots) > 0,
+		  "%s: no snapshot was taken: pair atomicity was never checked", ops->name);
 
 	/* Final contents = union of the models. */
 	ops->thread_init(set);
@@ -193,7 +188,7 @@ int main(int argc, char **argv)
 	uint64_t ab = ops->aborts(set);
 	ops->destroy(set);
 	test_log("%s %s: %u threads, %llu ops, %llu snapshots, %llu aborts: OK", ops->name, argv[2],
-		 nthreads, (unsigned long long)atomic_load(&total_ops),
+		 nthreads, (unsigned long long)stress_ops_total(w, nthreads),
 		 (unsigned long long)atomic_load(&snapshots), (unsigned long long)ab);
 	return 0;
 }

@@ -36,10 +36,11 @@ static struct wl W;
 static _Atomic uint64_t max_op_ticks;
 static int policy;
 
+#define ROLE_PINNING 3 /* besides enum stress_role: the pinning reader */
+
 struct worker {
-	pthread_t t;
-	int role; /* 0 reader, 1 writer, 2 both, 3 pinning reader */
-	uint64_t seed;
+	struct stress_worker sw;
+	int role; /* enum stress_role, or ROLE_PINNING */
 	struct wl_counts c;
 	uint64_t pins;
 };
@@ -97,23 +98,20 @@ static void pin_once(struct worker *w, unsigned hold_ms)
 static void *worker_main(void *p)
 {
 	struct worker *w = p;
-	uint64_t rng = w->seed;
+	uint64_t rng = w->sw.seed;
 	unsigned n = 0;
 	while (!stress_stopping()) {
-		if (w->role == 3) {
+		if (w->role == ROLE_PINNING) {
 			pin_once(w, policy == PS_POLICY_TEMPORAL ? GRACE_MS / 4 : 20);
 			test_sleep_ms(5);
 			continue;
 		}
 		uint64_t t0 = tsync_now();
 		op_start = t0;
-		if (w->role == 0 || (w->role == 2 && (test_rand(&rng) & 1)))
-			wl_read_op(&W, &rng, &w->c);
-		else
-			wl_write_op(&W, &rng, &w->c);
+		stress_wl_op(&W, w->role, &rng, &w->c);
 		op_start = 0;
 		note_op(t0);
-		if ((++n & 1023) == 0 && w->role != 0)
+		if ((++n & 1023) == 0 && w->role != STRESS_READER)
 			ps_mem_reclaim(W.mem);
 		if (atomic_load_explicit(&wl_violations, memory_order_relaxed))
 			break;
@@ -124,20 +122,17 @@ static void *worker_main(void *p)
 /* Sampled every 10 ms: the most nodes ever pending, and the stall reports over the
  * grace period. */
 struct sample {
+	struct stress_pending pending;
 	struct ps *ps;
-	struct ps_mem *mem;
-	uint64_t max_pending, over_grace_seen;
+	uint64_t over_grace_seen;
 };
 
 static void sample_run(void *arg)
 {
 	struct sample *smp = arg;
-	struct ps_mem_stats s;
-	CHECK_EQ(ps_mem_stats(smp->mem, &s), 0);
-	if (s.pending > smp->max_pending)
-		smp->max_pending = s.pending;
+	stress_sample_pending(&smp->pending);
 	struct ps_stall st;
-	CHECK_EQ(ps_stall_report(smp->ps, smp->mem, &st), 0);
+	CHECK_EQ(ps_stall_report(smp->ps, smp->pending.mem, &st), 0);
 	CHECK(st.tid >= -1);
 	if (st.over_grace)
 		smp->over_grace_seen++;
@@ -179,14 +174,14 @@ int main(int argc, char **argv)
 
 	enum { NW = 6 };
 	struct worker w[NW];
-	for (int i = 0; i < NW; i++) {
-		static const int roles[NW] = {0, 0, 1, 1, 2, 3};
-		w[i] = (struct worker){.role = roles[i], .seed = test_seed((uint64_t)i + 7)};
-		w[i].t = stress_spawn(worker_main, &w[i]);
-	}
-	struct sample smp = {ps, mem, 0, 0};
+	static const int roles[NW] = {STRESS_READER, STRESS_READER, STRESS_WRITER,
+				      STRESS_WRITER, STRESS_MIXED,  ROLE_PINNING};
+	for (int i = 0; i < NW; i++)
+		w[i] = (struct worker){.role = roles[i]};
+	stress_spawn_workers(worker_main, w, NW, 7);
+	struct sample smp = {{mem, 0}, ps, 0};
 	stress_run(secs, &wl_violations, sample_run, &smp);
-	uint64_t max_pending = smp.max_pending, over_grace_seen = smp.over_grace_seen;
+	uint64_t max_pending = smp.pending.max, over_grace_seen = smp.over_grace_seen;
 	uint64_t v = atomic_load(&wl_violations);
 	double el = stress_end(&wl_violations);
 	struct wl_counts tot = {0};
