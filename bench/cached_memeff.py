@@ -174,6 +174,23 @@ def digest(v):
     return hashlib.blake2b(v, digest_size=16).digest()
 
 
+def count_set_reply(c, r):
+    """Counts the reply r to a set in the client counts c: stored, oom or other (the first
+    other kept in first_other). True when STORED; an empty reply (the server closed the
+    connection) raises ConnectionError after it is counted."""
+    if r == b"STORED\r\n":
+        c["stored"] += 1
+        return True
+    if r.startswith(OOM):
+        c["oom"] += 1
+    else:
+        c["other"] += 1
+        c["first_other"] = c["first_other"] or r[:80].decode(errors="replace")
+        if not r:
+            raise ConnectionError("connection closed")
+    return False
+
+
 # ---------------------------------------------------------------- 1. set storm
 
 def storm_client(port, cid, seed, budget, deadline, keyspace):
@@ -193,21 +210,12 @@ def storm_client(port, cid, seed, budget, deadline, keyspace):
             c["sets"] += 1
             c["sent"] += n
             e = keys.setdefault(k, [None, 0, False, []])
-            if r == b"STORED\r\n":
-                c["stored"] += 1
-                if e[0] is not None:
-                    e[3].append(e[0])
+            stored = count_set_reply(c, r)
+            if e[0] is not None:
+                e[3].append(e[0])
+            if stored:
                 e[0], e[1], e[2] = digest(v), n, True
             else:
-                if r.startswith(OOM):
-                    c["oom"] += 1
-                else:
-                    c["other"] += 1
-                    c["first_other"] = c["first_other"] or r[:80].decode(errors="replace")
-                    if not r:
-                        raise ConnectionError("connection closed")
-                if e[0] is not None:
-                    e[3].append(e[0])
                 e[0], e[2] = None, False
         s.close()
     except (OSError, ValueError) as ex:
@@ -371,15 +379,7 @@ def zipf_client(port, cid, seed, nreq):
                 s.sendall(b"set %s 0 0 %d\r\n%s\r\n" % (key, len(v), v))
                 r = f.readline()
                 c["sets"] += 1
-                if r == b"STORED\r\n":
-                    c["stored"] += 1
-                elif r.startswith(OOM):
-                    c["oom"] += 1
-                else:
-                    c["other"] += 1
-                    c["first_other"] = c["first_other"] or r[:80].decode(errors="replace")
-                    if not r:
-                        raise ConnectionError("connection closed")
+                count_set_reply(c, r)
         s.close()
     except (OSError, ValueError) as ex:
         c["errors"] += 1

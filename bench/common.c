@@ -16,6 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <tsync/clock.h>
 
 #include "common.h"
 
@@ -90,6 +93,22 @@ unsigned bench_affinity_cpus(int *cpus)
 	return n;
 }
 
+unsigned bench_cpus(int *cpus)
+{
+	unsigned n = bench_affinity_cpus(cpus);
+	if (n == 0)
+		cpus[n++] = 0;
+	return n;
+}
+
+unsigned bench_thread_counts(unsigned *list, unsigned max, unsigned ncpus)
+{
+	unsigned n = 0;
+	for (unsigned i = 1; i <= ncpus && n < max; i++)
+		list[n++] = i;
+	return n;
+}
+
 int bench_pin_self(int cpu)
 {
 	if (cpu < 0)
@@ -143,6 +162,15 @@ int bench_run_script(char *const argv[])
 		if (errno != EINTR)
 			return BENCH_SCRIPT_KILLED;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : BENCH_SCRIPT_KILLED;
+}
+
+int bench_run_report(const char *who, const char *csv, char *const argv[])
+{
+	if (access(argv[1], R_OK) != 0) {
+		fprintf(stderr, "%s: warning: %s not found; wrote %s only\n", who, argv[1], csv);
+		return BENCH_SCRIPT_MISSING;
+	}
+	return bench_run_script(argv);
 }
 
 int bench_plot_dir(const char *who, const char *script, const char *dir)
@@ -293,6 +321,101 @@ int bench_each_item(const char *arg, int (*fn)(const char *item, void *ctx), voi
 		rc = fn(t, ctx);
 	free(copy);
 	return rc;
+}
+
+/* ---- name lists ---- */
+
+struct name_list {
+	const char *who;
+	const struct bench_names *t;
+	unsigned *out, max, n;
+};
+
+static int name_item(const char *item, void *ctx)
+{
+	struct name_list *l = ctx;
+	const struct bench_names *t = l->t;
+	unsigned i = 0;
+	while (i < t->n &&
+	       strcmp(*(const char *const *)((const char *)t->name + i * t->stride), item) != 0)
+		i++;
+	if (i == t->n) {
+		fprintf(stderr, "%s: unknown %s '%s' (%s)\n", l->who, t->what, item, t->hint);
+		return -1;
+	}
+	if (t->check && t->check(i, item) != 0)
+		return -1;
+	for (unsigned j = 0; t->unique && j < l->n; j++)
+		if (l->out[j] == i) {
+			fprintf(stderr, "%s: %s '%s' named twice\n", l->who, t->what, item);
+			return -1;
+		}
+	if (l->n == l->max) {
+		fprintf(stderr, "%s: too many %ss\n", l->who, t->what);
+		return -1;
+	}
+	l->out[l->n++] = i;
+	return 0;
+}
+
+int bench_name_list(const char *who, const struct bench_names *t, const char *arg,
+		    unsigned *out, unsigned *n, unsigned max)
+{
+	struct name_list l = {who, t, out, max, 0};
+	if (bench_each_item(arg, name_item, &l) != 0)
+		return -1;
+	if (l.n == 0) {
+		fprintf(stderr, "%s: no %s in '%s'\n", who, t->what, arg);
+		return -1;
+	}
+	*n = l.n;
+	return 0;
+}
+
+/* ---- a timed run ---- */
+
+void bench_run_init(struct bench_run *r, const char *who, unsigned nthr)
+{
+	atomic_init(&r->deadline, 0);
+	int err = pthread_barrier_init(&r->ready, NULL, nthr + 1);
+	if (err == 0 && (err = pthread_barrier_init(&r->go, NULL, nthr + 1)) != 0)
+		pthread_barrier_destroy(&r->ready);
+	if (err) {
+		fprintf(stderr, "%s: pthread_barrier_init: %s\n", who, strerror(err));
+		exit(1);
+	}
+}
+
+void bench_run_destroy(struct bench_run *r)
+{
+	pthread_barrier_destroy(&r->ready);
+	pthread_barrier_destroy(&r->go);
+}
+
+uint64_t bench_run_wait(struct bench_run *r)
+{
+	pthread_barrier_wait(&r->ready);
+	pthread_barrier_wait(&r->go); /* main has set the deadline */
+	return atomic_load_explicit(&r->deadline, memory_order_acquire);
+}
+
+void bench_run_ready(struct bench_run *r)
+{
+	pthread_barrier_wait(&r->ready);
+}
+
+void bench_run_go(struct bench_run *r, uint64_t deadline)
+{
+	atomic_store_explicit(&r->deadline, deadline, memory_order_release);
+	pthread_barrier_wait(&r->go);
+}
+
+uint64_t bench_run_start(struct bench_run *r, double seconds)
+{
+	bench_run_ready(r);
+	uint64_t start = tsync_now();
+	bench_run_go(r, start + tsync_ns_to_ticks((uint64_t)(seconds * 1e9)));
+	return start;
 }
 
 /* ---- CSV outputs ---- */

@@ -7,6 +7,8 @@
 #ifndef TSYNC_BENCH_COMMON_H
 #define TSYNC_BENCH_COMMON_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,6 +91,71 @@ int bench_getopt(const char *who, int argc, char **argv, const struct bench_opt 
 int bench_each_item(const char *arg, int (*fn)(const char *item, void *ctx), void *ctx);
 
 /*
+ * ---- name lists: --allocators a,b,c and the like ----
+ *
+ * A table to pick entries from by name. BENCH_NAMES_OF(table, field) fills name, stride and
+ * n from an array of structs whose `field` is the entry's name.
+ */
+struct bench_names {
+	const char *what; /* "allocator": the messages below say "allocator" */
+	const char *hint; /* after "unknown <what> '<item>'", in parentheses */
+	const char *const *name; /* the first entry's name */
+	size_t stride;           /* bytes from one entry's name to the next's */
+	unsigned n;              /* entries */
+	bool unique;             /* refuse a name given twice */
+	/* NULL, or: 0 to take entry i (named item), -1 after printing why not */
+	int (*check)(unsigned i, const char *item);
+};
+
+#define BENCH_NAMES_OF(table, field)                                                     \
+	.name = &(table)[0].field, .stride = sizeof((table)[0]),                               \
+	.n = (unsigned)(sizeof(table) / sizeof((table)[0]))
+
+/*
+ * Looks up each item of the comma-separated list arg (empty items skipped) in t, stores
+ * their indices in out[] (room for max) and their count (>= 1) in *n, and returns 0.
+ * Otherwise returns -1 (*n unchanged) after one of "<who>: unknown <what> '<item>'
+ * (<hint>)", t->check's message, "<who>: <what> '<item>' named twice" (t->unique),
+ * "<who>: too many <what>s" (more than max), "<who>: no <what> in '<arg>'" (no item) on
+ * stderr, or with nothing printed when out of memory.
+ */
+int bench_name_list(const char *who, const struct bench_names *t, const char *arg,
+		    unsigned *out, unsigned *n, unsigned max);
+
+/*
+ * ---- a timed run: nthr workers start together and stop at one deadline ----
+ *
+ * Main: bench_run_init(r, nthr), create the workers, bench_run_start(r, seconds) (or
+ * bench_run_ready, its own clock readings, bench_run_go), join them, bench_run_destroy.
+ * Worker: its setup, then deadline = bench_run_wait(r), then the measured loop until
+ * tsync_now() >= deadline. Nothing of it runs inside the measured loops.
+ */
+struct bench_run {
+	pthread_barrier_t ready, go;
+	_Atomic uint64_t deadline; /* tsync_now() ticks */
+};
+
+/* For nthr workers and the caller. If it cannot: "<who>: pthread_barrier_init: <error>"
+ * on stderr and exit(1). */
+void bench_run_init(struct bench_run *r, const char *who, unsigned nthr);
+void bench_run_destroy(struct bench_run *r);
+
+/* Worker: waits until main has set the deadline (bench_run_go), and returns it. */
+uint64_t bench_run_wait(struct bench_run *r);
+
+/* Main: returns when every worker is in bench_run_wait. */
+void bench_run_ready(struct bench_run *r);
+
+/* Main, after bench_run_ready: publishes deadline and lets the workers go. */
+void bench_run_go(struct bench_run *r, uint64_t deadline);
+
+/*
+ * Main: bench_run_ready, then start = tsync_now() and bench_run_go(start + seconds in
+ * ticks). Returns start.
+ */
+uint64_t bench_run_start(struct bench_run *r, double seconds);
+
+/*
  * ---- CSV outputs: --csv FILE|- and --out DIR ----
  *
  * f[0]: --csv FILE, or stdout for "-" or when neither --csv nor --out is given;
@@ -155,6 +222,16 @@ int bench_parse_uint_list(const char *arg, unsigned *out, unsigned max, unsigned
 unsigned bench_affinity_cpus(int *cpus);
 
 /*
+ * The CPUs to pin workers to: bench_affinity_cpus, or CPU 0 alone when the mask cannot be
+ * read. Returns how many (>= 1).
+ */
+unsigned bench_cpus(int *cpus);
+
+/* The default thread counts 1, 2, ..., ncpus (at most max of them) into list[]; returns
+ * how many. */
+unsigned bench_thread_counts(unsigned *list, unsigned max, unsigned ncpus);
+
+/*
  * Pins the calling thread to CPU `cpu`. A negative cpu means "do not pin" and returns 0.
  * Returns 0 or pthread_setaffinity_np's error number.
  */
@@ -177,6 +254,17 @@ const char *bench_python(void);
  * started.
  */
 int bench_run_script(char *const argv[]);
+
+/* bench_run_report: the script could not be read (a warning says so). */
+#define BENCH_SCRIPT_MISSING 257
+
+/*
+ * bench_run_report: runs a subcommand's report script, argv[0] the interpreter and
+ * argv[1] the script, with bench_run_script. A script that cannot be read is not run:
+ * "<who>: warning: <script> not found; wrote <csv> only" on stderr and
+ * BENCH_SCRIPT_MISSING. Otherwise bench_run_script's result.
+ */
+int bench_run_report(const char *who, const char *csv, char *const argv[]);
 
 /*
  * bench_plot_dir: run `python3 SCRIPT DIR` (bench_python()), the plotting step of a

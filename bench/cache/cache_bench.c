@@ -77,19 +77,17 @@ static struct cache *g_cache;
 static const uint32_t *g_trace;
 static const char *g_keys; /* KEY_LEN bytes per record */
 static double g_seconds;
-static pthread_barrier_t g_ready, g_go;
-static _Atomic uint64_t g_deadline;
+static struct bench_run g_run;
 static int g_cpus[CPU_SETSIZE];
 static unsigned g_ncpus;
 
 /* ---- the run ------------------------------------------------------------------------ */
 
-static void run_part(struct worker *w)
+static void run_part(struct worker *w, uint64_t deadline)
 {
 	char val[VAL_LEN], buf[64];
 	memset(val, 'v', sizeof val);
 	uint64_t now, prev = tsync_now(), ng = 0, ns = 0;
-	uint64_t deadline = atomic_load_explicit(&g_deadline, memory_order_acquire);
 	w->start = prev;
 	size_t i = w->lo;
 	for (;;) {
@@ -132,9 +130,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	(void)bench_pin_self(w->cpu);
-	pthread_barrier_wait(&g_ready);
-	pthread_barrier_wait(&g_go);
-	run_part(w);
+	run_part(w, bench_run_wait(&g_run));
 	return NULL;
 }
 
@@ -193,8 +189,7 @@ static int run_one(enum cache_variant v, unsigned nthr, const uint32_t *trace,
 	pthread_t *th = calloc(nthr, sizeof *th);
 	if (!ws || !th)
 		return -1;
-	pthread_barrier_init(&g_ready, NULL, nthr + 1);
-	pthread_barrier_init(&g_go, NULL, nthr + 1);
+	bench_run_init(&g_run, "tsync-bench cache", nthr);
 	for (unsigned i = 0; i < nthr; i++) {
 		ws[i].id = i;
 		ws[i].cpu = o->pin ? g_cpus[i % g_ncpus] : -1;
@@ -205,11 +200,7 @@ static int run_one(enum cache_variant v, unsigned nthr, const uint32_t *trace,
 		if (!ws[i].hg || !ws[i].hs || pthread_create(&th[i], NULL, worker_main, &ws[i]))
 			return -1;
 	}
-	pthread_barrier_wait(&g_ready);
-	uint64_t t0 = tsync_now();
-	atomic_store_explicit(&g_deadline, t0 + tsync_ns_to_ticks((uint64_t)(o->seconds * 1e9)),
-			      memory_order_release);
-	pthread_barrier_wait(&g_go);
+	uint64_t t0 = bench_run_start(&g_run, o->seconds);
 	struct hist hg = {{0}}, hs = {{0}};
 	uint64_t ops = 0, t_end = 0;
 	for (unsigned i = 0; i < nthr; i++) {
@@ -226,8 +217,7 @@ static int run_one(enum cache_variant v, unsigned nthr, const uint32_t *trace,
 	res->mops = secs > 0 ? (double)ops / secs / 1e6 : 0;
 	res->get_p99_ns = tsync_ticks_to_ns(hist_quantile(&hg, 0.99));
 	res->set_p99_ns = hist_count(&hs) ? tsync_ticks_to_ns(hist_quantile(&hs, 0.99)) : 0;
-	pthread_barrier_destroy(&g_ready);
-	pthread_barrier_destroy(&g_go);
+	bench_run_destroy(&g_run);
 	free(ws);
 	free(th);
 	cache_mem_stats(g_cache, &res->mem);
@@ -339,14 +329,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 static void run_report(const char *dir, const char *csv_path, const char *cmdline)
 {
 	const char *py = bench_python();
-	if (access(TSYNC_CACHE_REPORT_PY, R_OK) != 0) {
-		fprintf(stderr, "tsync-bench cache: warning: %s not found; wrote %s only\n",
-			TSYNC_CACHE_REPORT_PY, csv_path);
-		return;
-	}
 	char *args[] = {(char *)py, (char *)TSYNC_CACHE_REPORT_PY, (char *)csv_path,
 			(char *)dir, (char *)"--command", (char *)cmdline, NULL};
-	int rc = bench_run_script(args);
+	int rc = bench_run_report("tsync-bench cache", csv_path, args);
+	if (rc == BENCH_SCRIPT_MISSING)
+		return;
 	if (rc < 0) {
 		fprintf(stderr, "tsync-bench cache: warning: cannot run %s (%s); CSV in %s\n", py,
 			strerror(-rc), csv_path);
@@ -365,21 +352,14 @@ static void run_report(const char *dir, const char *csv_path, const char *cmdlin
 int cache_main(int argc, char **argv, const char *cmdline)
 {
 	struct opts o = {.requests = 10000000u, .keys = 1000000u, .pin = true, .prud = {true, false}};
-	g_ncpus = bench_affinity_cpus(g_cpus);
-	if (g_ncpus == 0)
-		g_cpus[g_ncpus++] = 0;
+	g_ncpus = bench_cpus(g_cpus);
 	int prc = parse_opts(argc, argv, &o);
 	if (prc != 0)
 		return prc == BENCH_GETOPT_DONE ? 0 : 2;
 	if (o.nthreads == 0)
-		for (unsigned i = 1; i <= g_ncpus && o.nthreads < MAX_LIST; i++)
-			o.threads[o.nthreads++] = i;
-	if (o.npcts == 0) {
-		o.pcts[0] = 0;
-		o.pcts[1] = 10;
-		o.pcts[2] = 20;
-		o.npcts = 3;
-	}
+		o.nthreads = bench_thread_counts(o.threads, MAX_LIST, g_ncpus);
+	if (o.npcts == 0)
+		o.npcts = (unsigned)bench_parse_uint_list("0,10,20", o.pcts, MAX_LIST, 0, 100, 0);
 	struct bench_csv out;
 	if (bench_csv_open(&out, "tsync-bench cache", o.csv, o.out, "cache.csv", CSV_HEADER) != 0)
 		return 1;

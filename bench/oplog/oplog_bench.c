@@ -89,8 +89,7 @@ struct variant {
 static uint64_t g_param;
 static unsigned g_nthr;
 static struct bthread *g_th;
-static pthread_barrier_t g_ready, g_go;
-static _Atomic uint64_t g_deadline;
+static struct bench_run g_run;
 
 static inline void spin_cycles(uint64_t n)
 {
@@ -497,9 +496,7 @@ static void *worker(void *arg)
 	struct bthread *t = arg;
 	(void)bench_pin_self(t->cpu);
 	g_v->thread_init(t);
-	pthread_barrier_wait(&g_ready);
-	pthread_barrier_wait(&g_go);
-	uint64_t deadline = atomic_load_explicit(&g_deadline, memory_order_acquire);
+	uint64_t deadline = bench_run_wait(&g_run);
 	void (*op)(struct bthread *, uint64_t) = g_v->op;
 	uint64_t i = 0, t1 = 0;
 	for (;; i++) {
@@ -549,8 +546,7 @@ static int run_one(const struct variant *v, unsigned nthr, uint64_t param, const
 		fprintf(stderr, "tsync-bench oplog: %s: init failed: %s\n", v->name, strerror(errno));
 		return -1;
 	}
-	pthread_barrier_init(&g_ready, NULL, nthr + 1);
-	pthread_barrier_init(&g_go, NULL, nthr + 1);
+	bench_run_init(&g_run, "tsync-bench oplog", nthr);
 	for (unsigned i = 0; i < nthr; i++) {
 		g_th[i].id = i;
 		g_th[i].cpu = o->pin ? g_cpus[i % g_ncpus] : -1;
@@ -561,11 +557,7 @@ static int run_one(const struct variant *v, unsigned nthr, uint64_t param, const
 			exit(1);
 		}
 	}
-	pthread_barrier_wait(&g_ready);
-	uint64_t start = tsync_now();
-	atomic_store_explicit(&g_deadline, start + tsync_ns_to_ticks((uint64_t)(o->seconds * 1e9)),
-			      memory_order_release);
-	pthread_barrier_wait(&g_go);
+	uint64_t start = bench_run_start(&g_run, o->seconds);
 	for (unsigned i = 0; i < nthr; i++)
 		pthread_join(tid[i], NULL);
 	v->fini();
@@ -586,8 +578,7 @@ static int run_one(const struct variant *v, unsigned nthr, uint64_t param, const
 	free(all);
 	free(g_th);
 	free(tid);
-	pthread_barrier_destroy(&g_ready);
-	pthread_barrier_destroy(&g_go);
+	bench_run_destroy(&g_run);
 	return 0;
 }
 
@@ -705,14 +696,11 @@ static int parse(int argc, char **argv, struct opts *o)
 static void run_plot(const char *csv_path, const char *dir, const char *cmdline)
 {
 	const char *py = bench_python();
-	if (access(TSYNC_OPLOG_PLOT_PY, R_OK) != 0) {
-		fprintf(stderr, "tsync-bench oplog: warning: %s not found; wrote %s only\n",
-			TSYNC_OPLOG_PLOT_PY, csv_path);
-		return;
-	}
 	char *args[] = {(char *)py, (char *)TSYNC_OPLOG_PLOT_PY, (char *)csv_path, (char *)dir,
 			(char *)"--command", (char *)cmdline, NULL};
-	int rc = bench_run_script(args);
+	int rc = bench_run_report("tsync-bench oplog", csv_path, args);
+	if (rc == BENCH_SCRIPT_MISSING)
+		return;
 	if (rc < 0) {
 		fprintf(stderr, "tsync-bench oplog: warning: cannot run %s: %s\n", py, strerror(-rc));
 		return;
@@ -733,12 +721,9 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 	int prc = parse(argc, argv, &o);
 	if (prc != 0)
 		return prc == BENCH_GETOPT_DONE ? 0 : 2;
-	g_ncpus = bench_affinity_cpus(g_cpus);
-	if (g_ncpus == 0)
-		g_cpus[g_ncpus++] = 0;
+	g_ncpus = bench_cpus(g_cpus);
 	if (o.nthreads == 0)
-		for (unsigned i = 1; i <= g_ncpus && o.nthreads < MAX_LIST; i++)
-			o.threads[o.nthreads++] = i;
+		o.nthreads = bench_thread_counts(o.threads, MAX_LIST, g_ncpus);
 	if (tsync_clock_init() != 0) {
 		perror("tsync-bench oplog: clock");
 		return 1;

@@ -1082,11 +1082,29 @@ static void usage(FILE *f)
 		"CSV: " CSV_HEADER "\n");
 }
 
+/* bench_names' check: refuses an allocator whose preloaded library was not found. */
+static int check_available(unsigned i, const char *item)
+{
+	if (available(&allocators[i]))
+		return 0;
+	fprintf(stderr, WHO ": %s: its library was not found when tsync-bench was "
+			"built (apt-get install libjemalloc-dev "
+			"libgoogle-perftools-dev libmimalloc-dev)\n", item);
+	return -1;
+}
+
+static const struct bench_names allocator_names = {
+	.what = "allocator",
+	.hint = "--list names them",
+	BENCH_NAMES_OF(allocators, name),
+	.check = check_available,
+};
+
 static int parse_allocators(const char *arg, struct opts *o)
 {
-	o->nalloc = 0;
 	bool all = strcmp(arg, "all") == 0, abl = strcmp(arg, "ablation") == 0;
 	if (all || abl) {
+		o->nalloc = 0;
 		for (unsigned i = 0; i < NALLOC; i++)
 			if (available(&allocators[i]) && !allocators[i].bounded &&
 			    (all ? !allocators[i].ablation
@@ -1094,38 +1112,7 @@ static int parse_allocators(const char *arg, struct opts *o)
 				o->alloc[o->nalloc++] = i;
 		return 0;
 	}
-	char *dup = strdup(arg), *save = NULL;
-	if (dup == NULL)
-		return -1;
-	for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		unsigned i = 0;
-		while (i < NALLOC && strcmp(allocators[i].name, t) != 0)
-			i++;
-		if (i == NALLOC) {
-			fprintf(stderr, WHO ": unknown allocator '%s' (--list names them)\n", t);
-			free(dup);
-			return -1;
-		}
-		if (!available(&allocators[i])) {
-			fprintf(stderr, WHO ": %s: its library was not found when tsync-bench was "
-					"built (apt-get install libjemalloc-dev "
-					"libgoogle-perftools-dev libmimalloc-dev)\n", t);
-			free(dup);
-			return -1;
-		}
-		if (o->nalloc == NALLOC) {
-			fprintf(stderr, WHO ": too many allocators\n");
-			free(dup);
-			return -1;
-		}
-		o->alloc[o->nalloc++] = i;
-	}
-	free(dup);
-	if (o->nalloc == 0) {
-		fprintf(stderr, WHO ": no allocator in '%s'\n", arg);
-		return -1;
-	}
-	return 0;
+	return bench_name_list(WHO, &allocator_names, arg, o->alloc, &o->nalloc, NALLOC);
 }
 
 static int opt_allocators(const char *arg, void *ctx)

@@ -58,8 +58,7 @@ struct worker {
 static const struct set_ops *g_ops;
 static void *g_set;
 static unsigned g_range, g_upd;
-static _Atomic uint64_t g_deadline;
-static pthread_barrier_t g_bar;
+static struct bench_run g_run;
 static int g_cpus[CPU_SETSIZE];
 static unsigned g_ncpus;
 
@@ -68,11 +67,10 @@ static void *worker(void *arg)
 	struct worker *w = arg;
 	(void)bench_pin_self(w->cpu);
 	g_ops->thread_init(g_set);
-	pthread_barrier_wait(&g_bar);
-	pthread_barrier_wait(&g_bar);
+	uint64_t deadline = bench_run_wait(&g_run);
 	const struct set_ops *ops = g_ops;
 	void *set = g_set;
-	uint64_t s = w->seed, n = 0, deadline = atomic_load(&g_deadline);
+	uint64_t s = w->seed, n = 0;
 	uint64_t thresh = ((uint64_t)g_upd << 32) / 100u;
 	for (;;) {
 		for (unsigned i = 0; i < 64; i++) {
@@ -122,7 +120,7 @@ static int run_one(const struct set_ops *ops, bool hash, unsigned nthr, unsigned
 		exit(1);
 	}
 	memset(w, 0, sizeof(*w) * nthr);
-	pthread_barrier_init(&g_bar, NULL, nthr + 1);
+	bench_run_init(&g_run, "tsync-bench rlu", nthr);
 	for (unsigned i = 0; i < nthr; i++) {
 		w[i].id = i;
 		w[i].cpu = o->pin ? g_cpus[i % g_ncpus] : -1;
@@ -133,17 +131,14 @@ static int run_one(const struct set_ops *ops, bool hash, unsigned nthr, unsigned
 			exit(1);
 		}
 	}
-	pthread_barrier_wait(&g_bar);
-	uint64_t start = tsync_now();
-	atomic_store(&g_deadline, start + tsync_ns_to_ticks((uint64_t)(o->seconds * 1e9)));
-	pthread_barrier_wait(&g_bar);
+	uint64_t start = bench_run_start(&g_run, o->seconds);
 	uint64_t total = 0;
 	for (unsigned i = 0; i < nthr; i++) {
 		pthread_join(t[i], NULL);
 		total += w[i].ops;
 	}
 	uint64_t end = tsync_now();
-	pthread_barrier_destroy(&g_bar);
+	bench_run_destroy(&g_run);
 	uint64_t aborts = ops->aborts(g_set);
 	ops->destroy(g_set);
 	free(w);
@@ -241,9 +236,7 @@ static void run_plot(const char *dir, const char *csv, const char *cmdline, cons
 int rlu_main(int argc, char **argv, const char *cmdline)
 {
 	struct opts o = {.seconds = 1.0, .pin = true};
-	g_ncpus = bench_affinity_cpus(g_cpus);
-	if (!g_ncpus)
-		g_cpus[g_ncpus++] = 0;
+	g_ncpus = bench_cpus(g_cpus);
 	const struct bench_opt opts[] = {
 		BENCH_O_FN("structure", 'S', BENCH_OPT_CALL, opt_structure),
 		BENCH_O_FN("mechanisms", 'm', BENCH_OPT_CALL, opt_mechs),
@@ -268,14 +261,9 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 			if ((o.mech[o.nmech] = set_find(default_mechs[i])))
 				o.nmech++;
 	if (!o.nthreads)
-		for (unsigned i = 1; i <= g_ncpus && o.nthreads < MAX_LIST; i++)
-			o.threads[o.nthreads++] = i;
-	if (!o.nupdates) {
-		o.updates[0] = 2;
-		o.updates[1] = 20;
-		o.updates[2] = 50;
-		o.nupdates = 3;
-	}
+		o.nthreads = bench_thread_counts(o.threads, MAX_LIST, g_ncpus);
+	if (!o.nupdates)
+		o.nupdates = (unsigned)bench_parse_uint_list("2,20,50", o.updates, MAX_LIST, 0, 100, 0);
 	struct bench_csv out;
 	if (bench_csv_open(&out, "tsync-bench rlu", o.csv, o.out, "rlu.csv", CSV_HEADER) != 0)
 		return 1;

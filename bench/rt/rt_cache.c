@@ -175,7 +175,7 @@ static const uint32_t *g_trace;
 static const char *g_keys;
 static struct plan g_plan;
 static uint64_t g_t0, g_end;
-static pthread_barrier_t g_ready, g_go;
+static struct bench_run g_run; /* its deadline: g_end */
 static int g_cpus[CPU_SETSIZE];
 static unsigned g_ncpus;
 static bool g_try_fifo;
@@ -584,8 +584,7 @@ static void *exec_main(void *arg)
 	}
 	x->gi = x->si = x->lo;
 	x->get_misses = 0;
-	pthread_barrier_wait(&g_ready);
-	pthread_barrier_wait(&g_go);
+	(void)bench_run_wait(&g_run); /* g_t0 and g_end are set */
 	if (g_plan.mode == M_CAL)
 		run_calibrate(x);
 	else
@@ -677,8 +676,7 @@ static int run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64
 		cache_destroy(g_cache);
 		return -1;
 	}
-	pthread_barrier_init(&g_ready, NULL, ncores + 1);
-	pthread_barrier_init(&g_go, NULL, ncores + 1);
+	bench_run_init(&g_run, WHO, ncores);
 	int rc = 0;
 	unsigned started = 0;
 	for (unsigned i = 0; i < ncores; i++) {
@@ -701,13 +699,13 @@ static int run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64
 		}
 		started++;
 	}
-	pthread_barrier_wait(&g_ready);
+	bench_run_ready(&g_run);
 	/* periodic: first release in 20 ms, when every executive is past the barrier and
 	 * spinning */
 	g_t0 = tsync_now() + (plan->mode == M_CAL ? 0 : tsync_ns_to_ticks(20000000u));
 	g_end = g_t0 + tsync_ns_to_ticks((uint64_t)(seconds * 1e9));
 	uint64_t steal0 = steal_ns(started < g_ncpus ? started : g_ncpus);
-	pthread_barrier_wait(&g_go);
+	bench_run_go(&g_run, g_end);
 	struct hist hg = {{0}}, hs = {{0}}, hgs = {{0}}, hss = {{0}};
 	uint64_t gt = 0, st = 0, at = 0, an = 0, bt = 0, bn = 0, gjt = 0, sjt = 0;
 	double cal_gk = 0, cal_sk = 0; /* calibrate: per-core rates over active time, summed */
@@ -823,8 +821,7 @@ static int run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64
 		fprintf(stderr, WHO ": %" PRIu64 " gets missed a preloaded key\n", r->get_misses);
 		rc = -1;
 	}
-	pthread_barrier_destroy(&g_ready);
-	pthread_barrier_destroy(&g_go);
+	bench_run_destroy(&g_run);
 	free(xs);
 	free(th);
 	cache_destroy(g_cache);
@@ -1393,9 +1390,7 @@ static int write_command(const char *dir, const char *cmdline, const char *sched
 int rt_cache_main(int argc, char **argv, const char *cmdline)
 {
 	struct opts o = {.seconds = 2.0, .requests = 10000000u};
-	g_ncpus = bench_affinity_cpus(g_cpus);
-	if (g_ncpus == 0)
-		g_cpus[g_ncpus++] = 0;
+	g_ncpus = bench_cpus(g_cpus);
 	int prc = parse_opts(argc, argv, &o);
 	if (prc != 0)
 		return prc == BENCH_GETOPT_DONE ? 0 : 2;
@@ -1413,8 +1408,7 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 				"lifts it";
 	}
 	if (o.ncores == 0)
-		for (unsigned i = 1; i <= g_ncpus && o.ncores < MAX_LIST; i++)
-			o.cores[o.ncores++] = i;
+		o.ncores = bench_thread_counts(o.cores, MAX_LIST, g_ncpus);
 	for (unsigned i = 0; i < o.ncores; i++)
 		if (o.cores[i] > g_ncpus) {
 			/* two spinning executives on one CPU would not be a partitioned schedule

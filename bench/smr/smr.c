@@ -94,8 +94,7 @@ static struct bench_thread *g_threads;
 static unsigned g_nthreads;
 static const uint16_t *g_trace;
 static size_t g_trace_len;
-static pthread_barrier_t g_ready, g_go;
-static _Atomic uint64_t g_deadline;
+static struct bench_run g_run;
 static _Atomic int g_init_failed;
 static _Atomic int g_sampling;
 static _Atomic uint64_t g_peak_pending;
@@ -250,11 +249,10 @@ static void run_loop_sampled(struct bench_thread *t, size_t lo, size_t hi, uint6
 	t->end_tick = t1;
 }
 
-static void run_loop(struct bench_thread *t)
+static void run_loop(struct bench_thread *t, uint64_t deadline)
 {
 	size_t lo = g_trace_len * t->id / g_nthreads;
 	size_t hi = g_trace_len * (t->id + 1) / g_nthreads;
-	uint64_t deadline = atomic_load_explicit(&g_deadline, memory_order_acquire);
 	if (g_lat_every <= 1)
 		run_loop_all(t, lo, hi, deadline);
 	else
@@ -271,10 +269,9 @@ static void *worker(void *arg)
 	int ok = g_peer->thread_init(t) == 0;
 	if (!ok)
 		atomic_store(&g_init_failed, 1);
-	pthread_barrier_wait(&g_ready);
-	pthread_barrier_wait(&g_go); /* main has set the deadline */
+	uint64_t deadline = bench_run_wait(&g_run);
 	if (!atomic_load(&g_init_failed))
-		run_loop(t);
+		run_loop(t, deadline);
 	if (ok)
 		g_peer->thread_fini(t);
 	return NULL;
@@ -332,8 +329,7 @@ static int run_one(const struct smr_peer *p, unsigned nthr, const struct opts *o
 		fprintf(stderr, "tsync-bench smr: %s: initialisation failed\n", p->name);
 		return -1;
 	}
-	pthread_barrier_init(&g_ready, NULL, nthr + 1);
-	pthread_barrier_init(&g_go, NULL, nthr + 1);
+	bench_run_init(&g_run, "tsync-bench smr", nthr);
 	for (unsigned i = 0; i < nthr; i++)
 		if ((err = pthread_create(&tid[i], NULL, worker, &th[i])) != 0)
 			die_errno("pthread_create", err); /* the barriers would never open */
@@ -343,11 +339,7 @@ static int run_one(const struct smr_peer *p, unsigned nthr, const struct opts *o
 		if ((err = pthread_create(&samp, NULL, sampler, NULL)) != 0)
 			die_errno("pthread_create (sampler)", err);
 	}
-	pthread_barrier_wait(&g_ready);
-	uint64_t start = tsync_now();
-	atomic_store_explicit(&g_deadline, start + tsync_ns_to_ticks((uint64_t)(o->seconds * 1e9)),
-			      memory_order_release);
-	pthread_barrier_wait(&g_go);
+	uint64_t start = bench_run_start(&g_run, o->seconds);
 	for (unsigned i = 0; i < nthr; i++)
 		pthread_join(tid[i], NULL);
 	if (p->pending) {
@@ -355,8 +347,7 @@ static int run_one(const struct smr_peer *p, unsigned nthr, const struct opts *o
 		pthread_join(samp, NULL);
 	}
 	p->fini(); /* callbacks may still count into th[]: free it only after */
-	pthread_barrier_destroy(&g_ready);
-	pthread_barrier_destroy(&g_go);
+	bench_run_destroy(&g_run);
 
 	int failed = atomic_load(&g_init_failed);
 	struct hist *rd = calloc(1, sizeof(*rd)), *up = calloc(1, sizeof(*up));
@@ -558,16 +549,13 @@ static void run_report(const char *dir, const char *csv_path, const char *cmdlin
 		       const char *clockdesc)
 {
 	const char *py = bench_python();
-	if (access(TSYNC_REPORT_PY, R_OK) != 0) {
-		fprintf(stderr, "tsync-bench smr: warning: %s not found; wrote %s only\n",
-			TSYNC_REPORT_PY, csv_path);
-		return;
-	}
 	char *args[] = {(char *)py,       (char *)TSYNC_REPORT_PY, (char *)"smr",
 			(char *)csv_path, (char *)dir,             (char *)"--command",
 			(char *)cmdline,  (char *)"--clock",       (char *)clockdesc,
 			NULL};
-	int rc = bench_run_script(args);
+	int rc = bench_run_report("tsync-bench smr", csv_path, args);
+	if (rc == BENCH_SCRIPT_MISSING)
+		return;
 	if (rc < 0) {
 		fprintf(stderr,
 			"tsync-bench smr: warning: cannot run %s (%s): no table or plots; "
@@ -608,15 +596,12 @@ int smr_main(int argc, char **argv, const char *cmdline)
 	g_lat_every = o.lat_every;
 	g_paper = o.paper;
 	if (o.nthreads == 0) {
-		for (unsigned i = 1; i <= g_ncpus && o.nthreads < MAX_LIST - 1; i++)
-			o.threads[o.nthreads++] = i;
+		o.nthreads = bench_thread_counts(o.threads, MAX_LIST - 1, g_ncpus);
 		o.threads[o.nthreads++] = 2 * g_ncpus;
 	}
-	if (o.nupdates == 0) {
-		static const unsigned def[] = {0, 10, 50, 90};
-		for (unsigned i = 0; i < 4; i++)
-			o.updates[o.nupdates++] = def[i];
-	}
+	if (o.nupdates == 0)
+		o.nupdates = (unsigned)bench_parse_uint_list("0,10,50,90", o.updates, MAX_LIST, 0,
+							     100, 0);
 
 	struct bench_csv out;
 	if (bench_csv_open(&out, "tsync-bench smr", o.csv, o.out, "smr.csv", CSV_HEADER) != 0)

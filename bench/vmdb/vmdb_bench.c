@@ -792,48 +792,37 @@ static void usage(FILE *f)
 		MAX_TREE_NODES);
 }
 
+#if !TSYNC_VMDB_HAVE_URCU
+/* bench_names' check: urcu only where liburcu-cds was found. */
+static int check_built(unsigned i, const char *item)
+{
+	(void)item;
+	if (designs[i].kind != D_URCU)
+		return 0;
+	fprintf(stderr, WHO ": urcu: not built (liburcu-cds was not found)\n");
+	return -1;
+}
+#endif
+
+static const struct bench_names design_names = {
+	.what = "design",
+	.hint = "ps, global-lock, frame-lock, urcu, linux",
+	BENCH_NAMES_OF(designs, name),
+	.unique = true,
+#if !TSYNC_VMDB_HAVE_URCU
+	.check = check_built,
+#endif
+};
+
 static int parse_designs(const char *arg, struct opts *o)
 {
-	o->nd = 0;
 	if (strcmp(arg, "all") == 0) {
+		o->nd = 0;
 		for (unsigned i = 0; i < ND; i++)
 			o->design[o->nd++] = i;
 		return 0;
 	}
-	char *dup = strdup(arg), *save = NULL;
-	if (dup == NULL)
-		return -1;
-	for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		unsigned i = 0;
-		while (i < ND && strcmp(designs[i].name, t) != 0)
-			i++;
-		if (i == ND) {
-			fprintf(stderr, WHO ": unknown design '%s' (ps, global-lock, frame-lock, "
-					"urcu, linux)\n", t);
-			free(dup);
-			return -1;
-		}
-#if !TSYNC_VMDB_HAVE_URCU
-		if (designs[i].kind == D_URCU) {
-			fprintf(stderr, WHO ": urcu: not built (liburcu-cds was not found)\n");
-			free(dup);
-			return -1;
-		}
-#endif
-		for (unsigned j = 0; j < o->nd; j++)
-			if (o->design[j] == i) {
-				fprintf(stderr, WHO ": design '%s' named twice\n", t);
-				free(dup);
-				return -1;
-			}
-		o->design[o->nd++] = i;
-	}
-	free(dup);
-	if (o->nd == 0) {
-		fprintf(stderr, WHO ": no design in '%s'\n", arg);
-		return -1;
-	}
-	return 0;
+	return bench_name_list(WHO, &design_names, arg, o->design, &o->nd, ND);
 }
 
 static int opt_designs(const char *arg, void *ctx)
