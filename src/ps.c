@@ -437,10 +437,14 @@ bool ps_quiesce(struct ps *ps, tsync_tick_t t)
 		return false; /* j is (or may be) inside a section that began by t */
 	}
 	qc->stats.quiesce_true++;
-	/* Both are quiescence points: t because every section active at t has ended (and so
-	 * has every section active at any earlier time), min - S - 1 by reason 4. */
+	/* Both are quiescence points (docs/design.md §2, reason 4): min - S - 1, and
+	 * t - S - 1 (a free time that low was read before t). Not t itself: a free time
+	 * t' <= t read after this scan on a CPU whose counter lags may belong to an object
+	 * that a section begun after the scan still holds (tests/model/ps.pml found it; its
+	 * mutant model_ps_publish_t keeps the old max(q, t)). */
 	uint64_t q = min > S + 1 ? min - S - 1 : 0;
-	publish(me, q > t ? q : t);
+	uint64_t tq = t > S + 1 ? t - S - 1 : 0;
+	publish(me, q > tq ? q : tq);
 	return true;
 }
 

@@ -129,7 +129,6 @@ static __attribute__((noinline)) void stamp(struct ps_mem_pt *pt)
 		t = PS_MEM_MARKED + 1;
 	for (struct ps_mem_hdr *h = pt->unstamped; h; h = h->next)
 		atomic_store_explicit(&h->free_tsc, t, memory_order_relaxed);
-	pt->last_stamp = t;
 	pt->unstamped = NULL;
 	pt->nunstamped = 0;
 }
@@ -179,14 +178,14 @@ static inline void reclaim_count(struct ps_mem_pt *pt, size_t n, uint64_t max_wa
 
 /* Step "quiesce": the head's free time t is beyond the point we know quiesced (q): make
  * the one quiescence computation of this call. RT/TEMPORAL (RT-SMR (Ren et al.) Fig. 8): one exact
- * computation or clock reading. Otherwise, for RECLAIM_ALL, ask for the newest stamp
- * first - if it has quiesced, so has everything stamped before it - then for the head.
+ * computation or clock reading. Otherwise, for RECLAIM_ALL, ask for a fresh reading
+ * first - if it has quiesced, so has everything queued before it - then for the head.
  * Not on the hot paths: no cached view is newer than a fresh stamp, so that query always
  * reads the other threads' lines, which optimisation 3 exists to avoid (on the allocation
  * slow path it cut 2-thread throughput by half). Returns whether t quiesced; updates q.
  * With `timed` (the observer is set) stores the computation's ticks in *alpha. */
 static inline __attribute__((always_inline)) bool
-step_quiesce(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t, int scan, bool ext,
+step_quiesce(struct ps_mem *m, uint64_t t, int scan, bool ext,
 	     bool timed, uint64_t *q, uint64_t *alpha)
 {
 	uint64_t a0 = timed ? tsync_now() : 0;
@@ -195,11 +194,22 @@ step_quiesce(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t, int scan, bool 
 		*q = ps_quiesce_time(m->ps);
 		ok = t <= *q;
 	} else {
-		uint64_t newest = pt->last_stamp;
-		ok = (scan == RECLAIM_ALL && newest > t && ps_quiesce(m->ps, newest)) ||
-		     ps_quiesce(m->ps, t);
-		if (ok)
-			*q = ps__quiescence_point(m->ps);
+		/* RECLAIM_ALL: a fresh reading, taken after every queued object's stamp (ours,
+		 * and an adopted orphan's, stamped before its thread exited). */
+		uint64_t newest = scan == RECLAIM_ALL ? tsync_now_ordered() : 0;
+		if (newest > t && ps_quiesce(m->ps, newest)) {
+			/* Every object now in our queue was unlinked before `newest` was read,
+			 * and every section active then has ended: all may go. A point for this
+			 * call's queue only - the published one stays lower (docs/design.md §2,
+			 * reason 4: `newest` is no point for frees stamped after it). */
+			uint64_t p = ps__quiescence_point(m->ps);
+			*q = p > newest ? p : newest;
+			ok = true;
+		} else {
+			ok = ps_quiesce(m->ps, t);
+			if (ok)
+				*q = ps__quiescence_point(m->ps); /* the head goes even if t > *q */
+		}
 	}
 	if (timed)
 		*alpha = tsync_now() - a0;
@@ -284,7 +294,7 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 			if (scanned)
 				break;
 			scanned = attempted = true;
-			if (!step_quiesce(m, pt, t, scan, ext, timed, &q, &alpha)) {
+			if (!step_quiesce(m, t, scan, ext, timed, &q, &alpha)) {
 				blocked = true;
 				break;
 			}
@@ -578,8 +588,6 @@ uint64_t ps_mem__task_sweep(struct ps_mem *m, bool final)
 			break;
 		total += n;
 	}
-	if (tp->qtail)
-		tp->last_stamp = hdr_tsc(tp->qtail);
 	return total;
 }
 

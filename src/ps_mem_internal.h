@@ -71,7 +71,6 @@ struct ps_mem_pt {
 	struct ps_mem_hdr *qhead, *qtail;  /* quiescence queue, by free time */
 	struct ps_mem_hdr *unstamped;      /* first queued object not yet stamped (a suffix) */
 	unsigned nunstamped;
-	uint64_t last_stamp;               /* the newest free time stamp() wrote */
 	struct slab_list partial, full;    /* owned slabs with / without free objects */
 	uint64_t last_reclaim;             /* when the schedule last let us reclaim */
 	uint64_t pf_allocs, pf_frees;      /* c_allocs, c_frees at the last pre-flush */
