@@ -104,6 +104,22 @@ static void fail_off(void)
 	fail_after = -1;
 }
 
+/* Create with `expr` while the k-th allocation from now fails, k = 0, 1, ... until it
+ * succeeds: every failed attempt must report ENOMEM. */
+#define CREATE_UNDER_FAILURE(var, expr)                                                   \
+	do {                                                                              \
+		for (unsigned k_ = 0; k_ < 1000 && (var) == NULL; k_++) {                 \
+			fail_from(k_);                                                    \
+			errno = 0;                                                        \
+			(var) = (expr);                                                   \
+			fail_off();                                                       \
+			if ((var) == NULL)                                                \
+				CHECK(errno == ENOMEM);                                   \
+		}                                                                         \
+		CHECK((var) != NULL);                                                     \
+	} while (0)
+
+
 /* ---- the cases ------------------------------------------------------------------------ */
 
 struct inst {
@@ -276,35 +292,11 @@ int main(void)
 	 * under failure it fails with ENOMEM; once created, the thread's calls allocate
 	 * nothing */
 	struct ps *ps = NULL;
-	for (k = 0; k < 1000 && ps == NULL; k++) {
-		fail_from(k);
-		errno = 0;
-		ps = ps_create(NULL);
-		fail_off();
-		if (ps == NULL)
-			CHECK(errno == ENOMEM);
-	}
-	CHECK(ps != NULL);
+	CREATE_UNDER_FAILURE(ps, ps_create(NULL));
 	struct ps_mem *mem = NULL;
-	for (k = 0; k < 1000 && mem == NULL; k++) {
-		fail_from(k);
-		errno = 0;
-		mem = ps_mem_create(ps, 48, NULL);
-		fail_off();
-		if (mem == NULL)
-			CHECK(errno == ENOMEM);
-	}
-	CHECK(mem != NULL);
+	CREATE_UNDER_FAILURE(mem, ps_mem_create(ps, 48, NULL));
 	struct ps_ns *ns = NULL;
-	for (k = 0; k < 1000 && ns == NULL; k++) {
-		fail_from(k);
-		errno = 0;
-		ns = ps_ns_create(ps, 32, NULL);
-		fail_off();
-		if (ns == NULL)
-			CHECK(errno == ENOMEM);
-	}
-	CHECK(ns != NULL);
+	CREATE_UNDER_FAILURE(ns, ps_ns_create(ps, 32, NULL));
 	struct inst c = {ps, mem, ns};
 	explicit_ops(&c);
 
