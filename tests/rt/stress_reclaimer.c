@@ -19,6 +19,7 @@
 #include <tsync/tsync.h>
 
 #include "check.h"
+#include "stress.h"
 
 #define NSLOTS 64
 #define LIVE 0x4c4956454c495645ull
@@ -33,30 +34,26 @@ static struct ps *ps;
 static struct ps_mem *mems[2];
 static unsigned nmems = 1;
 static _Atomic(struct node *) slots[2][NSLOTS];
-static _Atomic int stop;
-static _Atomic uint64_t reuse_seen, reads_done, writes_done, pins_done;
+static _Atomic uint64_t reuse_seen, pins_done;
 static bool selftest;
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
+struct worker {
+	struct stress_worker h; /* ops: reads (readers), writes (writers) */
+};
 
 static void *reader(void *p)
 {
-	uint64_t seed = (uintptr_t)p * 7919u + 1, reads = 0;
-	bool pinner = ((uintptr_t)p & 1) != 0;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	struct worker *w = p;
+	uint64_t *seed = &w->h.seed;
+	bool pinner = (w->h.idx & 1) != 0;
+	while (!stress_stopping()) {
 		ps_enter(ps);
-		unsigned k = (unsigned)(rnd(&seed) % nmems);
-		unsigned hold = pinner && rnd(&seed) % 64 == 0 ? 1000 : 8;
+		unsigned k = (unsigned)(test_rand(seed) % nmems);
+		unsigned hold = pinner && test_rand(seed) % 64 == 0 ? 1000 : 8;
 		struct node *seen[8];
 		uint64_t gens[8];
 		for (int j = 0; j < 8; j++) {
-			seen[j] = atomic_load_explicit(&slots[k][rnd(&seed) % NSLOTS],
+			seen[j] = atomic_load_explicit(&slots[k][test_rand(seed) % NSLOTS],
 						       memory_order_acquire);
 			gens[j] = seen[j]->gen;
 			if (seen[j]->magic != LIVE)
@@ -73,9 +70,8 @@ static void *reader(void *p)
 			if (seen[j]->gen != gens[j] || seen[j]->magic != LIVE)
 				atomic_fetch_add(&reuse_seen, 1);
 		ps_exit(ps);
-		reads += 8;
+		w->h.ops += 8;
 	}
-	atomic_fetch_add(&reads_done, reads);
 	return NULL;
 }
 
@@ -92,28 +88,39 @@ static struct node *mknode(struct ps_mem *m)
 
 static void *writer(void *p)
 {
-	uint64_t seed = (uintptr_t)p * 104729u + 3, writes = 0;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		unsigned k = (unsigned)(rnd(&seed) % nmems);
+	struct worker *w = p;
+	uint64_t *seed = &w->h.seed;
+	while (!stress_stopping()) {
+		unsigned k = (unsigned)(test_rand(seed) % nmems);
 		struct node *n = mknode(mems[k]);
-		struct node *old = atomic_exchange_explicit(&slots[k][rnd(&seed) % NSLOTS], n,
+		struct node *old = atomic_exchange_explicit(&slots[k][test_rand(seed) % NSLOTS], n,
 							    memory_order_acq_rel);
 		if (selftest)
 			ps_free_now(mems[k], old); /* wrong on purpose: reused under readers */
 		else
 			ps_free(mems[k], old);
-		writes++;
-		if (writes % 64 == 0)
+		if (++w->h.ops % 64 == 0)
 			sched_yield();
 	}
 	ps_mem_reclaim(mems[0]);
-	atomic_fetch_add(&writes_done, writes);
 	return NULL;
+}
+
+/* Every 10 ms: the counters' invariants hold at every instant (EXACT word). */
+static void sample(void *arg)
+{
+	(void)arg;
+	for (unsigned k = 0; k < nmems; k++) {
+		struct ps_mem_stats s;
+		CHECK_EQ(ps_mem_stats(mems[k], &s), 0);
+		CHECK_EQ(s.zombie + s.garbage, s.pending);
+		CHECK_LE(s.peak_pending, s.peak_zombie + s.peak_garbage);
+	}
 }
 
 int main(int argc, char **argv)
 {
-	test_watchdog(120);
+	double secs = stress_begin(2.0, 10, 100); /* watchdog 120 s at the default 2 s */
 	const char *mode = argc > 1 ? argv[1] : "task";
 	selftest = argc > 2 && strcmp(argv[2], "selftest") == 0;
 	int rmode = strcmp(mode, "both") == 0 ? PS_MEM_RECLAIM_BOTH : PS_MEM_RECLAIM_TASK;
@@ -143,38 +150,22 @@ int main(int argc, char **argv)
 			atomic_store(&slots[k][i], mknode(mems[k]));
 	}
 	enum { NR = 3, NW = 2 };
-	pthread_t rt[NR], wt[NW];
-	for (uintptr_t i = 0; i < NR; i++)
-		CHECK_PT(pthread_create(&rt[i], NULL, reader, (void *)i));
-	for (uintptr_t i = 0; i < NW; i++)
-		CHECK_PT(pthread_create(&wt[i], NULL, writer, (void *)(i + 10)));
-	double secs = test_stress_seconds(2.0);
-	uint64_t t0 = test_now_ns();
-	while (test_now_ns() - t0 < (uint64_t)(secs * 1e9)) {
-		test_sleep_ms(10);
-		if (selftest && atomic_load(&reuse_seen))
-			break;
-		/* the counters' invariants hold at every instant (EXACT word) */
-		for (unsigned k = 0; k < nmems; k++) {
-			struct ps_mem_stats s;
-			CHECK_EQ(ps_mem_stats(mems[k], &s), 0);
-			CHECK_EQ(s.zombie + s.garbage, s.pending);
-			CHECK_LE(s.peak_pending, s.peak_zombie + s.peak_garbage);
-		}
-	}
-	atomic_store(&stop, 1);
-	for (int i = 0; i < NR; i++)
-		CHECK_PT(pthread_join(rt[i], NULL));
-	for (int i = 0; i < NW; i++)
-		CHECK_PT(pthread_join(wt[i], NULL));
+	struct worker rw[NR], ww[NW];
+	memset(rw, 0, sizeof rw);
+	memset(ww, 0, sizeof ww);
+	stress_spawn_workers(reader, rw, NR, 1);
+	stress_spawn_workers(writer, ww, NW, 11);
+	/* a reuse seen ends the run early (the selftest's goal, any other run's failure) */
+	stress_run(secs, &reuse_seen, sample, NULL);
+	stress_end(selftest ? NULL : &reuse_seen);
 	uint64_t bad = atomic_load(&reuse_seen);
 	struct ps_reclaimer_stats rs;
 	CHECK_EQ(ps_reclaimer_stats(r, &rs), 0);
 	test_log("stress_reclaimer %s%s: %llu reads, %llu writes, %llu pins, %llu reuses seen; "
 		 "σ: %llu activations, %llu collected, max e %llu ns, max α %llu ns, max %llu "
 		 "per activation, %llu overruns, max release lag %llu ns",
-		 mode, selftest ? " selftest" : "", (unsigned long long)atomic_load(&reads_done),
-		 (unsigned long long)atomic_load(&writes_done),
+		 mode, selftest ? " selftest" : "", (unsigned long long)stress_ops_total(rw, NR),
+		 (unsigned long long)stress_ops_total(ww, NW),
 		 (unsigned long long)atomic_load(&pins_done), (unsigned long long)bad,
 		 (unsigned long long)rs.activations, (unsigned long long)rs.collected,
 		 (unsigned long long)rs.max_activation_ns, (unsigned long long)rs.max_quiesce_ns,
@@ -185,6 +176,8 @@ int main(int argc, char **argv)
 		_exit(0); /* readers may have seen garbage; do not tear down */
 	}
 	CHECK_EQ(bad, 0);
+	stress_check_progress("readers", rw, NR, 1);
+	stress_check_progress("writers", ww, NW, 1);
 	CHECK_GT(rs.activations, 0);
 	if (rmode == PS_MEM_RECLAIM_TASK)
 		CHECK_GT(rs.collected, 0);
