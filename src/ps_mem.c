@@ -357,6 +357,29 @@ static inline size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt
 	return reclaim_ext(m, me, pt, limit, scan);
 }
 
+static inline uint64_t hdr_tsc(const struct ps_mem_hdr *h)
+{
+	return atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
+}
+
+/* Merge two lists sorted by free time. */
+static struct ps_mem_hdr *hlist_merge(struct ps_mem_hdr *a, struct ps_mem_hdr *b)
+{
+	struct ps_mem_hdr head = {0}, *tail = &head;
+	while (a && b) {
+		if (hdr_tsc(a) <= hdr_tsc(b)) {
+			tail->next = a;
+			a = a->next;
+		} else {
+			tail->next = b;
+			b = b->next;
+		}
+		tail = tail->next;
+	}
+	tail->next = a ? a : b;
+	return head.next;
+}
+
 /* Merge a queue segment (sorted by free time) into ours: appended when it is all
  * stamped no earlier than our tail (the prefix of known garbage stays), else merged. */
 static void queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *b)
@@ -373,23 +396,10 @@ static void queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hd
 		return;
 	}
 	garb_forget(m, pt);
-	struct ps_mem_hdr *a = pt->qhead, head = {0}, *tail = &head;
-	while (a && b) {
-		uint64_t ta = atomic_load_explicit(&a->free_tsc, memory_order_relaxed);
-		uint64_t tb = atomic_load_explicit(&b->free_tsc, memory_order_relaxed);
-		if (ta <= tb) {
-			tail->next = a;
-			a = a->next;
-		} else {
-			tail->next = b;
-			b = b->next;
-		}
-		tail = tail->next;
-	}
-	tail->next = a ? a : b;
+	pt->qhead = hlist_merge(pt->qhead, b);
+	struct ps_mem_hdr *tail = pt->qhead;
 	while (tail->next)
 		tail = tail->next;
-	pt->qhead = head.next;
 	pt->qtail = pt->qhead ? tail : NULL;
 }
 
@@ -426,28 +436,6 @@ static inline bool sigma_on(struct ps_mem *m)
 	return r != NULL && r != SIGMA_DETACHING;
 }
 
-static inline uint64_t hdr_tsc(const struct ps_mem_hdr *h)
-{
-	return atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
-}
-
-/* Merge two lists sorted by free time. */
-static struct ps_mem_hdr *hlist_merge(struct ps_mem_hdr *a, struct ps_mem_hdr *b)
-{
-	struct ps_mem_hdr head = {0}, *tail = &head;
-	while (a && b) {
-		if (hdr_tsc(a) <= hdr_tsc(b)) {
-			tail->next = a;
-			a = a->next;
-		} else {
-			tail->next = b;
-			b = b->next;
-		}
-		tail = tail->next;
-	}
-	tail->next = a ? a : b;
-	return head.next;
-}
 
 static struct ps_mem_hdr *hlist_msort(struct ps_mem_hdr *l, uint64_t n)
 {
