@@ -386,9 +386,7 @@ static void queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hd
 {
 	if (b == NULL)
 		return;
-	if (pt->qtail && pt->unstamped == NULL &&
-	    atomic_load_explicit(&pt->qtail->free_tsc, memory_order_relaxed) <=
-		atomic_load_explicit(&b->free_tsc, memory_order_relaxed)) {
+	if (pt->qtail && pt->unstamped == NULL && hdr_tsc(pt->qtail) <= hdr_tsc(b)) {
 		pt->qtail->next = b;
 		while (b->next)
 			b = b->next;
@@ -400,7 +398,7 @@ static void queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hd
 	struct ps_mem_hdr *tail = pt->qhead;
 	while (tail->next)
 		tail = tail->next;
-	pt->qtail = pt->qhead ? tail : NULL;
+	pt->qtail = tail; /* b was not empty */
 }
 
 /* Take over one queue left behind by an exited thread; returns its length. */
