@@ -35,7 +35,12 @@ CMAKE       ?= cmake
 CTEST       ?= ctest
 CMAKE_ARGS  ?=
 CTEST_ARGS  ?=
-CTEST_JOBS  ?= 1
+# ctest runs tests side by side, two per CPU: most tests are stress runs of fixed length
+# or wait on sockets, so the machine stays busy; a test that needs a CPU to itself says so
+# with a RESOURCE_LOCK (tests/CMakeLists.txt). Every test must pass this way beside other
+# load (../shared/tools/load-hunt, CONTRIBUTING.md). CTEST_JOBS=1 runs them one by one.
+NPROC       := $(shell nproc 2>/dev/null || echo 2)
+CTEST_JOBS  ?= $(shell echo $$(( $(NPROC) * 2 )))
 # Safety net for tests that set no TIMEOUT property of their own (seconds).
 CTEST_TIMEOUT ?= 300
 # Debian's interpreter: apt installs python3-pytest and python3-matplotlib for it.
