@@ -498,51 +498,67 @@ static struct seq_obj g_seq;
  * hands the token on by setting the next thread's gate to k + 1. The op of turn k + 1
  * starts after the op of turn k returned, so the merged order must be the turn order.
  * A waiter blocks (check.h's gates), so a hand-off costs a wake-up, not a time slice,
- * when the thread that holds the token is preempted or shares the waiter's CPU. */
+ * when the thread that holds the token is preempted or shares the waiter's CPU.
+ *
+ * Migrating: before handing the token on, the holder pins the next thread (asleep, as
+ * a rule) to one of two CPUs, at one hand-off in 32: it wakes there and logs its op
+ * there (a counter that reads lower on that CPU must not reorder it), then widens its
+ * affinity again before it passes the token on. Moves are rationed: on a busy machine
+ * each one waits for the target CPU's run queue (milliseconds beside busy loops), while
+ * two unpinned threads hand the token over on one CPU at once; and a waiter left pinned
+ * beside a busy loop would wait for that loop's time slice at every turn. */
 #define PP_MAX_THR 20
 static test_gate g_turn[PP_MAX_THR];
+static pthread_t g_pp_th[PP_MAX_THR];
+static bool g_pp_pinned[PP_MAX_THR]; /* by the token's previous holder, before its hand-off */
+static test_barrier g_pp_bar;        /* g_pp_th[] is filled */
 static uint64_t g_pp_n;
 static unsigned g_pp_nthr = 2;
 static bool g_pp_migrate;
 static int g_pp_cpus[2], g_pp_ncpus;
-static cpu_set_t g_pp_allowed; /* the process's CPUs, given back after a forced move */
+static cpu_set_t g_pp_allowed; /* the process's CPUs */
 
-static void pp_start(unsigned nthr)
+static void pp_run(unsigned nthr, void *(*fn)(void *))
 {
 	g_pp_nthr = nthr;
-	for (unsigned t = 0; t < nthr; t++)
+	test_barrier_init(&g_pp_bar, nthr + 1);
+	for (unsigned t = 0; t < nthr; t++) {
 		test_gate_init(&g_turn[t], 0);
-}
-
-static void pp_done(void)
-{
-	for (unsigned t = 0; t < g_pp_nthr; t++)
+		g_pp_pinned[t] = false;
+	}
+	for (unsigned t = 0; t < nthr; t++)
+		g_pp_th[t] = test_spawn(fn, (void *)(uintptr_t)t);
+	test_barrier_wait(&g_pp_bar);
+	for (unsigned t = 0; t < nthr; t++)
+		test_join(g_pp_th[t]);
+	for (unsigned t = 0; t < nthr; t++)
 		test_gate_destroy(&g_turn[t]);
+	test_barrier_destroy(&g_pp_bar);
 }
 
 static void *pp_thread(void *arg)
 {
 	unsigned t = (unsigned)(uintptr_t)arg;
 	uint64_t s = test_seed(t + 5);
+	test_barrier_wait(&g_pp_bar);
 	for (uint64_t k = t; k < g_pp_n; k += g_pp_nthr) {
 		test_gate_wait(&g_turn[t], k, 40000);
-		/* migrating: a quarter of the ops are logged right after a forced move to one
-		 * of two CPUs (a counter that reads lower there must not reorder them). The
-		 * thread is unpinned again before it waits: a waiter pinned beside a busy loop
-		 * gets its CPU back only when the loop's time slice ends. */
-		bool moved = g_pp_migrate && g_pp_ncpus > 1 && (test_rand(&s) & 3) == 0;
-		if (moved) {
+		struct seq_op op = {OPLOG_OP_INIT(struct seq_op, seq_exec, 0), k};
+		CHECK(oplog_log(&g_seq.obj, &op.op) == OPLOG_PUSHED);
+		if (g_pp_pinned[t]) {
+			CHECK_PT(pthread_setaffinity_np(pthread_self(), sizeof(g_pp_allowed),
+							&g_pp_allowed));
+			g_pp_pinned[t] = false;
+		}
+		unsigned nx = (t + 1) % g_pp_nthr;
+		if (g_pp_migrate && g_pp_ncpus > 1 && k + 1 < g_pp_n && (test_rand(&s) & 31) == 0) {
 			cpu_set_t set;
 			CPU_ZERO(&set);
 			CPU_SET(g_pp_cpus[test_rand(&s) % 2], &set);
-			CHECK_PT(pthread_setaffinity_np(pthread_self(), sizeof(set), &set));
+			CHECK_PT(pthread_setaffinity_np(g_pp_th[nx], sizeof(set), &set));
+			g_pp_pinned[nx] = true;
 		}
-		struct seq_op op = {OPLOG_OP_INIT(struct seq_op, seq_exec, 0), k};
-		CHECK(oplog_log(&g_seq.obj, &op.op) == OPLOG_PUSHED);
-		test_gate_set(&g_turn[(t + 1) % g_pp_nthr], k + 1);
-		if (moved)
-			CHECK_PT(pthread_setaffinity_np(pthread_self(), sizeof(g_pp_allowed),
-							&g_pp_allowed));
+		test_gate_set(&g_turn[nx], k + 1);
 	}
 	return NULL;
 }
@@ -556,7 +572,7 @@ static void t_order(void)
 			g_pp_cpus[g_pp_ncpus++] = c;
 	/* The token lets one thread log at a time: runs differ only in where and when each
 	 * op is logged. 2000 turns give dozens of full-log synchronizes (a 1024-byte log
-	 * holds a few dozen of these ops) and, migrating, ~500 forced moves. */
+	 * holds a few dozen of these ops) and, migrating, ~60 moves. */
 	g_pp_n = test_scale(2000, 2);
 	for (int order = OPLOG_ORDER_CLOCK; order <= OPLOG_ORDER_COUNTER; order++) {
 		for (int mig = 0; mig < 2; mig++) {
@@ -571,13 +587,8 @@ static void t_order(void)
 			CHECK_EQ(oplog_domain_order(d), order);
 			CHECK(oplog_object_init(&g_seq.obj, d) == 0);
 			g_seq.next = g_seq.errors = 0;
-			pp_start(2);
 			g_pp_migrate = mig;
-			pthread_t a = test_spawn(pp_thread, (void *)0);
-			pthread_t b = test_spawn(pp_thread, (void *)1);
-			test_join(a);
-			test_join(b);
-			pp_done();
+			pp_run(2, pp_thread);
 			oplog_synchronize(&g_seq.obj);
 			CHECK_EQ(g_seq.next, g_pp_n);
 			CHECK_EQ(g_seq.errors, 0);
@@ -606,14 +617,8 @@ static void t_order(void)
 		CHECK(oplog_object_init(&g_seq.obj, d) == 0);
 		g_seq.next = g_seq.errors = 0;
 		g_pp_migrate = false;
-		pp_start(PP_MAX_THR);
 		g_pp_n = PP_MAX_THR * test_scale(40, 4);
-		pthread_t th[PP_MAX_THR];
-		for (unsigned i = 0; i < PP_MAX_THR; i++)
-			th[i] = test_spawn(pp_thread, (void *)(uintptr_t)i);
-		for (unsigned i = 0; i < PP_MAX_THR; i++)
-			test_join(th[i]);
-		pp_done();
+		pp_run(PP_MAX_THR, pp_thread);
 		oplog_synchronize(&g_seq.obj);
 		CHECK_EQ(g_seq.next, g_pp_n);
 		CHECK_EQ(g_seq.errors, 0);
