@@ -33,12 +33,18 @@ static struct ps_mem_config small_cfg(void)
 	return c;
 }
 
+/* Wait until the clock has passed t + extra. The deadline is a watchdog: the wall time
+ * is read before the clock, so only a clock that is still short of the mark 5 s later
+ * fails, not a preemption between the two reads. */
 static void wait_past(tsync_tick_t t, tsync_tick_t extra)
 {
 	uint64_t dl = test_now_ns() + 5000000000ull;
 	extra += tsync_ns_to_ticks(10000) + 2; /* margin: ps adds a tick or so to the bound */
-	while (!tsync_clock_before(t + extra, tsync_now_ordered())) {
-		CHECK(test_now_ns() < dl);
+	for (;;) {
+		uint64_t w = test_now_ns();
+		if (tsync_clock_before(t + extra, tsync_now_ordered()))
+			break;
+		CHECK(w < dl);
 		sched_yield();
 	}
 }
@@ -756,8 +762,11 @@ static void test_measures(struct ps *ps)
 static void reclaim_all(struct ps_mem *m)
 {
 	uint64_t dl = test_now_ns() + 5000000000ull;
-	while (ps_mem_reclaim(m), mstats(m).pending != 0) {
-		CHECK_MSG(test_now_ns() < dl, "pending objects never reclaimed");
+	for (;;) {
+		uint64_t w = test_now_ns(); /* before the try: see wait_past */
+		if (ps_mem_reclaim(m), mstats(m).pending == 0)
+			break;
+		CHECK_MSG(w < dl, "pending objects never reclaimed");
 		test_sleep_ms(1);
 	}
 }
@@ -980,8 +989,11 @@ static void test_prudence(struct ps *ps)
 	CHECK_EQ(s.latent_cache, 0);
 	ps_exit(ps);
 	uint64_t dl = test_now_ns() + 5000000000ull;
-	for (int i = 0; mstats(m).pending != 0; i++) {
-		CHECK_MSG(test_now_ns() < dl, "an exited thread's latent objects were never reclaimed");
+	for (int i = 0;; i++) {
+		uint64_t w = test_now_ns(); /* before the try: see wait_past */
+		if (mstats(m).pending == 0)
+			break;
+		CHECK_MSG(w < dl, "an exited thread's latent objects were never reclaimed");
 		void *q = ps_alloc(m); /* its slow path adopts the orphaned queue */
 		CHECK(q != NULL);
 		ps_free_now(m, q);
