@@ -48,34 +48,89 @@ static int counter_is_invariant(void)
 #endif
 }
 
-/* Ticks per nanosecond of the hardware counter, over a short sleep. */
+/*
+ * Rate calibration. Each end of the interval is a counter reading bracketed by two
+ * CLOCK_MONOTONIC readings; the counter was read at most half the bracket's width from
+ * the bracket's middle. A preemption between the readings widens the bracket (and would
+ * skew the rate of the whole process by the preemption's length over the interval), so
+ * a wide bracket is retried. The rate's relative error is at most the sum of the two
+ * half-widths over the interval: the interval is lengthened until that is at most
+ * 1 / CAL_ERR_DIV (0.1 %, the promise of <tsync/clock.h>).
+ */
+#define CAL_PAIR_NS 10000u         /* a bracket this tight ends the retries (vDSO: ~50 ns) */
+#define CAL_PAIR_TRIES 1000        /* then the tightest bracket seen is used */
+#define CAL_SLEEP_NS 20000000L     /* the interval's first sleep, 20 ms */
+#define CAL_MAX_NS 2000000000u     /* brackets never tight: stop lengthening after 2 s */
+#define CAL_ERR_DIV 1000u
+
+struct cal_pair {
+	uint64_t ns;    /* the bracket's middle */
+	uint64_t ticks; /* the counter inside it */
+	uint64_t width; /* the bracket's width, ns */
+};
+
+static struct cal_pair cal_pair(void)
+{
+	struct cal_pair best = {0, 0, UINT64_MAX};
+	for (int i = 0; i < CAL_PAIR_TRIES && best.width > CAL_PAIR_NS; i++) {
+		uint64_t a = mono_ns();
+		uint64_t c = tsync_arch_counter_ordered();
+		uint64_t b = mono_ns();
+		if (b >= a && b - a < best.width)
+			best = (struct cal_pair){a + (b - a) / 2, c, b - a};
+	}
+	return best;
+}
+
+/* Ticks per nanosecond of the hardware counter, over a sleep of 20 ms or more. */
 static double calibrate(void)
 {
-	uint64_t n0 = mono_ns(), c0 = tsync_arch_counter_ordered();
-	struct timespec d = {0, 20 * 1000 * 1000};
-	while (nanosleep(&d, &d) != 0 && errno == EINTR)
-		;
-	uint64_t n1 = mono_ns(), c1 = tsync_arch_counter_ordered();
-	if (n1 <= n0 || c1 <= c0)
-		return 1.0;
-	return (double)(c1 - c0) / (double)(n1 - n0);
+	struct cal_pair p0 = cal_pair(), p1;
+	for (;;) {
+		struct timespec d = {0, CAL_SLEEP_NS};
+		while (nanosleep(&d, &d) != 0 && errno == EINTR)
+			;
+		p1 = cal_pair();
+		if (p1.ns <= p0.ns || p1.ticks <= p0.ticks || p0.width == UINT64_MAX ||
+		    p1.width == UINT64_MAX)
+			return 1.0;
+		uint64_t span = p1.ns - p0.ns, err = p0.width / 2 + p1.width / 2;
+		if (err <= span / CAL_ERR_DIV || span >= CAL_MAX_NS)
+			break;
+	}
+	return (double)(p1.ticks - p0.ticks) / (double)(p1.ns - p0.ns);
 }
 
 /*
  * ORDO-style pairwise measurement (RLU study (Appl. Sci. 2022) §6). Two threads
  * pinned to CPUs a and b take turns: the sender reads its counter and publishes the
- * value; the receiver spins until it sees it (a pure spin, not a src/wait.h wait: each
- * thread has its CPU to itself, and a yield would only add to the latency measured) and
- * reads its own counter. receiver - sender = offset(b - a) +
- * latency, latency > 0, so the minimum over rounds bounds offset(b - a) from above;
- * with both directions measured, |offset| <= max(min_ab, min_ba). The maximum over all
- * pairs is the skew bound; a negative minimum is an observed inversion.
+ * value; the receiver waits until it sees it and reads its own counter.
+ * receiver - sender = offset(b - a) + latency, latency > 0, so the minimum over rounds
+ * bounds offset(b - a) from above; with both directions measured, |offset| <=
+ * max(min_ab, min_ba). The maximum over all pairs is the skew bound; a negative minimum
+ * is an observed inversion.
+ *
+ * The receiver spins (a yield or a sleep would only add to the latency measured; a reply
+ * between two running threads takes well under a microsecond) for at most SKEW_SPIN_NS,
+ * then sleeps on the pair's condition variable until the sender wakes it. On a busy
+ * machine the partner may be preempted, and a pinned receiver that kept spinning burnt
+ * its own time slice too, round after round: beside one busy loop per CPU,
+ * initialisation took seconds (up to 40 s seen). A woken thread waits for its CPU for up
+ * to the time slice of whatever runs there; 200 us of spinning catches a partner that
+ * comes back sooner, and once both run, the rounds left take microseconds. A round with
+ * a sleep in it measures a wake-up (a large difference), which the minimum ignores: slow
+ * rounds cost time, not accuracy.
  */
 #define SKEW_ROUNDS 400
+#define SKEW_SPIN_NS 200000.0
 struct skew_pair {
 	int cpu[2];
 	_Atomic uint64_t cell[2]; /* cell[s]: timestamp sent to side s (| 1), 0 = empty */
 	_Atomic int ready;        /* threads pinned; -1: give up */
+	_Atomic int sleepers;     /* threads asleep (or about to be) on cv */
+	uint64_t spin_ticks;      /* SKEW_SPIN_NS in counter ticks */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
 	int64_t min_delta[2];     /* min(receiver - sender) measured by receiver `side` */
 	int ok[2];
 };
@@ -83,6 +138,44 @@ struct skew_arg {
 	struct skew_pair *p;
 	int side;
 };
+
+/* After a store that a sleeper may wait for. The seq_cst store before and this seq_cst
+ * load pair with the sleeper's seq_cst increment and re-check (Dekker): either we see it
+ * asleep, or it sees the store. */
+static void skew_wake(struct skew_pair *p)
+{
+	if (atomic_load_explicit(&p->sleepers, memory_order_seq_cst) != 0) {
+		pthread_mutex_lock(&p->mu);
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+/* Has the awaited store happened: the cell filled or, at the start (cell NULL), both
+ * threads pinned (ready >= 2) or the pair given up (ready < 0)? */
+static bool skew_seen(_Atomic uint64_t *cell, _Atomic int *ready)
+{
+	if (cell)
+		return atomic_load_explicit(cell, memory_order_seq_cst) != 0;
+	int r = atomic_load_explicit(ready, memory_order_seq_cst);
+	return r >= 2 || r < 0;
+}
+
+static void skew_wait(struct skew_pair *p, _Atomic uint64_t *cell, _Atomic int *ready)
+{
+	uint64_t t0 = tsync_arch_counter();
+	while (tsync_arch_counter() - t0 < p->spin_ticks) {
+		if (skew_seen(cell, ready))
+			return;
+		tsync_arch_relax();
+	}
+	pthread_mutex_lock(&p->mu);
+	atomic_fetch_add_explicit(&p->sleepers, 1, memory_order_seq_cst);
+	while (!skew_seen(cell, ready))
+		pthread_cond_wait(&p->cv, &p->mu);
+	atomic_fetch_sub_explicit(&p->sleepers, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&p->mu);
+}
 
 /* Rounds alternate: on even rounds side 0 sends to side 1, on odd rounds the reverse.
  * A receiver empties its cell before it sends, so cells never hold stale values. */
@@ -95,20 +188,20 @@ static void *skew_thread(void *argp)
 	CPU_ZERO(&set);
 	CPU_SET(p->cpu[me], &set);
 	p->ok[me] = pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
-	atomic_fetch_add(&p->ready, 1);
-	int r;
-	while ((r = atomic_load(&p->ready)) < 2)
-		if (r < 0)
-			return NULL;
+	atomic_fetch_add_explicit(&p->ready, 1, memory_order_seq_cst);
+	skew_wake(p);
+	skew_wait(p, NULL, &p->ready);
+	if (atomic_load(&p->ready) < 0)
+		return NULL;
 	int64_t best = INT64_MAX;
 	for (int round = 0; round < 2 * SKEW_ROUNDS; round++) {
 		if ((round & 1) == me) {
 			atomic_store_explicit(&p->cell[!me], tsync_arch_counter_ordered() | 1u,
-					      memory_order_release);
+					      memory_order_seq_cst);
+			skew_wake(p);
 		} else {
-			uint64_t v;
-			while ((v = atomic_load_explicit(&p->cell[me], memory_order_acquire)) == 0)
-				tsync_arch_relax();
+			skew_wait(p, &p->cell[me], NULL);
+			uint64_t v = atomic_load_explicit(&p->cell[me], memory_order_acquire);
 			uint64_t now = tsync_arch_counter_ordered();
 			atomic_store_explicit(&p->cell[me], 0, memory_order_relaxed);
 			int64_t d = (int64_t)(now - v);
@@ -140,19 +233,27 @@ static void measure_skew(void)
 				continue;
 			struct skew_pair p;
 			memset(&p, 0, sizeof(p));
+			pthread_mutex_init(&p.mu, NULL);
+			pthread_cond_init(&p.cv, NULL);
 			p.cpu[0] = cpus[i];
 			p.cpu[1] = cpus[j];
+			p.spin_ticks = (uint64_t)(SKEW_SPIN_NS * ticks_per_ns);
 			struct skew_arg a0 = {&p, 0}, a1 = {&p, 1};
 			pthread_t t0, t1;
-			if (pthread_create(&t0, NULL, skew_thread, &a0) != 0)
-				return;
-			if (pthread_create(&t1, NULL, skew_thread, &a1) != 0) {
+			bool started = pthread_create(&t0, NULL, skew_thread, &a0) == 0;
+			if (started && pthread_create(&t1, NULL, skew_thread, &a1) != 0) {
 				atomic_store(&p.ready, -100); /* t0 gives up */
+				skew_wake(&p);
 				pthread_join(t0, NULL);
-				return;
+				started = false;
+			} else if (started) {
+				pthread_join(t0, NULL);
+				pthread_join(t1, NULL);
 			}
-			pthread_join(t0, NULL);
-			pthread_join(t1, NULL);
+			pthread_cond_destroy(&p.cv);
+			pthread_mutex_destroy(&p.mu);
+			if (!started)
+				return;
 			if (!p.ok[0] || !p.ok[1])
 				continue;
 			for (int s = 0; s < 2; s++) {

@@ -7,8 +7,8 @@
  * spins with tsync_arch_relax() (PAUSE / YIELD: it tells the core to give the pipeline to
  * its sibling and saves power). When threads outnumber CPUs the thread it waits for may
  * be preempted, and spinning only burns the CPU that thread needs, so after a bounded
- * number of relaxes the waiter calls sched_yield() on every further round. No wait in
- * tsync sleeps in the kernel on a futex: every one of them waits for a step that a running
+ * number of relaxes the waiter calls sched_yield() on every further round. No wait here
+ * sleeps in the kernel on a futex: every one of them waits for a step that a running
  * thread takes in bounded time, and sched_yield() lets a preempted one run.
  *
  * The thresholds are rounds of tsync_arch_relax(), about 40 cycles each on x86 (PAUSE on
@@ -26,10 +26,14 @@
  * tsync__backoff(n) is the contention back-off after the n-th consecutive failed attempt
  * (RLU / MV-RLU aborts): 2^n relaxes up to n = TSYNC__BACKOFF_MAX, then a yield.
  *
- * Two spins are not such waits and stay plain tsync_arch_relax() loops: OpLog's commit
- * wait (src/oplog.c: it waits for the clock to pass a time, at most the skew bound S,
- * not for a thread) and the skew measurement (src/clock.c: each thread has a CPU of its
- * own). Included by the modules whose threads wait for each other: ps.c
+ * Two waits are not of this kind. OpLog's commit wait (src/oplog.c) stays a plain
+ * tsync_arch_relax() loop: it waits for the clock to pass a time, at most the skew bound
+ * S after the op's timestamp, not for a thread, so a preemption never lengthens it (a
+ * preempted waiter finds the time passed when it runs again). The skew measurement
+ * (src/clock.c, once per process) spins for at most 200 us and then sleeps on a
+ * condition variable until its partner wakes it: a yield would not help a partner pinned
+ * to another CPU, and a sleep in a round only makes that round's reading large, which the
+ * minimum discards. Included by the modules whose threads wait for each other: ps.c
  * (ps_synchronize), ps_lock.c (the ticket lock), ps_ns.c (an extent claim), oplog.c
  * (slot and object locks, eviction), and RLU / MV-RLU.
  */

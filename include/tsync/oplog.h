@@ -273,7 +273,9 @@ void oplog_object_fini(struct oplog_object *obj);
  *             OPLOG_ORDER_COUNTER adds one shared fetch-and-add); blocks while a
  *             synchronize of an object in the same slot holds the slot lock, and on
  *             evictions and full logs. Under OPLOG_ORDER_CLOCK a logged (not absorbed)
- *             op returns only once the clock has passed ts + S.
+ *             op returns only once the clock has passed ts + S: a spin that waits for
+ *             the clock, not for another thread, so it lasts at most S ticks after the
+ *             timestamp whatever the scheduler does (a preemption only uses it up).
  * Ordering:   the op's effects are visible to every synchronize that starts after
  *             oplog_log returns (release on the slot lock, acquire by the synchronizer).
  * Caller:     any thread (registers lazily).

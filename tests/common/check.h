@@ -232,15 +232,138 @@ static inline void test_barrier_destroy(test_barrier *b)
 	pthread_barrier_destroy(&b->b);
 }
 
-/* Spin (yielding) until *flag >= value, or fail after timeout_ms. */
+/* ---- waiting for another thread ----------------------------------------------------
+ * A wait that spins only while the other thread is likely running, then sleeps, so that
+ * a waiter never burns the CPU time of the thread it waits for: on a loaded machine (the
+ * suite runs beside busy loops, more threads than CPUs) a yield loop only hands the CPU to
+ * whoever else is runnable and gets it back a time slice later, every round. */
+
+/* How long a waiter spins before it sleeps: a hand-off between two running threads takes
+ * well under a microsecond; 10 us of spinning covers a partner that still had a short
+ * step to finish, and costs little when the partner is not running at all. */
+#define TEST_WAIT_SPIN_NS 10000u
+
+static inline void test_relax_(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* A gate: a value that only grows (a turn, a round, a command number) and threads that
+ * block until it reaches a target. test_gate_set() wakes the sleepers; a waiter spins
+ * for TEST_WAIT_SPIN_NS, then sleeps on a condition variable. Destroy a gate only after
+ * every thread that sets it has been joined (a setter may still be waking sleepers just
+ * after a waiter saw its value). */
+typedef struct {
+	_Atomic uint64_t value;
+	_Atomic unsigned sleepers;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} test_gate;
+
+static inline void test_gate_init(test_gate *g, uint64_t value)
+{
+	pthread_condattr_t a;
+	atomic_init(&g->value, value);
+	atomic_init(&g->sleepers, 0);
+	CHECK_PT(pthread_mutex_init(&g->mu, NULL));
+	CHECK_PT(pthread_condattr_init(&a));
+	CHECK_PT(pthread_condattr_setclock(&a, CLOCK_MONOTONIC));
+	CHECK_PT(pthread_cond_init(&g->cv, &a));
+	pthread_condattr_destroy(&a);
+}
+
+static inline void test_gate_destroy(test_gate *g)
+{
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+}
+
+static inline uint64_t test_gate_get(test_gate *g)
+{
+	return atomic_load_explicit(&g->value, memory_order_acquire);
+}
+
+/* Publish value (release: what the caller did before is visible to a waiter that sees
+ * it) and wake the sleepers. The seq_cst store and load pair with the waiter's seq_cst
+ * increment and load (Dekker): either we see its sleepers count, or it sees our value. */
+static inline void test_gate_set(test_gate *g, uint64_t value)
+{
+	atomic_store_explicit(&g->value, value, memory_order_seq_cst);
+	if (atomic_load_explicit(&g->sleepers, memory_order_seq_cst) != 0) {
+		CHECK_PT(pthread_mutex_lock(&g->mu));
+		CHECK_PT(pthread_cond_broadcast(&g->cv));
+		CHECK_PT(pthread_mutex_unlock(&g->mu));
+	}
+}
+
+/* Wait until the gate's value is >= value; false if timeout_ms (0: no limit) passed
+ * first. Acquire: what the setter did before test_gate_set is visible afterwards. */
+static inline bool test_gate_wait_ms(test_gate *g, uint64_t value, uint64_t timeout_ms)
+{
+	if (test_gate_get(g) >= value)
+		return true;
+	uint64_t t0 = test_now_ns();
+	while (test_now_ns() - t0 < TEST_WAIT_SPIN_NS) {
+		for (int i = 0; i < 16; i++)
+			test_relax_();
+		if (test_gate_get(g) >= value)
+			return true;
+	}
+	uint64_t dl = t0 + timeout_ms * 1000000u;
+	struct timespec ts = {(time_t)(dl / 1000000000u), (long)(dl % 1000000000u)};
+	bool ok = true;
+	CHECK_PT(pthread_mutex_lock(&g->mu));
+	atomic_fetch_add_explicit(&g->sleepers, 1, memory_order_seq_cst);
+	while (atomic_load_explicit(&g->value, memory_order_seq_cst) < value) {
+		int rc = timeout_ms ? pthread_cond_timedwait(&g->cv, &g->mu, &ts)
+				    : pthread_cond_wait(&g->cv, &g->mu);
+		if (rc == ETIMEDOUT) {
+			ok = atomic_load_explicit(&g->value, memory_order_seq_cst) >= value;
+			break;
+		}
+		CHECK(rc == 0);
+	}
+	atomic_fetch_sub_explicit(&g->sleepers, 1, memory_order_relaxed);
+	CHECK_PT(pthread_mutex_unlock(&g->mu));
+	return ok;
+}
+
+/* Wait until the gate's value is >= value; fail (naming the gate) after timeout_ms. Keep
+ * timeout_ms generous (a watchdog for a hang, not a deadline) and shorter than the test's
+ * own watchdog and ctest TIMEOUT, so that this message is the one printed. */
+#define test_gate_wait(g, value, timeout_ms)                                               \
+	do {                                                                               \
+		uint64_t tg_v_ = (value);                                                  \
+		if (!test_gate_wait_ms((g), tg_v_, (timeout_ms)))                          \
+			test_fail_(__FILE__, __LINE__, "timed out waiting for %s >= %" PRIu64 \
+				   " (at %" PRIu64 ")", #g, tg_v_, test_gate_get(g));       \
+	} while (0)
+
+/* Wait until *flag >= value (an atomic that other threads set with plain stores), or fail
+ * after timeout_ms. Its setters do not wake anyone, so after the short spin the waiter
+ * sleeps in naps that grow from 20 us to 1 ms between checks: it reacts within about a
+ * millisecond and leaves the CPU to the thread it waits for. */
 #define test_wait_flag(flag, value, timeout_ms)                                            \
 	do {                                                                               \
-		uint64_t wf_dl_ = test_now_ns() + (uint64_t)(timeout_ms) * 1000000u;       \
+		uint64_t wf_t0_ = test_now_ns(), wf_nap_ = 20000;                          \
+		uint64_t wf_dl_ = wf_t0_ + (uint64_t)(timeout_ms) * 1000000u;              \
 		while (atomic_load_explicit((flag), memory_order_acquire) < (value)) {     \
-			if (test_now_ns() > wf_dl_)                                        \
+			uint64_t wf_now_ = test_now_ns();                                  \
+			if (wf_now_ > wf_dl_ &&                                            \
+			    atomic_load_explicit((flag), memory_order_acquire) < (value))  \
 				test_fail_(__FILE__, __LINE__,                             \
 					   "timed out waiting for %s >= %s", #flag, #value); \
-			sched_yield();                                                     \
+			if (wf_now_ - wf_t0_ < TEST_WAIT_SPIN_NS) {                        \
+				test_relax_();                                             \
+				continue;                                                  \
+			}                                                                  \
+			test_sleep_ns(wf_nap_);                                            \
+			if (wf_nap_ < 1000000u)                                            \
+				wf_nap_ *= 2;                                              \
 		}                                                                          \
 	} while (0)
 

@@ -1,7 +1,8 @@
 /*
  * tests/common/holder.h - a thread that executes commands on request, so a test can
  * make specific threads register, unregister, enter or leave sections, or exit, in a
- * fixed order, and read back what they saw.
+ * fixed order, and read back what they saw. An idle holder sleeps (check.h's gates): it
+ * takes no CPU from the threads under test while it waits for its next command.
  */
 #ifndef TSYNC_TEST_HOLDER_H
 #define TSYNC_TEST_HOLDER_H
@@ -26,7 +27,8 @@ enum holder_cmd {
 struct holder {
 	pthread_t thread;
 	_Atomic int cmd;
-	_Atomic unsigned seq, ack;
+	test_gate seq; /* commands issued (holder_do), the holder waits on it */
+	test_gate ack; /* commands done, holder_do waits on it */
 	struct ps *ps;
 	tsync_tick_t t;
 	void (*fn)(void *);
@@ -39,12 +41,10 @@ struct holder {
 static inline void *holder_main_(void *p)
 {
 	struct holder *h = p;
-	unsigned seen = 0;
+	uint64_t s = 0;
 	for (;;) {
-		unsigned s;
-		while ((s = atomic_load_explicit(&h->seq, memory_order_acquire)) == seen)
-			sched_yield();
-		seen = s;
+		s++;
+		CHECK(test_gate_wait_ms(&h->seq, s, 0));
 		int cmd = atomic_load_explicit(&h->cmd, memory_order_relaxed);
 		errno = 0;
 		switch (cmd) {
@@ -74,37 +74,36 @@ static inline void *holder_main_(void *p)
 			h->fn(h->arg);
 			break;
 		case HOLD_QUIT:
-			atomic_store_explicit(&h->ack, s, memory_order_release);
+			test_gate_set(&h->ack, s);
 			return NULL;
 		case HOLD_PTHREAD_EXIT:
-			atomic_store_explicit(&h->ack, s, memory_order_release);
+			test_gate_set(&h->ack, s);
 			pthread_exit(NULL);
 		default:
 			break;
 		}
-		atomic_store_explicit(&h->ack, s, memory_order_release);
+		test_gate_set(&h->ack, s);
 	}
 }
 
 static inline void holder_start(struct holder *h, struct ps *ps)
 {
 	memset(h, 0, sizeof *h);
+	test_gate_init(&h->seq, 0);
+	test_gate_init(&h->ack, 0);
 	h->ps = ps;
 	h->id = -1;
 	h->thread = test_spawn(holder_main_, h);
 }
 
-/* Run cmd on h and wait until it is done. */
+/* Run cmd on h and wait until it is done (30 s: a holder stuck in its command fails the
+ * test with the command's number rather than leaving it to the watchdog). */
 static inline void holder_do(struct holder *h, int cmd)
 {
-	unsigned s = atomic_load_explicit(&h->seq, memory_order_relaxed) + 1;
+	uint64_t s = test_gate_get(&h->seq) + 1;
 	atomic_store_explicit(&h->cmd, cmd, memory_order_relaxed);
-	atomic_store_explicit(&h->seq, s, memory_order_release);
-	uint64_t dl = test_now_ns() + 30000000000ull;
-	while (atomic_load_explicit(&h->ack, memory_order_acquire) != s) {
-		CHECK_MSG(test_now_ns() < dl, "holder did not answer command %d", cmd);
-		sched_yield();
-	}
+	test_gate_set(&h->seq, s);
+	CHECK_MSG(test_gate_wait_ms(&h->ack, s, 30000), "holder did not answer command %d", cmd);
 }
 
 /* Make h leave (returning normally, or with pthread_exit) and join it. */
@@ -112,6 +111,8 @@ static inline void holder_stop(struct holder *h, int how)
 {
 	holder_do(h, how);
 	test_join(h->thread);
+	test_gate_destroy(&h->seq);
+	test_gate_destroy(&h->ack);
 }
 
 #endif

@@ -88,9 +88,19 @@ static uint64_t run_writer(double secs, bool direct, uint64_t *told, double *el)
 	next->inc = inc++;
 	atomic_store(&P, cur);
 	stress_spawn(reader, NULL);
+	/* The deadline (and a violation) is checked every 10 ms of wall time, not every N
+	 * rounds: a round takes a microsecond while both threads run, but a time slice or
+	 * more when one of them is preempted, so N rounds may take seconds on a busy
+	 * machine. tsync_now() is a counter read, cheap enough for every round. */
+	const tsync_tick_t check_every = tsync_ns_to_ticks(10000000);
+	tsync_tick_t next_check = tsync_now() + check_every;
 	for (k = 1;; k++) {
-		if ((k & 1023) == 0 && stress_done(&violations))
-			break;
+		tsync_tick_t now = tsync_now();
+		if (now >= next_check) {
+			next_check = now + check_every;
+			if (stress_done(&violations))
+				break;
+		}
 		atomic_store_explicit(&go, k, memory_order_release);
 		test_spin((unsigned)(test_rand(&rng) % (direct ? 120 : 40)));
 		/* unlink the current node */

@@ -33,12 +33,18 @@ static struct ps_mem_config small_cfg(void)
 	return c;
 }
 
+/* Wait until the clock has passed t + extra. The deadline is a watchdog: the wall time
+ * is read before the clock, so only a clock that is still short of the mark 5 s later
+ * fails, not a preemption between the two reads. */
 static void wait_past(tsync_tick_t t, tsync_tick_t extra)
 {
 	uint64_t dl = test_now_ns() + 5000000000ull;
 	extra += tsync_ns_to_ticks(10000) + 2; /* margin: ps adds a tick or so to the bound */
-	while (!tsync_clock_before(t + extra, tsync_now_ordered())) {
-		CHECK(test_now_ns() < dl);
+	for (;;) {
+		uint64_t w = test_now_ns();
+		if (tsync_clock_before(t + extra, tsync_now_ordered()))
+			break;
+		CHECK(w < dl);
 		sched_yield();
 	}
 }
@@ -402,12 +408,14 @@ static void test_reuse_after_quiescence(struct ps *ps, const struct ps_mem_confi
 	free(live);
 }
 
-/* ---- remote frees: allocated by A, freed by B ---------------------------------------- */
+/* ---- remote frees: allocated by A, freed by B ----------------------------------------
+ * The threads take turns through check.h's gates (a blocking hand-off: a preempted
+ * partner costs a wake-up, not a yielded time slice per round). */
 #define RBATCH 64
 struct remote {
 	struct ps_mem *m;
 	void *obj[RBATCH];
-	_Atomic uint64_t produced, consumed;
+	test_gate produced, consumed;
 	uint64_t rounds;
 	uint64_t mid_slabs;
 };
@@ -416,14 +424,13 @@ static void *remote_producer(void *p)
 {
 	struct remote *r = p;
 	for (uint64_t k = 1; k <= r->rounds; k++) {
-		while (atomic_load_explicit(&r->consumed, memory_order_acquire) != k - 1)
-			sched_yield();
+		test_gate_wait(&r->consumed, k - 1, 60000);
 		for (int i = 0; i < RBATCH; i++) {
 			r->obj[i] = ps_alloc(r->m);
 			CHECK(r->obj[i] != NULL);
 			memset(r->obj[i], 0xa5, 32);
 		}
-		atomic_store_explicit(&r->produced, k, memory_order_release);
+		test_gate_set(&r->produced, k);
 	}
 	return NULL;
 }
@@ -432,8 +439,7 @@ static void *remote_consumer(void *p)
 {
 	struct remote *r = p;
 	for (uint64_t k = 1; k <= r->rounds; k++) {
-		while (atomic_load_explicit(&r->produced, memory_order_acquire) != k)
-			sched_yield();
+		test_gate_wait(&r->produced, k, 60000);
 		for (int i = 0; i < RBATCH; i++) {
 			CHECK(ps_mem_of(r->obj[i]) == r->m);
 			ps_free(r->m, r->obj[i]);
@@ -443,7 +449,7 @@ static void *remote_consumer(void *p)
 			ps_mem_stats(r->m, &s);
 			r->mid_slabs = s.slabs;
 		}
-		atomic_store_explicit(&r->consumed, k, memory_order_release);
+		test_gate_set(&r->consumed, k);
 	}
 	return NULL;
 }
@@ -452,12 +458,16 @@ static void test_remote(struct ps *ps, const struct ps_mem_config *cfg, const ch
 {
 	static struct remote r;
 	memset(&r, 0, sizeof r);
+	test_gate_init(&r.produced, 0);
+	test_gate_init(&r.consumed, 0);
 	r.m = ps_mem_create(ps, 64, cfg);
 	CHECK(r.m != NULL);
 	r.rounds = test_scale(4000, 8);
 	pthread_t a = test_spawn(remote_producer, &r), b = test_spawn(remote_consumer, &r);
 	test_join(a);
 	test_join(b);
+	test_gate_destroy(&r.produced);
+	test_gate_destroy(&r.consumed);
 	struct ps_mem_stats s = mstats(r.m);
 	CHECK_EQ(s.allocs, r.rounds * RBATCH);
 	CHECK_EQ(s.frees, r.rounds * RBATCH);
@@ -490,14 +500,13 @@ struct strand {
 	struct ps_mem *m;
 	void **obj, *extra[512];
 	size_t n, nextra, k;
-	_Atomic int phase;
+	test_gate phase; /* 1..4: the steps below, taken in turn by the owner and main */
 	uint64_t grows_before, grows_after;
 };
 
 static void strand_wait(struct strand *r, int phase)
 {
-	while (atomic_load_explicit(&r->phase, memory_order_acquire) != phase)
-		sched_yield();
+	test_gate_wait(&r->phase, (uint64_t)phase, 60000);
 }
 
 static void *strand_owner(void *p)
@@ -505,12 +514,12 @@ static void *strand_owner(void *p)
 	struct strand *r = p;
 	for (size_t i = 0; i < r->n; i++)
 		CHECK((r->obj[i] = ps_alloc(r->m)) != NULL);
-	atomic_store_explicit(&r->phase, 1, memory_order_release);
+	test_gate_set(&r->phase, 1);
 	strand_wait(r, 2);
 	/* past the object cache: the refill drains the remote frees into A's slabs */
 	for (size_t i = 0; i < r->nextra; i++)
 		CHECK((r->extra[i] = ps_alloc(r->m)) != NULL);
-	atomic_store_explicit(&r->phase, 3, memory_order_release);
+	test_gate_set(&r->phase, 3);
 	strand_wait(r, 4);
 	for (size_t i = 0; i < r->nextra; i++)
 		ps_free(r->m, r->extra[i]);
@@ -537,6 +546,7 @@ static void test_no_stranding(struct ps *ps)
 {
 	static struct strand r;
 	memset(&r, 0, sizeof r);
+	test_gate_init(&r.phase, 0);
 	r.m = ps_mem_create(ps, 64, NULL);
 	CHECK(r.m != NULL);
 	size_t per_slab = (65536 - 128) / 96; /* 64 KiB slabs, 32-byte headers, 64-byte objects */
@@ -551,7 +561,7 @@ static void test_no_stranding(struct ps *ps)
 		ps_free(r.m, r.obj[i]);
 	while (ps_mem_reclaim(r.m) > 0) /* no sections: all quiesced; flushes go remote */
 		;
-	atomic_store_explicit(&r.phase, 2, memory_order_release);
+	test_gate_set(&r.phase, 2);
 	strand_wait(&r, 3);
 	struct ps_mem_stats s = mstats(r.m);
 	r.grows_before = s.slab_grows;
@@ -563,8 +573,9 @@ static void test_no_stranding(struct ps *ps)
 	CHECK_MSG(r.grows_after - r.grows_before <= 1,
 		  "free objects stranded in the owner's slabs: %" PRIu64 " slabs mapped for %zu "
 		  "objects while %zu were free", r.grows_after - r.grows_before, r.k, r.n / 2);
-	atomic_store_explicit(&r.phase, 4, memory_order_release);
+	test_gate_set(&r.phase, 4);
 	test_join(a);
+	test_gate_destroy(&r.phase);
 	free(r.obj);
 	ps_mem_destroy(r.m);
 }
@@ -751,8 +762,11 @@ static void test_measures(struct ps *ps)
 static void reclaim_all(struct ps_mem *m)
 {
 	uint64_t dl = test_now_ns() + 5000000000ull;
-	while (ps_mem_reclaim(m), mstats(m).pending != 0) {
-		CHECK_MSG(test_now_ns() < dl, "pending objects never reclaimed");
+	for (;;) {
+		uint64_t w = test_now_ns(); /* before the try: see wait_past */
+		if (ps_mem_reclaim(m), mstats(m).pending == 0)
+			break;
+		CHECK_MSG(w < dl, "pending objects never reclaimed");
 		test_sleep_ms(1);
 	}
 }
@@ -975,8 +989,11 @@ static void test_prudence(struct ps *ps)
 	CHECK_EQ(s.latent_cache, 0);
 	ps_exit(ps);
 	uint64_t dl = test_now_ns() + 5000000000ull;
-	for (int i = 0; mstats(m).pending != 0; i++) {
-		CHECK_MSG(test_now_ns() < dl, "an exited thread's latent objects were never reclaimed");
+	for (int i = 0;; i++) {
+		uint64_t w = test_now_ns(); /* before the try: see wait_past */
+		if (mstats(m).pending == 0)
+			break;
+		CHECK_MSG(w < dl, "an exited thread's latent objects were never reclaimed");
 		void *q = ps_alloc(m); /* its slow path adopts the orphaned queue */
 		CHECK(q != NULL);
 		ps_free_now(m, q);
@@ -994,12 +1011,18 @@ static void test_prudence(struct ps *ps)
 struct releaser {
 	struct holder *h;
 	unsigned ms;
+	_Atomic int released; /* set before the holder's section ends */
 };
 
+/* End h's section after a while (the while only lets the allocator start waiting first:
+ * if it does not, the wait is not exercised, but nothing checked depends on it). The
+ * flag is set before the exit: it happens-before the ps_exit (through holder_do), and so
+ * before any ps_quiesce that sees the section over. */
 static void *release_later(void *arg)
 {
 	struct releaser *r = arg;
 	test_sleep_ms(r->ms);
+	atomic_store_explicit(&r->released, 1, memory_order_release);
 	holder_do(r->h, HOLD_EXIT);
 	return NULL;
 }
@@ -1022,7 +1045,10 @@ static size_t fill(struct ps_mem *m, void **objs, size_t max, int *err)
 
 static void test_limit_wait(struct ps *ps)
 {
-	enum { MAX = 256, WAIT_MS = 5000 };
+	/* WAIT_MS: how long a waiting ps_alloc may wait. A wait that should not happen at
+	 * all is checked against WAIT_MS / 2: a wait of the whole limit (the bug) exceeds
+	 * it, a preemption does not come near it. */
+	enum { MAX = 256, WAIT_MS = 20000 };
 	void *objs[MAX];
 	int err = 0;
 	struct ps_mem_config c = small_cfg();
@@ -1047,14 +1073,12 @@ static void test_limit_wait(struct ps *ps)
 	holder_do(&h, HOLD_ENTER);
 	for (size_t i = 0; i < n; i++)
 		ps_free(m, objs[i]);
-	struct releaser r = {&h, 100};
+	struct releaser r = {&h, 100, 0};
 	pthread_t rel = test_spawn(release_later, &r);
-	t0 = test_now_ns();
 	void *p = ps_alloc(m);
-	uint64_t waited = test_now_ns() - t0;
 	CHECK_MSG(p != NULL, "ps_alloc failed (errno %d) instead of waiting for the section", errno);
-	CHECK_MSG(waited >= 50000000ull, "an object came back after %" PRIu64 " ns, while the "
-		  "section that holds every free back still ran", waited);
+	CHECK_MSG(atomic_load_explicit(&r.released, memory_order_acquire),
+		  "an object came back while the section that holds every free back still ran");
 	test_join(rel);
 	s = mstats(m);
 	CHECK_EQ(s.slabs, 2); /* waited: never past the limit */
@@ -1074,13 +1098,17 @@ static void test_limit_wait(struct ps *ps)
 	errno = 0;
 	CHECK(ps_alloc(m) == NULL);
 	CHECK_EQ_I(errno, ENOMEM);
-	waited = test_now_ns() - t0;
+	uint64_t waited = test_now_ns() - t0;
 	CHECK_MSG(waited >= 90000000ull, "gave up after %" PRIu64 " ns, limit_wait_ms is 100", waited);
 	holder_do(&h, HOLD_EXIT);
 	holder_stop(&h, HOLD_QUIT);
 
-	/* 4. inside the caller's own section, which holds its own frees back: EDEADLK */
-	ps_mem_reclaim(m);
+	/* 4. inside the caller's own section, which holds its own frees back: EDEADLK at
+	 * once, not after waiting out limit_wait_ms */
+	ps_mem_destroy(m);
+	c.limit_wait_ms = WAIT_MS;
+	m = ps_mem_create(ps, 200, &c);
+	CHECK(m != NULL);
 	n = fill(m, objs, MAX, &err);
 	CHECK_EQ_I(err, ENOMEM);
 	ps_enter(ps);
@@ -1090,7 +1118,7 @@ static void test_limit_wait(struct ps *ps)
 	errno = 0;
 	CHECK(ps_alloc(m) == NULL);
 	CHECK_EQ_I(errno, EDEADLK);
-	CHECK_MSG(test_now_ns() - t0 < 50000000ull, "waited inside its own section");
+	CHECK_MSG(test_now_ns() - t0 < WAIT_MS / 2 * 1000000ull, "waited inside its own section");
 	ps_exit(ps);
 	ps_mem_reclaim(m);
 	p = ps_alloc(m);
@@ -1120,7 +1148,8 @@ static void test_enomem(struct ps *ps)
 
 int main(void)
 {
-	test_watchdog(180);
+	/* shorter than ctest's TIMEOUT (120 s, CMakeLists.txt): a hang fails with a message */
+	test_watchdog(110);
 	CHECK_EQ(tsync_clock_init(), 0);
 	S = tsync_clock_skew();
 	struct ps *ps = ps_create(NULL);
