@@ -5,8 +5,8 @@
 # (--ops-column) of at least one batch of 256 (every writer does one before it looks at
 # the clock) and slab_churn filled exactly for tsync's allocators; the ablation gives one
 # row per variant with the default header; endurance writes its series and runs files,
-# every run ends "ok" and has well-formed series samples (at least one each, times
-# increasing); ps-kmem-max's slabs never pass its limit; and, where a memory cgroup can
+# every run ends "ok" and has well-formed series samples (at least one each, times never
+# decreasing); ps-kmem-max's slabs never pass its limit; and, where a memory cgroup can
 # be made and entered, a run whose live set exceeds --limit-mib ends "killed-oom" with
 # its row's mops empty. ps-kmem-max may also end "enomem" - at its limit ps_alloc waits up
 # to 1 s for a grace period, then fails, the documented outcome when a reader is
@@ -119,7 +119,7 @@ foreach(r IN LISTS runs)
   endif()
 endforeach()
 # the series: RSS and pending sampled every 10 ms (how many samples fit in 0.3 s is the
-# machine's load: at least one per run, with increasing times)
+# machine's load: at least one per run; times (CLOCK_MONOTONIC, to the ms) never decrease)
 file(STRINGS ${out}/endurance_series.csv series)
 foreach(a malloc-call-rcu ck-epoch ps-kmem)
   set(s ${series})
@@ -134,7 +134,7 @@ foreach(a malloc-call-rcu ck-epoch ps-kmem)
       message(FATAL_ERROR "${a}: malformed series line: ${l}")
     endif()
     set(t ${CMAKE_MATCH_1})
-    if(NOT CMAKE_MATCH_2 GREATER 0 OR NOT t GREATER prev)
+    if(NOT CMAKE_MATCH_2 GREATER 0 OR t LESS prev)
       message(FATAL_ERROR "${a}: series line with no RSS or out of order: ${l}\n${s}")
     endif()
     set(prev ${t})

@@ -2,23 +2,23 @@
 # cmake -DBENCH=/path/to/tsync-bench -P detect_unsafe.cmake
 # The 'unsafe' control frees nodes that readers may still hold; the readers' node check
 # must notice, so the run must fail with the check's diagnostic. With two workers the
-# control stages the use-after-free once, deterministically (smr/peers/unsafe.c: the
-# first reader holds its node until an update has freed it, then checks it), so the
-# check is exercised in every run whatever the scheduling; the run is not left to catch
-# a free in the nanoseconds between a reader's load and its check. Fails if the run
+# control stages the use-after-free once, deterministically (smr/peers/unsafe.c: a reader
+# holds its node until an update has freed it, then checks it), so the check is exercised
+# in every run whatever the scheduling, rather than left to catch a free in the
+# nanoseconds between a reader's load and its check. 50 % updates: the first reader holds,
+# the other worker's next update frees; 0 %: the other worker frees in its thread_fini;
+# 100 %: no reader, so the first worker to finish holds in its thread_fini. Fails if a run
 # completes (the check caught nothing), or fails without the check's diagnostic.
-# Time limits 2 x 20 s, inside the test's TIMEOUT of 60 s: the hold is released by the other
-# worker's next update, or at the latest when its 1-second loop ends.
+# Time limits 3 x 15 s (each run lasts about its 1 s), inside the test's TIMEOUT of 60 s.
 cmake_minimum_required(VERSION 3.25)
 if(NOT BENCH)
   message(FATAL_ERROR "usage: cmake -DBENCH=path/to/tsync-bench -P detect_unsafe.cmake")
 endif()
-foreach(pct 50 0)
-  # 0 % updates: the hold is released by the other worker's thread_fini at the end.
+foreach(pct 50 0 100)
   execute_process(
     COMMAND ${BENCH} smr --layout slots --mechanisms unsafe --threads 2 --updates ${pct}
             --seconds 1 --no-pin --csv -
-    OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 20)
+    OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 15)
   if(rc EQUAL 0)
     message(FATAL_ERROR "the unsafe control (${pct} % updates) ran to completion: the "
                         "readers' check caught nothing\n${err}")

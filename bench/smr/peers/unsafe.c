@@ -7,15 +7,15 @@
  * Left to chance, a reader catches a free only when an update of its slot lands in the
  * few nanoseconds between its load and its check - on a loaded machine, where the two
  * threads rarely run at once, perhaps never in a whole run. So with two or more workers
- * the control stages that interleaving once, deterministically: the first reader holds
- * the node it loaded (its section open), the next update replaces that node and frees
- * it, and only then does the reader check it - the check must fail. The hold is released
- * by the first update any other worker makes once it is held, or, if none comes (0 %
- * updates, or the others' loops ended), by that worker's thread_fini: a hold is taken
- * only while another worker that has not finished is left to release it. While a freed
- * node waits for its check, updates wait too, so nothing reuses its memory first (an
- * update's malloc could hand it out again, re-initialised for the same slot, and the check
- * would pass). Updates always take the hold's mutex: the control's speed is not a figure
+ * the control stages that interleaving once, deterministically: a reader holds the node
+ * it loaded (its section open), the next update replaces that node and frees it, and
+ * only then does the reader check it - the check must fail. The holder is the first
+ * reader, or, if no worker read before one finished its loop (a loaded machine, 0 %
+ * reads), that worker in its thread_fini; either way another worker has not finished
+ * yet, and releases the hold with its next update or, if none comes (0 % updates, or its
+ * loop ended), in its own thread_fini. While a freed node waits for its check, updates
+ * wait too, so nothing reuses its memory first (an update's malloc could hand it out
+ * again, re-initialised for the same slot, and the check would pass). Updates always take the hold's mutex: the control's speed is not a figure
  * anyone reads.
  */
 #include <pthread.h>
@@ -27,16 +27,14 @@
 static struct smr_node *_Atomic slots[SMR_SLOTS];
 
 /* The staged interleaving (all under hold_mu): IDLE (no hold yet) -> HELD (a reader holds
- * held_node of held_slot) -> FREED (an update freed it; the reader may check) -> DONE (the
- * reader's check passed - it should not have - or no hold is possible any more). */
+ * the node of held_slot) -> FREED (an update freed it; the reader may check) -> DONE (the
+ * reader's check passed - it should not have - or one worker alone: no hold). */
 enum hold_state { HOLD_IDLE, HOLD_HELD, HOLD_FREED, HOLD_DONE };
 static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
 static enum hold_state hold_state;
 static _Atomic bool hold_open; /* a reader may still take the hold: state IDLE */
-static struct smr_node *held_node;
 static unsigned held_slot;
-static unsigned unfinished; /* workers that have not run thread_fini */
 
 static int uns_init(unsigned nthreads)
 {
@@ -50,8 +48,6 @@ static int uns_init(unsigned nthreads)
 	/* one worker has nobody to free a node under it: no hold */
 	hold_state = nthreads >= 2 ? HOLD_IDLE : HOLD_DONE;
 	atomic_store(&hold_open, nthreads >= 2);
-	held_node = NULL;
-	unfinished = nthreads;
 	return 0;
 }
 
@@ -83,37 +79,19 @@ static void replace(struct bench_thread *t, unsigned slot)
  * reader check it, and wait until it has (it aborts if the check works). */
 static void free_held(struct bench_thread *t)
 {
-	replace(t, held_slot); /* held_node is in held_slot: no update ran since the hold */
+	replace(t, held_slot); /* the held node is still there: updates take hold_mu */
 	hold_state = HOLD_FREED;
 	pthread_cond_broadcast(&hold_cv);
 	while (hold_state == HOLD_FREED)
 		pthread_cond_wait(&hold_cv, &hold_mu);
 }
 
-static void uns_thread_fini(struct bench_thread *t)
+/* With hold_mu held and the hold IDLE: hold slot's node until an update has freed it,
+ * then check it (must abort). */
+static void hold(unsigned slot)
 {
-	pthread_mutex_lock(&hold_mu);
-	if (hold_state == HOLD_HELD)
-		free_held(t);
-	/* the last worker but one leaves: a new hold could not be released */
-	if (--unfinished < 2 && hold_state == HOLD_IDLE) {
-		hold_state = HOLD_DONE;
-		atomic_store(&hold_open, false);
-	}
-	pthread_mutex_unlock(&hold_mu);
-}
-
-/* The first read while the hold is open: load the node, let an update free it, check. */
-static bool read_held(unsigned slot)
-{
-	pthread_mutex_lock(&hold_mu);
-	if (hold_state != HOLD_IDLE) {
-		pthread_mutex_unlock(&hold_mu);
-		return false;
-	}
 	atomic_store(&hold_open, false);
 	struct smr_node *n = atomic_load_explicit(&slots[slot], memory_order_acquire);
-	held_node = n;
 	held_slot = slot;
 	hold_state = HOLD_HELD;
 	while (hold_state == HOLD_HELD)
@@ -122,8 +100,27 @@ static bool read_held(unsigned slot)
 	smr_node_check(n, slot); /* must abort */
 	hold_state = HOLD_DONE;
 	pthread_cond_broadcast(&hold_cv);
+}
+
+static void uns_thread_fini(struct bench_thread *t)
+{
+	pthread_mutex_lock(&hold_mu);
+	if (hold_state == HOLD_HELD) /* another worker holds a node: free it */
+		free_held(t);
+	else if (hold_state == HOLD_IDLE) /* nobody read yet: hold here (a worker is left) */
+		hold(0);
 	pthread_mutex_unlock(&hold_mu);
-	return true;
+}
+
+/* The first read while the hold is open. */
+static bool read_held(unsigned slot)
+{
+	pthread_mutex_lock(&hold_mu);
+	bool mine = hold_state == HOLD_IDLE;
+	if (mine)
+		hold(slot);
+	pthread_mutex_unlock(&hold_mu);
+	return mine;
 }
 
 static void uns_read(struct bench_thread *t, unsigned slot)
