@@ -18,6 +18,10 @@ include(${CMAKE_CURRENT_LIST_DIR}/../smoke_common.cmake)
 
 set(header "workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,helper_cpu_pct,peak_rss_kib,slab_churn")
 set(BENCH_SMOKE_DEFAULT_TIMEOUT 20)
+# --out runs end with plot_prudence.py: nothing here checks its plots and tables
+# (bench_prudence_plot_pytest does), and loading matplotlib takes tens of seconds on a
+# loaded machine - `true` stands in for the interpreter.
+set(ENV{TSYNC_BENCH_PYTHON} true)
 
 bench_smoke_run(listing COMMAND prudence --list)
 string(REPLACE "\n" ";" listing "${listing}")

@@ -9,7 +9,7 @@
 # the other worker's next update frees; 0 %: the other worker frees in its thread_fini;
 # 100 %: no reader, so the first worker to finish holds in its thread_fini. Fails if a run
 # completes (the check caught nothing), or fails without the check's diagnostic.
-# Time limits 3 x 15 s (each run lasts about its 1 s), inside the test's TIMEOUT of 60 s.
+# Time limits 3 x 30 s (each run lasts about its 1 s), inside the test's TIMEOUT of 120 s.
 cmake_minimum_required(VERSION 3.25)
 if(NOT BENCH)
   message(FATAL_ERROR "usage: cmake -DBENCH=path/to/tsync-bench -P detect_unsafe.cmake")
@@ -18,7 +18,7 @@ foreach(pct 50 0 100)
   execute_process(
     COMMAND ${BENCH} smr --layout slots --mechanisms unsafe --threads 2 --updates ${pct}
             --seconds 1 --no-pin --csv -
-    OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 15)
+    OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 30)
   if(rc EQUAL 0)
     message(FATAL_ERROR "the unsafe control (${pct} % updates) ran to completion: the "
                         "readers' check caught nothing\n${err}")
