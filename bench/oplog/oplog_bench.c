@@ -764,8 +764,8 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 				for (unsigned ti = 0; ti < o.nthreads; ti++) {
 					const struct variant *v = &o.b->v[vi];
 					struct sample *sm = &RES(pi, vi, ti, r);
-					if (run_one(v, o.threads[ti], o.params[pi], &o, &sm->opm, &sm->p99,
-						    &sm->ops) != 0) {
+					if (run_one(v, o.threads[ti], o.params[pi], &o, &sm->opm,
+						    &sm->p99, &sm->ops) != 0) {
 						rc = 1;
 						sm->opm = -1;
 						continue;
@@ -795,9 +795,10 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 				char opsf[32] = "";
 				if (o.ops_col)
 					snprintf(opsf, sizeof opsf, ",%" PRIu64, med.ops);
-				bench_csv_printf(&out, "%s,%s,%u,%" PRIu64 ",%.1f,%" PRIu64 "%s\n",
-						 o.b->name, o.b->v[vi].name, o.threads[ti], o.params[pi],
-						 med.opm, med.p99, opsf);
+				bench_csv_printf(&out,
+						 "%s,%s,%u,%" PRIu64 ",%.1f,%" PRIu64 "%s\n",
+						 o.b->name, o.b->v[vi].name, o.threads[ti],
+						 o.params[pi], med.opm, med.p99, opsf);
 			}
 		}
 #undef RES

@@ -60,7 +60,8 @@ foreach(a IN LISTS allocs)
     endif()
     # workload,allocator,threads,readers,size,mops,p50,p99,p999,helper_cpu_pct,
     # peak_rss_kib,slab_churn (empty for a peer),ops
-    if(NOT r MATCHES "^pairs,${a},1,(0|1),(16|4096),${num},[0-9]+,[0-9]+,[0-9]+,${num},([0-9]+),([0-9]*),([0-9]+)$")
+    set(lat "[0-9]+,[0-9]+,[0-9]+")
+    if(NOT r MATCHES "^pairs,${a},1,(0|1),(16|4096),${num},${lat},${num},([0-9]+),([0-9]*),([0-9]+)$")
       message(FATAL_ERROR "malformed row: ${r}")
     endif()
     list(APPEND keys "${CMAKE_MATCH_1}/${CMAKE_MATCH_2}")

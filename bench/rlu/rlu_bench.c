@@ -291,17 +291,17 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 				for (unsigned t = 0; t < o.nthreads; t++) {
 					double opus, apk;
 					uint64_t nops;
-					if (run_one(o.mech[m], si == 1, o.threads[t], o.updates[u], &o, &opus, &apk,
-						    &nops)) {
+					if (run_one(o.mech[m], si == 1, o.threads[t], o.updates[u],
+						    &o, &opus, &apk, &nops)) {
 						bench_csv_close(&out);
 						return 1;
 					}
 					char opsf[32] = "";
 					if (o.ops_col)
 						snprintf(opsf, sizeof opsf, ",%" PRIu64, nops);
-					bench_csv_printf(&out, "%s,%s,%u,%u,%.4f,%.3f%s\n", sname[si],
-							 o.mech[m]->name, o.threads[t], o.updates[u], opus, apk,
-							 opsf);
+					bench_csv_printf(&out, "%s,%s,%u,%u,%.4f,%.3f%s\n",
+							 sname[si], o.mech[m]->name, o.threads[t],
+							 o.updates[u], opus, apk, opsf);
 					fprintf(stderr, "rlu: %s %-9s threads=%-3u updates=%2u%%: %8.3f ops/us, %8.3f aborts/kop\n",
 						sname[si], o.mech[m]->name, o.threads[t], o.updates[u], opus, apk);
 				}

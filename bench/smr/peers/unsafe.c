@@ -15,8 +15,8 @@
  * yet, and releases the hold with its next update or, if none comes (0 % updates, or its
  * loop ended), in its own thread_fini. While a freed node waits for its check, updates
  * wait too, so nothing reuses its memory first (an update's malloc could hand it out
- * again, re-initialised for the same slot, and the check would pass). Updates always take the hold's mutex: the control's speed is not a figure
- * anyone reads.
+ * again, re-initialised for the same slot, and the check would pass). Updates always
+ * take the hold's mutex: the control's speed is not a figure anyone reads.
  */
 #include <pthread.h>
 #include <stdbool.h>
