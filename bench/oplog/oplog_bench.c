@@ -20,6 +20,8 @@
  *   ops_per_ms  operations of all threads per millisecond of wall time
  *   p99_ns      99th percentile latency of one op, sampled every 32nd op (two clock
  *               reads around it); for list an op includes its two spins
+ * --ops-column appends `ops`, the operations of all threads (every worker does at least
+ * one: its first op comes before its first look at the deadline), for the smoke test.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -53,6 +55,7 @@
 #endif
 
 #define CSV_HEADER "benchmark,variant,threads,param,ops_per_ms,p99_ns"
+#define OPS_COLUMN ",ops"
 #define MAX_THREADS 256u
 #define MAX_LIST 32u
 #define LAT_EVERY 32u /* rdtsc costs ~10-30 ns under KVM: time few ops */
@@ -524,7 +527,7 @@ struct opts {
 	unsigned nparams;
 	double seconds;
 	const char *csv, *out;
-	bool pin, any_sel;
+	bool pin, any_sel, ops_col;
 	unsigned repeat;
 };
 
@@ -532,7 +535,7 @@ static int g_cpus[CPU_SETSIZE];
 static unsigned g_ncpus;
 
 static int run_one(const struct variant *v, unsigned nthr, uint64_t param, const struct opts *o,
-		   double *ops_per_ms, uint64_t *p99_ns)
+		   double *ops_per_ms, uint64_t *p99_ns, uint64_t *ops_out)
 {
 	g_v = v;
 	g_param = param;
@@ -574,6 +577,7 @@ static int run_one(const struct variant *v, unsigned nthr, uint64_t param, const
 	}
 	double ms = (double)tsync_ticks_to_ns(end - start) / 1e6;
 	*ops_per_ms = ms > 0 ? (double)ops / ms : 0;
+	*ops_out = ops;
 	*p99_ns = tsync_ticks_to_ns(hist_quantile(all, 0.99));
 	free(all);
 	free(g_th);
@@ -610,6 +614,8 @@ static void usage(FILE *f)
 		"  -r, --repeat R        run every configuration R times, interleaved (all\n"
 		"                        configurations once, then again...), and report the\n"
 		"                        run with the median ops/ms (default 1)\n"
+		"      --ops-column      append a column ops: the operations of all threads\n"
+		"                        (of the reported run)\n"
 		"  -h, --help\n"
 		"\n"
 		"CSV columns: " CSV_HEADER "\n"
@@ -672,6 +678,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		BENCH_O_SET("pin", 0, &o->pin),
 		BENCH_O_CLEAR("no-pin", 0, &o->pin),
 		BENCH_O_NUM("repeat", 'r', BENCH_OPT_UINT, &o->repeat, 1, 100),
+		BENCH_O_SET("ops-column", 0, &o->ops_col),
 		BENCH_O_END,
 	};
 	/* argv[1], the benchmark, is getopt's argv[0] */
@@ -732,7 +739,8 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 	if (o.out && asprintf(&outname, "oplog_%s.csv", o.b->name) < 0)
 		return 1;
 	struct bench_csv out;
-	int orc = bench_csv_open(&out, "tsync-bench oplog", o.csv, o.out, outname, CSV_HEADER);
+	int orc = bench_csv_open(&out, "tsync-bench oplog", o.csv, o.out, outname,
+				 o.ops_col ? CSV_HEADER OPS_COLUMN : CSV_HEADER);
 	free(outname);
 	if (orc != 0)
 		return 1;
@@ -743,7 +751,7 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 	size_t nconf = (size_t)o.nparams * o.b->nv * o.nthreads;
 	struct sample {
 		double opm;
-		uint64_t p99;
+		uint64_t p99, ops;
 	} *res = calloc(nconf * o.repeat, sizeof(*res));
 	if (!res)
 		return 1;
@@ -756,7 +764,8 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 				for (unsigned ti = 0; ti < o.nthreads; ti++) {
 					const struct variant *v = &o.b->v[vi];
 					struct sample *sm = &RES(pi, vi, ti, r);
-					if (run_one(v, o.threads[ti], o.params[pi], &o, &sm->opm, &sm->p99) != 0) {
+					if (run_one(v, o.threads[ti], o.params[pi], &o, &sm->opm,
+						    &sm->p99, &sm->ops) != 0) {
 						rc = 1;
 						sm->opm = -1;
 						continue;
@@ -783,9 +792,13 @@ int oplog_bench_main(int argc, char **argv, const char *cmdline)
 				struct sample med = sm[o.repeat / 2];
 				if (med.opm < 0)
 					continue;
-				bench_csv_printf(&out, "%s,%s,%u,%" PRIu64 ",%.1f,%" PRIu64 "\n", o.b->name,
-						 o.b->v[vi].name, o.threads[ti], o.params[pi], med.opm,
-						 med.p99);
+				char opsf[32] = "";
+				if (o.ops_col)
+					snprintf(opsf, sizeof opsf, ",%" PRIu64, med.ops);
+				bench_csv_printf(&out,
+						 "%s,%s,%u,%" PRIu64 ",%.1f,%" PRIu64 "%s\n",
+						 o.b->name, o.b->v[vi].name, o.threads[ti],
+						 o.params[pi], med.opm, med.p99, opsf);
 			}
 		}
 #undef RES

@@ -38,8 +38,10 @@
  *                   the timed window, in % of one CPU; measured for every allocator
  *   peak_rss_kib    the child's peak resident set (getrusage)
  *   slab_churn      ps_mem_stats' slab grow/shrink pairs; empty for the peers
+ * --ops-column appends `ops`, the operations of all writers (each writer does at least
+ * one batch of 256, however late it starts), for the smoke test.
  * A run that did not finish (killed under --limit-mib, an allocation failed, or no end
- * after --seconds + 120 s) has empty mops and latencies; endurance_runs.csv says which:
+ * after --seconds + 120 s) has empty mops and latencies (and ops); endurance_runs.csv says which:
  * outcome ok, killed-oom, enomem, timeout or failed. endurance also writes, under --out, endurance_series.csv
  * (allocator,threads,readers,size,repeat,t_s,rss_kib,pending) and endurance_runs.csv
  * (allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn,
@@ -99,6 +101,7 @@
 #define CSV_HEADER                                                                          \
 	"workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,helper_cpu_pct," \
 	"peak_rss_kib,slab_churn"
+#define OPS_COLUMN ",ops"
 #define SERIES_HEADER "allocator,threads,readers,size,repeat,t_s,rss_kib,pending"
 #define RUNS_HEADER                                                                 \
 	"allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn," \
@@ -456,6 +459,7 @@ struct run {
 	unsigned sample_ms;
 	unsigned repeat;
 	FILE *series;
+	bool pin, ops_col;
 };
 
 static struct run g_run;
@@ -500,7 +504,11 @@ static void *writer(void *arg)
 	pthread_barrier_wait(&g_ready);
 	uint64_t ops = 0;
 	const uint64_t last = size / 8 - 1;
-	while (!t->failed && !atomic_load_explicit(&g_stop, memory_order_relaxed)) {
+	/* at least one batch: a writer that gets its CPU only after the timed window still
+	 * shows that it can allocate and free (the smoke test counts on ops >= 256) */
+	for (bool first = true;
+	     !t->failed && (first || !atomic_load_explicit(&g_stop, memory_order_relaxed));
+	     first = false) {
 		for (unsigned k = 0; k < 256; k++, ops++) {
 			bool timed = ops % LAT_EVERY == 0;
 			uint64_t t0 = timed ? tsync_now() : 0;
@@ -550,7 +558,7 @@ static void *reader(void *arg)
 	g_rtid[idx] = gettid_();
 	const struct palloc *a = g_run.a;
 	int cpus[CPU_SETSIZE];
-	unsigned ncpu = bench_affinity_cpus(cpus);
+	unsigned ncpu = g_run.pin ? bench_affinity_cpus(cpus) : 0;
 	if (ncpu)
 		bench_pin_self(cpus[(g_run.threads + idx) % ncpu]);
 	a->thread_init(g_run.threads + idx);
@@ -678,7 +686,7 @@ static int child_run(void)
 	for (unsigned i = 0; i < g_nw; i++) {
 		struct wthread *t = &g_w[i];
 		t->idx = i;
-		t->cpu = ncpu ? cpus[i % ncpu] : -1;
+		t->cpu = ncpu && g_run.pin ? cpus[i % ncpu] : -1;
 		t->seed = 0x9e3779b97f4a7c15ull * (i + 1);
 		if (g_run.w == W_ENDURANCE) {
 			t->tab = calloc(g_run.nodes, sizeof *t->tab);
@@ -706,6 +714,7 @@ static int child_run(void)
 	uint64_t helper0 = others_cpu_ns(ours, nours);
 	uint64_t deadline = start_ns + (uint64_t)(g_run.seconds * 1e9);
 	bool failed = false;
+	unsigned samples = 0;
 	for (;;) {
 		uint64_t now = mono_ns();
 		if (now >= deadline)
@@ -720,11 +729,19 @@ static int child_run(void)
 				g_run.threads, g_run.readers, g_run.size, g_run.repeat,
 				(double)(mono_ns() - start_ns) / 1e9, rss_kib(), a->pending());
 			fflush(g_run.series);
+			samples++;
 		}
 		for (unsigned i = 0; i < g_nw; i++)
 			failed |= g_w[i].failed != 0;
 		if (failed)
 			break;
+	}
+	/* every run has a sample, even one whose main thread got no CPU until the end */
+	if (g_run.series && samples == 0) {
+		fprintf(g_run.series, "%s,%u,%u,%zu,%u,%.3f,%" PRIu64 ",%" PRIu64 "\n", a->name,
+			g_run.threads, g_run.readers, g_run.size, g_run.repeat,
+			(double)(mono_ns() - start_ns) / 1e9, rss_kib(), a->pending());
+		fflush(g_run.series);
 	}
 	atomic_store(&g_stop, true);
 	/* the allocator's own measures at the end of the timed window (ps_mem only) */
@@ -758,16 +775,21 @@ static int child_run(void)
 		       st.cache_misses, st.peak_slabs,
 		       st.live_bytes ? (double)st.slab_bytes / (double)st.live_bytes : 0.0);
 	}
+	char ops_s[32] = "";
+	if (g_run.ops_col && !failed)
+		snprintf(ops_s, sizeof ops_s, ",%" PRIu64, ops);
+	else if (g_run.ops_col)
+		snprintf(ops_s, sizeof ops_s, ",");
 	if (failed) {
-		printf("%s,%s,%u,%u,%zu,,,,,%.1f,,%s\n", workload_name[g_run.w], a->name,
-		       g_run.threads, g_run.readers, g_run.size, helper_pct, churn_s);
+		printf("%s,%s,%u,%u,%zu,,,,,%.1f,,%s%s\n", workload_name[g_run.w], a->name,
+		       g_run.threads, g_run.readers, g_run.size, helper_pct, churn_s, ops_s);
 	} else {
-		printf("%s,%s,%u,%u,%zu,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,,%s\n",
+		printf("%s,%s,%u,%u,%zu,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,,%s%s\n",
 		       workload_name[g_run.w], a->name, g_run.threads, g_run.readers, g_run.size,
 		       wall_s > 0 ? (double)ops / wall_s / 1e6 : 0.0,
 		       tsync_ticks_to_ns(hist_quantile(lat, 0.50)),
 		       tsync_ticks_to_ns(hist_quantile(lat, 0.99)),
-		       tsync_ticks_to_ns(hist_quantile(lat, 0.999)), helper_pct, churn_s);
+		       tsync_ticks_to_ns(hist_quantile(lat, 0.999)), helper_pct, churn_s, ops_s);
 	}
 	fflush(stdout);
 	free(lat);
@@ -790,6 +812,7 @@ struct opts {
 	double seconds;
 	unsigned repeat, nodes, sample_ms, limit_mib;
 	const char *csv, *out;
+	bool pin, ops_col;
 };
 
 /* The memory cgroup this process is in, as a directory, and the file that limits it:
@@ -943,6 +966,10 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 		argv[n++] = "--series";
 		argv[n++] = (char *)series;
 	}
+	if (!o->pin)
+		argv[n++] = "--no-pin";
+	if (o->ops_col)
+		argv[n++] = "--ops-column";
 	argv[n] = NULL;
 
 	char cg[4300] = "";
@@ -1039,8 +1066,8 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 		res->what = "failed";
 	if (strncmp(line, workload_name[o->w], strlen(workload_name[o->w])) != 0) {
 		/* no row: a run that died; what is known */
-		snprintf(res->row, sizeof res->row, "%s,%s,%u,%u,%u,,,,,,,", workload_name[o->w],
-			 a->name, threads, readers, size);
+		snprintf(res->row, sizeof res->row, "%s,%s,%u,%u,%u,,,,,,,%s", workload_name[o->w],
+			 a->name, threads, readers, size, o->ops_col ? "," : "");
 	} else {
 		size_t ll = strlen(line);
 		if (ll >= sizeof res->row)
@@ -1076,6 +1103,9 @@ static void usage(FILE *f)
 		"  --nodes N          endurance: nodes per thread (default 16384)\n"
 		"  --sample-ms MS     endurance: RSS sampling period (default 10)\n"
 		"  --limit-mib M      endurance: run each child in a memory cgroup of M MiB\n"
+		"  --pin / --no-pin   pin writer i to the i-th allowed CPU and the readers to the\n"
+		"                     next ones (default --pin)\n"
+		"  --ops-column       append a column ops: the operations of all writers\n"
 		"  --csv FILE|-       rows to FILE (default: stdout unless --out)\n"
 		"  --out DIR          DIR/<workload>.csv (and endurance's series), then plots\n"
 		"  --list             name the allocators\n"
@@ -1145,6 +1175,7 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 	o.repeat = 0;
 	o.nodes = 16384;
 	o.sample_ms = 10;
+	o.pin = true;
 	parse_allocators("all", &o);
 	const struct bench_opt opts[] = {
 		BENCH_O_FN("allocators", 0, BENCH_OPT_CALL, opt_allocators),
@@ -1162,6 +1193,9 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 		BENCH_O_SET("child", 0, &child),
 		BENCH_O_STR("series", 0, &series),
 		BENCH_O_NUM("repeat-index", 0, BENCH_OPT_UINT, &rep_index, 0, 100000),
+		BENCH_O_SET("pin", 0, &o.pin),
+		BENCH_O_CLEAR("no-pin", 0, &o.pin),
+		BENCH_O_SET("ops-column", 0, &o.ops_col),
 		BENCH_O_END,
 	};
 	int prc = bench_getopt(WHO, argc, argv, opts, usage, &o);
@@ -1220,6 +1254,8 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 		g_run.seconds = o.seconds;
 		g_run.sample_ms = o.sample_ms;
 		g_run.repeat = rep_index;
+		g_run.pin = o.pin;
+		g_run.ops_col = o.ops_col;
 		if (series) {
 			g_run.series = fopen(series, "a");
 			if (g_run.series == NULL) {
@@ -1237,7 +1273,8 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 	char name[64], *spath = NULL;
 	snprintf(name, sizeof name, "%s.csv", workload_name[o.w]);
 	struct bench_csv out;
-	if (bench_csv_open(&out, WHO, o.csv, o.out, name, CSV_HEADER) != 0)
+	if (bench_csv_open(&out, WHO, o.csv, o.out, name,
+			   o.ops_col ? CSV_HEADER OPS_COLUMN : CSV_HEADER) != 0)
 		return 1;
 	FILE *runs = NULL;
 	if (o.out && o.w == W_ENDURANCE) {

@@ -5,11 +5,14 @@
  * Set-up (RLU study (Appl. Sci. 2022) §5.2): list of 1000 initial nodes over a key range of 2000; hash
  * table of 1000 buckets with 5000 initial nodes over a range of 10000; keys uniform;
  * an update is an insert or a delete with equal probability, so the size stays about
- * constant; the rest are lookups. Each worker runs until --seconds have passed.
+ * constant; the rest are lookups. Each worker runs batches of 64 operations until
+ * --seconds have passed (at least one batch, however late it starts); --ops-column
+ * appends `ops`, the operations of all threads, for the smoke test.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h> /* CPU_SETSIZE */
 #include <stdatomic.h>
@@ -32,6 +35,7 @@
 #endif
 
 #define CSV_HEADER "structure,mechanism,threads,update_pct,ops_per_us,aborts_per_kop"
+#define OPS_COLUMN ",ops"
 #define MAX_LIST 64
 #define MAX_THREADS 1024
 
@@ -46,7 +50,7 @@ struct opts {
 	unsigned updates[MAX_LIST], nupdates;
 	double seconds;
 	const char *csv, *out;
-	bool pin;
+	bool pin, ops_col;
 };
 
 struct worker {
@@ -95,7 +99,8 @@ static void *worker(void *arg)
 }
 
 static int run_one(const struct set_ops *ops, bool hash, unsigned nthr, unsigned upd,
-		   const struct opts *o, double *ops_per_us, double *aborts_per_kop)
+		   const struct opts *o, double *ops_per_us, double *aborts_per_kop,
+		   uint64_t *ops_out)
 {
 	unsigned nb = hash ? 1000u : 1u, init = hash ? 5000u : 1000u;
 	g_range = hash ? 10000u : 2000u;
@@ -146,6 +151,7 @@ static int run_one(const struct set_ops *ops, bool hash, unsigned nthr, unsigned
 	double us = (double)tsync_ticks_to_ns(end - start) / 1e3;
 	*ops_per_us = (double)total / (us > 0 ? us : 1);
 	*aborts_per_kop = total ? (double)aborts * 1000.0 / (double)total : 0;
+	*ops_out = total;
 	return 0;
 }
 
@@ -170,6 +176,7 @@ static void usage(FILE *f)
 		"  -o, --out DIR          DIR/rlu.csv, then DIR/table.md and PNG plots (plot_rlu.py)\n"
 		"      --pin / --no-pin   pin worker i to the i-th CPU (default: --pin)\n"
 		"  -l, --list             list the mechanisms\n"
+		"      --ops-column       append a column ops: the operations of all threads\n"
 		"\n"
 		"CSV columns: " CSV_HEADER "\n"
 		"  ops_per_us: completed operations of all threads per microsecond;\n"
@@ -249,6 +256,7 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 		BENCH_O_SET("pin", 0, &o.pin),
 		BENCH_O_CLEAR("no-pin", 0, &o.pin),
 		BENCH_O_FN("list", 'l', BENCH_OPT_CALL0, opt_list),
+		BENCH_O_SET("ops-column", 0, &o.ops_col),
 		BENCH_O_END,
 	};
 	int prc = bench_getopt("tsync-bench rlu", argc, argv, opts, usage, &o);
@@ -265,7 +273,8 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 	if (!o.nupdates)
 		o.nupdates = (unsigned)bench_parse_uint_list("2,20,50", o.updates, MAX_LIST, 0, 100, 0);
 	struct bench_csv out;
-	if (bench_csv_open(&out, "tsync-bench rlu", o.csv, o.out, "rlu.csv", CSV_HEADER) != 0)
+	if (bench_csv_open(&out, "tsync-bench rlu", o.csv, o.out, "rlu.csv",
+			   o.ops_col ? CSV_HEADER OPS_COLUMN : CSV_HEADER) != 0)
 		return 1;
 	tsync_clock_init();
 	char clockdesc[128];
@@ -281,12 +290,18 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 			for (unsigned u = 0; u < o.nupdates; u++)
 				for (unsigned t = 0; t < o.nthreads; t++) {
 					double opus, apk;
-					if (run_one(o.mech[m], si == 1, o.threads[t], o.updates[u], &o, &opus, &apk)) {
+					uint64_t nops;
+					if (run_one(o.mech[m], si == 1, o.threads[t], o.updates[u],
+						    &o, &opus, &apk, &nops)) {
 						bench_csv_close(&out);
 						return 1;
 					}
-					bench_csv_printf(&out, "%s,%s,%u,%u,%.4f,%.3f\n", sname[si],
-							 o.mech[m]->name, o.threads[t], o.updates[u], opus, apk);
+					char opsf[32] = "";
+					if (o.ops_col)
+						snprintf(opsf, sizeof opsf, ",%" PRIu64, nops);
+					bench_csv_printf(&out, "%s,%s,%u,%u,%.4f,%.3f%s\n",
+							 sname[si], o.mech[m]->name, o.threads[t],
+							 o.updates[u], opus, apk, opsf);
 					fprintf(stderr, "rlu: %s %-9s threads=%-3u updates=%2u%%: %8.3f ops/us, %8.3f aborts/kop\n",
 						sname[si], o.mech[m]->name, o.threads[t], o.updates[u], opus, apk);
 				}

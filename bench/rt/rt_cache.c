@@ -45,7 +45,8 @@
  *              runs its partition in trace order), σ every q; average get and set
  *              costs, α (σ's fixed cost per activation, see sigma()) and β (per object
  *              collected, from the reclamation observer cache_config.reclaim_fn =
- *              ps_mem_config.reclaim_fn). JSON on stdout.
+ *              ps_mem_config.reclaim_fn). JSON on stdout. An executive goes on past
+ *              --seconds until it has measured each of them once (cal_needs_more).
  *   strict     (Fig. 14) calibrate, write the admission task set (YAML) and run
  *              `<rta> admission FILE --json`; probe those periods and admit again with
  *              the job costs measured there (admit()); run the tasks at the chosen
@@ -131,6 +132,7 @@ struct opts {
 	uint64_t requests;
 	double q_us, get_p_us, set_p_us; /* 0: not given */
 	const char *rta, *csv, *out;
+	bool pin;
 };
 
 /* What one run's executives do: periods in ticks, 0 = task absent. */
@@ -157,6 +159,7 @@ struct exec {
 	uint64_t alpha_ticks, alpha_n, beta_ticks, beta_n;
 	uint64_t peak_queue, backlog;
 	uint64_t paused; /* calibrate: ticks not running requests */
+	uint64_t end_tick; /* calibrate: when it stopped (g_end, or later: cal_needs_more) */
 	uint64_t sigma_max; /* σ's longest response, ticks */
 	struct span *dist, *miss; /* disturbances and deadline misses (periodic modes) */
 	unsigned ndist, nmiss;
@@ -178,6 +181,7 @@ static uint64_t g_t0, g_end;
 static struct bench_run g_run; /* its deadline: g_end */
 static int g_cpus[CPU_SETSIZE];
 static unsigned g_ncpus;
+static bool g_pin = true; /* --no-pin clears it: executives left to the scheduler */
 static bool g_try_fifo;
 /* why SCHED_FIFO is not tried (NULL: it is): the environment, or the kernel's RT
  * throttling (see rt_throttled) */
@@ -268,12 +272,40 @@ static void on_reclaim(void *arg, const struct ps_mem_reclaim_info *info)
 #define CAL_BURST_NS 400000000u
 #define CAL_PAUSE_NS 100000000u
 
+/* Does x's partition hold a get, a set? */
+static void partition_kinds(const struct exec *x, bool *get, bool *set)
+{
+	*get = *set = false;
+	for (size_t i = x->lo; i < x->hi && !(*get && *set); i++) {
+		if (g_trace[i] & SET_BIT)
+			*set = true;
+		else
+			*get = true;
+	}
+}
+
+/*
+ * Calibrate runs until g_end and, past it, until it has measured every cost it reports
+ * at least once: a get and a set (where the partition has them) and, with σ, an
+ * activation and a collected object (β). An executive that did not get its CPU before
+ * g_end (a loaded machine) would otherwise report costs of 0 or none, and the admission
+ * would take them as the task set's costs. The time past g_end counts as active time
+ * (x->end_tick).
+ */
+static bool cal_needs_more(const struct exec *x, bool get, bool set)
+{
+	return (get && x->gets == 0) || (set && x->sets == 0) ||
+	       (g_plan.pq && (x->alpha_n == 0 || (set && x->beta_n == 0)));
+}
+
 static void run_calibrate(struct exec *x)
 {
 	const uint64_t pq = g_plan.pq, burst = tsync_ns_to_ticks(CAL_BURST_NS);
 	uint64_t now = tsync_now(), nq = now + pq, pause_at = now + burst;
 	size_t i = x->lo;
-	while (now < g_end) {
+	bool has_get, has_set;
+	partition_kinds(x, &has_get, &has_set);
+	while (now < g_end || cal_needs_more(x, has_get, has_set)) {
 		if (now >= pause_at) {
 			struct timespec ts = {0, CAL_PAUSE_NS};
 			nanosleep(&ts, NULL);
@@ -310,6 +342,7 @@ static void run_calibrate(struct exec *x)
 				nq = now + pq;
 		}
 	}
+	x->end_tick = now;
 }
 
 /*
@@ -563,7 +596,7 @@ static void *exec_main(void *arg)
 {
 	struct exec *x = arg;
 	self_exec = x;
-	x->pinned = bench_pin_self(x->cpu) == 0;
+	x->pinned = x->cpu >= 0 && bench_pin_self(x->cpu) == 0;
 	/* the idle sleeps end IDLE_SPIN_NS before a release: without timer slack (50 us by
 	 * default for SCHED_OTHER threads, 0 for SCHED_FIFO ones) they wake in time */
 	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
@@ -584,6 +617,7 @@ static void *exec_main(void *arg)
 	}
 	x->gi = x->si = x->lo;
 	x->get_misses = 0;
+	x->beta_ticks = x->beta_n = 0; /* the warm-up's collection is not measured */
 	(void)bench_run_wait(&g_run); /* g_t0 and g_end are set */
 	if (g_plan.mode == M_CAL)
 		run_calibrate(x);
@@ -682,7 +716,7 @@ static int run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64
 	for (unsigned i = 0; i < ncores; i++) {
 		struct exec *x = &xs[i];
 		x->core = i;
-		x->cpu = g_cpus[i % g_ncpus];
+		x->cpu = g_pin ? g_cpus[i % g_ncpus] : -1;
 		x->lo = (size_t)(nreq * i / ncores);
 		x->hi = (size_t)(nreq * (i + 1) / ncores);
 		x->gi = x->si = x->lo;
@@ -774,7 +808,8 @@ static int run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64
 		if (x->fifo_err)
 			r->fifo_err = x->fifo_err;
 		r->pinned += x->pinned;
-		double active = (double)tsync_ticks_to_ns(g_end - g_t0 - x->paused) / 1e9;
+		uint64_t stop = x->end_tick > g_end ? x->end_tick : g_end;
+		double active = (double)tsync_ticks_to_ns(stop - g_t0 - x->paused) / 1e9;
 		if (active > 0) {
 			cal_gk += (double)x->gets / active / 1000.0;
 			cal_sk += (double)x->sets / active / 1000.0;
@@ -1295,6 +1330,9 @@ static void usage(FILE *f)
 	      "                    'python3 -m tsync_rta'); run as CMD admission FILE --json\n"
 	      "  --csv FILE|-      the CSV (default: stdout for strict/relaxed)\n"
 	      "  --out DIR         DIR/rt-cache.csv, per-run JSON, admission YAML/JSON, COMMAND.txt\n"
+	      "  --pin / --no-pin  pin core i's executive to the i-th allowed CPU (default\n"
+	      "                    --pin; --no-pin leaves them to the scheduler: not the\n"
+	      "                    partitioned schedule the analysis models, for tests)\n"
 	      "Environment: TSYNC_BENCH_NO_FIFO=1: do not try SCHED_FIFO for the executives.\n"
 	      "CSV: " CSV_HEADER "\n",
 	      f);
@@ -1352,6 +1390,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		BENCH_O_STR("rta", 0, &o->rta),
 		BENCH_O_STR("csv", 0, &o->csv),
 		BENCH_O_STR("out", 0, &o->out),
+		BENCH_O_SET("pin", 0, &o->pin),
+		BENCH_O_CLEAR("no-pin", 0, &o->pin),
 		BENCH_O_END,
 	};
 	int rc = bench_getopt(WHO, argc, argv, opts, usage, o);
@@ -1389,11 +1429,12 @@ static int write_command(const char *dir, const char *cmdline, const char *sched
 
 int rt_cache_main(int argc, char **argv, const char *cmdline)
 {
-	struct opts o = {.seconds = 2.0, .requests = 10000000u};
+	struct opts o = {.seconds = 2.0, .requests = 10000000u, .pin = true};
 	g_ncpus = bench_cpus(g_cpus);
 	int prc = parse_opts(argc, argv, &o);
 	if (prc != 0)
 		return prc == BENCH_GETOPT_DONE ? 0 : 2;
+	g_pin = o.pin;
 	const char *nf = getenv("TSYNC_BENCH_NO_FIFO");
 	g_try_fifo = true;
 	if (nf && *nf && strcmp(nf, "0") != 0) {

@@ -140,6 +140,7 @@ struct opts {
 	double scale;
 	unsigned depth, fanout;
 	const char *csv, *out;
+	bool pin;
 };
 
 /* One design's database at one thread count. */
@@ -660,7 +661,7 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 		goto out;
 	}
 	int cpus[CPU_SETSIZE];
-	unsigned ncpu = bench_affinity_cpus(cpus);
+	unsigned ncpu = o->pin ? bench_affinity_cpus(cpus) : 0;
 	for (unsigned t = 0; t < threads; t++)
 		g.w[t]->cpu = ncpu ? cpus[t % ncpu] : -1;
 
@@ -784,6 +785,7 @@ static void usage(FILE *f)
 		"  --out DIR           DIR/vmdb.csv (rows of other backends already there are kept,\n"
 		"                      this backend's replaced), then plot_vmdb.py: DIR/table.md and\n"
 		"                      DIR/vmdb_<backend>.png, DIR/vmdb_<backend>_tail.png\n"
+		"  --pin / --no-pin    pin worker i to the i-th allowed CPU (default --pin)\n"
 		"CSV: " CSV_HEADER "\n"
 		"  op: map, unmap (pages 1 or 1024), lookup, alias (pages 1), revoke (pages: the\n"
 		"  mappings one revoke removed, the tree's nodes below the root); avg_ns is the\n"
@@ -894,6 +896,7 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 	o.threads[0] = 1;
 	o.threads[1] = 2;
 	o.nthreads = 2;
+	o.pin = true;
 	for (unsigned i = 0; i < ND; i++)
 		if (TSYNC_VMDB_HAVE_URCU || designs[i].kind != D_URCU)
 			o.design[o.nd++] = i;
@@ -907,6 +910,8 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 		BENCH_O_NUM("tree-fanout", 0, BENCH_OPT_UINT, &o.fanout, 1, 16),
 		BENCH_O_STR("csv", 0, &o.csv),
 		BENCH_O_STR("out", 0, &o.out),
+		BENCH_O_SET("pin", 0, &o.pin),
+		BENCH_O_CLEAR("no-pin", 0, &o.pin),
 		BENCH_O_END,
 	};
 	int prc = bench_getopt(WHO, argc, argv, opts, usage, &o);
