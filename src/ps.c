@@ -1,11 +1,17 @@
 /*
- * src/ps.c - ParSec quiescence (ParSec (EuroSys 2016) §3.2-3.3). The inline read path
+ * src/ps.c - ParSec quiescence (ParSec (EuroSys 2016) §3.2-3.3) and the read barrier
+ * that lets the read path go without a fence (docs/design.md §2). The inline read path
  * (ps_enter, ps_exit) is in include/tsync/ps.h; the argument for why no reader can
- * observe reused memory is in docs/design.md §2.
+ * observe reused memory is in docs/design.md §2; tests/model/ps.pml checks it.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <tsync/ps.h>
 #include "ps_internal.h"
@@ -28,13 +34,22 @@ struct ps {
 	int policy;           /* enum ps_policy */
 	uint64_t skew;        /* clock skew bound + cfg->skew_margin + 1 */
 	uint64_t grace;       /* PS_POLICY_TEMPORAL: grace period in ticks */
+	uint64_t interval;    /* GENERAL: the read interval in ticks */
 	struct tsync__client client;
+	/* Written by reclaimers, on a line of their own (the head line is the readers'). */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t bar_time; /* newest read barrier's time:
+				 * a reading taken before its membarrier; 0: none yet */
+	_Atomic uint64_t bar_next;   /* a rate-limited barrier may start at this time */
+	_Atomic uint64_t clock_next; /* a rate-limited clock advance may happen at this time */
+	_Atomic unsigned bar_busy;   /* a rate-limited barrier is in progress */
 };
+_Static_assert(offsetof(struct ps, head) == 0, "the head is the first line");
 
 /* What a quiescer last read of another thread's slot, and when (optimisation 3). */
 struct ps_view {
-	uint64_t enter, exit;
-	uint64_t at; /* tsync_now_before_loads() taken before the two loads */
+	uint64_t state; /* the state word read */
+	uint64_t at;    /* the time it stands for: the read barrier's time (or, with
+			 * PS_READ_FENCE, the reading taken before the load) */
 };
 /* A quiescer's private state, hung off its own slot (owner only). */
 struct ps_qcache {
@@ -49,7 +64,7 @@ static void slot_chunk_init(void *chunk, void *arg)
 	(void)arg;
 	struct ps__chunk *c = chunk;
 	for (unsigned i = 0; i < PS__CHUNK; i++)
-		atomic_store_explicit(&c->slot[i].exit, 1, memory_order_relaxed); /* outside */
+		atomic_store_explicit(&c->slot[i].state, 0, memory_order_relaxed); /* outside */
 }
 
 /* ps_enter's (ps__slot's) first use of ps by a thread whose records were not allocated
@@ -85,7 +100,9 @@ static void ps_thread_exit(struct tsync__client *c, unsigned tid)
 		return;
 	if (s->depth != 0) {
 		s->depth = 0;
-		atomic_store_explicit(&s->exit, atomic_load_explicit(&s->enter, memory_order_relaxed) + 1,
+		atomic_store_explicit(&s->state,
+				      atomic_load_explicit(&s->state, memory_order_relaxed) &
+					  ~(uint64_t)1,
 				      memory_order_release);
 	}
 	struct ps_qcache *qc = s->qcache;
@@ -120,6 +137,67 @@ static void ps_free_all(struct ps *ps)
 	free(ps);
 }
 
+/* ---- the read barrier's system call ------------------------------------------------ */
+
+static int sys_membarrier(int cmd)
+{
+	return (int)syscall(__NR_membarrier, cmd, 0u, 0);
+}
+
+/* Register the process for private expedited membarriers, once: 1 registered, 0 not
+ * available (no such command, a seccomp filter, or TSYNC_MEMBARRIER=0). */
+static int membarrier_state; /* under membarrier_once */
+static pthread_once_t membarrier_once = PTHREAD_ONCE_INIT;
+
+static void membarrier_init(void)
+{
+	const char *env = getenv("TSYNC_MEMBARRIER");
+	if (env && strcmp(env, "0") == 0)
+		return;
+	int cmds = sys_membarrier(MEMBARRIER_CMD_QUERY);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
+	    !(cmds & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED))
+		return;
+	if (sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0)
+		return;
+	membarrier_state = 1;
+}
+
+static bool membarrier_ready(void)
+{
+	pthread_once(&membarrier_once, membarrier_init);
+	return membarrier_state == 1;
+}
+
+/* membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every thread of the process that runs
+ * now executes a full barrier before this returns (one that does not run passes one when
+ * it is next scheduled). A process whose registration the kernel forgot (a fork child:
+ * registration belongs to the address space) registers again; if the kernel still
+ * refuses, MEMBARRIER_CMD_GLOBAL gives the same guarantee slowly (it waits for a
+ * scheduler grace period); if that fails too, no barrier is possible and readers could
+ * be unsafe: abort. */
+static void read_membarrier(void)
+{
+	if (TSYNC_LIKELY(sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0))
+		return;
+	if (sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
+	    sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+		return;
+	if (sys_membarrier(MEMBARRIER_CMD_GLOBAL) == 0)
+		return;
+	tsync__fatal("membarrier failed (%s): parallel sections cannot be reclaimed safely",
+		     strerror(errno));
+}
+
+/* Raise a monotonic word to v (CAS loop; words only grow). */
+static void raise_to(_Atomic uint64_t *w, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(w, memory_order_relaxed);
+	while (cur < v && !atomic_compare_exchange_weak_explicit(w, &cur, v, memory_order_release,
+								  memory_order_relaxed))
+		;
+}
+
 struct ps *ps_create(const struct ps_config *cfg)
 {
 	struct ps_config def = PS_CONFIG_INIT;
@@ -133,15 +211,17 @@ struct ps *ps_create(const struct ps_config *cfg)
 	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
 	if ((c.policy != PS_POLICY_GENERAL && c.policy != PS_POLICY_RT &&
 	     c.policy != PS_POLICY_TEMPORAL) ||
-	    ((c.policy == PS_POLICY_TEMPORAL) != (c.grace_ns != 0))) {
+	    ((c.policy == PS_POLICY_TEMPORAL) != (c.grace_ns != 0)) ||
+	    (c.policy != PS_POLICY_GENERAL && c.read_interval_ns != 0)) {
 		errno = EINVAL;
 		return NULL;
 	}
 
 	tsync_clock_init();
-	struct ps *ps = calloc(1, sizeof(*ps));
+	struct ps *ps = aligned_alloc(TSYNC_CACHE_LINE, sizeof(*ps));
 	if (ps == NULL)
 		return NULL;
+	memset(ps, 0, sizeof(*ps));
 	ps->nchunks = tsync__chunk_count();
 	ps->head.chunks = calloc(ps->nchunks, sizeof(*ps->head.chunks));
 	if (ps->head.chunks == NULL) {
@@ -149,8 +229,7 @@ struct ps *ps_create(const struct ps_config *cfg)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* +1: an enter time may be the previous one + 1 rather than a counter reading (see
-	 * ps_enter); one more tick keeps it a lower bound under the a + S < b rule. */
+	/* One tick of margin beyond the measured bound: the comparisons are strict. */
 	ps->skew = tsync_clock_skew() + c.skew_margin + 1;
 	ps->policy = c.policy;
 	if (c.policy == PS_POLICY_TEMPORAL) {
@@ -158,6 +237,15 @@ struct ps *ps_create(const struct ps_config *cfg)
 		if (ps->grace == 0)
 			ps->grace = 1;
 	}
+	if (c.policy == PS_POLICY_GENERAL) {
+		ps->head.read = membarrier_ready() ? 0u : PS__READ_FENCE;
+		ps->interval = tsync_ns_to_ticks(c.read_interval_ns ? c.read_interval_ns
+								     : PS_READ_INTERVAL_NS);
+	} else {
+		/* exact start times: the analysis of docs/rt.md assumes them */
+		ps->head.read = PS__READ_TSC | PS__READ_FENCE;
+	}
+	atomic_store_explicit(&ps->head.clock, tsync_now(), memory_order_relaxed);
 	ps->client.thread_exit = ps_thread_exit;
 	ps->client.thread_prepare = ps_thread_prepare;
 	if (tsync__client_add(&ps->client) != 0) { /* records of registered threads */
@@ -224,35 +312,117 @@ static void publish(struct ps__slot *me, uint64_t q)
 		atomic_store_explicit(&me->quiesced, q, memory_order_release);
 }
 
+static inline bool st_inside(uint64_t w)
+{
+	return (w & 1) != 0;
+}
+
+static inline uint64_t st_enter(uint64_t w)
+{
+	return w >> 1;
+}
+
+/* ---- the read barrier and the clock word (docs/design.md §2.4-2.5) -------------------- */
+
+/*
+ * Advance the domain clock word to a fresh reading, so that sections that begin after
+ * this see a start after it (liveness: a thread running back-to-back sections stops
+ * looking "inside since before t" once its next section begins). Lazily (ps_free's
+ * reclamation) at most once per read interval; the clock word is on the readers' line,
+ * so each advance costs every reader one cache miss.
+ */
+static void clock_advance(struct ps *ps, struct ps_qcache *qc, uint64_t now, bool lazy)
+{
+	if (ps->head.read & PS__READ_TSC)
+		return; /* sections read the counter themselves */
+	if (now <= atomic_load_explicit(&ps->head.clock, memory_order_relaxed))
+		return;
+	if (lazy) {
+		uint64_t next = atomic_load_explicit(&ps->clock_next, memory_order_relaxed);
+		if (now < next ||
+		    !atomic_compare_exchange_strong_explicit(&ps->clock_next, &next,
+							     now + ps->interval,
+							     memory_order_relaxed,
+							     memory_order_relaxed))
+			return;
+	}
+	raise_to(&ps->head.clock, now);
+	qc->stats.clock_advances++;
+}
+
+/*
+ * A read barrier whose loads the caller may then date by *date: every section of every
+ * thread that a load made after this call does not see began after *date (or is the
+ * caller's own, which it sees). PS_READ_FENCE: readers fence, so a reading taken before
+ * the loads does. PS_READ_MEMBARRIER: a reading n, the clock word raised to n, then
+ * membarrier; n is published as the barrier's time for other reclaimers. The reading is
+ * taken *before* the membarrier: a reader that enters after the membarrier may not be
+ * visible to the loads, and it began after n (tests/model/ps.pml, mutant
+ * MUTANT_NOW_AFTER_BARRIER). When the caller is the only registered thread there is
+ * nobody to wait for: n, read before the registry's count, is the date and no system
+ * call is made (registry.h: a thread registering later begins its sections after the
+ * count was read). Lazily, at most one barrier per read interval in the domain, one at
+ * a time: false if the interval is not over or another lazy barrier is running.
+ */
+static bool read_barrier(struct ps *ps, struct ps_qcache *qc, bool lazy, uint64_t *date)
+{
+	if (ps->head.read & PS__READ_FENCE) {
+		*date = tsync_now_before_loads();
+		return true;
+	}
+	uint64_t n = tsync_now_before_loads();
+	if (tsync__thread_live() <= 1) {
+		*date = n;
+		return true;
+	}
+	if (lazy) {
+		if (n < atomic_load_explicit(&ps->bar_next, memory_order_relaxed) ||
+		    atomic_exchange_explicit(&ps->bar_busy, 1, memory_order_acquire) != 0) {
+			qc->stats.barrier_deferrals++;
+			return false;
+		}
+		n = tsync_now_before_loads(); /* after the exchange: a reading before the barrier */
+	}
+	raise_to(&ps->head.clock, n);
+	read_membarrier();
+	raise_to(&ps->bar_time, n);
+	atomic_store_explicit(&ps->bar_next, n + ps->interval, memory_order_relaxed);
+	if (lazy)
+		atomic_store_explicit(&ps->bar_busy, 0, memory_order_release);
+	qc->stats.barriers++;
+	*date = n;
+	return true;
+}
+
 /*
  * RT-ParSec's quiescence point (RT-SMR (RTAS 2018) Fig. 8, lines 15-22), exact: every
- * thread's record is read now. Loads follow `now` (RDTSC; LFENCE), so a thread seen
- * outside was outside at a time after `now`, and one seen inside with enter time e has
- * been inside since e: every section active at any time before min(now, e_min) - S has
- * ended or began after it (docs/design.md §2, reasons 2-4, and docs/rt.md §2). The
- * caller's own record counts like any other. The thread with the earliest enter time is
- * remembered as the blocker (for ps_stall_report).
+ * thread's record is read now, dated by `date`, a time before the loads at which every
+ * section not visible to them had not begun (PS_READ_COUNTER and PS_READ_FENCE: a reading
+ * taken before the loads, RDTSC; LFENCE; PS_READ_MEMBARRIER: a read barrier's time).
+ * A thread seen outside was outside at a time after `date`, and one seen inside since e
+ * has been inside since at least e: every section active at any time before
+ * min(date, e_min) - S has ended or began after it (docs/design.md §2, reasons 2-4, and
+ * docs/rt.md §2). The caller's own record counts like any other. The thread with the
+ * earliest start is remembered as the blocker (for ps_stall_report).
  */
 static uint64_t point_exact(struct ps *ps, unsigned me_id, struct ps__slot *me,
-			    struct ps_qcache *qc)
+			    struct ps_qcache *qc, uint64_t date)
 {
 	const uint64_t S = ps->skew;
-	const uint64_t now = tsync_now_before_loads();
 	const unsigned hw = tsync_thread_high_water();
-	uint64_t min = now;
+	uint64_t min = date;
 	int blocker = -1;
 	for (unsigned j = 0; j < hw; j++) {
 		struct ps__slot *s = j == me_id ? me : slot_if_exists(ps, j);
 		if (s == NULL)
-			continue; /* never entered a section of ps before `now` */
+			continue; /* never entered a section of ps before the date */
 		if (j != me_id)
 			qc->stats.remote_reads++;
-		uint64_t x = atomic_load_explicit(&s->exit, memory_order_acquire);
-		uint64_t e = atomic_load_explicit(&s->enter, memory_order_acquire);
-		if (x > e)
+		uint64_t w = atomic_load_explicit(&s->state, memory_order_acquire);
+		if (!st_inside(w))
 			continue;
-		if (e < min) {
-			min = e;
+		if (st_enter(w) < min) {
+			min = st_enter(w);
 			blocker = (int)j;
 		}
 	}
@@ -271,12 +441,38 @@ static uint64_t point_temporal(struct ps *ps, struct ps_qcache *qc)
 	return now > d ? now - d : 0;
 }
 
-/* The policy's point now (GENERAL uses the exact scan too), published (opt. 2). */
+/* The date of an exact scan of a GENERAL instance: the newest read barrier's, if it began
+ * less than a read interval ago; otherwise a new barrier's (lazily; if another thread's
+ * lazy barrier is running or just ran, the newest one still serves). */
+static uint64_t general_date(struct ps *ps, struct ps_qcache *qc)
+{
+	uint64_t date;
+	if (ps->head.read & PS__READ_FENCE)
+		return tsync_now_before_loads();
+	uint64_t b = atomic_load_explicit(&ps->bar_time, memory_order_acquire);
+	uint64_t now = tsync_now();
+	if (b != 0 && now < b + ps->interval)
+		return b;
+	if (read_barrier(ps, qc, true, &date))
+		return date;
+	b = atomic_load_explicit(&ps->bar_time, memory_order_acquire);
+	if (b != 0)
+		return b;
+	read_barrier(ps, qc, false, &date);
+	return date;
+}
+
+/* The policy's point now, published (opt. 2). */
 static uint64_t point_now(struct ps *ps, unsigned me_id, struct ps__slot *me,
 			  struct ps_qcache *qc)
 {
-	uint64_t q = ps->policy == PS_POLICY_TEMPORAL ? point_temporal(ps, qc)
-						       : point_exact(ps, me_id, me, qc);
+	uint64_t q;
+	if (ps->policy == PS_POLICY_TEMPORAL)
+		q = point_temporal(ps, qc);
+	else if (ps->policy == PS_POLICY_RT)
+		q = point_exact(ps, me_id, me, qc, tsync_now_before_loads());
+	else
+		q = point_exact(ps, me_id, me, qc, general_date(ps, qc));
 	publish(me, q);
 	uint64_t p = atomic_load_explicit(&me->quiesced, memory_order_relaxed);
 	return p > q ? p : q;
@@ -306,6 +502,18 @@ tsync_tick_t ps_skew_ticks(const struct ps *ps)
 	return ps->skew;
 }
 
+enum ps_read_path ps_read_path(const struct ps *ps)
+{
+	if (ps->head.read & PS__READ_TSC)
+		return PS_READ_COUNTER;
+	return (ps->head.read & PS__READ_FENCE) ? PS_READ_FENCE : PS_READ_MEMBARRIER;
+}
+
+tsync_tick_t ps_read_interval_ticks(const struct ps *ps)
+{
+	return ps->interval;
+}
+
 int ps__last_blocker(struct ps *ps, uint64_t *enter)
 {
 	struct ps__slot *me = ps__slot(ps);
@@ -326,13 +534,12 @@ int ps__oldest_section(struct ps *ps, uint64_t *enter, unsigned *inside)
 		struct ps__slot *s = slot_if_exists(ps, j);
 		if (s == NULL)
 			continue;
-		uint64_t x = atomic_load_explicit(&s->exit, memory_order_acquire);
-		uint64_t e = atomic_load_explicit(&s->enter, memory_order_acquire);
-		if (x > e)
+		uint64_t w = atomic_load_explicit(&s->state, memory_order_acquire);
+		if (!st_inside(w))
 			continue;
 		n++;
-		if (e < min) {
-			min = e;
+		if (st_enter(w) < min) {
+			min = st_enter(w);
 			who = (int)j;
 		}
 	}
@@ -341,68 +548,77 @@ int ps__oldest_section(struct ps *ps, uint64_t *enter, unsigned *inside)
 	return who;
 }
 
-/*
- * ps_quiesce. Each thread j is quiescent with respect to t when it was seen, at a time
- * that certainly follows t, outside any section or inside one that certainly began
- * after t. While checking, compute the quiescence point q this scan proves - the
- * earliest of (the scan's start, every observed in-section enter time, every cached
- * view's time), less the skew bound - and publish it on the caller's line (opt. 2).
- */
-bool ps_quiesce(struct ps *ps, tsync_tick_t t)
+/* The outcome of one pass over the threads. */
+enum pass_result {
+	PASS_OK,      /* every thread is quiescent with respect to t */
+	PASS_PEER,    /* another thread's published point answered (already published) */
+	PASS_BLOCKED, /* a thread is (or may be) inside a section that began by t + S */
+	PASS_NEED,    /* threads were seen outside, and no barrier dates the pass */
+};
+
+/* What one pass proves. min: the earliest date, start and view time it accepted (the
+ * published point is min - S - 1). own: for free times read by the caller before the
+ * call, the largest one it proves quiescent (UINT64_MAX: all of them); see ps__quiesce_own. */
+struct pass_out {
+	uint64_t min, own;
+};
+
+static inline void lower(uint64_t *x, uint64_t v)
 {
-	unsigned me_id = tsync__self();
-	struct ps__slot *me = ps__slot(ps);
-	struct ps_qcache *qc = qcache_of(ps, me);
+	if (v < *x)
+		*x = v;
+}
+
+/*
+ * One pass of ps_quiesce(t) over the threads, from the caller's own id (optimisation
+ * 4). covered: the pass's loads follow a read barrier that serves t, whose time is
+ * `date`; then a thread seen outside was outside at `date`, after t (and, if `mine`,
+ * the barrier was made by this call, after every free time the caller read before it).
+ * Without it a thread seen outside (or without a record) may have begun a section whose
+ * store is not yet visible, so the pass reports PASS_NEED, but it goes on looking for a
+ * thread inside a section begun by t + S, which makes the call fail without a barrier.
+ * A thread seen inside since e > t + S is quiescent either way: a newer state it may be
+ * in began later still.
+ */
+static enum pass_result pass(struct ps *ps, unsigned me_id, struct ps__slot *me,
+			     struct ps_qcache *qc, uint64_t t, bool covered, bool mine,
+			     uint64_t date, struct pass_out *out)
+{
 	const uint64_t S = ps->skew;
-	qc->stats.quiesce_calls++;
-
-	/* Optimisation 2, own point: every section active at or before it has ended. */
-	if (t <= atomic_load_explicit(&me->quiesced, memory_order_acquire)) {
-		qc->stats.own_point_hits++;
-		qc->stats.quiesce_true++;
-		return true;
-	}
-	if (ps->policy != PS_POLICY_GENERAL) {
-		/* RT / TEMPORAL (RT-SMR (RTAS 2018) Figs. 8-9): compare with a fresh point. */
-		uint64_t q = point_now(ps, me_id, me, qc);
-		if (t <= q) {
-			qc->stats.quiesce_true++;
-			return true;
-		}
-		return false;
-	}
-
-	/* Loads below observe the other threads at or after `now` (RDTSC; LFENCE). */
-	const uint64_t now = tsync_now_before_loads();
-	uint64_t min = now;
 	const unsigned hw = tsync_thread_high_water();
-
-	/* Optimisation 4: start at our own id (and check ourselves first, for free). */
+	/* a thread seen outside at `date`: free times before date - S are quiescent */
+	const uint64_t outside_own = mine ? UINT64_MAX : date - S - 1;
+	bool need = false;
 	for (unsigned k = 0; k < hw; k++) {
 		unsigned j = me_id + k;
 		if (j >= hw)
 			j -= hw;
 		struct ps__slot *s = j == me_id ? me : slot_if_exists(ps, j);
 		if (s == NULL) {
-			/* No record: j never entered a section of ps before `now` (its record is
-			 * published before its first enter store, docs/design.md §2.3). */
+			/* No record: j never entered a section of ps before the record existed;
+			 * like a thread seen outside, believed after a barrier
+			 * (docs/design.md §2.3). */
+			if (covered)
+				lower(&out->own, outside_own);
+			else
+				need = true;
 			continue;
 		}
 		struct ps_view *v = NULL;
 		if (j != me_id) {
 			v = view_of(qc, j);
-			/* Optimisation 3: a view taken certainly after t answers for t. */
+			/* Optimisation 3: a view that stands for a time certainly after t. */
 			if (v && v->at > t + S) {
-				if (v->exit > v->enter) {
+				if (!st_inside(v->state)) {
 					qc->stats.cache_hits++;
-					if (v->at < min)
-						min = v->at;
+					lower(&out->min, v->at);
+					lower(&out->own, v->at - S - 1);
 					continue;
 				}
-				if (v->enter > t + S) {
+				if (st_enter(v->state) > t + S) {
 					qc->stats.cache_hits++;
-					if (v->enter < min)
-						min = v->enter;
+					lower(&out->min, st_enter(v->state));
+					lower(&out->own, st_enter(v->state) - S - 1);
 					continue;
 				}
 			}
@@ -410,42 +626,140 @@ bool ps_quiesce(struct ps *ps, tsync_tick_t t)
 			uint64_t qj = atomic_load_explicit(&s->quiesced, memory_order_acquire);
 			if (qj >= t) {
 				qc->stats.peer_point_hits++;
-				qc->stats.quiesce_true++;
 				publish(me, qj);
-				return true;
+				out->own = qj;
+				return PASS_PEER;
 			}
 			qc->stats.remote_reads++;
 		}
-		/* exit before enter: if we see exit == enter + 1 for the enter we then read,
-		 * j was outside between the two loads (docs/design.md §2.2). */
-		uint64_t x = atomic_load_explicit(&s->exit, memory_order_acquire);
-		uint64_t e = atomic_load_explicit(&s->enter, memory_order_acquire);
-		if (v) {
-			v->enter = e;
-			v->exit = x;
-			v->at = now;
+		uint64_t w = atomic_load_explicit(&s->state, memory_order_acquire);
+		if (v && covered) {
+			v->state = w;
+			v->at = date;
 		}
-		if (x > e)
-			continue; /* outside at a time after `now`: bounded by min = now already */
-		if (e > t + S) {
-			if (e < min)
-				min = e;
+		if (st_inside(w)) {
+			uint64_t e = st_enter(w);
+			if (e > t + S) { /* began after t */
+				lower(&out->min, e);
+				lower(&out->own, e - S - 1);
+				continue;
+			}
+			qc->blocker = (int)j;
+			qc->blocker_enter = e;
+			return PASS_BLOCKED;
+		}
+		/* Outside: the caller's own record is exact; another's, after a barrier. */
+		if (j == me_id)
 			continue;
-		}
-		qc->blocker = (int)j;
-		qc->blocker_enter = e;
-		return false; /* j is (or may be) inside a section that began by t */
+		if (covered)
+			lower(&out->own, outside_own);
+		else
+			need = true;
 	}
+	return need ? PASS_NEED : PASS_OK;
+}
+
+/*
+ * ps_quiesce's GENERAL path. Each thread j is quiescent with respect to t when it was
+ * seen inside a section that certainly began after t, or outside any section at a time
+ * that certainly follows t: the pass is dated by a read barrier that began after t's
+ * unlink (its time exceeds t + S, or this call made it), or with PS_READ_FENCE by a
+ * reading before the loads. The first pass uses the newest barrier if it serves t;
+ * otherwise it only looks for a thread in the way, and if none is, a barrier is made
+ * (lazily: if the read interval allows) and a second pass decides. On success the point
+ * this proves - the earliest of the date, every accepted start and view time, less the
+ * skew bound; and t - S - 1 - is published on the caller's line (opt. 2). Returns 0 (not
+ * yet) or the bound of ps__quiesce_own (>= t).
+ */
+static uint64_t quiesce_general(struct ps *ps, unsigned me_id, struct ps__slot *me,
+				struct ps_qcache *qc, uint64_t t, bool lazy)
+{
+	const uint64_t S = ps->skew;
+	uint64_t date;
+	bool covered, mine;
+	/* Sections that begin from now on should begin "after t": move the clock word past
+	 * t + S if it is not (lazily: once per read interval in the domain). Sections that
+	 * began with an older word hold t until they end (docs/design.md §2.5). */
+	if (atomic_load_explicit(&ps->head.clock, memory_order_relaxed) <= t + S)
+		clock_advance(ps, qc, tsync_now(), lazy);
+	struct pass_out out = {UINT64_MAX, UINT64_MAX};
+	if (ps->head.read & PS__READ_FENCE) {
+		/* Loads below observe the other threads at or after `date` (RDTSC; LFENCE). */
+		date = tsync_now_before_loads();
+		covered = mine = true;
+		out.min = date;
+	} else {
+		date = atomic_load_explicit(&ps->bar_time, memory_order_acquire);
+		covered = date > t + S;
+		mine = false;
+		out.min = covered ? date : tsync_now_before_loads();
+		/* Lazily, when no barrier may be made yet, a pass could only succeed if every
+		 * other thread were inside a section begun after t: not worth its loads. */
+		if (!covered && lazy && out.min < atomic_load_explicit(&ps->bar_next,
+								      memory_order_relaxed) &&
+		    tsync__thread_live() > 1) {
+			qc->stats.barrier_deferrals++;
+			return 0;
+		}
+	}
+	enum pass_result r = pass(ps, me_id, me, qc, t, covered, mine, date, &out);
+	if (r == PASS_NEED) {
+		if (!read_barrier(ps, qc, lazy, &date))
+			return 0;
+		out.min = date;
+		out.own = UINT64_MAX;
+		r = pass(ps, me_id, me, qc, t, true, true, date, &out);
+	}
+	if (r == PASS_BLOCKED)
+		return 0;
 	qc->stats.quiesce_true++;
+	if (r == PASS_PEER)
+		return out.own;
 	/* Both are quiescence points (docs/design.md §2, reason 4): min - S - 1, and
 	 * t - S - 1 (a free time that low was read before t). Not t itself: a free time
 	 * t' <= t read after this scan on a CPU whose counter lags may belong to an object
-	 * that a section begun after the scan still holds (tests/model/ps.pml found it; its
-	 * mutant model_ps_publish_t keeps the old max(q, t)). */
-	uint64_t q = min > S + 1 ? min - S - 1 : 0;
+	 * that a section begun after the scan still holds (tests/model/ps.pml,
+	 * MUTANT_PUBLISH_T). */
+	uint64_t q = out.min > S + 1 ? out.min - S - 1 : 0;
 	uint64_t tq = t > S + 1 ? t - S - 1 : 0;
 	publish(me, q > tq ? q : tq);
-	return true;
+	return out.own;
+}
+
+static uint64_t quiesce(struct ps *ps, tsync_tick_t t, bool lazy)
+{
+	unsigned me_id = tsync__self();
+	struct ps__slot *me = ps__slot(ps);
+	struct ps_qcache *qc = qcache_of(ps, me);
+	qc->stats.quiesce_calls++;
+
+	/* Optimisation 2, own point: every section active at or before it has ended. */
+	uint64_t p = atomic_load_explicit(&me->quiesced, memory_order_acquire);
+	if (t <= p) {
+		qc->stats.own_point_hits++;
+		qc->stats.quiesce_true++;
+		return p;
+	}
+	if (ps->policy != PS_POLICY_GENERAL) {
+		/* RT / TEMPORAL (RT-SMR (RTAS 2018) Figs. 8-9): compare with a fresh point. */
+		uint64_t q = point_now(ps, me_id, me, qc);
+		if (t <= q) {
+			qc->stats.quiesce_true++;
+			return q;
+		}
+		return 0;
+	}
+	return quiesce_general(ps, me_id, me, qc, t, lazy);
+}
+
+bool ps_quiesce(struct ps *ps, tsync_tick_t t)
+{
+	return quiesce(ps, t, false) != 0;
+}
+
+uint64_t ps__quiesce_own(struct ps *ps, tsync_tick_t t, bool lazy)
+{
+	return quiesce(ps, t, lazy);
 }
 
 void ps_synchronize(struct ps *ps)

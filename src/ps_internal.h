@@ -19,5 +19,19 @@ int ps__oldest_section(struct ps *ps, uint64_t *enter, unsigned *inside);
 /* Thread tid's slot and quiescence cache in ps, allocated if missing (owner-only fields:
  * thread tid, or the registry's thread_prepare); 0, or -1 with errno = ENOMEM. */
 int ps__thread_prepare(struct ps *ps, unsigned tid);
+/*
+ * ps_quiesce for a reclaimer's own queue. t: the oldest free time in it. Returns 0 if t
+ * is not proven quiescent ("not yet"), else a bound u >= t: every free time <= u that the
+ * caller read (or that happens-before the call) before the call is quiescent - with a
+ * read barrier made in this call that is every such free time not held by a section
+ * seen inside (UINT64_MAX when none is), which is more than the published point says:
+ * u is for the caller's queue only, never a point for later free times. lazy (ps_free's
+ * and ps_alloc's reclamations): where a read barrier is needed and the read interval
+ * since the domain's last one is not over (or another lazy barrier is running), answer
+ * 0 at once instead of making one; the clock word likewise moves at most once per
+ * interval. Otherwise as ps_quiesce (which is ps__quiesce_own(ps, t, false) != 0).
+ */
+#include <stdbool.h>
+uint64_t ps__quiesce_own(struct ps *ps, uint64_t t, bool lazy);
 
 #endif

@@ -194,21 +194,17 @@ step_quiesce(struct ps_mem *m, uint64_t t, int scan, bool ext,
 		*q = ps_quiesce_time(m->ps);
 		ok = t <= *q;
 	} else {
-		/* RECLAIM_ALL: a fresh reading, taken after every queued object's stamp (ours,
-		 * and an adopted orphan's, stamped before its thread exited). */
-		uint64_t newest = scan == RECLAIM_ALL ? tsync_now_ordered() : 0;
-		if (newest > t && ps_quiesce(m->ps, newest)) {
-			/* Every object now in our queue was unlinked before `newest` was read,
-			 * and every section active then has ended: all may go. A point for this
-			 * call's queue only - the published one stays lower (docs/design.md §2,
-			 * reason 4: `newest` is no point for frees stamped after it). */
+		/* Every object in our queue was stamped before this call (ours, or an
+		 * adopted orphan's, stamped before its thread exited): the bound covers
+		 * what the scan proves of all of them, not only the head - for this queue
+		 * only; the published point stays lower (docs/design.md §2, reason 4).
+		 * ps_free/ps_alloc ask lazily (a read barrier at most once per read interval);
+		 * an explicit reclaim or a thread exit does not wait for the interval. */
+		uint64_t u = ps__quiesce_own(m->ps, t, scan != RECLAIM_ALL);
+		ok = u != 0;
+		if (ok) {
 			uint64_t p = ps__quiescence_point(m->ps);
-			*q = p > newest ? p : newest;
-			ok = true;
-		} else {
-			ok = ps_quiesce(m->ps, t);
-			if (ok)
-				*q = ps__quiescence_point(m->ps); /* the head goes even if t > *q */
+			*q = p > u ? p : u;
 		}
 	}
 	if (timed)
@@ -290,7 +286,10 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 		if (h == pt->unstamped)
 			break; /* the rest has no free time yet */
 		uint64_t t = atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
-		if (t > q) {
+		/* h heads the known garbage (an earlier call proved it quiescent: through a
+		 * point, or through a bound for this queue, ps__quiesce_own) or is older than
+		 * the point q; otherwise one quiescence computation per call. */
+		if (t > q && pt->ngarb == 0) {
 			if (scanned)
 				break;
 			scanned = attempted = true;

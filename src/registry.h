@@ -34,5 +34,12 @@ void tsync__client_remove(struct tsync__client *c);
 /* Register the calling thread lazily (no thread_prepare) unless it is registered:
  * 0, or -1 with errno = EAGAIN (capacity) or ENOMEM. For calls that can return it. */
 int tsync__thread_try_lazy(void);
+/* The number of registered threads, without the registry mutex: a seq_cst load of a
+ * count changed by seq_cst read-modify-writes, incremented when a thread registers
+ * (before its first section of any instance) and decremented after its exit hooks ran
+ * (which close its sections). A caller that is registered and reads 1 is the only
+ * registered thread: any other registers after the load, so its sections begin after
+ * it (src/ps.c's read barrier relies on this, docs/design.md §2.4). */
+unsigned tsync__thread_live(void);
 
 #endif

@@ -28,6 +28,10 @@ static unsigned char *id_used;
 #define ID_LAZY 1
 #define ID_EXPLICIT 2
 static unsigned nregistered;
+/* nregistered again, for lock-free readers (tsync__thread_live): changed with seq_cst
+ * read-modify-writes under reg_lock, before a new thread's first section and after an
+ * exiting thread's exit hooks. */
+static _Atomic unsigned live;
 static _Atomic unsigned high_water;
 static struct tsync__client clients = {.prev = &clients, .next = &clients};
 static pthread_key_t exit_key;
@@ -98,6 +102,11 @@ int tsync_thread_set_capacity(unsigned n)
 unsigned tsync_thread_high_water(void)
 {
 	return atomic_load_explicit(&high_water, memory_order_acquire);
+}
+
+unsigned tsync__thread_live(void)
+{
+	return atomic_load_explicit(&live, memory_order_seq_cst);
 }
 
 unsigned tsync_thread_count(void)
@@ -191,6 +200,7 @@ static int register_self(bool explicit_reg)
 	}
 	id_used[id] = explicit_reg ? ID_EXPLICIT : ID_LAZY;
 	nregistered++;
+	atomic_fetch_add_explicit(&live, 1, memory_order_seq_cst);
 	if (id + 1 > atomic_load_explicit(&high_water, memory_order_relaxed))
 		atomic_store_explicit(&high_water, id + 1, memory_order_seq_cst);
 	pthread_mutex_unlock(&reg_lock);
@@ -230,6 +240,7 @@ static void unregister_id(unsigned tid)
 		c->thread_exit(c, tid);
 	id_used[tid] = 0;
 	nregistered--;
+	atomic_fetch_sub_explicit(&live, 1, memory_order_seq_cst);
 	pthread_mutex_unlock(&reg_lock);
 	tsync__tid1 = 0;
 	self_explicit = false;

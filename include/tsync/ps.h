@@ -6,16 +6,27 @@
  * A parallel section is the span between ps_enter() and ps_exit() in which a thread may
  * hold references into a data structure protected by a struct ps. Entering and leaving
  * store only to the calling thread's own cache line and read no line that updaters
- * write. An object unlinked and freed at time t may be reused once every section that
- * was active at t has ended; ps_quiesce(ps, t) decides that without waiting, applying the
- * clock's skew bound S (<tsync/clock.h>) to every comparison.
+ * write often. An object unlinked and freed at time t may be reused once every section
+ * that was active at t has ended; ps_quiesce(ps, t) decides that without waiting for any
+ * thread, applying the clock's skew bound S (<tsync/clock.h>) to every comparison.
+ *
+ * The read path (enum ps_read_path). A section publishes its start as a time no later
+ * than its true start: by default (GENERAL policy) the domain's clock word, a counter
+ * reading that reclaimers advance, so ps_enter reads no counter and executes no fence;
+ * a reclaimer believes what it sees of a thread outside a section only after a read
+ * barrier, membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which makes every running
+ * thread's earlier stores visible (the asymmetric fence of liburcu's memb flavour).
+ * Where the kernel has no such membarrier, ps_enter adds a full fence instead. The RT
+ * and TEMPORAL policies keep exact start times: ps_enter reads the counter and fences,
+ * as their analysis assumes (docs/rt.md §2). docs/design.md §2 gives the argument.
  *
  * The four optimisations of ParSec (EuroSys 2016) §3.3 are implemented:
- *  1. one timestamp per section: exit is stored as enter + 1 (no second counter read);
+ *  1. one timestamp per section: the state word holds the start and an inside bit, and
+ *     ps_exit clears the bit (no second counter read);
  *  2. each thread publishes its last computed quiescence point on its own line, and a
  *     quiescer stops as soon as it finds its own or any other thread's point >= t;
- *  3. each thread caches the enter/exit values it read from every other thread with the
- *     time it read them, and reuses them for any t older than that time;
+ *  3. each thread caches the state words it read from every other thread with the
+ *     time they stand for, and reuses them for any t older than that time;
  *  4. each thread starts its scan at its own id, spreading the reads of popular lines.
  *
  * Several struct ps are independent (ParSec (EuroSys 2016), "nested parallel
@@ -93,8 +104,36 @@ struct ps_config {
 	int policy;           /* enum ps_policy (default PS_POLICY_GENERAL) */
 	uint64_t grace_ns;    /* PS_POLICY_TEMPORAL: the grace period, nanoseconds (> 0);
 			       * must be 0 for the other policies */
+	uint64_t read_interval_ns; /* GENERAL: the least time between two read barriers or
+			       * two clock-word advances that ps_free's reclamation issues
+			       * (ps_quiesce, ps_synchronize and explicit reclaims do not
+			       * wait for it); 0: PS_READ_INTERVAL_NS. Must be 0 for the
+			       * other policies. */
 };
-#define PS_CONFIG_INIT {sizeof(struct ps_config), 0, PS_POLICY_GENERAL, 0}
+#define PS_CONFIG_INIT {sizeof(struct ps_config), 0, PS_POLICY_GENERAL, 0, 0}
+
+/* The default read interval: 50 us. docs/design.md §2.5 has the measurements behind it
+ * (what a barrier costs the readers it interrupts, against how long it keeps frees
+ * waiting). */
+#define PS_READ_INTERVAL_NS 50000u
+
+/*
+ * How an instance's sections publish their start, fixed at ps_create.
+ *
+ *  PS_READ_MEMBARRIER  GENERAL where the kernel has MEMBARRIER_CMD_PRIVATE_EXPEDITED:
+ *                      ps_enter loads the domain clock word and stores the state word;
+ *                      no counter read, no fence. Reclaimers issue read barriers.
+ *  PS_READ_FENCE       GENERAL without it (or with the environment variable
+ *                      TSYNC_MEMBARRIER=0 at ps_create): the clock word, then a full
+ *                      fence after the store.
+ *  PS_READ_COUNTER     RT and TEMPORAL: a counter reading, then a full fence; start
+ *                      times are exact.
+ */
+enum ps_read_path {
+	PS_READ_MEMBARRIER = 0,
+	PS_READ_FENCE = 1,
+	PS_READ_COUNTER = 2,
+};
 
 /*
  * ps_create - a new, independent parallel-section domain.
@@ -103,10 +142,11 @@ struct ps_config {
  * Returns:    the instance; NULL with errno = ENOMEM (also when the records of the
  *             explicitly registered threads, allocated now, cannot be: <tsync/thread.h>),
  *             or EINVAL (bad cfg->size, unknown policy, TEMPORAL without grace_ns,
- *             grace_ns with another policy).
+ *             grace_ns or read_interval_ns with another policy).
  * Progress:   blocking (allocates, also every explicitly registered thread's record;
  *             takes the registry mutex); initialises the clock (<tsync/clock.h>) if
- *             needed.
+ *             needed; the first GENERAL instance of the process registers it for
+ *             private expedited membarriers (one system call, see ps_read_path).
  * Caller:     any thread.
  * Implements: ParSec (EuroSys 2016) §3.3; policies: RT-SMR (RTAS 2018) §IV.
  */
@@ -130,22 +170,34 @@ void ps_destroy(struct ps *ps);
  *             made unreachable (what ps_free records).
  * Returns:    true at once, whatever the policy, if t <= the caller's own published
  *             point (ps_quiescence_point). Otherwise, GENERAL: true only if, for every
- *             registered thread j, j was observed (now, or at a cached time that
- *             follows t by more than S) outside any section, or inside a section that
- *             began more than S after t; or if some other thread already published a
- *             quiescence point >= t. RT: true iff t <= a fresh exact quiescence point
- *             (ps_quiesce_time); no cached view and no other thread's point is used.
- *             TEMPORAL: true iff t + grace + S < now (no record is read).
+ *             registered thread j, j was observed inside a section that began more
+ *             than S after t, or outside any section at a time certainly after t: a
+ *             read barrier's time, or a cached time, that follows t by more than S, or
+ *             a read barrier this call issued (PS_READ_MEMBARRIER; with PS_READ_FENCE a
+ *             reading taken before the loads); or if some other thread already
+ *             published a quiescence point >= t. RT: true iff t <= a fresh exact
+ *             quiescence point (ps_quiesce_time); no cached view and no other thread's
+ *             point is used. TEMPORAL: true iff t + grace + S < now (no record is read).
  *             False means "not yet": call again later. The caller's own sections count
  *             too: a thread inside a section that began before t makes
  *             ps_quiesce(ps, t) false, even when it is the caller. A true result
- *             publishes t (or a later proven point) as the caller's quiescence point.
+ *             publishes t - S - 1 (or a later proven point) as the caller's point. A
+ *             false result caused by a section whose start is not after t + S raises
+ *             the domain clock word to now, so that that thread's next section starts
+ *             after t (the liveness argument of docs/design.md §2.5).
  * Progress:   wait-free: O(threads) loads in the worst case, usually O(1)
- *             (optimisations 2 and 3); never waits.
+ *             (optimisations 2 and 3), and with PS_READ_MEMBARRIER at most one
+ *             membarrier system call, made only when no thread was seen inside a
+ *             section begun by t + S and no barrier since t + S is known; it returns
+ *             once every CPU running one of the process's threads has executed a full
+ *             barrier (an interrupt, microseconds), and waits for no section. When the
+ *             caller is the only registered thread no barrier is needed and none is
+ *             made. Never sleeps.
  * Ordering:   acquire: a true result happens-after the exit of every such section.
  * Caller:     any thread, inside or outside a section.
- * Implements: ParSec (EuroSys 2016) §3.2-3.3; RT and TEMPORAL: RT-SMR (RTAS 2018)
- *             §IV-A/B, Figs. 8 and 9.
+ * Implements: ParSec (EuroSys 2016) §3.2-3.3 (the read barrier is tsync's: see
+ *             docs/design.md §2); RT and TEMPORAL: RT-SMR (RTAS 2018) §IV-A/B, Figs. 8
+ *             and 9.
  */
 bool ps_quiesce(struct ps *ps, tsync_tick_t t);
 
@@ -155,15 +207,19 @@ bool ps_quiesce(struct ps *ps, tsync_tick_t t);
  * Every section of ps active at or before the returned time has ended, so an object
  * whose free time (ps_free's stamp) is <= it may be reused.
  *
- * Returns:    a time in ticks. GENERAL, RT: reads every registered thread's record
- *             (exact: no cached view, no published point) and returns min(scan start,
- *             earliest enter time of a thread now inside a section) - S - 1; the
- *             caller's own section counts. TEMPORAL: now - grace - S - 1 (0 if that is
- *             negative); reads no record. If the caller's previously published point
- *             (ps_quiescence_point) is later, that one is returned instead (it is
- *             proven too). The result is published as the caller's point (which never
- *             decreases).
- * Progress:   wait-free: O(threads) loads (GENERAL, RT), O(1) (TEMPORAL).
+ * Returns:    a time in ticks. RT: reads every registered thread's record now (exact:
+ *             no cached view, no published point) and returns min(scan start, earliest
+ *             start of a section in progress) - S - 1; the caller's own section counts.
+ *             GENERAL: the same scan, dated by the newest read barrier instead of the
+ *             scan's start (PS_READ_MEMBARRIER: a barrier is issued first unless one
+ *             began less than the read interval ago; PS_READ_FENCE: a reading before
+ *             the loads), so the point may lag now by the read interval plus S.
+ *             TEMPORAL: now - grace - S - 1 (0 if that is negative); reads no record. If
+ *             the caller's previously published point (ps_quiescence_point) is later,
+ *             that one is returned instead (it is proven too). The result is published
+ *             as the caller's point (which never decreases).
+ * Progress:   wait-free: O(threads) loads (GENERAL, RT), O(1) (TEMPORAL); GENERAL with
+ *             PS_READ_MEMBARRIER at most one membarrier system call (see ps_quiesce).
  * Ordering:   acquire loads of the records: every section that ended by the returned
  *             time happens-before the return.
  * Caller:     any thread.
@@ -173,11 +229,14 @@ bool ps_quiesce(struct ps *ps, tsync_tick_t t);
 tsync_tick_t ps_quiesce_time(struct ps *ps);
 
 /*
- * ps_policy, ps_grace_ticks, ps_skew_ticks - an instance's configuration.
+ * ps_policy, ps_grace_ticks, ps_skew_ticks, ps_read_path, ps_read_interval_ticks - an
+ * instance's configuration.
  *
  * Returns:    ps_policy: the policy ps was created with. ps_grace_ticks: its grace
  *             period in ticks (0 unless TEMPORAL). ps_skew_ticks: the skew bound ps
  *             applies to every comparison, in ticks (S + cfg->skew_margin + 1).
+ *             ps_read_path: how its sections publish their start (enum ps_read_path).
+ *             ps_read_interval_ticks: the read interval in ticks (0 unless GENERAL).
  * Progress:   wait-free (reads fields fixed at creation).
  * Caller:     any thread.
  * Implements: RT-SMR (RTAS 2018) §IV (policies); ParSec (EuroSys 2016) §3.2 (skew).
@@ -185,6 +244,8 @@ tsync_tick_t ps_quiesce_time(struct ps *ps);
 enum ps_policy ps_policy(const struct ps *ps);
 tsync_tick_t ps_grace_ticks(const struct ps *ps);
 tsync_tick_t ps_skew_ticks(const struct ps *ps);
+enum ps_read_path ps_read_path(const struct ps *ps);
+tsync_tick_t ps_read_interval_ticks(const struct ps *ps);
 
 /*
  * ps_synchronize - wait until every section of ps active now has ended.
@@ -192,7 +253,9 @@ tsync_tick_t ps_skew_ticks(const struct ps *ps);
  * The classic grace period, for callers that want to free memory themselves.
  *
  * Progress:   blocking: retries ps_quiesce, spinning briefly with tsync_arch_relax()
- *             and then calling sched_yield() between tries.
+ *             and then calling sched_yield() between tries; with PS_READ_MEMBARRIER
+ *             usually one membarrier system call in all (tries that find a section in
+ *             the way make none).
  * Ordering:   as a true ps_quiesce: the exit of every such section happens-before the
  *             return.
  * Caller:     any thread outside a section of ps (inside one it would wait for itself:
@@ -225,6 +288,10 @@ struct ps_stats {
 				   * (opt. 3), count of thread records */
 	uint64_t remote_reads;    /* per-thread checks that read the other thread's line,
 				   * count of thread records */
+	uint64_t barriers;        /* read barriers (membarrier calls) made, count */
+	uint64_t barrier_deferrals; /* ps_free's reclamations that found a barrier needed
+				   * and the read interval not yet over, count */
+	uint64_t clock_advances;  /* domain clock-word advances made, count */
 };
 /*
  * ps_stats_thread - the calling thread's ps_quiesce counters for ps.
@@ -240,11 +307,13 @@ int ps_stats_thread(struct ps *ps, struct ps_stats *out);
 
 /* ---- inline fast path (internal layout; do not use the ps__ names directly) ---- */
 
-/* One per thread per instance, on its own cache line. enter/exit/quiesced are written
+/* One per thread per instance, on its own cache line. state and quiesced are written
  * only by the owning thread (or by the registry when the owner exits). */
 struct ps__slot {
-	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t enter; /* start of the outermost section */
-	_Atomic uint64_t exit;     /* enter + 1 once that section ended; > enter when outside */
+	/* 2e + 1: inside the outermost section, which began at or after time e; 2e:
+	 * outside (e: the last section's start). One word, so one load sees a state the
+	 * thread was in (docs/design.md §2). */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t state;
 	_Atomic uint64_t quiesced; /* owner's last computed quiescence point (opt. 2) */
 	uint32_t depth;            /* nesting depth, owner only */
 	uint32_t pad_;
@@ -255,8 +324,16 @@ struct ps__slot {
 struct ps__chunk {
 	struct ps__slot slot[PS__CHUNK];
 };
+/* The first cache line of a struct ps: what ps_enter reads. chunks and read are fixed
+ * at creation; clock is written by reclaimers, at most once per read interval from
+ * ps_free's reclamation (so a reader misses on this line that often). */
+#define PS__READ_FENCE 1u   /* a full fence after the enter store */
+#define PS__READ_TSC 2u     /* the counter, not the clock word, dates a section */
 struct ps__head {
 	struct ps__chunk *_Atomic *chunks; /* capacity / PS__CHUNK entries, filled lazily */
+	uint32_t read;                     /* PS__READ_* */
+	uint32_t pad_;
+	_Atomic uint64_t clock;            /* the domain clock word: a counter reading */
 };
 struct ps__slot *ps__slot_slow(struct ps *ps, unsigned tid);
 void ps__exit_unbalanced(void);
@@ -281,44 +358,52 @@ static inline tsync_tick_t ps__quiescence_point(struct ps *ps)
 /*
  * ps_enter, ps_exit - begin and end a parallel section of ps.
  *
- * Sections nest; only the outermost pair records times. ps_enter stores the current
- * time (made strictly greater than the thread's previous enter time) to the caller's own
- * line; the outermost ps_exit stores exit = enter + 1 there. After the outermost exit the
- * caller must hold no reference to memory protected by ps.
+ * Sections nest; only the outermost pair records anything. ps_enter stores to the
+ * caller's own line that it is inside a section begun at or after time e, where e is
+ * the domain clock word (PS_READ_MEMBARRIER, PS_READ_FENCE) or a counter reading
+ * (PS_READ_COUNTER); the outermost ps_exit stores that it is outside. After the
+ * outermost exit the caller must hold no reference to memory protected by ps.
  *
- * Progress:   wait-free; no shared store, no counter read in ps_exit. An explicitly
- *             registered thread (tsync_thread_register) has its record already: nothing
- *             is allocated. A lazily registered one allocates its record on its first
- *             ps_enter (or other call) on ps (out of line), and aborts with a diagnostic
- *             if that fails or the registry is full (<tsync/thread.h>).
- * Ordering:   ps_enter: release store of the enter time (the previous section's accesses
- *             happen-before any scanner that sees the new time), then a seq_cst fence:
- *             the store is globally visible before any load the section makes, so a
- *             reclaimer that does not see it cannot have unlinked anything the section
- *             reads (docs/design.md §2). ps_exit: release store of the exit time: every
- *             load of the section happens-before a reclaimer's acquire load that
- *             observes it.
+ * Progress:   wait-free: two loads and a store to the caller's own line, one load of
+ *             the instance's first line (shared, written once per read interval at
+ *             most); no counter read (except PS_READ_COUNTER) and no fence (except
+ *             PS_READ_FENCE and PS_READ_COUNTER). An explicitly registered thread
+ *             (tsync_thread_register) has its record already: nothing is allocated. A
+ *             lazily registered one allocates its record on its first ps_enter (or
+ *             other call) on ps (out of line), and aborts with a diagnostic if that
+ *             fails or the registry is full (<tsync/thread.h>).
+ * Ordering:   ps_enter: acquire load of the clock word, then release store of the state
+ *             (the previous section's accesses happen-before any scanner that sees the
+ *             new one); the section's loads follow the store in program order (a
+ *             compiler barrier; a seq_cst fence for PS_READ_FENCE and PS_READ_COUNTER),
+ *             which a reclaimer's read barrier turns into visibility (docs/design.md
+ *             §2). ps_exit: release store: every access of the section happens-before
+ *             a reclaimer's acquire load that observes it.
  * Caller:     any thread (ps_enter registers it lazily if needed, see Progress).
  *             ps_exit: the caller must be inside a section of ps; an unbalanced exit
  *             aborts with a diagnostic when the caller's code is compiled without NDEBUG
  *             (ps_exit is inline, so the caller's build flags decide).
- * Implements: ParSec (EuroSys 2016) §2.2 and §3.3, optimisation 1.
+ * Implements: ParSec (EuroSys 2016) §2.2 and §3.3, optimisation 1; the clock word and
+ *             the read barrier are tsync's (docs/design.md §2).
  */
 static inline void ps_enter(struct ps *ps)
 {
 	struct ps__slot *s = ps__slot(ps);
 	if (s->depth++ == 0) {
-		uint64_t e = tsync_now();
-		uint64_t prev = atomic_load_explicit(&s->enter, memory_order_relaxed);
-		/* Strictly increasing per thread, also after migrating to a CPU whose counter
-		 * reads lower: a scanner that sees exit == old enter + 1 must never mistake it
-		 * for the exit of this section (docs/design.md §2, reason 1). */
-		if (TSYNC_UNLIKELY(e <= prev))
-			e = prev + 1;
-		/* release: the previous section's exit happens-before a scanner that sees this
-		 * enter and concludes "began after t" (docs/design.md §2, reason 2). */
-		atomic_store_explicit(&s->enter, e, memory_order_release);
-		atomic_thread_fence(memory_order_seq_cst);
+		struct ps__head *h = (struct ps__head *)ps;
+		uint32_t read = h->read;
+		/* A time no later than the section's start: the clock word was stored before
+		 * this load; acquire keeps the section's loads after it. */
+		uint64_t e = TSYNC_UNLIKELY(read & PS__READ_TSC)
+				 ? tsync_now()
+				 : atomic_load_explicit(&h->clock, memory_order_acquire);
+		atomic_store_explicit(&s->state, 2 * e + 1, memory_order_release);
+		if (TSYNC_UNLIKELY(read & PS__READ_FENCE))
+			atomic_thread_fence(memory_order_seq_cst);
+		else
+			/* The section's loads stay after the store in program order; a read
+			 * barrier makes the store visible before the reclaimer trusts its scan. */
+			atomic_signal_fence(memory_order_seq_cst);
 	}
 }
 
@@ -330,9 +415,9 @@ static inline void ps_exit(struct ps *ps)
 		ps__exit_unbalanced();
 #endif
 	if (--s->depth == 0)
-		atomic_store_explicit(&s->exit,
-				      atomic_load_explicit(&s->enter, memory_order_relaxed) + 1,
-				      memory_order_release);
+		atomic_store_explicit(
+		    &s->state, atomic_load_explicit(&s->state, memory_order_relaxed) & ~(uint64_t)1,
+		    memory_order_release);
 }
 
 /*

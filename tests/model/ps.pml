@@ -1,69 +1,86 @@
 /*
  * tests/model/ps.pml - ParSec parallel sections and ps_quiesce (GENERAL policy) as in
- * include/tsync/ps.h (ps_enter, ps_exit) and src/ps.c (ps_quiesce); the argument is
- * docs/design.md §1-2, the specification ParSec (EuroSys 2016) §3.2-3.3.
+ * include/tsync/ps.h (ps_enter, ps_exit) and src/ps.c (ps_quiesce, the read barrier); the
+ * argument is docs/design.md §1-2, the specification ParSec (EuroSys 2016) §3.2-3.3.
+ *
+ * Three read paths (include/tsync/ps.h, enum ps_read_path), one per build of the model:
+ *   default    PS_READ_MEMBARRIER: ps_enter loads the domain clock word c (acquire) and
+ *              stores its state word 2c+1 (release), with no fence and no counter read.
+ *              A reclaimer trusts what it sees of a thread outside a section only after
+ *              a read barrier: a counter reading n, the clock word raised to n, then
+ *              membarrier(PRIVATE_EXPEDITED), which makes every running thread's earlier
+ *              stores visible (here: the reader's store buffer is drained in one step);
+ *              n is then the barrier's time, published for other reclaimers. A barrier
+ *              serves a free time t only if n > t + S (it certainly began after t's
+ *              unlink), or if the caller issued it itself after t.
+ *   -DFENCE    PS_READ_FENCE (no membarrier in the kernel): ps_enter as above, then a
+ *              seq_cst fence; a scan's loads are dated by a reading taken before them.
+ *   -DTSC      PS_READ_COUNTER (the RT and TEMPORAL policies): ps_enter reads the counter
+ *              instead of the clock word, then fences (implies -DFENCE).
  *
  * Threads (ids as in the scan order of optimisation 4: a quiescer starts at its own id):
- *   0 reader   two sections; in each: ps_enter (clock read, strictly increasing enter
- *              time, store enter, seq_cst fence), load the list head pointer, use the
- *              object it points to, ps_exit (store exit = enter + 1).
+ *   0 reader   NSEC sections; in each: ps_enter, load the list head pointer, use the
+ *              object it points to, ps_exit (store 2c: outside).
  *   1 writer   the ps_mem path: unlink object 0 (head := 1), stamp its free time t0
  *              (tsync_now_ordered: read after the unlink is visible), reclaim: reuse
  *              object 0 (ghost reused[0] := 1) only after ps_quiesce(t0) is true; then
- *              the same for object 1 (head := 2, t1). With -DBOTH_FIRST both unlinks
- *              come before the first reclamation (a queue of two).
- *   2 helper   with -DHELPER only (about 10x the states: too slow for ctest): a second
- *              quiescer, ps_quiesce(now) once, whose published point the writer may use
- *              (optimisation 2, peer's point). Without it slot 2 is a registered thread
- *              that never enters a section: the writer still scans it and caches its
- *              view, so optimisation 3's cache hits are exercised.
- * ps_quiesce is modelled step by step: own published point; scan start `now` read
- * before the loads; per thread: cached view (optimisation 3, valid when taken more
- * than S after t), peer's published point (optimisation 2), load exit then enter (two
- * separate steps, so a thread may leave and re-enter between them), store the view,
- * outside / began after t + S / fail; on success publish max(min - S - 1, t).
- * Records of every thread exist from the start (reason 5 of design.md §2, "no record",
- * is not modelled).
+ *              the same for object 1 (head := 2, t1).
+ *   2 other    a registered thread that never enters a section of this ps (its state
+ *              word stays 0): every scan reads it, and, like any thread seen outside,
+ *              it needs a barrier before it is believed. With -DHELPER (slow: minutes)
+ *              it is a second quiescer whose published point the writer may use
+ *              (optimisation 2, peer's point).
+ *   ticker     another reclaimer (σ, another thread's ps_free) issuing one read barrier
+ *              at any moment: the writer may find it published and use it for a free
+ *              time it covers (-DNO_TICKER leaves it out).
+ * ps_quiesce(t) is modelled step by step: own published point; the newest barrier time b
+ * and whether it covers t; a pass over the threads (cached view, valid when taken more
+ * than S after t; peer's published point; the state word): a thread inside a section
+ * begun by t + S makes the call fail (the clock word may then be raised, or not); inside
+ * since after t is quiescent without a barrier; outside is quiescent only in a pass that
+ * follows a covering barrier. A pass without one that met a thread outside issues a
+ * barrier (or, lazily, gives up: ps_free's rate limit) and passes again. On success it
+ * publishes max(min - S - 1, t - S - 1), min over the pass's date and the enter times
+ * and view times it accepted. Records of every thread exist from the start.
  *
  * Clock: real time rt advances by one tick at any moment up to MAXT (a clock process);
- * every clock reading of every thread returns rt + d, d chosen anew in 0..SMAX at each
- * reading (any CPU: migration between readings included). So two readings differ from
- * real time by at most SMAX, the measured skew bound; the instance's bound is
- * SKEW = SMAX + 1 (ps->skew = tsync_clock_skew() + skew_margin + 1, src/ps.c).
+ * every counter reading returns rt + d, d chosen anew in 0..SMAX at each reading (any
+ * CPU: migration between readings included). So two readings differ from real time by
+ * at most SMAX, the measured skew bound; the instance's bound is SKEW = SMAX + 1.
  *
- * Weak memory: the reader's stores (enter, exit) go through an explicit FIFO store
+ * Weak memory: the reader's stores (its state word) go through an explicit FIFO store
  * buffer (x86-TSO: a later load may be performed before an earlier store is visible),
- * drained one store at a time by a flusher at any moment; the fence in ps_enter waits
- * until the buffer is empty. Other threads load from memory, the reader from its own
- * buffer first (forwarding). The writer and the helper are sequentially consistent:
- * the writer's unlink is followed by the seq_cst fence of tsync_now_ordered before
- * its free time is read, and their published points are facts about the past whichever
- * moment they become visible. Loads are acquire, stores release (x86-TSO, and
- * design.md §2 for the C11 edges), so the buffer is the only reordering that matters.
+ * drained one store at a time by a flusher at any moment; a fence waits until the buffer
+ * is empty, and a membarrier drains it at once. Other threads load from memory. The
+ * writer, the helper and the ticker are sequentially consistent: the writer's unlink is
+ * followed by the seq_cst fence of tsync_now_ordered before its free time is read, and
+ * published points, barrier times and the clock word are facts about the past whichever
+ * moment they become visible.
  *
  * Safety property: the reader never uses an object that was reused (assert in the
  * reader at the use; reuse is the ghost reused[o] set by the writer after quiescence).
  *
- * Published points: a successful scan publishes max(min - S - 1, t - S - 1). src/ps.c
- * publishes max(min - S - 1, t): the raw t is not a quiescence point under skew. It
- * states that every section active at the real time t was read has ended, but a later
- * ps_quiesce(t') compares t' <= point as numbers, and a free time t' read after t on a
- * CPU whose counter lags (by up to S) can be <= t although the unlink it follows came
- * after a section that began after t's scan (MUTANT_PUBLISH_T finds that trace).
- *
- * Mutants (spin -DMUTANT_...):
- *   MUTANT_PUBLISH_T       publish max(min - S - 1, t) as src/ps.c does today: the
- *                          writer's own point answers a later free time read on a
- *                          lagging CPU while the reader still holds the object.
- *   MUTANT_NO_ENTER_FENCE  ps_enter without its seq_cst fence: the enter store can sit
- *                          in the store buffer while the section loads the pointer, so
- *                          a scan sees the reader outside and the object is reused
- *                          under it. The C tests cannot see this on x86 (TSO reorders
- *                          the store after the load only for a few cycles).
- *   MUTANT_NO_SKEW         the skew bound dropped from the comparisons (SKEW = 1, the
- *                          strict-increase tick only): an enter time read on a CPU
- *                          whose counter runs ahead looks "after t" although the
- *                          section began before the unlink.
+ * Mutants (spin -DMUTANT_...), each a way to get the read path wrong that must be caught:
+ *   MUTANT_NO_BARRIER         a pass believes threads seen outside without a barrier
+ *                             before it: the reader's enter store waits in its buffer
+ *                             while the section loads the pointer.
+ *   MUTANT_LATE_ENTER         the reader publishes a time later than its section's true
+ *                             start (the clock word + 2): "began after t" is believed
+ *                             of a section that holds the object.
+ *   MUTANT_STALE_BARRIER      a barrier is trusted for a free time it does not cover
+ *                             (any barrier counts): a batch whose membarrier predates one
+ *                             of its frees.
+ *   MUTANT_NOW_AFTER_BARRIER  the barrier's time is read after the membarrier: a reader
+ *                             that entered in between is not visible, yet is dated as
+ *                             seen.
+ *   MUTANT_BUMP               enter times made strictly increasing by prev + 1 when the
+ *                             clock word has not moved (the old two-word protocol's
+ *                             rule): they run ahead of real time (NSEC = 3 sections).
+ *   MUTANT_NO_ENTER_FENCE     (-DFENCE) ps_enter without its fence where there is no
+ *                             membarrier: the store buffer lets the pointer load pass it.
+ *   MUTANT_NO_SKEW            the skew bound dropped from the comparisons (SKEW = 1).
+ *   MUTANT_PUBLISH_T          publishing the raw t as a point: the writer's own point
+ *                             answers a later free time read on a lagging CPU.
  */
 
 #ifndef SMAX
@@ -73,24 +90,38 @@
 #define MAXT 4          /* real time runs 1..MAXT */
 #endif
 #ifdef MUTANT_NO_SKEW
-#define SKEW 1
+#define SKEW 0
 #else
 #define SKEW (SMAX + 1)
 #endif
-#define NT 3            /* threads: 0 reader, 1 writer, 2 helper */
+#ifndef NSEC
+#ifdef MUTANT_BUMP
+#define NSEC 3          /* sections of the reader */
+#else
+#define NSEC 2
+#endif
+#endif
+#if defined(TSC) && !defined(FENCE)
+#define FENCE
+#endif
+#ifdef HELPER
+#define NT 3            /* thread ids: 0 reader, 1 writer, 2 helper */
+#else
+#define NT 2            /* thread ids: 0 reader, 1 writer */
+#endif
 
 byte rt = 1;            /* real time (from 1: no reading is 0, the "no point" value) */
 byte head;              /* the list head: object 0, then 1, then 2 */
 bool reused[3];         /* ghost: the object's memory was handed out again */
+byte clk = 1;           /* the domain clock word: a reading taken at ps_create */
+byte bar;               /* the newest read barrier's time (0: none yet) */
 
-/* per-thread records (memory) */
-byte enter[NT];
-byte ex[NT] = 1;        /* exit: 1 = outside (slot_chunk_init) */
+/* per-thread records (memory): state word 2c+1 inside since c, 2c outside */
+byte st[NT];
 byte quiesced[NT];      /* published quiescence point */
 
-/* the reader's FIFO store buffer: entries (which: 0 enter / 1 exit, value) */
-#define SBN 4           /* two sections x (enter, exit): enough without the fence */
-byte sb_which[SBN];
+/* the reader's FIFO store buffer of state-word values */
+#define SBN (2 * NSEC)
 byte sb_val[SBN];
 byte sb_n;
 
@@ -107,6 +138,52 @@ inline read_clock(v) {
 	}
 }
 
+/* commit the oldest buffered store to memory */
+inline flush_one() {
+	st[0] = sb_val[0];
+	for (fli : 1 .. SBN - 1) {
+		sb_val[fli - 1] = sb_val[fli]
+	};
+	sb_val[SBN - 1] = 0;
+	fli = 0;
+	sb_n--
+}
+
+byte fli;               /* flush_one's index (only used inside atomic steps) */
+
+/* membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every running thread's earlier stores
+ * become visible before it returns */
+inline membarrier() {
+	atomic {
+		if :: sb_n > 0 -> flush_one() :: else fi;
+		if :: sb_n > 0 -> flush_one() :: else fi;
+		if :: sb_n > 0 -> flush_one() :: else fi;
+		if :: sb_n > 0 -> flush_one() :: else fi;
+#if SBN > 4
+		if :: sb_n > 0 -> flush_one() :: else fi;
+		if :: sb_n > 0 -> flush_one() :: else fi;
+#endif
+		assert(sb_n == 0)
+	}
+}
+
+/* a read barrier (src/ps.c, barrier()): n := a reading taken before the membarrier; the
+ * clock word is raised to it; the membarrier; n is published as the barrier's time */
+inline read_barrier(n) {
+#ifdef MUTANT_NOW_AFTER_BARRIER
+	membarrier();
+	read_clock(n);
+	atomic { if :: n > clk -> clk = n :: else fi }
+#else
+	read_clock(n);
+	atomic { if :: n > clk -> clk = n :: else fi };
+#ifndef MUTANT_NO_BARRIER
+	membarrier();
+#endif
+#endif
+	atomic { if :: n > bar -> bar = n :: else fi }
+}
+
 active proctype clock() {
 	do
 	:: atomic { rt < MAXT -> rt++ }
@@ -116,47 +193,42 @@ active proctype clock() {
 
 active proctype flusher() {
 end:	do
-	:: atomic {
-		sb_n > 0 ->
-		if
-		:: sb_which[0] == 0 -> enter[0] = sb_val[0]
-		:: else -> ex[0] = sb_val[0]
-		fi;
-		byte i;
-		for (i : 1 .. SBN - 1) {
-			sb_which[i - 1] = sb_which[i]; sb_val[i - 1] = sb_val[i]
-		};
-		sb_which[SBN - 1] = 0; sb_val[SBN - 1] = 0;
-		i = 0;
-		sb_n--
-	   }
+	:: atomic { sb_n > 0 -> flush_one() }
 	od
 }
 
 active proctype reader() {
-	byte e, prev, o, k;
-	for (k : 1 .. 2) {
-		/* ps_enter (prev: the owner's last enter store, which it reads back itself) */
-		/* one step: a counter reading taken earlier would only be smaller (safer) */
+	byte c, prev, o, k;
+	for (k : 1 .. NSEC) {
+		/* ps_enter: the clock word (acquire), then the state word (release) */
+#ifdef TSC
+		read_clock(c);
+#else
+		c = clk;
+#endif
 		atomic {
-		read_clock(e);
+#ifdef MUTANT_LATE_ENTER
+		c = c + 2;
+#endif
+#ifdef MUTANT_BUMP
 		if
-		:: e <= prev -> e = prev + 1
+		:: c <= prev -> c = prev + 1
 		:: else
 		fi;
-		prev = e;
-		sb_which[sb_n] = 0; sb_val[sb_n] = e; sb_n++
+		prev = c;
+#endif
+		sb_val[sb_n] = 2 * c + 1; sb_n++
 		};
-#ifndef MUTANT_NO_ENTER_FENCE
+#if defined(FENCE) && !defined(MUTANT_NO_ENTER_FENCE)
 		sb_n == 0;          /* atomic_thread_fence(seq_cst): drain the buffer */
 #endif
 		/* the section: load the pointer, then use the object */
 		o = head;
-		/* use it; ps_exit: exit = enter + 1 (release store: through the buffer) */
+		/* use it; ps_exit: the state word says outside (release store: buffered) */
 		atomic {
 		assert(!reused[o]);
-		sb_which[sb_n] = 1; sb_val[sb_n] = e + 1; sb_n++;
-		o = 0
+		sb_val[sb_n] = 2 * c; sb_n++;
+		o = 0; c = 0
 		}
 	}
 }
@@ -168,67 +240,114 @@ inline publish(me, q) {
 	fi
 }
 
-/* ps_quiesce(t) by thread me (src/ps.c, GENERAL); res := true / false.
- * vE/vX/vA (the caller's arrays, by name): its cached views (optimisation 3), indexed by
- * thread; the other arguments
- * are the caller's scratch variables. */
-inline quiesce(me, t, res, now, mn, k, j, x, e, q, done) {
+/* One pass of ps_quiesce(t) over the threads, from the caller's own id. covered: the
+ * pass's loads follow a barrier that serves t, whose time is b; otherwise a thread seen
+ * outside sets need. Inside since c > t + S: quiescent, mn lowered to c. Inside since
+ * earlier: done (the call fails), and the clock word may be raised (liveness). */
+inline scan_pass(me, t, covered, b, mn, need, k, j, w, x, q, done, res) {
+	k = 0;
+	do
+	:: done || k == NT -> break
+	:: !done && k < NT ->
+		/* one step: local view checks, then the peer point's load */
+		atomic {
+		j = (me + k) % NT;
+		k++;
+		x = 1;                          /* 1: read j's state word below */
+		if
+		:: j == me -> x = 0             /* own slot: never in a section here */
+		:: j != me && vA[j] > t + SKEW && vW[j] % 2 == 0 ->
+			if :: vA[j] < mn -> mn = vA[j] :: else fi;
+			x = 0                   /* the view answers: outside at vA */
+		:: j != me && vA[j] > t + SKEW && vW[j] % 2 == 1 && vW[j] / 2 > t + SKEW ->
+			if :: vW[j] / 2 < mn -> mn = vW[j] / 2 :: else fi;
+			x = 0                   /* inside since after t at vA */
+		:: else ->
+			if
+			:: quiesced[j] >= t ->  /* peer's published point */
+				q = quiesced[j];
+				publish(me, q);
+				res = true;
+				done = true;
+				x = 0
+			:: else
+			fi
+		fi
+		};
+		if
+		:: x == 1 ->
+			atomic {
+			w = st[j];              /* one load (acquire) */
+			if
+			:: covered -> vW[j] = w; vA[j] = b   /* a view, dated by the barrier */
+			:: else
+			fi;
+			if
+			:: w % 2 == 1 && w / 2 > t + SKEW ->    /* began after t */
+				if :: w / 2 < mn -> mn = w / 2 :: else fi
+			:: w % 2 == 1 && w / 2 <= t + SKEW ->   /* inside since by t + S: fail */
+				done = true
+			:: w % 2 == 0 && covered ->             /* outside, after the barrier */
+				if :: b < mn -> mn = b :: else fi
+			:: w % 2 == 0 && !covered ->            /* outside: believe after a barrier */
+				need = true
+			fi;
+			w = 0; x = 0
+			};
+			/* a failed pass may raise the clock word, so that the next section of a
+			 * thread that runs back-to-back sections begins "after t" */
+			if
+			:: done && !res -> read_clock(q); atomic { if :: q > clk -> clk = q :: else fi }; q = 0
+			:: done && !res -> skip
+			:: else
+			fi
+		:: else
+		fi
+	od
+}
+
+/* ps_quiesce(t) by thread me (src/ps.c, GENERAL); res := true / false. vW/vA (the
+ * caller's arrays, by name): its cached views (optimisation 3), indexed by thread; the
+ * other arguments are the caller's scratch variables. */
+inline quiesce(me, t, res, now, b, mn, k, j, w, x, q, done, need, covered) {
 	res = false;
 	done = false;
+	need = false;
 	if
 	:: t <= quiesced[me] -> res = true; done = true     /* own published point */
 	:: else ->
 		read_clock(now);                /* tsync_now_before_loads */
+#ifdef FENCE
+		/* readers fence: every pass's loads are dated by the reading before them */
+		b = now;
+		covered = true;
 		mn = now;
-		k = 0;
-		do
-		:: done || k == NT -> break
-		:: !done && k < NT ->
-			/* one step: local view checks, then the peer point's load */
-			atomic {
-			j = (me + k) % NT;
-			k++;
-			x = 1;                          /* 1: read j's record below */
+#else
+		b = bar;                        /* the newest barrier (acquire) */
+#ifdef MUTANT_STALE_BARRIER
+		covered = b > 0;
+#else
+		covered = b > t + SKEW;
+#endif
+		if :: covered -> mn = b :: else -> mn = now fi;
+#endif
+		scan_pass(me, t, covered, b, mn, need, k, j, w, x, q, done, res);
+#ifndef FENCE
+		if
+		:: !done && need ->
 			if
-			:: j != me && vA[j] > t + SKEW && vX[j] > vE[j] ->
-				if :: vA[j] < mn -> mn = vA[j] :: else fi;
-				x = 0                   /* the view answers */
-			:: j != me && vA[j] > t + SKEW && vX[j] <= vE[j] && vE[j] > t + SKEW ->
-				if :: vE[j] < mn -> mn = vE[j] :: else fi;
-				x = 0
-			:: else ->
-				if
-				:: j != me && quiesced[j] >= t ->      /* peer's published point */
-					q = quiesced[j];
-					publish(me, q);
-					res = true;
-					done = true;
-					x = 0
-				:: else
-				fi
+			:: skip ->              /* a read barrier, then pass again */
+				read_barrier(b);
+				covered = true;
+				mn = b;
+				need = false;
+				scan_pass(me, t, covered, b, mn, need, k, j, w, x, q, done, res)
+			:: skip ->              /* lazily: the rate limit says not yet */
+				done = true
 			fi
-			};
-			if
-			:: x == 1 && j == me -> x = 0   /* own slot: never in a section here */
-			:: x == 1 && j != me ->
-				x = ex[j];              /* exit first, */
-				atomic {
-				e = enter[j];           /* then enter (a separate load) */
-				if
-				:: j != me -> vE[j] = e; vX[j] = x; vA[j] = now
-				:: else
-				fi;
-				if
-				:: x > e -> skip                /* outside after now */
-				:: x <= e && e > t + SKEW ->    /* began after t */
-					if :: e < mn -> mn = e :: else fi
-				:: else -> done = true          /* inside since before t: false */
-				fi;
-				x = 0; e = 0
-				}
-			:: else
-			fi
-		od;
+		:: else
+		fi;
+#endif
 		atomic {
 		if
 		:: !done ->
@@ -245,39 +364,44 @@ inline quiesce(me, t, res, now, mn, k, j, x, e, q, done) {
 			publish(me, q)
 		:: else
 		fi;
-		now = 0; mn = 0; k = 0; j = 0; q = 0
+		now = 0; mn = 0; k = 0; j = 0; q = 0; b = 0; covered = false; need = false
 		}
 	fi
 }
 
 active proctype writer() {
-	byte t0, t1, vE[NT], vX[NT], vA[NT], now, mn, k, j, x, e, q;
-	bool res, done, second = false;
-	/* unlink 0, stamp (after the unlink: tsync_now_ordered) */
+	byte t0, t1, vW[NT], vA[NT], now, b, mn, k, j, w, x, q;
+	bool res, done, need, covered;
 	/* unlink, then stamp (tsync_now_ordered; a later stamp would only be safer) */
 	atomic { head = 1; read_clock(t0) };
-#ifdef BOTH_FIRST
-	head = 2; read_clock(t1); second = true;
-#endif
 	do
-	:: quiesce(1, t0, res, now, mn, k, j, x, e, q, done); if :: res -> break :: else fi
+	:: quiesce(1, t0, res, now, b, mn, k, j, w, x, q, done, need, covered);
+	   if :: res -> break :: else fi
 	od;
-	reused[0] = true;
-	if
-	:: !second -> atomic { head = 2; read_clock(t1) }
-	:: else
-	fi;
+	atomic { reused[0] = true; t0 = 0; res = false };
+#ifndef ONE_OBJECT
+	atomic { head = 2; read_clock(t1) };
 	do
-	:: quiesce(1, t1, res, now, mn, k, j, x, e, q, done); if :: res -> break :: else fi
+	:: quiesce(1, t1, res, now, b, mn, k, j, w, x, q, done, need, covered);
+	   if :: res -> break :: else fi
 	od;
 	reused[1] = true
+#endif
 }
+
+#if defined(TICKER) && !defined(FENCE)
+active proctype ticker() {
+	byte n;
+	read_barrier(n);
+	n = 0
+}
+#endif
 
 #ifdef HELPER
 active proctype helper() {
-	byte th, vE[NT], vX[NT], vA[NT], now, mn, k, j, x, e, q;
-	bool res, done;
+	byte th, vW[NT], vA[NT], now, b, mn, k, j, w, x, q;
+	bool res, done, need, covered;
 	read_clock(th);
-	quiesce(2, th, res, now, mn, k, j, x, e, q, done)
+	quiesce(2, th, res, now, b, mn, k, j, w, x, q, done, need, covered)
 }
 #endif

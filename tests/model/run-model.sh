@@ -16,7 +16,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/tsync-model.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 cp "$model" model.pml
-"$spin" -a "$@" model.pml >spin.log 2>&1 || { cat spin.log; echo "FAIL: spin -a"; exit 1; }
+"$spin" -o1 -a "$@" model.pml >spin.log 2>&1 || { cat spin.log; echo "FAIL: spin -a"; exit 1; }
 "$cc" -w -O2 -DSAFETY -DMEMLIM="${PAN_MEM_MB:-1024}" -o pan pan.c || { echo "FAIL: cc pan.c"; exit 1; }
 ./pan -m200000 >pan.out 2>&1 || true
 grep -E "assertion violated|invalid end state|errors:|states, stored|transitions|elapsed|out of memory|max search depth too small" pan.out || true

@@ -87,9 +87,13 @@ static void test_nesting_and_self(struct ps *ps)
 	CHECK_MSG(quiesce_within(ps, t1, 1000), "not quiescent after the caller's exit");
 	CHECK_GE(ps_quiescence_point(ps), t1);
 
-	/* a section of the caller that began more than S after t does not hold t back */
+	/* A section of the caller whose start is more than S after t does not hold t back.
+	 * Its start is the domain clock word (PS_READ_MEMBARRIER, PS_READ_FENCE), which a
+	 * quiescence computation for t moves past t + S: that one is made here, with nobody
+	 * inside (so it is true), after t + S has passed. */
 	tsync_tick_t t0 = tsync_now_ordered();
 	wait_past(t0, S);
+	CHECK_MSG(ps_quiesce(ps, t0), "nobody inside, yet ps_quiesce(t0) is false");
 	ps_enter(ps);
 	tsync_tick_t t2 = tsync_now_ordered();
 	CHECK_MSG(quiesce_within(ps, t0, 1000),
@@ -123,9 +127,11 @@ static void test_other_thread(struct ps *ps)
 	holder_do(&r, HOLD_EXIT);
 	CHECK(quiesce_within(ps, t2, 1000));
 
-	/* a section that began more than S after t does not hold t back */
+	/* a section whose start is more than S after t does not hold t back (its start is
+	 * the clock word, moved past t + S by the quiescence computation before it) */
 	tsync_tick_t t3 = tsync_now_ordered();
 	wait_past(t3, S);
+	CHECK_MSG(ps_quiesce(ps, t3), "nobody inside, yet ps_quiesce(t3) is false");
 	holder_do(&r, HOLD_ENTER);
 	CHECK_MSG(quiesce_within(ps, t3, 1000),
 		  "reader's section began after t + S but ps_quiesce(t) is false");
@@ -168,6 +174,7 @@ static void test_margin(void)
 	/* past the margin, a new section no longer counts */
 	tsync_tick_t t2 = tsync_now_ordered();
 	wait_past(t2, S + M);
+	CHECK(ps_quiesce(ps, t2)); /* moves the clock word past t2 + S + M */
 	holder_do(&r, HOLD_ENTER);
 	CHECK_MSG(quiesce_within(ps, t2, 1000), "section began after t + S + M, still blocks");
 	holder_do(&r, HOLD_EXIT);
@@ -375,17 +382,28 @@ static void test_stats(void)
 	CHECK_EQ(s2.remote_reads, s1.remote_reads); /* no other thread's line was read */
 
 	/* optimisation 3: while one thread is inside, the idle one is answered from the
-	 * cache on repeated scans. Run it with each holder as the reader, so that the idle
-	 * one comes first in the scan order in one of the two runs. */
+	 * cache on repeated scans. A view stands for the time of the read barrier that
+	 * dated it, so the scans ask about a time tb that such a barrier follows by more
+	 * than S, and that the reader's section does not: the reader enters, a failed
+	 * computation moves the clock word past ta + S, the reader re-enters (its start is
+	 * now after ta), a computation for ta makes a barrier and views of both; tb is just
+	 * above the point that proved (held back by the reader's start). Run it with each
+	 * holder as the reader, so that the idle one comes first in the scan order in one
+	 * of the two runs. */
 	for (int k = 0; k < 2; k++) {
 		struct holder *rd = k ? &h1 : &h2;
 		holder_do(rd, HOLD_ENTER);
-		tsync_tick_t t2 = tsync_now_ordered();
-		wait_past(t2, S);
-		for (int i = 0; i < 5; i++)
-			CHECK(!ps_quiesce(P, t2));
+		tsync_tick_t ta = tsync_now_ordered();
+		wait_past(ta, S);
+		CHECK(!ps_quiesce(P, ta));
 		holder_do(rd, HOLD_EXIT);
-		CHECK(quiesce_within(P, t2, 1000));
+		holder_do(rd, HOLD_ENTER);
+		CHECK_MSG(ps_quiesce(P, ta), "a section that began after ta + S holds ta");
+		tsync_tick_t tb = ps_quiescence_point(P) + 1;
+		for (int i = 0; i < 5; i++)
+			CHECK(!ps_quiesce(P, tb));
+		holder_do(rd, HOLD_EXIT);
+		CHECK(quiesce_within(P, tb, 1000));
 	}
 	struct ps_stats s3 = stats(P);
 	CHECK_GE(s3.quiesce_calls, s2.quiesce_calls + 12);

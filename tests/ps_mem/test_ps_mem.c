@@ -373,15 +373,19 @@ static void test_reuse_after_quiescence(struct ps *ps, const struct ps_mem_confi
 	for (size_t i = 0; i < MORE; i++)
 		ps_free(m, live[i]);
 
-	/* A section that began more than S after the frees does not hold them, when every
-	 * free is stamped at once (stamp_batch 1). With batched stamps only the frees since
-	 * the last stamp (fewer than stamp_batch, here < K) may be held, until it exits. */
+	/* A section whose start is more than S after the frees does not hold them, when
+	 * every free is stamped at once (stamp_batch 1). With batched stamps only the frees
+	 * since the last stamp (fewer than stamp_batch, here < K) may be held, until it
+	 * exits. A GENERAL section's start is the domain clock word (<tsync/ps.h>), which a
+	 * quiescence computation for a time t moves past t + S: one is made after the
+	 * frees and S, before the reader enters. */
 	const bool precise = cfg && cfg->stamp_batch == 1;
 	for (size_t i = 0; i < K; i++)
 		CHECK((freed[i] = ps_alloc(m)) != NULL);
 	for (size_t i = 0; i < K; i++)
 		ps_free(m, freed[i]);
 	wait_past(tsync_now_ordered(), S);
+	CHECK(ps_quiesce(ps, tsync_now_ordered()));
 	holder_do(&r, HOLD_ENTER);
 	ps_mem_reclaim(m);
 	if (precise)

@@ -94,6 +94,18 @@ static void *holder_main(void *p)
 	return NULL;
 }
 
+/* Move ps's clock word past every free made so far: a section that begins afterwards
+ * starts after them (<tsync/ps.h>: a GENERAL section's start is the clock word, which a
+ * quiescence computation for t moves past t + S). Nobody may be inside a section. */
+static void clock_past_frees(struct ps *ps)
+{
+	tsync_tick_t t = tsync_now_ordered();
+	uint64_t dl = test_now_ns() + 5000000000ull;
+	while (!tsync_clock_before(t + ps_skew_ticks(ps), tsync_now_ordered()))
+		CHECK_MSG(test_now_ns() < dl, "the clock did not pass t + S");
+	CHECK(ps_quiesce(ps, t));
+}
+
 static void hold(struct holder *h, struct ps *ps)
 {
 	h->ps = ps;
@@ -286,6 +298,7 @@ static void test_shared(bool same_ps)
 	CHECK_EQ(mstats(b).handoff, 5);
 	/* stop with b attached and a section open: what waits is orphaned, adopted later */
 	struct holder h;
+	clock_past_frees(ps2);
 	hold(&h, ps2);
 	free_n(b, 7);
 	ps_reclaimer_stop(r2);
