@@ -35,13 +35,18 @@ struct ps {
 	uint64_t skew;        /* clock skew bound + cfg->skew_margin + 1 */
 	uint64_t grace;       /* PS_POLICY_TEMPORAL: grace period in ticks */
 	uint64_t interval;    /* GENERAL: the read interval in ticks */
+	int path;             /* enum ps_read_path, fixed at creation */
 	struct tsync__client client;
 	/* Written by reclaimers, on a line of their own (the head line is the readers'). */
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t bar_time; /* newest read barrier's time:
 				 * a reading taken before its membarrier; 0: none yet */
 	_Atomic uint64_t bar_next;   /* a rate-limited barrier may start at this time */
 	_Atomic uint64_t clock_next; /* a rate-limited clock advance may happen at this time */
-	_Atomic unsigned bar_busy;   /* a rate-limited barrier is in progress */
+	_Atomic uint64_t bar_cost;   /* ticks a read barrier took, moving average */
+	_Atomic unsigned fence_ready; /* scans may date their loads by a reading before them:
+				 * readers fence (docs/design.md §2.6) */
+	_Atomic unsigned switching;  /* a mode switch is in progress */
+	_Atomic uint64_t fence_until; /* the fence mode's lease ends at this time */
 };
 _Static_assert(offsetof(struct ps, head) == 0, "the head is the first line");
 
@@ -67,22 +72,51 @@ static void slot_chunk_init(void *chunk, void *arg)
 		atomic_store_explicit(&c->slot[i].state, 0, memory_order_relaxed); /* outside */
 }
 
-/* ps_enter's (ps__slot's) first use of ps by a thread whose records were not allocated
- * up front (lazily registered, <tsync/thread.h>): ps_enter cannot return an error, so a
- * failed allocation aborts. */
-struct ps__slot *ps__slot_slow(struct ps *ps, unsigned tid)
+_Thread_local uint64_t tsync__ps_key __attribute__((tls_model("initial-exec")));
+_Thread_local struct ps__slot *tsync__ps_slot __attribute__((tls_model("initial-exec")));
+static _Atomic uint64_t next_key = 1;
+
+/* ps__slot's miss: the caller's slot in ps through its id (registering it lazily), which
+ * then becomes its cached one. A thread whose records were not allocated up front
+ * (lazily registered, <tsync/thread.h>) allocates its slot at its first use of ps;
+ * ps_enter cannot return an error, so a failed allocation aborts. */
+struct ps__slot *ps__slot_miss(struct ps *ps)
 {
-	struct ps__slot *s = tsync__tdir_get((void *_Atomic *)ps->head.chunks, tid,
-					     sizeof(struct ps__slot), slot_chunk_init, NULL);
-	if (s == NULL)
-		tsync__fatal("out of memory allocating parallel-section records (a thread "
-			     "registered with tsync_thread_register() has them allocated up front)");
+	unsigned tid = tsync__self();
+	struct ps__slot *s = tsync__tdir_at((void *_Atomic *)ps->head.chunks, tid,
+					    sizeof(struct ps__slot));
+	if (s == NULL) {
+		s = tsync__tdir_get((void *_Atomic *)ps->head.chunks, tid, sizeof(struct ps__slot),
+				    slot_chunk_init, NULL);
+		if (s == NULL)
+			tsync__fatal("out of memory allocating parallel-section records (a thread "
+				     "registered with tsync_thread_register() has them allocated "
+				     "up front)");
+	}
+	tsync__ps_slot = s;
+	tsync__ps_key = ps->head.key;
 	return s;
 }
+
+static inline uint64_t enc(const struct ps *ps, uint64_t t);
 
 void ps__exit_unbalanced(void)
 {
 	tsync__fatal("ps_exit without a matching ps_enter");
+}
+
+/* PS_READ_COUNTER: the section's start is a counter reading taken now, after the store
+ * of the clock word's (an earlier, so conservative, start that a scanner may see
+ * meanwhile), then a full fence: the start the RT analysis assumes (docs/rt.md §2). */
+void ps__enter_counter(struct ps *ps, struct ps__slot *s)
+{
+	atomic_store_explicit(&s->state, enc(ps, tsync_now()) | 1, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+void ps__enter_too_deep(void)
+{
+	tsync__fatal("ps_enter nested more than %u deep", PS__DEPTH_MASK);
 }
 
 static struct ps__slot *slot_if_exists(struct ps *ps, unsigned tid)
@@ -95,16 +129,16 @@ static struct ps__slot *slot_if_exists(struct ps *ps, unsigned tid)
 static void ps_thread_exit(struct tsync__client *c, unsigned tid)
 {
 	struct ps *ps = (struct ps *)((char *)c - offsetof(struct ps, client));
+	/* runs in the exiting thread: its cached slot is its id's, not its own any more */
+	tsync__ps_key = 0;
+	tsync__ps_slot = NULL;
 	struct ps__slot *s = slot_if_exists(ps, tid);
 	if (s == NULL)
 		return;
-	if (s->depth != 0) {
-		s->depth = 0;
-		atomic_store_explicit(&s->state,
-				      atomic_load_explicit(&s->state, memory_order_relaxed) &
-					  ~(uint64_t)1,
+	uint64_t w = atomic_load_explicit(&s->state, memory_order_relaxed);
+	if (w & PS__DEPTH_MASK)
+		atomic_store_explicit(&s->state, w & ~(uint64_t)PS__DEPTH_MASK,
 				      memory_order_release);
-	}
 	struct ps_qcache *qc = s->qcache;
 	if (qc)
 		memset(&qc->stats, 0, sizeof(qc->stats));
@@ -238,14 +272,23 @@ struct ps *ps_create(const struct ps_config *cfg)
 			ps->grace = 1;
 	}
 	if (c.policy == PS_POLICY_GENERAL) {
-		ps->head.read = membarrier_ready() ? 0u : PS__READ_FENCE;
+		ps->path = membarrier_ready() ? PS_READ_MEMBARRIER : PS_READ_FENCE;
 		ps->interval = tsync_ns_to_ticks(c.read_interval_ns ? c.read_interval_ns
 								     : PS_READ_INTERVAL_NS);
 	} else {
 		/* exact start times: the analysis of docs/rt.md assumes them */
-		ps->head.read = PS__READ_TSC | PS__READ_FENCE;
+		ps->path = PS_READ_COUNTER;
 	}
-	atomic_store_explicit(&ps->head.clock, tsync_now(), memory_order_relaxed);
+	if (ps->path == PS_READ_COUNTER)
+		atomic_store_explicit(&ps->head.read, PS__READ_TSC | PS__READ_FENCE,
+				      memory_order_relaxed);
+	else if (ps->path == PS_READ_FENCE)
+		atomic_store_explicit(&ps->head.read, PS__READ_FENCE, memory_order_relaxed);
+	atomic_store_explicit(&ps->fence_ready, ps->path != PS_READ_MEMBARRIER,
+			      memory_order_relaxed);
+	ps->head.base = tsync_now();
+	atomic_store_explicit(&ps->head.clock, 0, memory_order_relaxed);
+	ps->head.key = atomic_fetch_add_explicit(&next_key, 1, memory_order_relaxed);
 	ps->client.thread_exit = ps_thread_exit;
 	ps->client.thread_prepare = ps_thread_prepare;
 	if (tsync__client_add(&ps->client) != 0) { /* records of registered threads */
@@ -312,14 +355,25 @@ static void publish(struct ps__slot *me, uint64_t q)
 		atomic_store_explicit(&me->quiesced, q, memory_order_release);
 }
 
-static inline bool st_inside(uint64_t w)
+/* State words and the clock word hold times as (ticks since base) << PS__DEPTH_BITS. */
+static inline uint64_t enc(const struct ps *ps, uint64_t t)
 {
-	return (w & 1) != 0;
+	return t > ps->head.base ? (t - ps->head.base) << PS__DEPTH_BITS : 0;
 }
 
-static inline uint64_t st_enter(uint64_t w)
+static inline uint64_t dec(const struct ps *ps, uint64_t w)
 {
-	return w >> 1;
+	return (w >> PS__DEPTH_BITS) + ps->head.base;
+}
+
+static inline bool st_inside(uint64_t w)
+{
+	return (w & PS__DEPTH_MASK) != 0;
+}
+
+static inline uint64_t clock_now(const struct ps *ps)
+{
+	return dec(ps, atomic_load_explicit(&ps->head.clock, memory_order_relaxed));
 }
 
 /* ---- the read barrier and the clock word (docs/design.md §2.4-2.5) -------------------- */
@@ -333,9 +387,9 @@ static inline uint64_t st_enter(uint64_t w)
  */
 static void clock_advance(struct ps *ps, struct ps_qcache *qc, uint64_t now, bool lazy)
 {
-	if (ps->head.read & PS__READ_TSC)
+	if (ps->path == PS_READ_COUNTER)
 		return; /* sections read the counter themselves */
-	if (now <= atomic_load_explicit(&ps->head.clock, memory_order_relaxed))
+	if (now <= clock_now(ps))
 		return;
 	if (lazy) {
 		uint64_t next = atomic_load_explicit(&ps->clock_next, memory_order_relaxed);
@@ -346,8 +400,94 @@ static void clock_advance(struct ps *ps, struct ps_qcache *qc, uint64_t now, boo
 							     memory_order_relaxed))
 			return;
 	}
-	raise_to(&ps->head.clock, now);
+	raise_to(&ps->head.clock, enc(ps, now));
 	qc->stats.clock_advances++;
+}
+
+/* ---- the fence mode of PS_READ_MEMBARRIER instances (docs/design.md §2.6) ------------ */
+
+/* A read barrier is expensive when, made once per read interval, it would take more
+ * than 1/PS__FENCE_SHARE of the caller's time; a fence lease lasts PS__FENCE_LEASE read
+ * intervals (about 100 ms by default), after which the instance tries its membarrier
+ * mode again. */
+#define PS__FENCE_SHARE 16u
+#define PS__FENCE_LEASE 2048u
+
+static void cost_sample(struct ps *ps, uint64_t c)
+{
+	uint64_t old = atomic_load_explicit(&ps->bar_cost, memory_order_relaxed);
+	atomic_store_explicit(&ps->bar_cost, old ? (7 * old + c) / 8 : c, memory_order_relaxed);
+}
+
+/*
+ * Readers fence (the instance's fence path, or its fence mode): a reading taken now,
+ * before the caller's later loads (RDTSC; LFENCE), dates them. fence_ready is loaded
+ * after the reading: if it is set then, every section that the loads do not see
+ * performs its own loads after the reading (docs/design.md §2.6).
+ */
+static bool fence_dated(struct ps *ps, uint64_t *date)
+{
+	uint64_t n = tsync_now_before_loads();
+	if (!atomic_load_explicit(&ps->fence_ready, memory_order_seq_cst))
+		return false;
+	*date = n;
+	return true;
+}
+
+/*
+ * Enter the fence mode: readers are told to fence (the flag they load after their
+ * store), then a read barrier makes every section that did not see it visible; only
+ * then may scans date their loads by a reading before them. Made by ps_free's
+ * reclamation when it needs a barrier, the interval forbids one, and barriers are
+ * expensive: frees would wait for rare barriers, and more barriers would cost more than
+ * readers' fences.
+ */
+static void fence_on(struct ps *ps, struct ps_qcache *qc)
+{
+	unsigned z = 0;
+	if (!atomic_compare_exchange_strong_explicit(&ps->switching, &z, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		return;
+	if (!atomic_load_explicit(&ps->fence_ready, memory_order_relaxed)) {
+		atomic_fetch_or_explicit(&ps->head.read, PS__READ_FENCE, memory_order_seq_cst);
+		uint64_t n = tsync_now_before_loads();
+		read_membarrier();
+		cost_sample(ps, tsync_now() - n);
+		atomic_store_explicit(&ps->fence_until, n + PS__FENCE_LEASE * ps->interval,
+				      memory_order_relaxed);
+		atomic_store_explicit(&ps->fence_ready, 1, memory_order_seq_cst);
+		qc->stats.fence_switches++;
+	}
+	atomic_store_explicit(&ps->switching, 0, memory_order_release);
+}
+
+/* Leave the fence mode once its lease is over: scans stop dating by readings first,
+ * then readers stop fencing (a scan that saw fence_ready read its date before, so a
+ * section that no longer fences performs its loads after that date). */
+static void fence_off(struct ps *ps, uint64_t now)
+{
+	unsigned z = 0;
+	if (now < atomic_load_explicit(&ps->fence_until, memory_order_relaxed) ||
+	    !atomic_compare_exchange_strong_explicit(&ps->switching, &z, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		return;
+	if (atomic_load_explicit(&ps->fence_ready, memory_order_relaxed) &&
+	    now >= atomic_load_explicit(&ps->fence_until, memory_order_relaxed)) {
+		atomic_store_explicit(&ps->fence_ready, 0, memory_order_seq_cst);
+		atomic_fetch_and_explicit(&ps->head.read, ~PS__READ_FENCE, memory_order_seq_cst);
+		atomic_store_explicit(&ps->bar_next, 0, memory_order_relaxed);
+	}
+	atomic_store_explicit(&ps->switching, 0, memory_order_release);
+}
+
+/* A lazy reclamation needed a barrier and the interval forbade it. */
+static void barrier_deferred(struct ps *ps, struct ps_qcache *qc)
+{
+	qc->stats.barrier_deferrals++;
+	if (ps->path == PS_READ_MEMBARRIER &&
+	    atomic_load_explicit(&ps->bar_cost, memory_order_relaxed) * PS__FENCE_SHARE >
+		ps->interval)
+		fence_on(ps, qc);
 }
 
 /*
@@ -361,34 +501,37 @@ static void clock_advance(struct ps *ps, struct ps_qcache *qc, uint64_t now, boo
  * MUTANT_NOW_AFTER_BARRIER). When the caller is the only registered thread there is
  * nobody to wait for: n, read before the registry's count, is the date and no system
  * call is made (registry.h: a thread registering later begins its sections after the
- * count was read). Lazily, at most one barrier per read interval in the domain, one at
- * a time: false if the interval is not over or another lazy barrier is running.
+ * count was read). Lazily, at most one barrier per read interval in the domain: false if
+ * the interval is not over (or another thread just claimed it).
  */
 static bool read_barrier(struct ps *ps, struct ps_qcache *qc, bool lazy, uint64_t *date)
 {
-	if (ps->head.read & PS__READ_FENCE) {
-		*date = tsync_now_before_loads();
+	if (fence_dated(ps, date))
 		return true;
-	}
 	uint64_t n = tsync_now_before_loads();
 	if (tsync__thread_live() <= 1) {
 		*date = n;
 		return true;
 	}
 	if (lazy) {
-		if (n < atomic_load_explicit(&ps->bar_next, memory_order_relaxed) ||
-		    atomic_exchange_explicit(&ps->bar_busy, 1, memory_order_acquire) != 0) {
-			qc->stats.barrier_deferrals++;
+		/* Claim the interval: one lazy barrier per interval in the domain, and no
+		 * waiting for its maker (preempted, it delays the next claim by an interval
+		 * at most). */
+		uint64_t next = atomic_load_explicit(&ps->bar_next, memory_order_relaxed);
+		if (n < next ||
+		    !atomic_compare_exchange_strong_explicit(&ps->bar_next, &next, n + ps->interval,
+							     memory_order_relaxed,
+							     memory_order_relaxed)) {
+			barrier_deferred(ps, qc);
 			return false;
 		}
-		n = tsync_now_before_loads(); /* after the exchange: a reading before the barrier */
+	} else {
+		atomic_store_explicit(&ps->bar_next, n + ps->interval, memory_order_relaxed);
 	}
-	raise_to(&ps->head.clock, n);
+	raise_to(&ps->head.clock, enc(ps, n));
 	read_membarrier();
 	raise_to(&ps->bar_time, n);
-	atomic_store_explicit(&ps->bar_next, n + ps->interval, memory_order_relaxed);
-	if (lazy)
-		atomic_store_explicit(&ps->bar_busy, 0, memory_order_release);
+	cost_sample(ps, tsync_now() - n);
 	qc->stats.barriers++;
 	*date = n;
 	return true;
@@ -421,8 +564,8 @@ static uint64_t point_exact(struct ps *ps, unsigned me_id, struct ps__slot *me,
 		uint64_t w = atomic_load_explicit(&s->state, memory_order_acquire);
 		if (!st_inside(w))
 			continue;
-		if (st_enter(w) < min) {
-			min = st_enter(w);
+		if (dec(ps, w) < min) {
+			min = dec(ps, w);
 			blocker = (int)j;
 		}
 	}
@@ -447,8 +590,8 @@ static uint64_t point_temporal(struct ps *ps, struct ps_qcache *qc)
 static uint64_t general_date(struct ps *ps, struct ps_qcache *qc)
 {
 	uint64_t date;
-	if (ps->head.read & PS__READ_FENCE)
-		return tsync_now_before_loads();
+	if (fence_dated(ps, &date))
+		return date;
 	uint64_t b = atomic_load_explicit(&ps->bar_time, memory_order_acquire);
 	uint64_t now = tsync_now();
 	if (b != 0 && now < b + ps->interval)
@@ -504,9 +647,7 @@ tsync_tick_t ps_skew_ticks(const struct ps *ps)
 
 enum ps_read_path ps_read_path(const struct ps *ps)
 {
-	if (ps->head.read & PS__READ_TSC)
-		return PS_READ_COUNTER;
-	return (ps->head.read & PS__READ_FENCE) ? PS_READ_FENCE : PS_READ_MEMBARRIER;
+	return (enum ps_read_path)ps->path;
 }
 
 tsync_tick_t ps_read_interval_ticks(const struct ps *ps)
@@ -538,8 +679,8 @@ int ps__oldest_section(struct ps *ps, uint64_t *enter, unsigned *inside)
 		if (!st_inside(w))
 			continue;
 		n++;
-		if (st_enter(w) < min) {
-			min = st_enter(w);
+		if (dec(ps, w) < min) {
+			min = dec(ps, w);
 			who = (int)j;
 		}
 	}
@@ -615,10 +756,10 @@ static enum pass_result pass(struct ps *ps, unsigned me_id, struct ps__slot *me,
 					lower(&out->own, v->at - S - 1);
 					continue;
 				}
-				if (st_enter(v->state) > t + S) {
+				if (dec(ps, v->state) > t + S) {
 					qc->stats.cache_hits++;
-					lower(&out->min, st_enter(v->state));
-					lower(&out->own, st_enter(v->state) - S - 1);
+					lower(&out->min, dec(ps, v->state));
+					lower(&out->own, dec(ps, v->state) - S - 1);
 					continue;
 				}
 			}
@@ -638,7 +779,7 @@ static enum pass_result pass(struct ps *ps, unsigned me_id, struct ps__slot *me,
 			v->at = date;
 		}
 		if (st_inside(w)) {
-			uint64_t e = st_enter(w);
+			uint64_t e = dec(ps, w);
 			if (e > t + S) { /* began after t */
 				lower(&out->min, e);
 				lower(&out->own, e - S - 1);
@@ -680,12 +821,14 @@ static uint64_t quiesce_general(struct ps *ps, unsigned me_id, struct ps__slot *
 	/* Sections that begin from now on should begin "after t": move the clock word past
 	 * t + S if it is not (lazily: once per read interval in the domain). Sections that
 	 * began with an older word hold t until they end (docs/design.md §2.5). */
-	if (atomic_load_explicit(&ps->head.clock, memory_order_relaxed) <= t + S)
+	if (clock_now(ps) <= t + S)
 		clock_advance(ps, qc, tsync_now(), lazy);
 	struct pass_out out = {UINT64_MAX, UINT64_MAX};
-	if (ps->head.read & PS__READ_FENCE) {
-		/* Loads below observe the other threads at or after `date` (RDTSC; LFENCE). */
-		date = tsync_now_before_loads();
+	if (ps->path == PS_READ_MEMBARRIER &&
+	    atomic_load_explicit(&ps->fence_ready, memory_order_relaxed))
+		fence_off(ps, tsync_now());
+	if (fence_dated(ps, &date)) {
+		/* Loads below observe the other threads at or after `date`. */
 		covered = mine = true;
 		out.min = date;
 	} else {
@@ -698,7 +841,7 @@ static uint64_t quiesce_general(struct ps *ps, unsigned me_id, struct ps__slot *
 		if (!covered && lazy && out.min < atomic_load_explicit(&ps->bar_next,
 								      memory_order_relaxed) &&
 		    tsync__thread_live() > 1) {
-			qc->stats.barrier_deferrals++;
+			barrier_deferred(ps, qc);
 			return 0;
 		}
 	}

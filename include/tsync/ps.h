@@ -292,6 +292,8 @@ struct ps_stats {
 	uint64_t barrier_deferrals; /* ps_free's reclamations that found a barrier needed
 				   * and the read interval not yet over, count */
 	uint64_t clock_advances;  /* domain clock-word advances made, count */
+	uint64_t fence_switches;  /* switches of a PS_READ_MEMBARRIER instance to its fence
+				   * mode made, count (docs/design.md §2.6) */
 };
 /*
  * ps_stats_thread - the calling thread's ps_quiesce counters for ps.
@@ -310,42 +312,52 @@ int ps_stats_thread(struct ps *ps, struct ps_stats *out);
 /* One per thread per instance, on its own cache line. state and quiesced are written
  * only by the owning thread (or by the registry when the owner exits). */
 struct ps__slot {
-	/* 2e + 1: inside the outermost section, which began at or after time e; 2e:
-	 * outside (e: the last section's start). One word, so one load sees a state the
-	 * thread was in (docs/design.md §2). */
+	/* (e << 4) | depth: depth (0..15) is the caller's nesting depth, 0 outside any
+	 * section; e is the start of the outermost section (or of the last one), in ticks
+	 * since the instance's base, at or before its true start. One word, so one load
+	 * sees a state the thread was in (docs/design.md §2). */
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t state;
 	_Atomic uint64_t quiesced; /* owner's last computed quiescence point (opt. 2) */
-	uint32_t depth;            /* nesting depth, owner only */
-	uint32_t pad_;
 	void *qcache;              /* owner only: cache of other threads' values (opt. 3) */
 };
+#define PS__DEPTH_BITS 4u
+#define PS__DEPTH_MASK ((1u << PS__DEPTH_BITS) - 1u) /* most nested sections: 15 */
 #define PS__CHUNK_SHIFT 6u
 #define PS__CHUNK (1u << PS__CHUNK_SHIFT)
 struct ps__chunk {
 	struct ps__slot slot[PS__CHUNK];
 };
-/* The first cache line of a struct ps: what ps_enter reads. chunks and read are fixed
- * at creation; clock is written by reclaimers, at most once per read interval from
- * ps_free's reclamation (so a reader misses on this line that often). */
+/* The first cache line of a struct ps: what ps_enter reads. chunks, key and base are
+ * fixed at creation; clock is written by reclaimers, at most once per read interval from
+ * ps_free's reclamation (so a reader misses on this line that often); read changes only
+ * when the instance switches between its membarrier and fence modes (docs/design.md
+ * §2.6), at most twice per fence lease. */
 #define PS__READ_FENCE 1u   /* a full fence after the enter store */
 #define PS__READ_TSC 2u     /* the counter, not the clock word, dates a section */
 struct ps__head {
 	struct ps__chunk *_Atomic *chunks; /* capacity / PS__CHUNK entries, filled lazily */
-	uint32_t read;                     /* PS__READ_* */
+	uint64_t key;                      /* unique per instance, never reused */
+	uint64_t base;                     /* a counter reading at creation: times in
+					    * state words count from it */
+	_Atomic uint32_t read;             /* PS__READ_* */
 	uint32_t pad_;
-	_Atomic uint64_t clock;            /* the domain clock word: a counter reading */
+	_Atomic uint64_t clock;            /* the domain clock word, as a state word's
+					    * start: (reading - base) << PS__DEPTH_BITS */
 };
-struct ps__slot *ps__slot_slow(struct ps *ps, unsigned tid);
-void ps__exit_unbalanced(void);
+/* Each thread's slot of the instance it used last: (key, slot), set by ps__slot_miss and
+ * cleared when the thread unregisters (its slot then belongs to its id, not to it). A
+ * key is never reused, so a destroyed instance's entry matches nothing. */
+extern _Thread_local uint64_t tsync__ps_key __attribute__((tls_model("initial-exec")));
+extern _Thread_local struct ps__slot *tsync__ps_slot __attribute__((tls_model("initial-exec")));
+struct ps__slot *ps__slot_miss(struct ps *ps) __attribute__((cold));
+void ps__exit_unbalanced(void) __attribute__((cold, noreturn));
+void ps__enter_too_deep(void) __attribute__((cold, noreturn));
 
 static inline struct ps__slot *ps__slot(struct ps *ps)
 {
-	unsigned tid = tsync__self();
-	struct ps__chunk *c = atomic_load_explicit(
-	    &((struct ps__head *)ps)->chunks[tid >> PS__CHUNK_SHIFT], memory_order_acquire);
-	if (TSYNC_UNLIKELY(c == NULL))
-		return ps__slot_slow(ps, tid);
-	return &c->slot[tid & (PS__CHUNK - 1)];
+	if (TSYNC_LIKELY(tsync__ps_key == ((struct ps__head *)ps)->key))
+		return tsync__ps_slot;
+	return ps__slot_miss(ps);
 }
 
 /* ps_quiescence_point's body, inline for the library's reclaimers (src/ps_mem.c reads it
@@ -380,44 +392,52 @@ static inline tsync_tick_t ps__quiescence_point(struct ps *ps)
  *             §2). ps_exit: release store: every access of the section happens-before
  *             a reclaimer's acquire load that observes it.
  * Caller:     any thread (ps_enter registers it lazily if needed, see Progress).
- *             ps_exit: the caller must be inside a section of ps; an unbalanced exit
- *             aborts with a diagnostic when the caller's code is compiled without NDEBUG
- *             (ps_exit is inline, so the caller's build flags decide).
+ *             Sections nest at most 15 deep per instance: a 16th nested ps_enter aborts
+ *             with a diagnostic. ps_exit: the caller must be inside a section of ps; an
+ *             unbalanced exit aborts with a diagnostic, in every build (one predictable
+ *             branch on the word ps_exit loads anyway).
  * Implements: ParSec (EuroSys 2016) §2.2 and §3.3, optimisation 1; the clock word and
  *             the read barrier are tsync's (docs/design.md §2).
  */
+/* ps_enter's outermost entry when the instance reads the counter (RT, TEMPORAL). */
+void ps__enter_counter(struct ps *ps, struct ps__slot *s);
+
 static inline void ps_enter(struct ps *ps)
 {
 	struct ps__slot *s = ps__slot(ps);
-	if (s->depth++ == 0) {
-		struct ps__head *h = (struct ps__head *)ps;
-		uint32_t read = h->read;
+	uint64_t w = atomic_load_explicit(&s->state, memory_order_relaxed);
+	struct ps__head *h = (struct ps__head *)ps;
+	if (TSYNC_LIKELY((w & PS__DEPTH_MASK) == 0)) {
 		/* A time no later than the section's start: the clock word was stored before
 		 * this load; acquire keeps the section's loads after it. */
-		uint64_t e = TSYNC_UNLIKELY(read & PS__READ_TSC)
-				 ? tsync_now()
-				 : atomic_load_explicit(&h->clock, memory_order_acquire);
-		atomic_store_explicit(&s->state, 2 * e + 1, memory_order_release);
-		if (TSYNC_UNLIKELY(read & PS__READ_FENCE))
-			atomic_thread_fence(memory_order_seq_cst);
-		else
-			/* The section's loads stay after the store in program order; a read
-			 * barrier makes the store visible before the reclaimer trusts its scan. */
-			atomic_signal_fence(memory_order_seq_cst);
+		uint64_t e = atomic_load_explicit(&h->clock, memory_order_acquire);
+		atomic_store_explicit(&s->state, e | 1, memory_order_release);
+		/* The section's loads stay after the store in program order, and so does the
+		 * load of `read`: a reclaimer switching the instance to its fence mode sets
+		 * the flag and then makes a read barrier, so a section either is made
+		 * visible by that barrier or sees the flag and fences (docs/design.md §2.6). */
+		atomic_signal_fence(memory_order_seq_cst);
+		uint32_t r = atomic_load_explicit(&h->read, memory_order_relaxed);
+		if (TSYNC_UNLIKELY(r != 0)) {
+			if (r & PS__READ_TSC)
+				ps__enter_counter(ps, s);
+			else
+				atomic_thread_fence(memory_order_seq_cst);
+		}
+	} else {
+		if (TSYNC_UNLIKELY((w & PS__DEPTH_MASK) == PS__DEPTH_MASK))
+			ps__enter_too_deep();
+		atomic_store_explicit(&s->state, w + 1, memory_order_relaxed);
 	}
 }
 
 static inline void ps_exit(struct ps *ps)
 {
 	struct ps__slot *s = ps__slot(ps);
-#ifndef NDEBUG
-	if (TSYNC_UNLIKELY(s->depth == 0))
+	uint64_t w = atomic_load_explicit(&s->state, memory_order_relaxed);
+	if (TSYNC_UNLIKELY((w & PS__DEPTH_MASK) == 0))
 		ps__exit_unbalanced();
-#endif
-	if (--s->depth == 0)
-		atomic_store_explicit(
-		    &s->state, atomic_load_explicit(&s->state, memory_order_relaxed) & ~(uint64_t)1,
-		    memory_order_release);
+	atomic_store_explicit(&s->state, w - 1, memory_order_release);
 }
 
 /*
@@ -430,7 +450,8 @@ static inline void ps_exit(struct ps *ps)
  */
 static inline bool ps_in_section(struct ps *ps)
 {
-	return ps__slot(ps)->depth != 0;
+	return (atomic_load_explicit(&ps__slot(ps)->state, memory_order_relaxed) &
+		PS__DEPTH_MASK) != 0;
 }
 
 #ifdef __cplusplus

@@ -17,6 +17,11 @@
  *              seq_cst fence; a scan's loads are dated by a reading taken before them.
  *   -DTSC      PS_READ_COUNTER (the RT and TEMPORAL policies): ps_enter reads the counter
  *              instead of the clock word, then fences (implies -DFENCE).
+ *   -DSWITCH   the membarrier path with its fence mode (src/ps.c, fence_on/fence_off),
+ *              entered and left once by a switcher process: the readers' flag, loaded by
+ *              ps_enter after its store, then a membarrier, then scans may date their
+ *              loads by a reading taken before them (fready); leaving, scans stop first,
+ *              then readers. Run with -DONE_OBJECT -DNSEC=1 (larger: over 10^8 states).
  *
  * Threads (ids as in the scan order of optimisation 4: a quiescer starts at its own id):
  *   0 reader   NSEC sections; in each: ps_enter, load the list head pointer, use the
@@ -81,6 +86,16 @@
  *   MUTANT_NO_SKEW            the skew bound dropped from the comparisons (SKEW = 1).
  *   MUTANT_PUBLISH_T          publishing the raw t as a point: the writer's own point
  *                             answers a later free time read on a lagging CPU.
+ *   MUTANT_FLAG_BEFORE_STORE  (-DSWITCH) ps_enter loads the fence flag before its store:
+ *                             a reader that saw it clear enters unfenced after the
+ *                             switch's membarrier and is not seen.
+ *   MUTANT_READY_BEFORE_BARRIER (-DSWITCH) fence dating allowed before the switch's
+ *                             membarrier: a section that missed the flag is not visible.
+ *   MUTANT_FLAG_OFF_FIRST     (-DSWITCH) leaving the fence mode, readers stop fencing
+ *                             before scans stop dating by readings.
+ * (Not modelled: fence_dated reads its date before it loads fence_ready; the hazard of the
+ * other order needs a second unlinking thread, which this model has not: docs/design.md
+ * §2.6 argues it.)
  */
 
 #ifndef SMAX
@@ -115,6 +130,8 @@ byte head;              /* the list head: object 0, then 1, then 2 */
 bool reused[3];         /* ghost: the object's memory was handed out again */
 byte clk = 1;           /* the domain clock word: a reading taken at ps_create */
 byte bar;               /* the newest read barrier's time (0: none yet) */
+bool rdflag;            /* -DSWITCH: the readers' fence flag (ps->head.read) */
+bool fready;            /* -DSWITCH: scans may date by a reading (ps->fence_ready) */
 
 /* per-thread records (memory): state word 2c+1 inside since c, 2c outside */
 byte st[NT];
@@ -199,12 +216,16 @@ end:	do
 
 active proctype reader() {
 	byte c, prev, o, k;
+	bool fl;
 	for (k : 1 .. NSEC) {
 		/* ps_enter: the clock word (acquire), then the state word (release) */
 #ifdef TSC
 		read_clock(c);
 #else
 		c = clk;
+#endif
+#if defined(SWITCH) && defined(MUTANT_FLAG_BEFORE_STORE)
+		fl = rdflag;
 #endif
 		atomic {
 #ifdef MUTANT_LATE_ENTER
@@ -219,6 +240,16 @@ active proctype reader() {
 #endif
 		sb_val[sb_n] = 2 * c + 1; sb_n++
 		};
+#ifdef SWITCH
+#ifndef MUTANT_FLAG_BEFORE_STORE
+		fl = rdflag;        /* the flag, loaded after the store (program order) */
+#endif
+		if
+		:: fl -> sb_n == 0  /* the fence mode's fence */
+		:: else
+		fi;
+		fl = false;
+#endif
 #if defined(FENCE) && !defined(MUTANT_NO_ENTER_FENCE)
 		sb_n == 0;          /* atomic_thread_fence(seq_cst): drain the buffer */
 #endif
@@ -309,7 +340,7 @@ inline scan_pass(me, t, covered, b, mn, need, k, j, w, x, q, done, res) {
 /* ps_quiesce(t) by thread me (src/ps.c, GENERAL); res := true / false. vW/vA (the
  * caller's arrays, by name): its cached views (optimisation 3), indexed by thread; the
  * other arguments are the caller's scratch variables. */
-inline quiesce(me, t, res, now, b, mn, k, j, w, x, q, done, need, covered) {
+inline quiesce(me, t, res, now, b, mn, k, j, w, x, q, done, need, covered, fd) {
 	res = false;
 	done = false;
 	need = false;
@@ -317,19 +348,27 @@ inline quiesce(me, t, res, now, b, mn, k, j, w, x, q, done, need, covered) {
 	:: t <= quiesced[me] -> res = true; done = true     /* own published point */
 	:: else ->
 		read_clock(now);                /* tsync_now_before_loads */
+#ifdef SWITCH
+		fd = fready;                    /* fence_dated: loaded after the reading */
+#endif
 #ifdef FENCE
 		/* readers fence: every pass's loads are dated by the reading before them */
 		b = now;
 		covered = true;
 		mn = now;
 #else
+		if
+		:: fd ->                        /* the fence mode: dated by the reading */
+			b = now; covered = true; mn = now
+		:: else ->
 		b = bar;                        /* the newest barrier (acquire) */
 #ifdef MUTANT_STALE_BARRIER
 		covered = b > 0;
 #else
 		covered = b > t + SKEW;
 #endif
-		if :: covered -> mn = b :: else -> mn = now fi;
+		if :: covered -> mn = b :: else -> mn = now fi
+		fi;
 #endif
 		scan_pass(me, t, covered, b, mn, need, k, j, w, x, q, done, res);
 #ifndef FENCE
@@ -364,25 +403,26 @@ inline quiesce(me, t, res, now, b, mn, k, j, w, x, q, done, need, covered) {
 			publish(me, q)
 		:: else
 		fi;
-		now = 0; mn = 0; k = 0; j = 0; q = 0; b = 0; covered = false; need = false
+		now = 0; mn = 0; k = 0; j = 0; q = 0; b = 0; covered = false; need = false;
+		fd = false
 		}
 	fi
 }
 
 active proctype writer() {
 	byte t0, t1, vW[NT], vA[NT], now, b, mn, k, j, w, x, q;
-	bool res, done, need, covered;
+	bool res, done, need, covered, fd;
 	/* unlink, then stamp (tsync_now_ordered; a later stamp would only be safer) */
 	atomic { head = 1; read_clock(t0) };
 	do
-	:: quiesce(1, t0, res, now, b, mn, k, j, w, x, q, done, need, covered);
+	:: quiesce(1, t0, res, now, b, mn, k, j, w, x, q, done, need, covered, fd);
 	   if :: res -> break :: else fi
 	od;
 	atomic { reused[0] = true; t0 = 0; res = false };
 #ifndef ONE_OBJECT
 	atomic { head = 2; read_clock(t1) };
 	do
-	:: quiesce(1, t1, res, now, b, mn, k, j, w, x, q, done, need, covered);
+	:: quiesce(1, t1, res, now, b, mn, k, j, w, x, q, done, need, covered, fd);
 	   if :: res -> break :: else fi
 	od;
 	reused[1] = true
@@ -397,11 +437,35 @@ active proctype ticker() {
 }
 #endif
 
+#if defined(SWITCH) && !defined(FENCE)
+/* A PS_READ_MEMBARRIER instance's fence mode, entered and left once (src/ps.c, fence_on
+ * and fence_off): the flag, a membarrier, then scans may date by readings; leaving,
+ * scans stop first, then readers. */
+active proctype switcher() {
+#ifdef MUTANT_READY_BEFORE_BARRIER
+	rdflag = true;
+	fready = true;
+	membarrier();
+#else
+	rdflag = true;
+	membarrier();
+	fready = true;
+#endif
+#ifdef MUTANT_FLAG_OFF_FIRST
+	rdflag = false;
+	fready = false
+#else
+	fready = false;
+	rdflag = false
+#endif
+}
+#endif
+
 #ifdef HELPER
 active proctype helper() {
 	byte th, vW[NT], vA[NT], now, b, mn, k, j, w, x, q;
-	bool res, done, need, covered;
+	bool res, done, need, covered, fd;
 	read_clock(th);
-	quiesce(2, th, res, now, b, mn, k, j, w, x, q, done, need, covered)
+	quiesce(2, th, res, now, b, mn, k, j, w, x, q, done, need, covered, fd)
 }
 #endif
