@@ -1005,7 +1005,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (st->verbose)
-		fprintf(stderr, "tsync-cached: clean shutdown (%u handed-off connection(s) closed "
-				"before a worker adopted them)\n", atomic_load(&srv->unadopted_closed));
+		fprintf(stderr,
+			"tsync-cached: clean shutdown (%u handed-off connection(s) closed before "
+			"a worker adopted them)\n",
+			atomic_load(&srv->unadopted_closed));
 	return 0;
 }
