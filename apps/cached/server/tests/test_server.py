@@ -794,12 +794,15 @@ def test_meta_t_of_a_past_ttl_is_unsigned(srv, mc):
     r = talk(srv, b"set k 0 0 1\r\na\r\nmg k T-1 t\r\nmg k N-1 t\r\n", b"W\r\n")
     m = re.match(rb"STORED\r\nHD t(\d+)\r\nHD t(\d+) W\r\n$", r)
     assert m and all(int(x) > (1 << 31) for x in m.groups()), r
-    r = talk(srv, b"set k 0 0 1\r\na\r\nmg k T%d t\r\nmn\r\n" % (int(time.time()) + 1000),
-             b"MN\r\n")
+    t0 = time.time()
+    ahead = int(t0) + 1000
+    r = talk(srv, b"set k 0 0 1\r\na\r\nmg k T%d t\r\nmn\r\n" % ahead, b"MN\r\n")
+    t1 = time.time()
     m = re.match(rb"STORED\r\nHD t(\d+)\r\nMN\r\n$", r)
     # the server's unix time is its start time plus whole seconds since (as memcached's
-    # current_time): it may trail time.time() by up to a second, so 1000 s ahead reads 1001
-    assert m and 990 <= int(m.group(1)) <= 1001, r
+    # current_time): within a second of time.time() either way, which went from t0 to t1
+    # meanwhile - so 1000 s ahead reads 1001 at most
+    assert m and ahead - math.ceil(t1) - 1 <= int(m.group(1)) <= ahead - math.floor(t0) + 1, r
 
 
 def test_half_command_stall_does_not_block_others(srv, mc):
