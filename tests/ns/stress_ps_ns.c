@@ -428,6 +428,7 @@ static void *writer_main(void *p)
 			op_extent(w, &rng);
 		else
 			op_take(w, &rng);
+		w->sw.ops++;
 		if ((++n & 127) == 0)
 			ps_mem_reclaim(ps_ns_mem(NS));
 	}
@@ -507,6 +508,7 @@ static void *reader_main(void *p)
 			ps_exit(PS);
 			r->c.walks++;
 			r->c.walked += (uint64_t)ns;
+			r->sw.ops++;
 			continue;
 		}
 		uint64_t id = pick_id(&rng);
@@ -535,6 +537,7 @@ static void *reader_main(void *p)
 		if (o2)
 			check_obj(o2, id, "second lookup");
 		ps_exit(PS);
+		r->sw.ops++;
 	}
 	return NULL;
 }
@@ -791,6 +794,7 @@ static void *racer_main(void *p)
 		ps_synchronize(PS);
 		ps_mem_reclaim(ps_ns_mem(NS));
 		test_barrier_wait(&rbar); /* E */
+		r->sw.ops++; /* rounds: racer 0 stops after one at least */
 		if (r->sw.idx == 0) {
 			race_rounds++;
 			struct ps_ns_stats s;

@@ -30,6 +30,7 @@ static void *worker_main(void *p)
 	unsigned n = 0;
 	while (!stress_stopping()) {
 		stress_wl_op(&W, w->role, &rng, &w->c);
+		w->sw.ops++;
 		if ((++n & 1023) == 0 && w->role != STRESS_READER)
 			ps_mem_reclaim(W.mem);
 		if (atomic_load_explicit(&wl_violations, memory_order_relaxed))

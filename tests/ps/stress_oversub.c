@@ -49,6 +49,7 @@ static void *worker_main(void *p)
 			wl_read_op(&W, &rng, &c);
 		else
 			wl_write_op(&W, &rng, &c);
+		w->sw.ops++;
 		if ((++n & 1023) == 0 && w->writer)
 			ps_mem_reclaim(W.mem);
 	}

@@ -50,9 +50,11 @@ static void *worker_main(void *p)
 		pause_point();
 		if (!w->writer) {
 			wl_read_op(&W, &rng, &w->c);
+			w->sw.ops++;
 			continue;
 		}
 		wl_write_op(&W, &rng, &w->c);
+		w->sw.ops++;
 		if ((n & 255) == 0)
 			ps_mem_reclaim(W.mem);
 	}

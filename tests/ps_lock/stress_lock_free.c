@@ -14,7 +14,7 @@
  *   - a successful take always finds the node alive with the incarnation that was looked
  *     up; a failed take always finds it marked freed (ps_lock_is_freed);
  *   - the unlink CAS never fails (only the lock holder unlinks);
- *   - every worker finished at least one operation.
+ *   - every worker finished at least one operation (the scaffold's promise, stress.h).
  *
  *   stress_lock_free [threads] [small]   Duration: TSYNC_STRESS_SECONDS (default 2).
  */

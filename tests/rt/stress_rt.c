@@ -103,6 +103,7 @@ static void *worker_main(void *p)
 	while (!stress_stopping()) {
 		if (w->role == ROLE_PINNING) {
 			pin_once(w, policy == PS_POLICY_TEMPORAL ? GRACE_MS / 4 : 20);
+			w->sw.ops++;
 			test_sleep_ms(5);
 			continue;
 		}
@@ -111,6 +112,7 @@ static void *worker_main(void *p)
 		stress_wl_op(&W, w->role, &rng, &w->c);
 		op_start = 0;
 		note_op(t0);
+		w->sw.ops++;
 		if ((++n & 1023) == 0 && w->role != STRESS_READER)
 			ps_mem_reclaim(W.mem);
 		if (atomic_load_explicit(&wl_violations, memory_order_relaxed))
