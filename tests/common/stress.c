@@ -118,6 +118,20 @@ void stress_run(double secs, _Atomic uint64_t *violations, void (*sample)(void *
 	}
 }
 
+void stress_run_until_reclaimed(struct ps_mem *mem, _Atomic uint64_t *violations,
+				void (*sample)(void *), void *arg)
+{
+	for (;;) {
+		struct ps_mem_stats s;
+		CHECK_EQ(ps_mem_stats(mem, &s), 0);
+		if (s.reclaimed > 0 || (violations && atomic_load(violations)))
+			return;
+		test_sleep_ms(10);
+		if (sample != NULL)
+			sample(arg);
+	}
+}
+
 uint64_t stress_rounds(double secs, _Atomic uint64_t *violations, void (*round)(void *),
 		       void *arg)
 {

@@ -10,6 +10,7 @@
  *   stress_spawn_workers(worker, w, n, 1);     or stress_spawn(fn, arg) one by one;
  *                                              workers loop while !stress_stopping()
  *   stress_run(secs, &violations, sample, arg); sample(arg) every 10 ms until done
+ *     (then stress_run_until_reclaimed(mem, ...): on until mem reclaimed something)
  *     or stress_rounds(secs, &violations, round, arg): round(arg) until done
  *     or stress_start(secs) and the main thread's own loop while !stress_done(&v)
  *   double el = stress_end(&violations);       stop and join every worker
@@ -104,6 +105,12 @@ bool stress_done(_Atomic uint64_t *violations);
 /* The main thread's loop: every 10 ms call sample(arg) (may be NULL), until
  * stress_done(violations). */
 void stress_run(double secs, _Atomic uint64_t *violations, void (*sample)(void *), void *arg);
+
+/* After stress_run: go on sampling every 10 ms until mem has reclaimed an object (or a
+ * violation was counted), for a test that must have seen reuse: the workers' frees reclaim
+ * what has quiesced, so it comes however late they ran; the watchdog bounds the wait. */
+void stress_run_until_reclaimed(struct ps_mem *mem, _Atomic uint64_t *violations,
+				void (*sample)(void *), void *arg);
 
 /* The main thread's loop for a test that works in rounds: round(arg) once, and again
  * while !stress_done(violations) (the deadline counts from the first round's start).

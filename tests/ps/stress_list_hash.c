@@ -59,6 +59,7 @@ int main(int argc, char **argv)
 	stress_spawn_workers(worker_main, w, (unsigned)n, 1);
 	struct stress_pending smp = {mem, 0};
 	stress_run(secs, &wl_violations, stress_sample_pending, &smp);
+	stress_run_until_reclaimed(mem, &wl_violations, stress_sample_pending, &smp);
 	uint64_t max_pending = smp.max;
 	double el = stress_end(&wl_violations);
 	struct wl_counts tot = {0};
