@@ -132,13 +132,31 @@ static void *freer_main(void *p)
 	return NULL;
 }
 
+/* How long σ's thread may take to run at all before that is a hang: a generous bound (a
+ * loaded machine may not run it for a while), inside the watchdog of main. */
+#define SIGMA_STALL_NS 30000000000ull
+
 /* Wait (bounded) until r has collected at least `want` objects. */
 static void wait_collected(struct ps_reclaimer *r, uint64_t want)
 {
 	uint64_t t0 = test_now_ns();
 	while (rstats(r).collected < want) {
-		CHECK_MSG(test_now_ns() - t0 < 5000000000ull, "σ collected %llu of %llu in 5 s",
-			  (unsigned long long)rstats(r).collected, (unsigned long long)want);
+		CHECK_MSG(test_now_ns() - t0 < SIGMA_STALL_NS,
+			  "σ collected %llu of %llu in %.0f s",
+			  (unsigned long long)rstats(r).collected, (unsigned long long)want,
+			  (double)SIGMA_STALL_NS / 1e9);
+		test_sleep_ns(100000);
+	}
+}
+
+/* Wait (bounded) until r has begun and ended an activation after this call. */
+static void wait_activation(struct ps_reclaimer *r)
+{
+	uint64_t a0 = rstats(r).activations, t0 = test_now_ns();
+	while (rstats(r).activations < a0 + 2) {
+		CHECK_MSG(test_now_ns() - t0 < SIGMA_STALL_NS, "σ ran %llu activations in %.0f s",
+			  (unsigned long long)(rstats(r).activations - a0),
+			  (double)SIGMA_STALL_NS / 1e9);
 		test_sleep_ns(100000);
 	}
 }
@@ -185,8 +203,9 @@ static void test_task_holds(int policy, bool threaded)
 		CHECK_EQ(s.garbage, 0); /* σ learnt a point before every free */
 		CHECK_EQ(rstats(r).taken, total);
 	} else {
-		test_sleep_ms(5); /* ~50 periods */
-		CHECK_GT(rstats(r).activations, 0);
+		/* σ ran wholly after the frees (one activation after the count we start from
+		 * may have begun before them) and collected nothing */
+		wait_activation(r);
 	}
 	CHECK_EQ(rstats(r).collected, 0);
 	/* nothing freed is handed out again while the section is open */
@@ -335,8 +354,13 @@ static void test_detach_race(void)
 		rc[i] = (struct racer){.m = m, .stop = &stop};
 		CHECK_PT(pthread_create(&rc[i].t, NULL, racer_main, &rc[i]));
 	}
+	/* at least `rounds` windows, and on until σ or a detach collected something: the
+	 * racers free in a window only if the scheduler runs them then */
 	unsigned rounds = TEST_TSAN ? 20 : 200;
-	for (unsigned i = 0; i < rounds; i++) {
+	uint64_t t0 = test_now_ns();
+	for (unsigned i = 0; i < rounds || rstats(r).collected == 0; i++) {
+		CHECK_MSG(test_now_ns() - t0 < SIGMA_STALL_NS,
+			  "nothing collected in %u attach/detach windows", i);
 		CHECK_EQ(ps_reclaimer_attach(r, m), 0);
 		test_sleep_ns(100000);
 		CHECK_EQ(ps_reclaimer_detach(r, m), 0);
