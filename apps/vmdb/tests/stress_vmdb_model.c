@@ -127,6 +127,16 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 static _Atomic int stop, pause_req;
+/* Phase 1: which kinds of successful update some writer has done (KIND_* bits): the phase
+ * lasts until each has happened at least once, however the writers were scheduled. */
+enum { KIND_GRANT = 1, KIND_ALIAS = 2, KIND_REVOKE = 4, KIND_RELEASE = 8, KIND_ALL = 15 };
+static _Atomic unsigned kinds_done;
+
+static void kind_done(uint64_t count, unsigned kind)
+{
+	if (count == 1)
+		atomic_fetch_or_explicit(&kinds_done, kind, memory_order_relaxed);
+}
 static test_barrier bar_in, bar_out;
 
 #define FAILV(...) test_fail_(__FILE__, __LINE__, __VA_ARGS__)
@@ -357,7 +367,7 @@ static void op_grant(struct writer *w)
 		p->state = P_PAD;
 	}
 	seq_end(&slots[s].seq);
-	w->c.grants++;
+	kind_done(++w->c.grants, KIND_GRANT);
 	w->c.grant_pages += n;
 }
 
@@ -459,7 +469,7 @@ static void op_alias(struct writer *w)
 				if (PG(d, p)->state == P_FREE)
 					PG(d, p)->state = P_PAD;
 		}
-		w->c.aliases++;
+		kind_done(++w->c.aliases, KIND_ALIAS);
 		w->c.alias_pages += n;
 	}
 	if (any)
@@ -523,9 +533,9 @@ static void op_remove(struct writer *w, bool self)
 	for (size_t i = 0; i < w->nrm && i < 8; i++)
 		check_lookup_model(w->rm[i].slot, w->rm[i].v);
 	if (self)
-		w->c.releases++;
+		kind_done(++w->c.releases, KIND_RELEASE);
 	else
-		w->c.revokes++;
+		kind_done(++w->c.revokes, KIND_REVOKE);
 	w->c.removed += w->nrm;
 }
 
@@ -561,7 +571,7 @@ static void op_destroy(struct writer *w)
 	/* a new, empty space in the slot (max_spaces leaves room for every slot) */
 	int pid = -1;
 	errno = 0;
-	uint64_t dl = test_now_ns() + 5000000000ull;
+	uint64_t dl = test_now_ns() + EVENTUALLY_NS;
 	while (vmdb_space_create(db, &pid) != 0) {
 		/* The contract says ENOSPC only with max_spaces alive; the implementation also
 		 * refuses while destroyed pids wait for quiescence. Counted and logged; fatal
@@ -782,6 +792,9 @@ static void run_phase1(double secs, struct writer *ws)
 		rt[i] = test_spawn(reader_main, &rs[i]);
 	}
 	test_sleep_ns((uint64_t)(secs * 1e9));
+	/* and on until every kind of update was done once (the check after the phase) */
+	while (atomic_load(&kinds_done) != KIND_ALL)
+		test_sleep_ms(10);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < nwriters; i++)
 		test_join(wt[i]);
