@@ -159,11 +159,12 @@ static bool contract_broken(uint64_t skew_ticks)
 	uint64_t over = atomic_load(&first_overrun);
 	if (over == UINT64_MAX || (seen != UINT64_MAX && over > seen + skew_ticks))
 		return false;
+	uint64_t after = seen == UINT64_MAX || seen < over ? 0 : seen - over;
 	printf("stress_rt temporal: %" PRIu64 " reuses, first seen %.1f ms after an operation "
 	       "had outlived the %u ms grace period (%" PRIu64 " operations did; the longest "
 	       "took %" PRIu64 " us): the environment broke the policy's contract (the "
 	       "documented failure), not the library. Skipped.\n",
-	       v, seen == UINT64_MAX ? 0.0 : (double)tsync_ticks_to_ns(seen - over) / 1e6,
+	       v, (double)tsync_ticks_to_ns(after) / 1e6,
 	       GRACE_MS, atomic_load(&ops_over_grace),
 	       tsync_ticks_to_ns(atomic_load(&max_op_ticks)) / 1000);
 	return true;
