@@ -7,10 +7,18 @@
 #include "slist.h"
 
 _Atomic int stress_stop_flag;
+_Thread_local const struct stress_worker *stress_self;
 
 enum { STRESS_MAX_THREADS = 512 };
 static pthread_t threads[STRESS_MAX_THREADS];
 static unsigned nthreads;
+
+/* What a worker of stress_spawn_workers starts with (one per thread slot, read by the new
+ * thread only; rewritten only after stress_end joined it). */
+static struct worker_start {
+	void *(*fn)(void *);
+	struct stress_worker *h;
+} starts[STRESS_MAX_THREADS];
 static uint64_t run_t0, run_deadline;
 
 void stress_stop(void)
@@ -38,12 +46,23 @@ static struct stress_worker *worker_at(const void *w, size_t size, unsigned i)
 	return (struct stress_worker *)((uintptr_t)w + (size_t)i * size);
 }
 
+/* A worker's thread: its record is stress_self, so that stress_stopping() holds it until
+ * its first operation is done. */
+static void *worker_start(void *p)
+{
+	const struct worker_start *s = p;
+	stress_self = s->h;
+	return s->fn(s->h);
+}
+
 void stress_spawn_workers_(void *(*fn)(void *), void *w, size_t size, unsigned n, uint64_t salt)
 {
 	for (unsigned i = 0; i < n; i++) {
 		struct stress_worker *h = worker_at(w, size, i);
 		*h = (struct stress_worker){.idx = i, .seed = test_seed(salt + i)};
-		stress_spawn(fn, h);
+		CHECK(nthreads < STRESS_MAX_THREADS);
+		starts[nthreads] = (struct worker_start){fn, h};
+		stress_spawn(worker_start, &starts[nthreads]);
 	}
 }
 
@@ -93,6 +112,20 @@ void stress_run(double secs, _Atomic uint64_t *violations, void (*sample)(void *
 {
 	stress_start(secs);
 	while (!stress_done(violations)) {
+		test_sleep_ms(10);
+		if (sample != NULL)
+			sample(arg);
+	}
+}
+
+void stress_run_until_reclaimed(struct ps_mem *mem, _Atomic uint64_t *violations,
+				void (*sample)(void *), void *arg)
+{
+	for (;;) {
+		struct ps_mem_stats s;
+		CHECK_EQ(ps_mem_stats(mem, &s), 0);
+		if (s.reclaimed > 0 || (violations && atomic_load(violations)))
+			return;
 		test_sleep_ms(10);
 		if (sample != NULL)
 			sample(arg);

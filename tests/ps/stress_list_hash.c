@@ -30,6 +30,7 @@ static void *worker_main(void *p)
 	unsigned n = 0;
 	while (!stress_stopping()) {
 		stress_wl_op(&W, w->role, &rng, &w->c);
+		w->sw.ops++;
 		if ((++n & 1023) == 0 && w->role != STRESS_READER)
 			ps_mem_reclaim(W.mem);
 		if (atomic_load_explicit(&wl_violations, memory_order_relaxed))
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
 	stress_spawn_workers(worker_main, w, (unsigned)n, 1);
 	struct stress_pending smp = {mem, 0};
 	stress_run(secs, &wl_violations, stress_sample_pending, &smp);
+	stress_run_until_reclaimed(mem, &wl_violations, stress_sample_pending, &smp);
 	uint64_t max_pending = smp.max;
 	double el = stress_end(&wl_violations);
 	struct wl_counts tot = {0};

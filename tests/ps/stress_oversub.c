@@ -7,10 +7,12 @@
  * starting short-lived threads that register (explicitly or lazily), do a few
  * operations and leave: normally, with pthread_exit inside a section, by returning
  * inside a nested section, or by tsync_thread_unregister inside a section. After each
- * exit inside a section the churner checks that quiescence still progresses
- * (ps_quiesce of a later time becomes true). At the end, ids must have stayed dense
- * (high water bounded), the registry count back to its base, and every pending object,
- * including those of exited threads, reclaimable.
+ * exit inside a section the churner records a time t taken after it and waits for
+ * ps_quiesce(t) (or the end of the run) before the next pair. At the end, with every
+ * thread joined and none inside a section, ps_quiesce of every recorded t must be true at
+ * once (an exit inside a section left no section open behind it), ids must have stayed
+ * dense (high water bounded), the registry count back to its base, and every pending
+ * object, including those of exited threads, reclaimable.
  *
  *   stress_oversub <threads> [small]     Duration: TSYNC_STRESS_SECONDS (default 2).
  */
@@ -24,6 +26,11 @@ static struct wl W;
 static pthread_mutex_t tot_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct wl_counts tot;
 static _Atomic uint64_t churned, exits_inside, unregs_inside, max_quiesce_wait_ns;
+/* The times taken after exits inside sections (the churner's; main reads them after the
+ * join). The last MAX_TIMES are kept, enough to cover every exit of a short run. */
+#define MAX_TIMES 4096
+static tsync_tick_t exit_times[MAX_TIMES];
+static uint64_t nexit_times;
 
 static void add_counts(const struct wl_counts *c)
 {
@@ -49,6 +56,7 @@ static void *worker_main(void *p)
 			wl_read_op(&W, &rng, &c);
 		else
 			wl_write_op(&W, &rng, &c);
+		w->sw.ops++;
 		if ((++n & 1023) == 0 && w->writer)
 			ps_mem_reclaim(W.mem);
 	}
@@ -106,12 +114,11 @@ static void *child_main(void *p)
 	}
 }
 
+/* At least one pair of children, however late the churner is first scheduled. */
 static void *churner_main(void *p)
 {
 	uint64_t rng = test_seed((uint64_t)(uintptr_t)p + 1000);
-	uint64_t deadline_ns = TEST_SMALL ? 30000000000ull : 10000000000ull;
-	while (!stress_stopping() &&
-	       !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
+	do {
 		struct child ch[2];
 		bool inside = false;
 		for (int i = 0; i < 2; i++) {
@@ -132,22 +139,19 @@ static void *churner_main(void *p)
 		atomic_fetch_add(&churned, 2);
 		if (!inside)
 			continue;
-		/* a thread left inside a section: a time after that must still quiesce */
+		/* a thread left inside a section: a time after that must still quiesce (how
+		 * soon depends on the workers' sections and the scheduler: main checks it
+		 * once nobody is inside) */
 		tsync_tick_t t = tsync_now_ordered();
+		exit_times[nexit_times++ % MAX_TIMES] = t;
 		uint64_t t0 = test_now_ns();
-		while (!ps_quiesce(W.ps, t)) {
-			if (test_now_ns() - t0 > deadline_ns) {
-				wl_violation("ps_quiesce(t) still false %.1f s after threads exited "
-					     "inside sections: quiescence is stuck",
-					     (double)deadline_ns / 1e9);
-				return NULL;
-			}
+		while (!ps_quiesce(W.ps, t) && !stress_stopping())
 			sched_yield();
-		}
 		uint64_t waited = test_now_ns() - t0;
 		if (waited > atomic_load(&max_quiesce_wait_ns))
 			atomic_store(&max_quiesce_wait_ns, waited);
-	}
+	} while (!stress_stopping() &&
+		 !atomic_load_explicit(&wl_violations, memory_order_relaxed));
 	return NULL;
 }
 
@@ -195,6 +199,16 @@ int main(int argc, char **argv)
 	unsigned max_hw = smp.max_hw;
 	double el = stress_end(&wl_violations);
 
+	/* nobody is inside a section now: every time taken after an exit inside one has
+	 * quiesced (the exited threads' sections were closed by their exit) */
+	uint64_t nt = nexit_times < MAX_TIMES ? nexit_times : MAX_TIMES;
+	for (uint64_t i = 0; i < nt; i++)
+		if (!ps_quiesce(ps, exit_times[i])) {
+			wl_violation("ps_quiesce(t) false with every thread joined, t taken after "
+				     "threads exited inside sections: a section left open");
+			break;
+		}
+
 	/* ids stayed dense: at most workers + churner + 2 children + main (+ slack) */
 	unsigned hw = tsync_thread_high_water();
 	CHECK_MSG(hw <= (unsigned)nthreads + 8,
@@ -203,22 +217,25 @@ int main(int argc, char **argv)
 	CHECK_MSG(tsync_thread_count() <= count0 + 1, "%u threads still registered (base %u)",
 		  tsync_thread_count(), count0);
 
-	/* every pending object, including those of exited threads, can be reclaimed now */
+	/* every pending object, including those of exited threads, can be reclaimed now:
+	 * each ps_mem_reclaim adopts one orphaned queue and, with no thread inside a section,
+	 * collects the caller's whole queue - so a round per thread that ever ran (and a few
+	 * more) is enough, however long the rounds take */
 	struct ps_mem_stats s;
 	CHECK_EQ(ps_mem_stats(mem, &s), 0);
 	uint64_t pending_at_end = s.pending;
 	void *batch[512];
-	uint64_t dl2 = test_now_ns() + 3000000000ull;
-	for (;;) {
+	const uint64_t max_rounds = (uint64_t)nthreads + atomic_load(&churned) + 16;
+	for (uint64_t round = 0;; round++) {
 		ps_mem_reclaim(mem);
 		CHECK_EQ(ps_mem_stats(mem, &s), 0);
 		if (s.pending <= 64)
 			break;
-		if (test_now_ns() > dl2) {
+		if (round >= max_rounds) {
 			wl_violation("%" PRIu64 " objects still pending (%" PRIu64 " when the threads "
-				     "stopped) with no thread inside a section: frees of exited "
-				     "threads are never reclaimed",
-				     s.pending, pending_at_end);
+				     "stopped) after %" PRIu64 " rounds with no thread inside a "
+				     "section: frees of exited threads are never reclaimed",
+				     s.pending, pending_at_end, round);
 			break;
 		}
 		/* allocation traffic: refills, remote lists, orphaned queues */
@@ -234,13 +251,14 @@ int main(int argc, char **argv)
 	uint64_t v = atomic_load(&wl_violations);
 	printf("stress_oversub%s: %d threads, %.2f s: reads %" PRIu64 " updates %" PRIu64
 	       ", %" PRIu64 " short-lived threads (%" PRIu64 " exited inside a section, %" PRIu64
-	       " unregistered inside), max quiesce wait after such exits %.1f ms, high water %u"
+	       " unregistered inside), max quiesce wait after such exits %.1f ms (%" PRIu64
+	       " times quiesced at the end), high water %u"
 	       " (max %u), max pending %" PRIu64 ", pending at end %" PRIu64 " -> %" PRIu64
 	       ", peak slabs %" PRIu64 ", reuses detected %" PRIu64 "\n",
 	       small ? " (small)" : "", nthreads, el, tot.reads,
 	       tot.inserts + tot.deletes + tot.replaces, atomic_load(&churned),
 	       atomic_load(&exits_inside), atomic_load(&unregs_inside),
-	       (double)atomic_load(&max_quiesce_wait_ns) / 1e6, hw, max_hw, max_pending,
+	       (double)atomic_load(&max_quiesce_wait_ns) / 1e6, nt, hw, max_hw, max_pending,
 	       pending_at_end, s.pending, s.peak_slabs, v);
 	CHECK_MSG(atomic_load(&churned) > 0, "no thread churn happened");
 	free(w);

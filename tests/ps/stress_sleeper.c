@@ -1,16 +1,19 @@
 /*
- * tests/ps/stress_sleeper.c - premature-reuse hunt (2): a reader sleeps 300 ms
- * inside a section while writers keep replacing and deleting nodes.
+ * tests/ps/stress_sleeper.c - premature-reuse hunt (2): a reader sleeps inside a section
+ * while writers keep replacing and deleting nodes.
  *
- * During the sleep: every object freed after the reader's enter stays pending (checked
- * exactly, with the writers paused outside their sections for a quiet snapshot), the
- * writers keep going on fresh memory (ps_alloc never waits), ps_alloc never hands out a
- * node unlinked after the enter (pin generation, tests/common/slist.h), and the nodes
- * the sleeper holds keep their incarnations. After the sleeper exits, reclamation
- * resumes: pending falls back below a bound while updates continue.
+ * The sleeper holds its section until the writers have freed at least MIN_FREES objects
+ * since its enter (however long the scheduler makes that take), then SLEEP_MS more.
+ * Meanwhile: every object freed after the reader's enter stays pending (checked exactly,
+ * with the writers paused outside their sections for a quiet snapshot), the writers keep
+ * going on fresh memory (ps_alloc never waits: they would never reach MIN_FREES
+ * otherwise), ps_alloc never hands out a node unlinked after the enter (pin generation,
+ * tests/common/slist.h), and the nodes the sleeper holds keep their incarnations. After
+ * the sleeper exits, reclamation resumes: pending falls back below a bound while updates
+ * continue, and the objects freed before the last SLEEP_MS waited at least that long.
  *
  *   stress_sleeper [small]      Duration: TSYNC_STRESS_SECONDS (default 2; at least
- *                               one 300 ms sleep).
+ *                               one sleep).
  */
 #include <tsync/tsync.h>
 
@@ -20,6 +23,14 @@
 
 #define NWRITERS 2
 #define SLEEP_MS 300
+/* Frees while the sleeper is inside before its last SLEEP_MS: more than NWRITERS x 16
+ * (stamp_batch: reclaim_batch, 16 by default, 2 small), so that some writer stamped
+ * objects freed after the enter before that SLEEP_MS began. */
+#define MIN_FREES (NWRITERS * 16 + 1)
+/* The longest the writers may take for MIN_FREES frees, or reclamation to resume after
+ * the sleeper: a real stall (a writer blocked by the sleeper), far beyond any scheduling
+ * delay, and inside the watchdog of stress_begin. */
+#define STALL_NS 60000000000ull
 
 static struct wl W;
 struct worker {
@@ -50,9 +61,11 @@ static void *worker_main(void *p)
 		pause_point();
 		if (!w->writer) {
 			wl_read_op(&W, &rng, &w->c);
+			w->sw.ops++;
 			continue;
 		}
 		wl_write_op(&W, &rng, &w->c);
+		w->sw.ops++;
 		if ((n & 255) == 0)
 			ps_mem_reclaim(W.mem);
 	}
@@ -63,7 +76,7 @@ static void *worker_main(void *p)
 static struct ps_mem_stats quiet_stats(int nworkers)
 {
 	atomic_store(&pause_req, 1);
-	uint64_t dl = test_now_ns() + 10000000000ull;
+	uint64_t dl = test_now_ns() + STALL_NS; /* a worker stuck in an operation */
 	while (atomic_load(&paused) != nworkers) {
 		CHECK_MSG(test_now_ns() < dl, "workers did not pause");
 		sched_yield();
@@ -80,7 +93,8 @@ struct rounds {
 	uint64_t pinned_total, drained_rounds;
 };
 
-/* One round: a reader sleeps SLEEP_MS inside a section, then reclamation must resume. */
+/* One round: a reader holds a section until MIN_FREES frees, then SLEEP_MS more; then
+ * reclamation must resume. */
 static void sleeper_round(void *arg)
 {
 	struct rounds *rd = arg;
@@ -99,16 +113,26 @@ static void sleeper_round(void *arg)
 			   256 - nrec, &k);
 		nrec += k;
 	}
-	test_sleep_ms(SLEEP_MS * 5 / 6);
+	/* the writers must get on without the sleeper: MIN_FREES frees while it is inside */
+	uint64_t t0 = test_now_ns();
+	struct ps_mem_stats sm;
+	for (;;) {
+		test_sleep_ms(10);
+		sm = quiet_stats(nworkers);
+		if (sm.frees - s1.frees >= MIN_FREES)
+			break;
+		CHECK_MSG(test_now_ns() - t0 < STALL_NS,
+			  "writers stalled while a reader slept: %" PRIu64 " frees in %.0f s",
+			  sm.frees - s1.frees, (double)STALL_NS / 1e9);
+	}
+	/* every object stamped by now waits at least SLEEP_MS more (max_wait_ticks, main) */
+	test_sleep_ms(SLEEP_MS);
 	struct ps_mem_stats s2 = quiet_stats(nworkers);
-	test_sleep_ms(SLEEP_MS / 6);
 	size_t bad = wl_recheck(rec, nrec, "sleeping reader");
 	wl_pin_end();
 	ps_exit(ps);
 
 	uint64_t freed = s2.frees - s1.frees;
-	CHECK_MSG(freed >= 20, "writers stalled while a reader slept (%" PRIu64
-		  " frees in %d ms)", freed, SLEEP_MS * 5 / 6);
 	CHECK_MSG(s2.pending >= freed,
 		  "pending %" PRIu64 " < %" PRIu64 " objects freed after the sleeper's enter: "
 		  "some were reclaimed under it",
@@ -119,9 +143,10 @@ static void sleeper_round(void *arg)
 	CHECK_EQ(bad, 0);
 	rd->pinned_total += freed;
 
-	/* ---- after the exit, reclamation resumes ---- */
+	/* ---- after the exit, reclamation resumes (each writer's ps_mem_reclaim, at least
+	 * every 256 of its operations, collects its queue: nobody else holds it back) ---- */
 	uint64_t bound = s2.pending / 4 + 256;
-	uint64_t dl = test_now_ns() + (uint64_t)(TEST_SMALL ? 20e9 : 5e9);
+	uint64_t dl = test_now_ns() + STALL_NS;
 	struct ps_mem_stats s3;
 	for (;;) {
 		test_sleep_ms(10);
@@ -130,14 +155,15 @@ static void sleeper_round(void *arg)
 			break;
 		CHECK_MSG(test_now_ns() < dl,
 			  "pending still %" PRIu64 " (bound %" PRIu64 ", %" PRIu64
-			  " at the end of the sleep) after the sleeper exited",
-			  s3.pending, bound, s2.pending);
+			  " at the end of the sleep) %.0f s after the sleeper exited",
+			  s3.pending, bound, s2.pending, (double)STALL_NS / 1e9);
 	}
 	rd->drained_rounds++;
 	printf("stress_sleeper: round %d: %zu nodes held, %" PRIu64 " frees pinned during "
-	       "the sleep, pending %" PRIu64 " -> %" PRIu64 " -> %" PRIu64
-	       ", slabs %" PRIu64 " -> %" PRIu64 "\n",
-	       rounds, nrec, freed, s1.pending, s2.pending, s3.pending, s1.slabs, s2.slabs);
+	       "the sleep (%" PRIu64 " before its last %d ms), pending %" PRIu64 " -> %" PRIu64
+	       " -> %" PRIu64 ", slabs %" PRIu64 " -> %" PRIu64 "\n",
+	       rounds, nrec, freed, sm.frees - s1.frees, SLEEP_MS, s1.pending, s2.pending,
+	       s3.pending, s1.slabs, s2.slabs);
 	fflush(stdout);
 	rd->rounds++;
 }
@@ -177,6 +203,8 @@ int main(int argc, char **argv)
 	       tot.inserts + tot.deletes + tot.replaces, tot.reads,
 	       tsync_ticks_to_ns(s.max_wait_ticks), s.peak_slabs, v);
 	CHECK(drained_rounds == (uint64_t)rounds);
+	/* objects stamped before the sleeper's last SLEEP_MS were reclaimed after its exit
+	 * (the margin is for the tick rate's calibration, not for timing) */
 	CHECK_MSG(tsync_ticks_to_ns(s.max_wait_ticks) >= (uint64_t)SLEEP_MS * 1000000u * 2 / 3,
 		  "max_wait_ticks (%" PRIu64 " ns) does not show the %d ms sleep",
 		  tsync_ticks_to_ns(s.max_wait_ticks), SLEEP_MS);

@@ -18,18 +18,21 @@ static void wait_past(tsync_tick_t t, tsync_tick_t extra)
 	uint64_t dl = test_now_ns() + 5000000000ull;
 	extra += tsync_ns_to_ticks(10000) + 2; /* margin: ps adds a tick or so to the bound */
 	while (!tsync_clock_before(t + extra, tsync_now_ordered())) {
-		CHECK_MSG(test_now_ns() < dl, "clock did not advance past t + %" PRIu64, extra);
+		/* the clock read after the deadline decides (not one before a preemption) */
+		CHECK_MSG(test_now_ns() < dl || tsync_clock_before(t + extra, tsync_now_ordered()),
+			  "clock did not advance past t + %" PRIu64, extra);
 		sched_yield();
 	}
 }
 
-/* ps_quiesce(ps, t) becomes true within ms milliseconds. */
+/* ps_quiesce(ps, t) becomes true within ms milliseconds: a call made after the deadline
+ * decides (a thread preempted between two calls is not "not quiescent"). */
 static bool quiesce_within(struct ps *ps, tsync_tick_t t, unsigned ms)
 {
 	uint64_t dl = test_now_ns() + (uint64_t)ms * 1000000u;
 	while (!ps_quiesce(ps, t)) {
 		if (test_now_ns() > dl)
-			return false;
+			return ps_quiesce(ps, t);
 		sched_yield();
 	}
 	return true;
@@ -233,21 +236,27 @@ static void exit_unbalanced(void *arg)
 
 static void test_synchronize(struct ps *ps)
 {
-	uint64_t t0 = test_now_ns();
-	ps_synchronize(ps); /* nobody inside: returns promptly */
-	CHECK_LT(test_now_ns() - t0, 1000000000u);
+	/* nobody inside: the first ps_quiesce answers, so ps_synchronize does not wait (one
+	 * scan that sees every thread outside proves t) */
+	struct ps_stats q0, q1;
+	CHECK_EQ(ps_stats_thread(ps, &q0), 0);
+	ps_synchronize(ps);
+	CHECK_EQ(ps_stats_thread(ps, &q1), 0);
+	CHECK_EQ(q1.quiesce_calls - q0.quiesce_calls, 1);
+	CHECK_EQ(q1.quiesce_true - q0.quiesce_true, 1);
 
 	struct holder r;
 	holder_start(&r, ps);
 	holder_do(&r, HOLD_ENTER);
+	/* the releaser sets released just before the reader's exit (after a delay, so that we
+	 * usually wait in ps_synchronize meanwhile): returning earlier is the bug */
 	struct sync_arg a = {.r = &r, .delay_ms = 100};
 	pthread_t rel = test_spawn(releaser, &a);
-	t0 = test_now_ns();
+	uint64_t t0 = test_now_ns();
 	ps_synchronize(ps);
 	uint64_t waited = test_now_ns() - t0;
 	CHECK_MSG(atomic_load(&a.released) == 1, "ps_synchronize returned while the reader was "
 		  "inside (after %" PRIu64 " ns)", waited);
-	CHECK_GE(waited, 80000000u);
 	test_join(rel);
 	holder_stop(&r, HOLD_QUIT);
 
@@ -506,7 +515,7 @@ static void test_race(void)
 
 int main(void)
 {
-	test_watchdog(120);
+	test_watchdog(80); /* inside ctest's TIMEOUT (90 s): the watchdog's message is printed */
 	CHECK_EQ(tsync_clock_init(), 0);
 	S = tsync_clock_skew();
 	test_create();

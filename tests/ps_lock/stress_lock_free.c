@@ -14,7 +14,7 @@
  *   - a successful take always finds the node alive with the incarnation that was looked
  *     up; a failed take always finds it marked freed (ps_lock_is_freed);
  *   - the unlink CAS never fails (only the lock holder unlinks);
- *   - every worker finished at least one operation.
+ *   - every worker finished at least one operation (the scaffold's promise, stress.h).
  *
  *   stress_lock_free [threads] [small]   Duration: TSYNC_STRESS_SECONDS (default 2).
  */
@@ -263,14 +263,12 @@ int main(int argc, char **argv)
 	       small ? " (small)" : "", nthreads, NSLOTS, el, tot.mod_ok, tot.mod_fail, tot.del_ok,
 	       tot.del_fail, nodes, s.remote_frees, s.peak_slabs, v,
 	       atomic_load(&wl_violations));
-	/* coverage, not correctness: with thousands of deletes racing on 4 nodes, some
-	 * takes must have lost to a delete */
+	/* coverage, not correctness: whether a take ever loses to a delete depends on how the
+	 * threads interleave, which nothing promises (a waiter queued behind a deleter is
+	 * unit_ps_lock's test_waiters_fail, deterministically): a warning, not a failure */
 	if (tot.mod_fail + tot.del_fail == 0)
-		fprintf(stderr, "warning: no ps_lock_take ever failed: the modify/delete race was "
-			"not exercised\n");
-	CHECK_MSG(tot.mod_fail + tot.del_fail > 0 || tot.del_ok < 5000,
-		  "no take ever failed in %" PRIu64 " deletes: the race was never exercised",
-		  tot.del_ok);
+		fprintf(stderr, "warning: no ps_lock_take ever failed in %" PRIu64 " deletes: the "
+			"modify/delete race was not exercised\n", tot.del_ok);
 	stress_check_progress("worker", w, (unsigned)nthreads, 1);
 	free(w);
 	ps_mem_destroy(mem);

@@ -16,6 +16,15 @@ struct obj {
 
 static struct rlu *R;
 static _Atomic int phase;
+/* A peer is about to end the section the writer's synchronize must wait for: set just
+ * before its rlu_reader_unlock, so a writer that returns from its own synchronize and
+ * finds it unset did not wait (deterministic, whatever the scheduling). */
+static _Atomic int left;
+/* The writer is about to commit and synchronize: a peer's checks that its old section is
+ * not disturbed meanwhile start from here (then the peer keeps its section open a while:
+ * the window in which a writer that does not wait would show). */
+static _Atomic int committing;
+#define WINDOW_MS 50
 
 /* ---- single thread: own copies, commit, abort, cmp, free ---- */
 static void test_basic(void)
@@ -92,13 +101,15 @@ static void *peer_reader(void *arg)
 	rlu_reader_lock(self);
 	CHECK(rlu_deref(self, X) == X && ((struct obj *)rlu_deref(self, Y))->b == 0);
 	atomic_store(&phase, 3); /* writer may commit; its sync waits for this section */
-	test_sleep_ms(50);
+	test_wait_flag(&committing, 1, 30000);
+	test_sleep_ms(WINDOW_MS);
 	/* our section began before the commit: we still see the originals, unmodified
 	 * (the writer cannot write back while we are inside) */
 	x = rlu_deref(self, X);
 	struct obj *y = rlu_deref(self, Y);
 	CHECK(x == X && y == Y);
 	CHECK_EQ(x->a + y->b, 0);
+	atomic_store(&left, 1);
 	rlu_reader_unlock(self);
 	test_wait_flag(&phase, 4, 10000);
 	rlu_reader_lock(self);
@@ -116,6 +127,8 @@ static void test_two_threads(void)
 	X = rlu_alloc(sizeof *X);
 	Y = rlu_alloc(sizeof *Y);
 	atomic_store(&phase, 0);
+	atomic_store(&left, 0);
+	atomic_store(&committing, 0);
 	pthread_t t = test_spawn(peer_reader, NULL);
 	struct rlu_thread *self = rlu_thread_get(R);
 	test_wait_flag(&phase, 1, 10000);
@@ -127,9 +140,10 @@ static void test_two_threads(void)
 	y->b = 1;
 	atomic_store(&phase, 2);
 	test_wait_flag(&phase, 3, 10000);
-	uint64_t t0 = test_now_ns();
+	atomic_store(&committing, 1);
 	rlu_reader_unlock(self); /* waits for the peer's older section */
-	CHECK_GE(test_now_ns() - t0, 20000000u);
+	CHECK_MSG(atomic_load(&left), "the commit's synchronize returned while an older "
+		  "section was still open");
 	CHECK_EQ(X->a, 1);
 	atomic_store(&phase, 4);
 	test_join(t);
@@ -285,9 +299,13 @@ static void *steal_peer(void *arg)
 	CHECK(c != A1 && rlu_actual(c) == A1); /* stolen */
 	CHECK_EQ(c->a, 1);
 	atomic_store_explicit(&slow_read, 1, memory_order_relaxed);
-	test_sleep_ms(50); /* the writer syncs, commits A2, syncs (waits for us) */
+	/* the writer syncs, commits A2 (then syncs: that waits for us, or it would go on to
+	 * reuse the log we read) */
+	test_wait_flag(&committing, 1, 30000);
+	test_sleep_ms(WINDOW_MS);
 	CHECK_EQ(c->a, 1); /* the copy is intact */
 	CHECK(rlu_actual(c) == A1);
+	atomic_store(&left, 1);
 	rlu_reader_unlock(self);
 	return NULL;
 }
@@ -302,6 +320,8 @@ static void test_steal_reuse(void)
 	CHECK(A1 && A2);
 	atomic_store(&phase, 0);
 	atomic_store(&slow_read, 0);
+	atomic_store(&left, 0);
+	atomic_store(&committing, 0);
 	pthread_t t = test_spawn(steal_peer, NULL);
 	struct rlu_thread *self = rlu_thread_get(R);
 	rlu_reader_lock(self);
@@ -321,8 +341,12 @@ static void test_steal_reuse(void)
 		CHECK(rlu_try_lock(self, (void **)&c, sizeof *c));
 		c->a = i;
 		c->b = 0xdbdbdbdbdbdbdbdbull;
+		atomic_store(&committing, 1);
 		rlu_reader_unlock(self);
 		rlu_flush(self);
+		if (i == 2)
+			CHECK_MSG(atomic_load(&left), "the sync of the log a stolen copy lives in "
+				  "returned while its reader was inside");
 	}
 	test_join(t);
 	CHECK_EQ(A2->a, 3);
@@ -433,8 +457,10 @@ static void *free_reader(void *arg)
 	rlu_reader_lock(self);
 	struct obj *f = rlu_deref(self, F);
 	atomic_store(&phase, 1);
-	test_sleep_ms(50); /* the writer has unlinked and freed F meanwhile */
+	test_wait_flag(&committing, 1, 30000); /* the writer has unlinked and freed F */
+	test_sleep_ms(WINDOW_MS);
 	CHECK_EQ(f->a, 42); /* not yet poisoned: our section holds it */
+	atomic_store(&left, 1);
 	rlu_reader_unlock(self);
 	return NULL;
 }
@@ -447,6 +473,8 @@ static void test_free(void)
 	F = rlu_alloc(sizeof *F);
 	F->a = 42;
 	atomic_store(&phase, 0);
+	atomic_store(&left, 0);
+	atomic_store(&committing, 0);
 	pthread_t t = test_spawn(free_reader, NULL);
 	test_wait_flag(&phase, 1, 10000);
 	struct rlu_thread *self = rlu_thread_get(R);
@@ -454,14 +482,16 @@ static void test_free(void)
 	struct obj *f = F;
 	CHECK(rlu_try_lock_const(self, (void **)&f, sizeof *f));
 	rlu_free(self, f);
+	atomic_store(&committing, 1);
 	rlu_reader_unlock(self); /* waits for the reader, then frees */
+	CHECK_MSG(atomic_load(&left), "rlu_free's object freed while a reader held it");
 	test_join(t);
 	rlu_destroy(R);
 }
 
 int main(void)
 {
-	test_watchdog(60);
+	test_watchdog(50); /* inside ctest's TIMEOUT (60 s): the watchdog's message is printed */
 	test_basic();
 	test_two_threads();
 	test_deferral();

@@ -65,6 +65,17 @@ static struct ps_reclaimer_stats rstats(struct ps_reclaimer *r)
 	return s;
 }
 
+/* Wait until every time stamp taken so far is more than ps's skew bound in the past: RT's
+ * exact quiescence point is the scan's start - S - 1 even with nobody inside, so a count
+ * that expects every free so far collected must not come within S of the last one (the
+ * measured S grows on a loaded machine). */
+static void wait_past_skew(struct ps *ps)
+{
+	uint64_t t = tsync_now(), K = ps_skew_ticks(ps);
+	while (tsync_now() <= t + 2 * K + 2)
+		test_sleep_ns(tsync_ticks_to_ns(K) / 4 + 1000);
+}
+
 static struct ps_reclaimer *mkr(uint64_t period_ns)
 {
 	struct ps_reclaimer_config c = PS_RECLAIMER_CONFIG_INIT;
@@ -144,13 +155,31 @@ static void *freer_main(void *p)
 	return NULL;
 }
 
+/* How long σ's thread may take to run at all before that is a hang: a generous bound (a
+ * loaded machine may not run it for a while), inside the watchdog of main. */
+#define SIGMA_STALL_NS 30000000000ull
+
 /* Wait (bounded) until r has collected at least `want` objects. */
 static void wait_collected(struct ps_reclaimer *r, uint64_t want)
 {
 	uint64_t t0 = test_now_ns();
 	while (rstats(r).collected < want) {
-		CHECK_MSG(test_now_ns() - t0 < 5000000000ull, "σ collected %llu of %llu in 5 s",
-			  (unsigned long long)rstats(r).collected, (unsigned long long)want);
+		CHECK_MSG(test_now_ns() - t0 < SIGMA_STALL_NS,
+			  "σ collected %llu of %llu in %.0f s",
+			  (unsigned long long)rstats(r).collected, (unsigned long long)want,
+			  (double)SIGMA_STALL_NS / 1e9);
+		test_sleep_ns(100000);
+	}
+}
+
+/* Wait (bounded) until r has begun and ended an activation after this call. */
+static void wait_activation(struct ps_reclaimer *r)
+{
+	uint64_t a0 = rstats(r).activations, t0 = test_now_ns();
+	while (rstats(r).activations < a0 + 2) {
+		CHECK_MSG(test_now_ns() - t0 < SIGMA_STALL_NS, "σ ran %llu activations in %.0f s",
+			  (unsigned long long)(rstats(r).activations - a0),
+			  (double)SIGMA_STALL_NS / 1e9);
 		test_sleep_ns(100000);
 	}
 }
@@ -197,8 +226,9 @@ static void test_task_holds(int policy, bool threaded)
 		CHECK_EQ(s.garbage, 0); /* σ learnt a point before every free */
 		CHECK_EQ(rstats(r).taken, total);
 	} else {
-		test_sleep_ms(5); /* ~50 periods */
-		CHECK_GT(rstats(r).activations, 0);
+		/* σ ran wholly after the frees (one activation after the count we start from
+		 * may have begun before them) and collected nothing */
+		wait_activation(r);
 	}
 	CHECK_EQ(rstats(r).collected, 0);
 	/* nothing freed is handed out again while the section is open */
@@ -222,10 +252,12 @@ static void test_task_holds(int policy, bool threaded)
 	CHECK_EQ(mstats(m).pending, total);
 
 	release(&h);
-	if (threaded)
+	if (threaded) {
 		wait_collected(r, total);
-	else
+	} else {
+		wait_past_skew(ps);
 		CHECK_EQ(ps_reclaimer_run(r), total);
+	}
 	s = mstats(m);
 	CHECK_EQ(s.pending, 0);
 	CHECK_EQ(s.zombie, 0);
@@ -272,6 +304,8 @@ static void test_shared(bool same_ps)
 	CHECK_EQ(rstats(r).attached, 2);
 	free_n(a, 100);
 	free_n(b, 50);
+	wait_past_skew(ps1);
+	wait_past_skew(ps2);
 	CHECK_EQ(ps_reclaimer_run(r), 150);
 	struct ps_reclaimer_stats rs = rstats(r);
 	CHECK_EQ(rs.activations, 1);
@@ -286,17 +320,20 @@ static void test_shared(bool same_ps)
 	ps_mem_destroy(a);
 	CHECK_EQ(rstats(r).attached, 1);
 	free_n(b, 10);
+	wait_past_skew(ps2);
 	CHECK_EQ(ps_reclaimer_run(r), 10);
 	/* a detached m continues INLINE; a σ can be attached again */
 	CHECK_EQ(ps_reclaimer_detach(r, b), 0);
 	free_n(b, 10);
 	CHECK_EQ(mstats(b).handoff, 0);
+	wait_past_skew(ps2);
 	ps_mem_reclaim(b);
 	CHECK_EQ(mstats(b).pending, 0);
 	CHECK_EQ(ps_reclaimer_attach(r2, b), 0);
 	free_n(b, 5);
 	CHECK_EQ(mstats(b).handoff, 5);
 	/* stop with b attached and a section open: what waits is orphaned, adopted later */
+	wait_past_skew(ps2); /* the section begins after the 5 frees by more than S */
 	struct holder h;
 	clock_past_frees(ps2);
 	hold(&h, ps2);
@@ -305,6 +342,7 @@ static void test_shared(bool same_ps)
 	CHECK_EQ(mstats(b).pending, 7); /* the 5 freed before the section were collected */
 	CHECK_EQ(mstats(b).handoff, 0);
 	release(&h);
+	wait_past_skew(ps2);
 	ps_mem_reclaim(b); /* adopts the orphaned queue */
 	CHECK_EQ(mstats(b).pending, 0);
 	ps_reclaimer_stop(r);
@@ -348,8 +386,13 @@ static void test_detach_race(void)
 		rc[i] = (struct racer){.m = m, .stop = &stop};
 		CHECK_PT(pthread_create(&rc[i].t, NULL, racer_main, &rc[i]));
 	}
+	/* at least `rounds` windows, and on until σ or a detach collected something: the
+	 * racers free in a window only if the scheduler runs them then */
 	unsigned rounds = TEST_TSAN ? 20 : 200;
-	for (unsigned i = 0; i < rounds; i++) {
+	uint64_t t0 = test_now_ns();
+	for (unsigned i = 0; i < rounds || rstats(r).collected == 0; i++) {
+		CHECK_MSG(test_now_ns() - t0 < SIGMA_STALL_NS,
+			  "nothing collected in %u attach/detach windows", i);
 		CHECK_EQ(ps_reclaimer_attach(r, m), 0);
 		test_sleep_ns(100000);
 		CHECK_EQ(ps_reclaimer_detach(r, m), 0);
@@ -408,6 +451,7 @@ static void test_hook_task(int accounting)
 	struct ps_mem_stats s = mstats(m);
 	CHECK_EQ(s.zombie, 10);
 	CHECK_EQ(s.garbage, 0);
+	wait_past_skew(ps);
 	CHECK_EQ(ps_reclaimer_run(r), 4); /* 0..3 accepted, 4 refused: the rest waits */
 	s = mstats(m);
 	CHECK_EQ(s.pending, 6);
@@ -433,6 +477,7 @@ static void test_hook_task(int accounting)
 	CHECK_EQ(s.zombie, 3);
 	CHECK_EQ(s.garbage, 0);
 	release(&h);
+	wait_past_skew(ps);
 	CHECK_EQ(ps_reclaimer_run(r), 3);
 	CHECK(hook_ordered);
 	s = mstats(m);
@@ -499,9 +544,7 @@ static void test_garbage_inline(int accounting)
 	CHECK_EQ(s.pending, 4);
 	CHECK_EQ(s.garbage, 0);
 	release(&h);
-	uint64_t t = tsync_now();
-	while (tsync_now() <= t + 2 * ps_skew_ticks(g) + 2) /* past the skew bound */
-		test_sleep_ns(tsync_ticks_to_ns(ps_skew_ticks(g)) / 4 + 1000);
+	wait_past_skew(g);
 	ps_quiesce_time(g); /* a quiescence point past every free so far, published */
 	/* collects one per reclamation (reclaim_batch; its ps_alloc may reclaim one too when
 	 * the cache is empty) and learns the rest are garbage */
@@ -529,7 +572,9 @@ static void test_both(void)
 	struct ps_reclaimer *r = mkr(PS_RECLAIMER_MANUAL);
 	CHECK_EQ(ps_reclaimer_attach(r, m), 0);
 	free_n(m, 50); /* collected inline (the last few wait for the skew bound) */
-	CHECK_LT(mstats(m).pending, 16);
+	wait_past_skew(ps);
+	free_n(m, 1); /* collects every earlier one: RT reclaims all that has quiesced */
+	CHECK_LE(mstats(m).pending, 1);
 	CHECK_EQ(mstats(m).handoff, 0);
 	uint64_t p0 = mstats(m).pending;
 	struct holder h;

@@ -171,8 +171,13 @@ static void test_temporal(void)
 	CHECK_EQ_I(st.tid, h.id);
 	if (st.section_ticks < G / 2)
 		CHECK(!st.over_grace);
+	/* true iff t + G + S < now: false unless we were descheduled for G meanwhile */
 	uint64_t t = tsync_now_ordered();
-	CHECK(!ps_quiesce(ps, t));
+	bool q_early = ps_quiesce(ps, t);
+	if (tsync_now() <= t + G)
+		CHECK(!q_early);
+	else
+		test_log("test_rt: temporal: preempted for the grace period; early check skipped");
 	test_sleep_ns(grace_ns + tsync_ticks_to_ns(2 * K) + 2000000);
 	/* the holder is still inside, but temporal quiescence does not look */
 	CHECK(ps_quiesce(ps, t));
@@ -182,23 +187,48 @@ static void test_temporal(void)
 	CHECK_GE(st.section_ns, grace_ns);
 	holder_do(&h, HOLD_EXIT);
 
-	/* the allocator reuses an object once the grace period has passed */
+	/* the allocator reuses an object once the grace period has passed, never before: o's
+	 * free time is >= tf, so no allocation that returns before tf + G may hand it out,
+	 * and until then it stays pending (checked exactly unless we were descheduled for G;
+	 * then the grace period may have passed, as for any thread that slept that long) */
 	struct ps_mem *m = ps_mem_create(ps, 64, NULL);
 	CHECK(m != NULL);
 	void *o = ps_alloc(m);
+	const uint64_t tf = tsync_now();
 	ps_free(m, o);
 	void *others[64];
+	bool reused = false;
 	for (int i = 0; i < 64; i++) {
 		others[i] = ps_alloc(m);
-		CHECK(others[i] != o);
+		if (others[i] == o) {
+			CHECK_MSG(tsync_now() + K >= tf + G,
+				  "an object was handed out %" PRIu64 " ns after its free, inside "
+				  "the %" PRIu64 " ns grace period",
+				  tsync_ticks_to_ns(tsync_now() - tf), grace_ns);
+			reused = true;
+		}
 	}
-	CHECK_EQ(mstats(m).pending, 1);
+	struct ps_mem_stats s = mstats(m);
+	bool exact = tsync_now() <= tf + G;
+	CHECK_LE(s.pending, 1);
+	if (exact) {
+		CHECK(!reused);
+		CHECK_EQ(s.pending, 1);
+	}
 	test_sleep_ns(grace_ns + tsync_ticks_to_ns(2 * K) + 2000000);
-	CHECK_EQ(ps_mem_reclaim(m), 1);
-	CHECK(ps_alloc(m) == o);
+	size_t collected = ps_mem_reclaim(m);
+	CHECK_EQ(mstats(m).pending, 0);
+	bool o_live = reused; /* handed out again (one of others) */
+	if (exact) {
+		CHECK_EQ(collected, 1);
+		CHECK(ps_alloc(m) == o);
+		o_live = true;
+	}
 	for (int i = 0; i < 64; i++)
-		ps_free(m, others[i]);
-	ps_free(m, o);
+		if (others[i] != o)
+			ps_free(m, others[i]);
+	if (o_live)
+		ps_free(m, o);
 	holder_stop(&h, HOLD_QUIT);
 	ps_mem_destroy(m);
 	ps_destroy(ps);
@@ -209,13 +239,14 @@ struct victim {
 	uint64_t val;
 	uint64_t pad[7];
 };
+/* The reader holds its section open until the writer is done (explicit hand-offs: the
+ * section outlives the grace period however the threads are scheduled). */
 struct overrun {
 	struct ps *ps;
 	struct ps_mem *m;
 	struct victim *_Atomic shared;
-	_Atomic int stage;
+	_Atomic int stage; /* 1: the reader holds v; 2: the writer is done with it */
 	_Atomic int reader_saw_change;
-	unsigned hold_ms;
 	_Atomic int reader_id;
 };
 
@@ -227,35 +258,37 @@ static void *overrun_reader(void *p)
 	struct victim *v = atomic_load_explicit(&o->shared, memory_order_acquire);
 	uint64_t v0 = v->val;
 	atomic_store(&o->stage, 1);
-	test_sleep_ms(o->hold_ms); /* the section outlives the grace period */
+	test_wait_flag(&o->stage, 2, 60000); /* the section outlives the grace period */
 	/* a volatile read: the compiler must reload what may have been overwritten */
 	uint64_t v1 = *(volatile uint64_t *)&v->val;
 	atomic_store(&o->reader_saw_change, v1 != v0);
 	ps_exit(o->ps);
-	atomic_store(&o->stage, 2);
 	return NULL;
 }
 
 /* Returns 1 if the writer got the reader's object back while the reader was inside,
- * and 42 + that if the reader saw it overwritten; *over_grace from the stall report. */
+ * and 42 + that if the reader saw it overwritten; *over_grace from the stall report.
+ * The writer frees the reader's object, waits past the grace period (2 ms, TEMPORAL),
+ * then reclaims and allocates up to 256 objects, each overwritten, while the reader
+ * stays inside. */
 static int overrun_scenario(int policy, bool *over_grace)
 {
 	struct ps *ps = mkps(policy, policy == PS_POLICY_TEMPORAL ? 2000000 : 0);
 	struct ps_mem *m = ps_mem_create(ps, sizeof(struct victim), NULL);
 	CHECK(m != NULL);
-	struct overrun o = {.ps = ps, .m = m, .hold_ms = 100};
+	struct overrun o = {.ps = ps, .m = m};
 	struct victim *v = ps_alloc(m);
 	v->val = 7;
 	atomic_store(&o.shared, v);
 	pthread_t r = test_spawn(overrun_reader, &o);
-	test_wait_flag(&o.stage, 1, 10000);
+	test_wait_flag(&o.stage, 1, 60000);
 	atomic_store_explicit(&o.shared, NULL, memory_order_release); /* unlink */
 	ps_free(m, v);
-	test_sleep_ms(20); /* > the 2 ms grace period */
+	test_sleep_ms(20); /* > the 2 ms grace period (and its skew bound) */
 	int got_back = 0;
 	struct victim *held[256];
 	int n = 0;
-	while (n < 256 && atomic_load(&o.stage) == 1) {
+	while (n < 256) {
 		ps_mem_reclaim(m);
 		struct victim *x = ps_alloc(m);
 		CHECK(x != NULL);
@@ -269,6 +302,7 @@ static int overrun_scenario(int policy, bool *over_grace)
 	struct ps_stall st;
 	CHECK_EQ(ps_stall_report(ps, m, &st), 0);
 	*over_grace = st.over_grace && st.tid == atomic_load(&o.reader_id);
+	atomic_store(&o.stage, 2);
 	test_join(r);
 	for (int i = 0; i < n; i++)
 		ps_free(m, held[i]);
@@ -625,22 +659,29 @@ static void test_counters(int policy)
 	holder_start(&h, ps);
 	holder_do(&h, HOLD_ID);
 	holder_do(&h, HOLD_ENTER);
+	/* GENERAL, RT: the holder's section keeps every free pending. TEMPORAL: the grace
+	 * period does (200 ms): a free at or after f0 can be collected only once now passes
+	 * f0 + G + S, so the figures are exact while tsync_now() <= f0 + G; a test thread
+	 * descheduled that long broke the policy's contract itself, and then only what
+	 * collection cannot change is checked */
 	uint64_t f0 = tsync_now();
 	for (int i = 0; i < 40; i++)
 		ps_free(m, o[i]);
 	uint64_t f1 = tsync_now();
-	if (policy == PS_POLICY_TEMPORAL) /* nothing can pass the 200 ms grace period yet */
-		CHECK_MSG(f1 - f0 < G, "40 frees took longer than the grace period");
 	s = mstats(m);
+	bool exact = policy != PS_POLICY_TEMPORAL || tsync_now() <= f0 + G;
 	CHECK_EQ(s.live, 60);
-	CHECK_EQ(s.pending, 40);
 	CHECK_EQ(s.frees, 40);
-	CHECK_EQ(s.peak_pending, 40);
+	CHECK_EQ(s.pending + s.reclaimed, 40);
 	CHECK_EQ(s.peak_live, 100);
 	CHECK_EQ(s.peak_footprint, 100);
 	CHECK_EQ(s.freed + s.live + s.pending, cap);
-	CHECK_EQ(atomic_load(&thr_calls), 1); /* crossed 10 once */
-	CHECK_EQ(atomic_load(&thr_last), 10);
+	if (exact) {
+		CHECK_EQ(s.pending, 40);
+		CHECK_EQ(s.peak_pending, 40);
+		CHECK_EQ(atomic_load(&thr_calls), 1); /* crossed 10 once */
+		CHECK_EQ(atomic_load(&thr_last), 10);
+	}
 	if (policy == PS_POLICY_RT) {
 		struct ps_stall st;
 		CHECK_EQ(ps_stall_report(ps, m, &st), 0);
@@ -653,9 +694,13 @@ static void test_counters(int policy)
 	for (int i = 100; i < 130; i++)
 		o[i] = ps_alloc(m);
 	s = mstats(m);
+	exact = exact && (policy != PS_POLICY_TEMPORAL || tsync_now() <= f0 + G);
 	CHECK_EQ(s.live, 90);
 	CHECK_EQ(s.peak_live, 100);
-	CHECK_EQ(s.peak_footprint, 130);
+	CHECK_LE(s.peak_footprint, 130);
+	if (exact)
+		CHECK_EQ(s.peak_footprint, 130);
+	const uint64_t reclaimed_before = s.reclaimed;
 
 	holder_do(&h, HOLD_EXIT);
 	if (policy == PS_POLICY_TEMPORAL)
@@ -663,22 +708,32 @@ static void test_counters(int policy)
 	else
 		wait_past(ps, tsync_now());
 	uint64_t r0 = tsync_now();
-	CHECK_EQ(ps_mem_reclaim(m), 40);
+	size_t collected = ps_mem_reclaim(m);
 	uint64_t r1 = tsync_now();
+	CHECK_EQ(collected, 40 - reclaimed_before);
 	s = mstats(m);
 	CHECK_EQ(s.pending, 0);
 	CHECK_EQ(s.reclaimed, 40);
-	CHECK_EQ(s.peak_pending, 40);
-	CHECK_EQ(s.peak_footprint, 130);
-	/* the longest wait: from the first free's stamp to the reclamation */
+	CHECK_LE(s.peak_pending, 40);
+	CHECK_LE(s.peak_footprint, 130);
+	if (exact) {
+		CHECK_EQ(collected, 40);
+		CHECK_EQ(s.peak_pending, 40);
+		CHECK_EQ(s.peak_footprint, 130);
+	}
+	/* the longest wait: from the first free's stamp to the reclamation (one freed by
+	 * f1 was collected at or after r0 if this reclamation collected any) */
 	CHECK_LE(s.max_wait_ticks, r1 - f0 + K);
-	CHECK_GE(s.max_wait_ticks + K, r0 - f1);
+	if (collected > 0)
+		CHECK_GE(s.max_wait_ticks + K, r0 - f1);
 
-	/* crossing again after falling below */
+	/* crossing again after falling below (TEMPORAL: unless 15 frees outlast G) */
+	uint64_t calls0 = atomic_load(&thr_calls), g0 = tsync_now();
 	holder_do(&h, HOLD_ENTER);
 	for (int i = 40; i < 55; i++)
 		ps_free(m, o[i]);
-	CHECK_EQ(atomic_load(&thr_calls), 2);
+	if (policy != PS_POLICY_TEMPORAL || tsync_now() <= g0 + G)
+		CHECK_EQ(atomic_load(&thr_calls), calls0 + 1);
 	holder_do(&h, HOLD_EXIT);
 	holder_stop(&h, HOLD_QUIT);
 	for (int i = 55; i < 130; i++)

@@ -162,7 +162,7 @@ static void *instance_worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	test_watchdog(120);
+	test_watchdog(50); /* inside ctest's TIMEOUT (60 s): the watchdog's message is printed */
 	if (argc > 1 && strcmp(argv[1], "init-race") == 0)
 		return init_race();
 	double secs = test_stress_seconds(2.0) / 4;

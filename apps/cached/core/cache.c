@@ -919,6 +919,12 @@ void cache_stats(struct cache *c, struct cache_stats *o)
 	o->cmd_flush = st_sum(c, S_CMD_FLUSH);
 	o->store_too_large = st_sum(c, S_TOO_LARGE);
 	o->store_no_memory = st_sum(c, S_NO_MEMORY);
+	o->nomem_full = st_sum(c, S_NOMEM_FULL);
+	o->nomem_garbage = st_sum(c, S_NOMEM_GARBAGE);
+	o->nomem_busy = st_sum(c, S_NOMEM_BUSY);
+	o->nomem_system = st_sum(c, S_NOMEM_SYSTEM);
+	o->evict_waits = st_sum(c, S_EVICT_WAITS);
+	o->mem_waits = st_sum(c, S_MEM_WAITS);
 	int64_t linked = (int64_t)st_sum(c, S_LINKED);
 	o->curr_items = linked > 0 ? (uint64_t)linked : 0;
 	ps_enter(c->ps); /* the table is freed only after a grace period */

@@ -120,8 +120,9 @@ enum cache_status {
 			     * key + value) exceeds item_size_max; also append/prepend whose
 			     * result would */
 	CACHE_NO_MEMORY,    /* "SERVER_ERROR out of memory storing object": mem_limit reached
-			     * and nothing evictable (or eviction disabled / ps-nocrp), or the
-			     * system refused memory */
+			     * and nothing evictable (or eviction disabled / ps-nocrp), garbage
+			     * not released in time, or the system refused memory (the exact
+			     * conditions: cache_store) */
 	CACHE_NON_NUMERIC,  /* "CLIENT_ERROR cannot increment or decrement non-numeric value" */
 	CACHE_BAD_KEY,      /* key length 0 or > CACHE_KEY_MAX ("CLIENT_ERROR bad command line
 			     * format" in ASCII, EINVAL in binary) */
@@ -348,13 +349,28 @@ enum cache_store_op {
  * a get returns either the whole old value or the whole new value.
  * Memory: the new item is charged against mem_limit until its memory is reclaimed (a
  * replaced or evicted item stays charged, as garbage, until the grace period after its
- * free has passed). At the limit a store evicts (CLOCK) while garbage is under
- * mem_limit / 8; when garbage holds the memory (a reader's section holds a grace period
- * back) or nothing is evictable, it reclaims its own thread's garbage and then - SET, ADD,
- * REPLACE and CAS only, and only outside a section (no cache_ref held) - naps 50 us at a
- * time until memory is released or mem_wait_ms has passed; then CACHE_NO_MEMORY. APPEND,
- * PREPEND, incr and decr allocate under the bucket's lock and never wait. Otherwise
- * non-blocking (the bucket's lock is held for the link only).
+ * free has passed). At the limit a store evicts (CLOCK/LRU) while garbage is under
+ * mem_limit / 8. A candidate whose bucket lock another thread holds is passed over for
+ * the next; when every candidate is locked, SET, ADD, REPLACE and CAS (which hold no
+ * bucket lock while they allocate) wait for a holder to unlock and evict again - they
+ * never give up while an item is evictable. When garbage holds the memory (a reader's
+ * section holds a grace period back) or nothing is evictable, the store reclaims its own
+ * thread's garbage and then - SET, ADD, REPLACE and CAS only, and only outside a section
+ * (no cache_ref held) - naps 50 us at a time until memory is released or mem_wait_ms has
+ * passed. So with eviction on, SET/ADD/REPLACE/CAS return CACHE_NO_MEMORY only when
+ *  - garbage held the memory: it was not released within mem_wait_ms (the caller waited
+ *    at least that long), or the caller holds a cache_ref or mem_wait_ms < 0; or
+ *  - nothing could be evicted and there was no garbage: no item was linked (the memory
+ *    is in items other threads are storing or in replaced items still held by
+ *    cache_refs), or every linked item was referenced again while the store's CLOCK
+ *    hand swept twice past it; or
+ *  - the system refused memory;
+ * and with eviction off (no_evict, ps-nocrp, mcs, pf-rw) when the items and the garbage
+ * fill mem_limit (after the same wait for garbage). APPEND, PREPEND, incr, decr (and
+ * cache_invalidate) allocate under the bucket's lock: they never wait, and also fail when
+ * every candidate's bucket lock stayed held by other threads over a few retries. The
+ * cause of each refusal is counted (cache_stats: nomem_*). Otherwise non-blocking (the
+ * bucket's lock is held for the link only).
  */
 enum cache_status cache_store(struct cache *c, enum cache_store_op op, const void *key,
 			      size_t nkey, const void *data, size_t nbytes, uint32_t flags,
@@ -525,6 +541,19 @@ struct cache_stats {
 	uint64_t cas_hits, cas_misses, cas_badval;
 	uint64_t cmd_flush;
 	uint64_t store_too_large, store_no_memory;
+	/* Allocations refused with CACHE_NO_MEMORY, by cause (cache_store's "Memory"
+	 * paragraph), counted for every update that allocates (stores, incr/decr, cache_mget's
+	 * vivify, cache_invalidate): they sum to all CACHE_NO_MEMORY replies of those. */
+	uint64_t nomem_full;      /* nothing to evict and no garbage: eviction off, no item
+				   * linked, or every item referenced again during the sweeps */
+	uint64_t nomem_garbage;   /* garbage held the memory: not released within mem_wait_ms,
+				   * or the caller could not wait for it */
+	uint64_t nomem_busy;      /* every candidate's stripe locked by another thread, and the
+				   * caller (holding a stripe lock) could not wait for it */
+	uint64_t nomem_system;    /* the allocator refused (the system's memory) */
+	uint64_t evict_waits;     /* times a store waited for the holder of a candidate's
+				   * stripe lock instead of giving up */
+	uint64_t mem_waits;       /* stores that napped waiting for garbage to be released */
 	/* hash table */
 	uint64_t hash_power_level;
 	uint64_t hash_bytes;

@@ -7,8 +7,9 @@
  * maintains):
  *  I1 An item is reachable from a hash chain (of the table or, while growing, of the old
  *     table) exactly while it is on its CLOCK/LRU list (variants with one); both change
- *     only under the item's stripe lock. So an evictor holding a list lock that also gets
- *     the victim's stripe lock (trylock) finds the victim hashed.
+ *     only under the item's stripe lock. So an evictor holding a list lock that also
+ *     holds the victim's stripe lock (a trylock, or taken before the list lock) finds
+ *     the victim hashed.
  *  I2 Every bucket with index b (in the old and in the new table) is guarded by stripe
  *     b & smask, and smask < the smallest table size: one lock covers a bucket, the two
  *     buckets it splits into, and every item whose hash maps there.
@@ -163,6 +164,8 @@ enum {
 	S_CAS_BADVAL, S_CMD_FLUSH, S_TOO_LARGE, S_NO_MEMORY, S_EVICTIONS, S_RECLAIMED,
 	S_LINKED, /* items linked minus unlinked by this thread (wraps; summed) */
 	S_ADDS,   /* link events since the last growth check (owner only) */
+	/* mem_reserve / item_alloc (item.c): refusals by cause, and the waits */
+	S_NOMEM_FULL, S_NOMEM_GARBAGE, S_NOMEM_BUSY, S_NOMEM_SYSTEM, S_EVICT_WAITS, S_MEM_WAITS,
 	S_N
 };
 /* Per-thread counters, written only by their thread (tsync thread id). */
@@ -184,6 +187,18 @@ struct sclass {
 };
 
 struct cache_ops;
+
+/* An eviction attempt (evict_one, a variant's evict_scan). In: held, a stripe the caller
+ * locked before the list lock (the order I4 allows), whose items it evicts without a
+ * trylock; or NULL. Out: the victim's class when it evicted one; when it did not, busy
+ * is the stripe of a candidate it passed over because another thread held that stripe's
+ * lock (NULL if none was: no candidate at all). Stripes live as long as the cache, so
+ * the pointer stays valid after the list lock is released - unlike the candidate. */
+struct evict_res {
+	struct stripe *held;
+	unsigned cls;
+	struct stripe *busy;
+};
 
 struct cache {
 	const struct cache_ops *ops; /* the variant's (cfg.variant) */
@@ -270,14 +285,14 @@ struct cache_ops {
 	 * access moves the item there), else a CLOCK ring (insert behind the hand). bump: a
 	 * hit's mark for the policy (set the reference bit / move to the LRU head, under the
 	 * stripe lock / nothing). evict_scan: under l's lock, choose candidates on l and evict
-	 * one (try_evict_locked), its class in *cls; false if none could be. */
+	 * one (try_evict_locked), filling *r; false if none could be. */
 	bool has_list;
 	bool lru;
 	unsigned nlists;
 	void (*list_lock)(struct plist *l);
 	void (*list_unlock)(struct plist *l);
 	void (*bump)(struct cache *c, struct item *it);
-	bool (*evict_scan)(struct cache *c, struct plist *l, unsigned *cls);
+	bool (*evict_scan)(struct cache *c, struct plist *l, struct evict_res *r);
 };
 
 /* variant.c: indexed by enum cache_variant */
@@ -490,9 +505,9 @@ void list_insert_locked(struct cache *c, struct plist *l, struct item *it);
 void list_remove_locked(struct cache *c, struct plist *l, struct item *it);
 void list_replace_locked(struct cache *c, struct plist *l, struct item *old, struct item *nw);
 void lru_bump(struct cache *c, struct item *it);
-bool evict_one(struct cache *c, unsigned *cls);
-bool clock_evict_locked(struct cache *c, struct plist *l, unsigned *cls);
-bool lru_evict_locked(struct cache *c, struct plist *l, unsigned *cls);
+bool evict_one(struct cache *c, struct evict_res *r);
+bool clock_evict_locked(struct cache *c, struct plist *l, struct evict_res *r);
+bool lru_evict_locked(struct cache *c, struct plist *l, struct evict_res *r);
 void evict_classes_init(struct cache *c); /* each class's credit and band */
 
 #endif /* TSYNC_CACHE_INTERNAL_H */

@@ -123,21 +123,30 @@ void lru_bump(struct cache *c, struct item *it)
 
 /* ---- eviction --------------------------------------------------------------------------- */
 
-/* Under l's lock: try to evict victim (I1, I4). Returns true if it was removed. */
-static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v)
+/* Under l's lock: try to evict victim (I1, I4). Returns true if it was removed (its
+ * class in r->cls); false if its stripe was locked by another thread (r->busy). The
+ * stripe r->held, which the caller locked before l, needs no trylock. */
+static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v,
+			     struct evict_res *r)
 {
 	struct ck_spinlock_mcs qn;
 	struct stripe *s = stripe_of(c, v->hash);
-	if (!stripe_trylock(c, s, &qn))
+	bool mine = s == r->held;
+	r->cls = v->cls; /* read before the eviction frees it */
+	if (!mine && !stripe_trylock(c, s, &qn)) {
+		r->busy = s;
 		return false;
+	}
 	struct item *_Atomic *pp = find_link(c, v);
 	if (pp == NULL) { /* cannot happen by I1; be safe */
-		stripe_unlock(c, s, &qn);
+		if (!mine)
+			stripe_unlock(c, s, &qn);
 		return false;
 	}
 	atomic_store_explicit(pp, atomic_load_explicit(&v->hnext, RELAXED), RELEASE);
 	list_remove_locked(c, l, v);
-	stripe_unlock(c, s, &qn);
+	if (!mine)
+		stripe_unlock(c, s, &qn);
 	st_add(c, S_LINKED, (uint64_t)-1);
 	if (item_state(c, v) == LIVE) {
 		ST_INC(c, S_EVICTIONS);
@@ -162,14 +171,13 @@ static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v)
 
 /* LRU (locked), under l's lock: the first of up to 50 items from the tail (least
  * recently used) whose stripe can be taken. */
-bool lru_evict_locked(struct cache *c, struct plist *l, unsigned *cls)
+bool lru_evict_locked(struct cache *c, struct plist *l, struct evict_res *r)
 {
 	bool done = false;
 	struct item *v = l->r[0].hand ? l->r[0].hand->lprev : NULL;
 	for (unsigned tries = 0; v && tries < 50 && !done; tries++) {
 		struct item *prev = v->lprev;
-		*cls = v->cls;
-		done = try_evict_locked(c, l, v);
+		done = try_evict_locked(c, l, v, r);
 		if (prev == v)
 			break;
 		v = prev;
@@ -180,7 +188,7 @@ bool lru_evict_locked(struct cache *c, struct plist *l, unsigned *cls)
 /* Evict the candidate of lowest priority (the next if its stripe is busy); raise: it beat
  * no overdue item, so L rises to it. */
 static bool evict_lowest(struct cache *c, struct plist *l, struct item **cand, unsigned nc,
-			 bool raise, unsigned *cls)
+			 bool raise, struct evict_res *r)
 {
 	while (nc > 0) {
 		unsigned m = 0;
@@ -189,8 +197,7 @@ static bool evict_lowest(struct cache *c, struct plist *l, struct item **cand, u
 				m = i;
 		struct item *v = cand[m];
 		uint64_t p = v->prio;
-		*cls = v->cls; /* read before the eviction frees it */
-		if (try_evict_locked(c, l, v)) {
+		if (try_evict_locked(c, l, v, r)) {
 			if (raise && p > l->inflation)
 				l->inflation = p;
 			return true;
@@ -215,7 +222,7 @@ static bool evict_lowest(struct cache *c, struct plist *l, struct item **cand, u
  * oldest items of each band stand for their band, so the comparison sees every size
  * however rare. Items the hand passed stay where they are, for its next round.
  */
-bool clock_evict_locked(struct cache *c, struct plist *l, unsigned *cls)
+bool clock_evict_locked(struct cache *c, struct plist *l, struct evict_res *res)
 {
 	struct item *cand[EVICT_BANDS * EVICT_WINDOW_MAX], *due[EVICT_BANDS];
 	unsigned nc = 0, nd = 0, want = gdsf(c) ? c->cfg.evict_window : 1;
@@ -244,9 +251,9 @@ bool clock_evict_locked(struct cache *c, struct plist *l, unsigned *cls)
 			got++;
 		}
 	}
-	if (nd > 0 && evict_lowest(c, l, due, nd, false, cls))
+	if (nd > 0 && evict_lowest(c, l, due, nd, false, res))
 		return true;
-	return evict_lowest(c, l, cand, nc, true, cls);
+	return evict_lowest(c, l, cand, nc, true, res);
 }
 
 /*
@@ -254,17 +261,20 @@ bool clock_evict_locked(struct cache *c, struct plist *l, unsigned *cls)
  * visited round-robin from a per-thread cursor, so every list gives up items at the same
  * rate whatever the keys being stored hash to (starting at the stored key's list made a
  * large store empty one small list). Two sweeps: when every list's items were referenced,
- * the first clears their bits. Returns false if no list had an evictable item; *cls: the
- * victim's class.
+ * the first clears their bits. Returns true with r->cls, the victim's class; false if no
+ * list had an item it could evict, r->busy then naming a stripe whose lock kept a
+ * candidate from it (NULL: no candidate was locked - the lists were empty, or every item
+ * was referenced again during the two sweeps).
  */
-bool evict_one(struct cache *c, unsigned *cls)
+bool evict_one(struct cache *c, struct evict_res *r)
 {
 	static _Thread_local unsigned cursor;
 	unsigned start = cursor++;
+	r->busy = NULL;
 	for (unsigned k = 0; k < 2 * c->nlists; k++) {
 		struct plist *l = &c->lists[(start + k) & (c->nlists - 1)];
 		plist_lock(c, l);
-		bool done = c->ops->evict_scan(c, l, cls);
+		bool done = c->ops->evict_scan(c, l, r);
 		plist_unlock(c, l);
 		if (done)
 			return true;

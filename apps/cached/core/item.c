@@ -45,6 +45,9 @@ void item_drop_dead(struct cache *c, struct item *it)
  * items it evicted before it evicts again; a round is about a microsecond when no other
  * thread is runnable, a time slice when one is (docs/cached.md, "Memory"). */
 #define VICTIM_WAIT_ROUNDS 64u
+/* Sweeps a store that may not wait for a stripe lock (it holds one) retries, yielding in
+ * between, when every candidate it met was locked, before it gives up. */
+#define BUSY_RETRIES 8u
 
 /* Reclaim the caller's garbage of the classes in mask (bit i: class i). */
 static size_t reclaim_classes(struct cache *c, uint64_t mask)
@@ -61,21 +64,35 @@ size_t cache_reclaim(struct cache *c)
 }
 
 /*
- * Reserve n bytes under mem_limit. An evicted item's charge comes back only when its
+ * Reserve n bytes under mem_limit (the promise is cache_store's, cache.h; docs/cached.md,
+ * "What a store does at the limit"). An evicted item's charge comes back only when its
  * grace period has passed (it is garbage until then), so a store evicts only until its
  * victims' charge covers n, then waits for their grace period - reclaiming their classes
  * and yielding, at most VICTIM_WAIT_ROUNDS rounds - instead of evicting more live items
  * for memory that is about to return; only a grace period that long makes it evict
  * again. Callers that may not wait (holding a stripe lock) or cannot (inside a section,
- * which holds their own garbage back) evict without waiting. Garbage above mem_limit /
- * GARBAGE_SHARE stops eviction altogether (a section holds grace periods back): then
- * the store reclaims the caller's own garbage and, with may_wait, outside any section,
- * and while garbage exists that could be released, naps and retries until
- * cfg.mem_wait_ms has passed.
+ * which holds their own garbage back) evict without waiting for grace periods.
+ *
+ * A candidate whose stripe another thread has locked is passed over for the next one
+ * (evict.c); when every candidate was locked, a caller that may wait (it holds no stripe
+ * lock) waits for one holder to unlock and evicts again: a store never gives up while an
+ * item is evictable merely because its lock was held - the holder may be preempted for
+ * a long time slice on a loaded machine, and counting yields made that a NO_MEMORY. Such
+ * a wait cannot deadlock: the waiter holds no stripe or list lock, and a stripe holder
+ * waits only for list locks, whose holders never wait (I4). A caller that holds a stripe
+ * lock cannot wait for another (two such callers could wait for each other, or one for
+ * itself): it retries BUSY_RETRIES sweeps, yielding, then gives up.
+ *
+ * Garbage above mem_limit / GARBAGE_SHARE stops eviction altogether (a section holds
+ * grace periods back): then the store reclaims the caller's own garbage and, with
+ * may_wait, outside any section, and while garbage exists that could be released, naps
+ * and retries until cfg.mem_wait_ms has passed.
+ *
+ * Returns true, or false after counting the refusal's cause (S_NOMEM_*).
  */
 static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
 {
-	unsigned fails = 0, rounds = 0;
+	unsigned tries = 0, rounds = 0;
 	uint64_t deadline = 0, evicted = 0, victims = 0;
 	/* may nap: holds no stripe lock, and no section of its own holds its garbage back */
 	bool can_wait = may_wait && !ps_in_section(c->ps);
@@ -96,34 +113,60 @@ static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
 		}
 		rounds = 0;
 		uint64_t g = atomic_load_explicit(&c->mem_garbage, RELAXED);
+		bool busy = false;
 		if (has_list(c) && !c->cfg.no_evict && g <= c->cfg.mem_limit / GARBAGE_SHARE) {
-			unsigned k;
-			if (evict_one(c, &k)) {
-				evicted += c->cls[k].charge;
-				victims |= 1ull << k;
+			struct evict_res r = {.held = NULL};
+			bool done = evict_one(c, &r);
+			if (!done && r.busy && may_wait) {
+				/* Every candidate was locked: wait for the holder of one, and
+				 * evict again holding that stripe (stripe, then list lock: I4).
+				 * Holding it, we can evict its items whatever other waiters do
+				 * - merely waiting for an unlock could wait forever, as every
+				 * waiter queued on an MCS lock fails the others' trylock. */
+				struct ck_spinlock_mcs qn;
+				ST_INC(c, S_EVICT_WAITS);
+				r.held = r.busy;
+				stripe_lock(c, r.held, &qn);
+				done = evict_one(c, &r);
+				stripe_unlock(c, r.held, &qn);
+				if (!done)
+					continue;
+			}
+			if (done) {
+				evicted += c->cls[r.cls].charge;
+				victims |= 1ull << r.cls;
 				continue;
 			}
-			/* Nothing evictable now (items locked by others, or all memory held by
-			 * unfinished stores): retry a few times. */
-			if (++fails <= 8) {
+			/* Nothing evictable: the candidates were locked (and we hold a stripe
+			 * lock), or there were none - every item was referenced again during
+			 * the sweeps, or the memory is all in items being stored, in items
+			 * still held by cache_refs (refcounted variants) and in garbage. Retry
+			 * a few times. */
+			busy = r.busy != NULL;
+			if (++tries <= BUSY_RETRIES) {
 				sched_yield();
 				continue;
 			}
 		}
 		if (cache_reclaim(c) > 0)
 			continue;
-		if (g == 0 || !can_wait || c->cfg.mem_wait_ms < 0)
+		if (g == 0 || !can_wait || c->cfg.mem_wait_ms < 0) {
+			ST_INC(c, busy ? S_NOMEM_BUSY : g ? S_NOMEM_GARBAGE : S_NOMEM_FULL);
 			return false;
+		}
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		uint64_t t = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-		if (deadline == 0)
+		if (deadline == 0) {
 			deadline = t + (uint64_t)c->cfg.mem_wait_ms * 1000000u;
-		else if (t >= deadline)
+			ST_INC(c, S_MEM_WAITS);
+		} else if (t >= deadline) {
+			ST_INC(c, S_NOMEM_GARBAGE);
 			return false;
+		}
 		struct timespec nap = {0, RESERVE_NAP_NS};
 		nanosleep(&nap, NULL);
-		fails = 0;
+		tries = 0;
 	}
 }
 
@@ -147,6 +190,7 @@ enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key,
 		return CACHE_NO_MEMORY;
 	struct item *it = ps_alloc(c->cls[k].mem);
 	if (it == NULL) {
+		ST_INC(c, S_NOMEM_SYSTEM);
 		atomic_fetch_sub_explicit(&c->mem_used, c->cls[k].charge, RELAXED);
 		return CACHE_NO_MEMORY;
 	}

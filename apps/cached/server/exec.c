@@ -265,11 +265,12 @@ static void stats_general(struct conn_ctx *cx, struct stat_out *so)
 	 * count machinery tsync-cached does not have (response objects and read buffers,
 	 * SASL, the slab mover, the LRU crawler and maintainer, segmented LRU moves, log
 	 * watchers, NAPI) read 0; tsync's own counters follow under tsync_*. */
-	uint64_t cmd_meta = 0, yields = 0, mfails = 0;
+	uint64_t cmd_meta = 0, yields = 0, mfails = 0, pauses = 0;
 	for (unsigned i = 0; i < s->nworkers; i++) {
 		cmd_meta += atomic_load_explicit(&s->ws[i].cmd_meta, memory_order_relaxed);
 		yields += atomic_load_explicit(&s->ws[i].conn_yields, memory_order_relaxed);
 		mfails += atomic_load_explicit(&s->ws[i].malloc_fails, memory_order_relaxed);
+		pauses += atomic_load_explicit(&s->ws[i].read_pauses, memory_order_relaxed);
 	}
 	unsigned curr = atomic_load(&s->curr_conns);
 	stat_add(so, "pid", "%ld", (long)getpid());
@@ -377,6 +378,15 @@ static void stats_general(struct conn_ctx *cx, struct stat_out *so)
 	stat_add(so, "tsync_mem_max_wait_ns", "%" PRIu64, st.mem_max_wait_ns);
 	stat_add(so, "tsync_quiesce_calls", "%" PRIu64, st.quiesce_calls);
 	stat_add(so, "tsync_quiesce_true", "%" PRIu64, st.quiesce_true);
+	/* why stores answered "out of memory" (cache.h, cache_store), and their waits */
+	stat_add(so, "tsync_nomem_full", "%" PRIu64, st.nomem_full);
+	stat_add(so, "tsync_nomem_garbage", "%" PRIu64, st.nomem_garbage);
+	stat_add(so, "tsync_nomem_busy", "%" PRIu64, st.nomem_busy);
+	stat_add(so, "tsync_nomem_system", "%" PRIu64, st.nomem_system);
+	stat_add(so, "tsync_evict_waits", "%" PRIu64, st.evict_waits);
+	stat_add(so, "tsync_mem_waits", "%" PRIu64, st.mem_waits);
+	/* connections whose reading stopped with OUT_HIGH of replies unsent (server.c) */
+	stat_add(so, "tsync_read_pauses", "%" PRIu64, pauses);
 #undef D
 }
 

@@ -168,8 +168,11 @@ static bool conn_flush(struct conn *c)
 			if (err == EINTR)
 				continue;
 			event_add(c->wev, NULL);
-			if (evbuffer_get_length(c->out) >= OUT_HIGH)
+			if (evbuffer_get_length(c->out) >= OUT_HIGH && c->reading) {
+				atomic_fetch_add_explicit(&c->w->ws->read_pauses, 1,
+							  memory_order_relaxed);
 				set_reading(c, false);
+			}
 			return true;
 		}
 		c->close_reason = "error";
@@ -441,6 +444,7 @@ static void worker_notify_cb(evutil_socket_t fd_unused, short what, void *arg)
 		if (stop) {
 			evutil_closesocket(h->fd);
 			atomic_fetch_sub(&w->srv->curr_conns, 1);
+			atomic_fetch_add(&w->srv->unadopted_closed, 1);
 		} else {
 			conn_adopt(w, h->fd);
 		}
@@ -577,6 +581,7 @@ static void *worker_main(void *arg)
 		struct handoff *next = h->next;
 		evutil_closesocket(h->fd);
 		atomic_fetch_sub(&w->srv->curr_conns, 1);
+		atomic_fetch_add(&w->srv->unadopted_closed, 1);
 		free(h);
 		h = next;
 	}
@@ -604,7 +609,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"tsync-cached " TSYNC_CACHED_VERSION " - a memcached-compatible cache on tsync's ParSec\n"
 		"usage: tsync-cached [options]\n"
-		"-p, --port=<num>            TCP port to listen on (default: 11211)\n"
+		"-p, --port=<num>            TCP port to listen on (default: 11211); -1 or 0: a\n"
+		"                            free port, written to $MEMCACHED_PORT_FILENAME\n"
 		"-l, --listen=<addr>         interface to listen on (default: 127.0.0.1)\n"
 		"-t, --threads=<num>         number of worker threads (default: 4)\n"
 		"-m, --memory-limit=<num>    item memory in megabytes (default: 64)\n"
@@ -679,7 +685,11 @@ static int parse_args(int argc, char **argv, struct settings *st)
 	while ((o = getopt_long(argc, argv, "p:l:t:m:c:I:Mf:n:b:R:vVhU:u:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
-			if (parse_uint(optarg, 65535, &v))
+			/* memcached's -p -1: any free port (reported through
+			 * MEMCACHED_PORT_FILENAME); 0 binds one too */
+			if (strcmp(optarg, "-1") == 0)
+				v = 0;
+			else if (parse_uint(optarg, 65535, &v))
 				goto bad;
 			st->port = (unsigned)v;
 			break;
@@ -770,6 +780,35 @@ bad:
 	return 2;
 }
 
+/*
+ * memcached's MEMCACHED_PORT_FILENAME: write "TCP INET: <port>" (INET6 for an IPv6
+ * listener) to that file once the port is open - to <file>.lck, renamed into place, so a
+ * reader sees the whole file or none. With -p -1 the kernel picks the port: a test
+ * harness starts the server without guessing a free port (which another process may take
+ * between the guess and the bind). Returns 0, or -1 with a message.
+ */
+static int write_port_file(const struct sockaddr *sa)
+{
+	const char *path = getenv("MEMCACHED_PORT_FILENAME");
+	if (path == NULL || *path == '\0')
+		return 0;
+	char ip[64], tmp[4096];
+	unsigned port;
+	addr_text(sa, ip, sizeof ip, &port);
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.lck", path) >= sizeof tmp) {
+		fprintf(stderr, "tsync-cached: MEMCACHED_PORT_FILENAME too long\n");
+		return -1;
+	}
+	FILE *f = fopen(tmp, "w");
+	if (f == NULL || fprintf(f, "TCP INET%s: %u\n", sa->sa_family == AF_INET6 ? "6" : "",
+				 port) < 0 ||
+	    fclose(f) != 0 || rename(tmp, path) != 0) {
+		fprintf(stderr, "tsync-cached: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* memcached's eviction log line, for watchers of "evictions" */
 static void log_eviction(void *arg, const struct cache_evicted *e)
 {
@@ -849,7 +888,9 @@ int main(int argc, char **argv)
 	char addrport[300];
 	snprintf(addrport, sizeof addrport, strchr(st->addr, ':') ? "[%s]:%u" : "%s:%u", st->addr,
 		 st->port);
-	if (evutil_parse_sockaddr_port(addrport, (struct sockaddr *)&ss, &sslen) != 0) {
+	/* libevent refuses port 0 in "addr:port"; without a port it parses as port 0 */
+	if (evutil_parse_sockaddr_port(st->port ? addrport : st->addr, (struct sockaddr *)&ss,
+				       &sslen) != 0) {
 		fprintf(stderr, "tsync-cached: bad listen address '%s'\n", st->addr);
 		return 1;
 	}
@@ -871,6 +912,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	evconnlistener_set_error_cb(g_listener, accept_error_cb);
+	/* the port bound (-p 0 / -1: the kernel's choice), for the texts below */
+	struct sockaddr_storage bound;
+	socklen_t boundlen = sizeof bound;
+	if (getsockname((int)evconnlistener_get_fd(g_listener), (struct sockaddr *)&bound,
+			&boundlen) != 0) {
+		fprintf(stderr, "tsync-cached: getsockname: %s\n", strerror(errno));
+		return 1;
+	}
+	{
+		char ip[64];
+		unsigned port;
+		addr_text((struct sockaddr *)&bound, ip, sizeof ip, &port);
+		snprintf(addrport, sizeof addrport, strchr(st->addr, ':') ? "[%s]:%u" : "%s:%u",
+			 st->addr, port);
+	}
 	/* descriptors are numbered lowest-first: -c connections and the server's own fit
 	 * below this (a higher one, if ever, is just not listed by "stats conns") */
 	if (connreg_init(st->maxconns + 256) != 0) {
@@ -905,6 +961,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (write_port_file((struct sockaddr *)&bound) != 0)
+		return 1;
 	if (st->verbose)
 		fprintf(stderr, "tsync-cached %s listening on %s, %u threads, -m %llu, variant %s\n",
 			TSYNC_CACHED_VERSION, addrport, st->threads, (unsigned long long)st->mem_mb,
@@ -947,6 +1005,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (st->verbose)
-		fprintf(stderr, "tsync-cached: clean shutdown\n");
+		fprintf(stderr,
+			"tsync-cached: clean shutdown (%u handed-off connection(s) closed before "
+			"a worker adopted them)\n",
+			atomic_load(&srv->unadopted_closed));
 	return 0;
 }

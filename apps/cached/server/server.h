@@ -44,6 +44,7 @@ struct wstats {
 	_Atomic uint64_t cmd_touch_ascii, cmd_meta;
 	_Atomic uint64_t conn_yields;
 	_Atomic uint64_t malloc_fails;   /* a connection's buffers could not be allocated */
+	_Atomic uint64_t read_pauses;    /* a connection stopped being read: OUT_HIGH unsent */
 };
 
 /* Server-wide state. */
@@ -67,6 +68,8 @@ struct server {
 	_Atomic uint64_t listen_disabled_num;      /* times accepting was paused */
 	_Atomic uint64_t time_in_listen_disabled_us;
 	unsigned reserved_fds;        /* descriptors kept beyond -c (listener, pipes, ...) */
+	_Atomic unsigned unadopted_closed; /* at shutdown: hand-offs closed before a worker
+					    * adopted them (reported with -v) */
 	_Atomic unsigned watch_mask;  /* WATCH_* kinds some watcher asked for (watch.c) */
 	_Atomic uint64_t log_watchers, log_watcher_sent, log_watcher_skipped;
 };

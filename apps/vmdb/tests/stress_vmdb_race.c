@@ -122,7 +122,7 @@ static void *revoke_thread(void *arg)
 /* grant or alias, waiting out ENOSPC (pages and frames in their grace period) */
 static vmdb_vaddr_t build_one(int from, vmdb_vaddr_t src, int to, size_t n, bool grant)
 {
-	uint64_t dl = test_now_ns() + 10000000000ull;
+	uint64_t dl = test_now_ns() + EVENTUALLY_NS;
 	for (;;) {
 		vmdb_vaddr_t d = VMDB_ANY;
 		errno = 0;
@@ -133,10 +133,12 @@ static vmdb_vaddr_t build_one(int from, vmdb_vaddr_t src, int to, size_t n, bool
 		if (test_now_ns() >= dl) {
 			struct vmdb_stats st = vt_stats(db);
 			test_fail_(__FILE__, __LINE__,
-				   "%s of %zu pages into pid %d: ENOSPC for 10 s (pages or frames never "
-				   "come back): mappings %" PRIu64 " pages_live %" PRIu64 " pages_grace %" PRIu64
-				   " frames_live %" PRIu64 " frames_grace %" PRIu64 " tlb epoch %" PRIu64,
-				   grant ? "grant" : "alias", n, to, st.mappings, st.pages_live,
+				   "%s of %zu pages into pid %d: ENOSPC for %d s (pages or frames "
+				   "never come back): mappings %" PRIu64 " pages_live %" PRIu64
+				   " pages_grace %" PRIu64 " frames_live %" PRIu64 " frames_grace %"
+				   PRIu64 " tlb epoch %" PRIu64,
+				   grant ? "grant" : "alias", n, to, EVENTUALLY_S, st.mappings,
+				   st.pages_live,
 				   st.pages_grace, st.frames_live, st.frames_grace, st.tlb_epoch);
 		}
 		test_sleep_ms(1);
@@ -288,10 +290,12 @@ static void aliaser_round(struct athread *t)
 		if (rc == 0) {
 			t->ok[t->nok++] = (struct rec){t->D, d, sp, sv};
 		} else if (errno == ENOSPC) {
-			/* VMDB_ANY in a 4096-page space: the pages of this thread's failed
-			 * aliases wait for the next simulated TLB flush, and on 2 oversubscribed
-			 * cores the flusher can be descheduled for milliseconds - every page of
-			 * D may be waiting. Nothing was mapped; pages must be in grace. */
+			/* VMDB_ANY in a 4096-page space: pages of D removed in this round (an
+			 * alias undone part-way, aliases revoked with their parent) stay in their
+			 * grace period until the TLB epoch moves, and in this test it moves only
+			 * between rounds (no_tlb_thread: the main thread flushes), so the free
+			 * pages of D can run out within a round. Nothing was mapped; pages must
+			 * be in grace. */
 			struct vmdb_stats st = vt_stats(db);
 			CHECK_MSG(st.pages_grace > 0,
 				  "alias into VMDB_ANY: ENOSPC with no page in its grace period "

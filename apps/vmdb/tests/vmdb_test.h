@@ -23,6 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How long a released page, frame or pid may take to come back (quiescence, and with
+ * tlb_period_ns the flusher thread) or the flusher thread to advance, before that counts as
+ * a hang: a loaded machine may not run the threads involved for a while, so this is a
+ * watchdog with a message, not a deadline; it stays well inside each program's watchdog. */
+#define EVENTUALLY_S 30
+#define EVENTUALLY_NS (EVENTUALLY_S * 1000000000ull)
+
 static inline int vt_parse_sync(const char *s)
 {
 	if (strcmp(s, "ps") == 0)

@@ -178,7 +178,7 @@ static void test_aging(void)
 
 int main(int argc, char **argv)
 {
-	test_watchdog(120);
+	test_watchdog(100); /* below the ctest TIMEOUT (120 s): a hang reports itself */
 	CHECK(argc >= 2 && cache_variant_parse(argv[1], &variant) == 0);
 	CHECK(variant == CACHE_PS || variant == CACHE_MCS_CLOCK);
 	memset(val, 'v', sizeof val);

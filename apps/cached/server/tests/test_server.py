@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import socket
+import math
 import struct
 import threading
 import subprocess
@@ -29,36 +30,45 @@ from pymemcache.exceptions import MemcacheClientError, MemcacheServerError
 SERVER = os.environ.get("TSYNC_CACHED", "")
 
 
-def _free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+def wait_port_file(proc, path, log=None, what="server"):
+    """The port a server started with -p -1 and MEMCACHED_PORT_FILENAME=path listens on:
+    it writes "TCP INET: <port>" there (renamed into place) once the port is open, as
+    memcached does. No port is guessed, so none can be taken by another process between
+    the guess and the bind. Fails if the process exits first, or (a hang) after 120 s."""
+    deadline = time.monotonic() + 120
+    while not os.path.exists(path):
+        if proc.poll() is not None:
+            out = b""
+            if log is not None:
+                log.seek(0)
+                out = log.read()
+            raise RuntimeError("%s exited %d before listening: %s"
+                               % (what, proc.returncode, out.decode(errors="replace")))
+        assert time.monotonic() < deadline, "%s never wrote %s" % (what, path)
+        time.sleep(0.01)
+    with open(path) as f:
+        m = re.match(r"TCP INET6?: (\d+)$", f.readline().strip())
+    assert m, "bad port file %s" % path
+    return int(m.group(1))
 
 
 class Server:
-    """One tsync-cached process on a free port."""
+    """One tsync-cached process on a port the kernel picked (-p -1)."""
 
     def __init__(self, *args, binary=None):
         self.binary = binary or SERVER
-        for _ in range(10):
-            self.port = _free_port()
-            cmd = [self.binary, "-l", "127.0.0.1", "-p", str(self.port), *args]
-            # a file, not a pipe: a sanitizer report must never block the server
-            self.log = tempfile.TemporaryFile()
-            self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
-            deadline = time.time() + 10
-            while time.time() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                try:
-                    socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                    return
-                except OSError:
-                    time.sleep(0.02)
+        self.dir = tempfile.TemporaryDirectory()
+        portfile = os.path.join(self.dir.name, "port")
+        cmd = [self.binary, "-l", "127.0.0.1", "-p", "-1", *args]
+        # a file, not a pipe: a sanitizer report must never block the server
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     env=dict(os.environ, MEMCACHED_PORT_FILENAME=portfile))
+        try:
+            self.port = wait_port_file(self.proc, portfile, self.log)
+        except BaseException:
             self.stop()
-        raise RuntimeError("server did not start")
+            raise
 
     def conn(self, timeout=5.0):
         s = socket.create_connection(("127.0.0.1", self.port), timeout)
@@ -73,14 +83,16 @@ class Server:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
-            rc = self.proc.wait(timeout=20)
+            rc = self.proc.wait(timeout=120)  # a sanitizer build exits slowly
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait()
             self.log.seek(0)
             out = self.log.read()
+            self.output = out
             self.log.close()
+            self.dir.cleanup()
         if rc != 0 or out:
             sys.stderr.write("server exit %d, output:\n%s\n" % (rc, out.decode(errors="replace")))
         return rc
@@ -574,19 +586,53 @@ def test_meta_delete_arith(srv, mc):
 
 
 
+def ticks_between(a0, a1, b0, b1):
+    """The range of whole seconds the server's clock (CLOCK_MONOTONIC_COARSE, whole
+    seconds) may advance between an event it saw while the client's time.monotonic() went
+    from a0 to a1 and one from b0 to b1: from floor of the shortest gap to ceil of the
+    longest (20 ms for the coarse clock's lag behind the fine one)."""
+    lo = max(0, math.floor(b0 - a1 - 0.02))
+    return range(lo, math.ceil(b1 - a0 + 0.02) + 1)
+
+
+def timed(srv, data, end=b"\r\n"):
+    """talk(), with the client's monotonic time before and after."""
+    t0 = time.monotonic()
+    r = talk(srv, data, end)
+    return r, t0, time.monotonic()
+
+
 def test_meta_hit_before_and_last_access(srv, mc):
-    """mg h (fetched before) and l (seconds since the last access), as memcached 1.6."""
-    # (a second may tick between two commands: l and t are checked to within one)
-    talk(srv, b"ms hl 1\r\nx\r\n")
-    assert talk(srv, b"mg hl h l\r\n") in (b"HD h0 l0\r\n", b"HD h0 l1\r\n")
-    assert talk(srv, b"mg hl h\r\n") == b"HD h1\r\n"
+    """mg h (fetched before) and l (seconds since the last access), as memcached 1.6.
+    A second of the server's clock may tick between any two commands (or several, on a
+    loaded machine): l is checked against the time measured around them."""
+    _, a0, a1 = timed(srv, b"ms hl 1\r\nx\r\n")
+    r, b0, b1 = timed(srv, b"mg hl h l\r\n")
+    m = re.match(rb"HD h0 l(\d+)\r\n$", r)
+    assert m and int(m.group(1)) in ticks_between(a0, a1, b0, b1), r
+    r, c0, c1 = timed(srv, b"mg hl h\r\n")
+    assert r == b"HD h1\r\n"
     time.sleep(2.2)
-    r = talk(srv, b"mg hl l h\r\n")
-    assert r in (b"HD l2 h1\r\n", b"HD l3 h1\r\n"), r
-    assert talk(srv, b"mg hl l\r\n") in (b"HD l0\r\n", b"HD l1\r\n")
+    r, d0, d1 = timed(srv, b"mg hl l h\r\n")
+    m = re.match(rb"HD l(\d+) h1\r\n$", r)
+    assert m and int(m.group(1)) in ticks_between(c0, c1, d0, d1), r
+    assert int(m.group(1)) >= 2  # the sleep: at least two of the server's seconds
+    r, e0, e1 = timed(srv, b"mg hl l\r\n")
+    m = re.match(rb"HD l(\d+)\r\n$", r)
+    assert m and int(m.group(1)) in ticks_between(d0, d1, e0, e1), r
     talk(srv, b"ms hl 1\r\ny\r\n")  # a new version has not been fetched
     assert talk(srv, b"mg hl h\r\n") == b"HD h0\r\n"
     assert talk(srv, b"mg nohl h l\r\n") == b"EN\r\n"
+
+
+def ttl_left(reply, ttl, t_set0, t_now1):
+    """The t flag of a reply: the item's TTL, set to ttl at a command sent at t_set0,
+    less the whole seconds the server's clock advanced by the reply read at t_now1."""
+    m = re.search(rb" t(\d+)", reply)
+    assert m, reply
+    t = int(m.group(1))
+    assert ttl - max(ticks_between(t_set0, t_set0, t_now1, t_now1)) <= t <= ttl, reply
+    return t
 
 
 def test_meta_recache_token(srv, mc):
@@ -594,8 +640,9 @@ def test_meta_recache_token(srv, mc):
     client, later ones see Z; R wins when the TTL left is below the token; md I marks an
     item stale (X) and hands a fresh token; a store replaces the item and clears it all.
     Replies checked against Debian's memcached 1.6.18."""
-    assert talk(srv, b"mg viv s v N30 t\r\n", b"\r\n\r\n") in \
-        (b"VA 0 s0 t30 W\r\n\r\n", b"VA 0 s0 t29 W\r\n\r\n")
+    r, a0, a1 = timed(srv, b"mg viv s v N30 t\r\n", b"\r\n\r\n")
+    assert re.match(rb"VA 0 s0 t\d+ W\r\n\r\n$", r), r
+    ttl_left(r, 30, a0, a1)
     assert talk(srv, b"mg viv s N30\r\n") == b"HD s0 Z\r\n"
     assert talk(srv, b"mg viv s\r\n") == b"HD s0 Z\r\n"
     talk(srv, b"ms viv 2 T60\r\nhi\r\n")
@@ -610,10 +657,11 @@ def test_meta_recache_token(srv, mc):
     r = talk(srv, b"mg nottl c\r\n")
     cas = int(r.split(b" c")[1])
     assert talk(srv, b"md nottl I C%d\r\n" % (cas + 1)) == b"EX\r\n"
-    assert talk(srv, b"md nottl I T30\r\n") == b"HD\r\n"
-    r = talk(srv, b"mg nottl v c t\r\n", b"x\r\n")
-    assert r.startswith(b"VA 1 c") and (r.endswith(b" t30 X W\r\nx\r\n") or
-                                        r.endswith(b" t29 X W\r\nx\r\n")), r
+    r, a0, _ = timed(srv, b"md nottl I T30\r\n")
+    assert r == b"HD\r\n"
+    r, _, b1 = timed(srv, b"mg nottl v c t\r\n", b"x\r\n")
+    assert re.match(rb"VA 1 c\d+ t\d+ X W\r\nx\r\n$", r), r
+    ttl_left(r, 30, a0, b1)
     assert int(r.split(b" c")[1].split(b" ")[0]) > cas        # a new CAS id
     assert talk(srv, b"mg nottl k\r\n") == b"HD knottl Z X\r\n"
     assert talk(srv, b"get nottl\r\n", b"END\r\n") == b"VALUE nottl 0 1\r\nx\r\nEND\r\n"
@@ -626,12 +674,13 @@ def test_meta_recache_token(srv, mc):
     assert talk(srv, b"mg nottl\r\n") == b"HD X W\r\n"
     # ms I: a CAS set with an older id stores a stale value that keeps the TTL and the
     # token state; a newer id is refused; without C, I is a plain set
-    talk(srv, b"ms inv 1 T100\r\na\r\n")
+    _, inv0, _ = timed(srv, b"ms inv 1 T100\r\na\r\n")
     cas = int(talk(srv, b"mg inv c\r\n").split(b" c")[1])
     assert talk(srv, b"ms inv 1 I C%d\r\nd\r\n" % (cas + 1000)) == b"EX\r\n"
     assert talk(srv, b"ms inv 1 I C1 T5\r\nb\r\n") == b"HD\r\n"
-    assert talk(srv, b"mg inv v t\r\n", b"b\r\n") in \
-        (b"VA 1 t100 X W\r\nb\r\n", b"VA 1 t99 X W\r\nb\r\n")
+    r, _, b1 = timed(srv, b"mg inv v t\r\n", b"b\r\n")
+    assert re.match(rb"VA 1 t\d+ X W\r\nb\r\n$", r), r
+    ttl_left(r, 100, inv0, b1)  # kept from the first ms
     assert talk(srv, b"ms inv 1 I C1\r\nc\r\n") == b"HD\r\n"
     assert talk(srv, b"mg inv v\r\n", b"c\r\n") == b"VA 1 Z X\r\nc\r\n"
     assert talk(srv, b"ms inv 1 I\r\ne\r\n") == b"HD\r\n"
@@ -745,12 +794,15 @@ def test_meta_t_of_a_past_ttl_is_unsigned(srv, mc):
     r = talk(srv, b"set k 0 0 1\r\na\r\nmg k T-1 t\r\nmg k N-1 t\r\n", b"W\r\n")
     m = re.match(rb"STORED\r\nHD t(\d+)\r\nHD t(\d+) W\r\n$", r)
     assert m and all(int(x) > (1 << 31) for x in m.groups()), r
-    r = talk(srv, b"set k 0 0 1\r\na\r\nmg k T%d t\r\nmn\r\n" % (int(time.time()) + 1000),
-             b"MN\r\n")
+    t0 = time.time()
+    ahead = int(t0) + 1000
+    r = talk(srv, b"set k 0 0 1\r\na\r\nmg k T%d t\r\nmn\r\n" % ahead, b"MN\r\n")
+    t1 = time.time()
     m = re.match(rb"STORED\r\nHD t(\d+)\r\nMN\r\n$", r)
     # the server's unix time is its start time plus whole seconds since (as memcached's
-    # current_time): it may trail time.time() by up to a second, so 1000 s ahead reads 1001
-    assert m and 990 <= int(m.group(1)) <= 1001, r
+    # current_time): within a second of time.time() either way, which went from t0 to t1
+    # meanwhile - so 1000 s ahead reads 1001 at most
+    assert m and ahead - math.ceil(t1) - 1 <= int(m.group(1)) <= ahead - math.floor(t0) + 1, r
 
 
 def test_half_command_stall_does_not_block_others(srv, mc):
@@ -759,10 +811,10 @@ def test_half_command_stall_does_not_block_others(srv, mc):
         s = srv.conn()
         s.sendall(part)
         stalled.append(s)
-    t0 = time.time()
+    # each set is answered (a server blocked by the stalled connections would leave
+    # the client's 5 s timeout to fail it): how fast is not the question
     for i in range(200):
         assert mc.set("live%d" % i, b"x") is True
-    assert time.time() - t0 < 10
     # the stalled set completes when the rest arrives
     stalled[0].sendall(b"defghij\r\n")
     assert recv_until(stalled[0], b"\r\n") == b"STORED\r\n"
@@ -776,9 +828,17 @@ def test_slow_reader_is_paused_and_resumed(srv, mc):
     every reply intact."""
     val = bytes(range(256)) * 2048
     assert mc.set("bigv", val) is True
+    st = srv.conn()
+    pauses = int(_stats(st)["tsync_read_pauses"])
     s = srv.conn(timeout=20)
     s.sendall(b"get bigv\r\n" * 100 + b"mn\r\n")
-    time.sleep(0.3)  # let the server fill the socket and pause
+    # 50 MB of replies, far more than the sockets hold: the server stops reading this
+    # connection (counted) - read nothing before it has
+    deadline = time.monotonic() + 120
+    while int(_stats(st)["tsync_read_pauses"]) == pauses:
+        assert time.monotonic() < deadline, "the server never paused the connection"
+        time.sleep(0.01)
+    st.close()
     reply = recv_until(s, b"MN\r\n", limit=1 << 27)
     one = b"VALUE bigv 0 %d\r\n%s\r\nEND\r\n" % (len(val), val)
     assert reply == one * 100 + b"MN\r\n"
@@ -847,10 +907,10 @@ def _curr_conns(sock):
     return int(r.split(b"STAT curr_connections ")[1].split(b"\r\n")[0])
 
 
-def _wait_conns(sock, n, timeout=20.0):
-    end = time.time() + timeout
+def _wait_conns(sock, n, timeout=120.0):
+    end = time.monotonic() + timeout  # a hang fails with a message; no speed is asserted
     while _curr_conns(sock) != n:
-        assert time.time() < end, "curr_connections never reached %d" % n
+        assert time.monotonic() < end, "curr_connections never reached %d" % n
         time.sleep(0.02)
 
 
@@ -994,18 +1054,19 @@ def test_same_replies_as_memcached(srv):
     memcached = shutil.which("memcached")
     if not memcached:
         pytest.skip("Debian memcached not installed")
-    port = _free_port()
-    args = [memcached, "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2"]
+    # -p -1: a port the kernel picks, reported through MEMCACHED_PORT_FILENAME
+    tmp = tempfile.TemporaryDirectory()
+    portfile = os.path.join(tmp.name, "port")
+    args = [memcached, "-l", "127.0.0.1", "-p", "-1", "-U", "0", "-t", "2"]
     if os.geteuid() == 0:
-        args += ["-u", "nobody"]
-    mproc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        args += ["-u", "nobody"]  # it writes the port file as nobody
+        os.chmod(tmp.name, 0o777)
+    mlog = tempfile.TemporaryFile()
+    mproc = subprocess.Popen(args, stdout=mlog, stderr=subprocess.STDOUT,
+                             env=dict(os.environ, MEMCACHED_PORT_FILENAME=portfile))
     try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                time.sleep(0.02)
+        port = wait_port_file(mproc, portfile, mlog, "memcached")
+
         def run(p, seq):  # every sequence ends with mn: read up to its MN
             s = socket.create_connection(("127.0.0.1", p), 5)
             s.settimeout(5)
@@ -1023,6 +1084,8 @@ def test_same_replies_as_memcached(srv):
     finally:
         mproc.terminate()
         mproc.wait(timeout=10)
+        mlog.close()
+        tmp.cleanup()
 
 
 def test_shutdown_races_accepts():
@@ -1030,15 +1093,22 @@ def test_shutdown_races_accepts():
     but not yet adopted by its worker (queued in the hand-off) must be closed and freed
     too. Under ASan, LeakSanitizer turns a leaked hand-off into a non-zero exit; in every
     build the server checks at exit that every accepted descriptor was closed
-    (curr_connections back to 0) and exits 1 otherwise. TSYNC_SHUTDOWN_ROUNDS rounds
-    (default 200), each with a random delay before the signal."""
+    (curr_connections back to 0) and exits 1 otherwise. With -v it reports how many
+    queued hand-offs it closed, so rounds (each with a random delay before the signal)
+    go on until TSYNC_SHUTDOWN_HITS of them (default 30) closed one - the race this test
+    is for - at most TSYNC_SHUTDOWN_ROUNDS (default 200). About two rounds in three do,
+    on two cores, release or TSan: 200 blind rounds started a server 200 times (each a
+    clock-skew measurement) for the same thing."""
     import random
     import threading
+    import warnings
 
     rounds = int(os.environ.get("TSYNC_SHUTDOWN_ROUNDS", "200"))
+    want = int(os.environ.get("TSYNC_SHUTDOWN_HITS", "30"))
     rng = random.Random(12345)
+    hits = 0
     for r in range(rounds):
-        srv = Server("-t", "2", "-c", "4096")
+        srv = Server("-t", "2", "-c", "4096", "-v")
         stop = threading.Event()
         counts = [0]
 
@@ -1067,6 +1137,14 @@ def test_shutdown_races_accepts():
         for t in ts:
             t.join()
         assert rc == 0, f"round {r}: exit {rc} after {counts[0]} connections"
+        m = re.search(rb"clean shutdown \((\d+) handed-off", srv.output)
+        assert m, srv.output[-2000:]
+        hits += int(m.group(1)) > 0
+        if hits >= want:
+            break
+    print(f"{r + 1} rounds, {hits} closed queued hand-offs")
+    if hits < want:
+        warnings.warn(f"only {hits} of {r + 1} shutdown rounds met a queued hand-off")
 
 
 def _stats(sock, group=b""):
@@ -1112,9 +1190,9 @@ def test_watch_fetchers_mutations_connevents(srv):
     st = _stats(c)
     assert st["log_watchers"] == "1" and int(st["log_watcher_sent"]) >= 4
     w.close()
-    deadline = time.time() + 10
+    deadline = time.monotonic() + 120  # a hang fails with a message; no speed is asserted
     while _stats(c)["log_watchers"] != "0":
-        assert time.time() < deadline, "closed watcher still counted"
+        assert time.monotonic() < deadline, "closed watcher still counted"
         time.sleep(0.02)
     c.close()
 

@@ -64,27 +64,29 @@ def big_number_quirk(toks, rm, rt):
 KEYS = [b"k%d" % i for i in range(6)] + [b"n0", b"n1", b"a:b", b"x" * 250]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(argv, port):
+def start(argv):
+    """Start a server on a port the kernel picks (-p -1): memcached, and tsync-cached
+    after it, write "TCP INET: <port>" to $MEMCACHED_PORT_FILENAME once they listen, so
+    no free port is guessed (another process may take a guessed one before the bind)."""
     # stderr to a file, never a pipe: after "verbosity 2" a server logs every command
     log = tempfile.TemporaryFile()
-    p = subprocess.Popen(argv + ["-p", str(port), "-l", "127.0.0.1", "-t", "4", "-m", "64"],
-                         stdout=subprocess.DEVNULL, stderr=log)
-    p.log = log
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return p
-        except OSError:
-            time.sleep(0.02)
-    p.kill()
-    raise RuntimeError("%s did not start" % argv[0])
+    tmp = tempfile.TemporaryDirectory()
+    portfile = os.path.join(tmp.name, "port")
+    p = subprocess.Popen(argv + ["-p", "-1", "-l", "127.0.0.1", "-t", "4", "-m", "64"],
+                         stdout=subprocess.DEVNULL, stderr=log,
+                         env=dict(os.environ, MEMCACHED_PORT_FILENAME=portfile))
+    p.log, p.tmp = log, tmp
+    deadline = time.monotonic() + 120  # a hang fails with a message; no speed is asserted
+    while not os.path.exists(portfile):
+        if p.poll() is not None or time.monotonic() > deadline:
+            p.kill()
+            p.wait()
+            log.seek(0)
+            raise RuntimeError("%s did not start: %s" % (argv[0], log.read()[-2000:]))
+        time.sleep(0.01)
+    with open(portfile) as f:
+        p.port = int(re.match(r"TCP INET6?: (\d+)", f.readline()).group(1))
+    return p
 
 
 class Peer:
@@ -96,8 +98,10 @@ class Peer:
     def connect(self):
         if self.s:
             self.s.close()
-        self.s = socket.create_connection(("127.0.0.1", self.port), 5)
-        self.s.settimeout(2)
+        self.s = socket.create_connection(("127.0.0.1", self.port), 60)
+        # every request of the fixed seeds is answered (mn ends each): no reply in 60 s
+        # is a hang, not a slow server on a loaded machine
+        self.s.settimeout(60)
 
     def talk(self, req):
         """Send req then mn; the reply bytes before MN, or ... + <closed> / <timeout>."""
@@ -259,10 +263,15 @@ def main():
     ap.add_argument("--requests", type=int, default=250)
     ap.add_argument("--show", type=int, default=10, help="differences printed at most")
     a = ap.parse_args()
-    pm, pt = free_port(), free_port()
     mc_argv = [a.memcached, "-U", "0"] + (["-u", "root"] if os.geteuid() == 0 else [])
-    mc = start(mc_argv, pm)
-    ts = start([a.tsync], pt)
+    mc = start(mc_argv)
+    try:
+        ts = start([a.tsync])
+    except BaseException:
+        mc.kill()
+        mc.wait()
+        raise
+    pm, pt = mc.port, ts.port
     diffs, used_total, sent = [], {}, 0
     try:
         for sq in range(a.sequences):
@@ -316,10 +325,12 @@ def main():
     finally:
         for p in (mc, ts):
             p.send_signal(signal.SIGTERM)
-        rc_ts = ts.wait(20)
-        mc.wait(20)
+        rc_ts = ts.wait(120)
+        mc.wait(120)
         ts.log.seek(0)
         err = ts.log.read()
+        for p in (mc, ts):
+            p.tmp.cleanup()
     print("mc_diff: seed %d: %d sequences, %d requests, %d differences" %
           (a.seed, a.sequences, sent, len(diffs)))
     for name, n in sorted(used_total.items()):
