@@ -124,41 +124,52 @@ def smr_table(rows, baseline="ps", command="", clock="", date=None, machine=None
     return "\n".join(out)
 
 
-def smr_summary(rows, threads=None, pct=50):
-    """The headline figures (the foundation issue's targets): at `threads` (default: the
-    largest thread count not above this machine's CPUs) and `pct` % updates, ps total
-    throughput against the best ck-epoch mode and urcu-mb-sync, update p99 against
-    ck-epoch-sync, read-only ps against urcu-mb-sync, and ps's peak pending objects.
-    Returns a list of (what, value) string pairs; missing mechanisms are left out."""
+WORKLOADS = {0: "read-only", 10: "10% updates", 50: "50% updates"}
+# Not peers: a control that must abort, and ps itself.
+NOT_PEERS = ("ps", "unsafe")
+
+
+def smr_summary(rows, threads=None):
+    """The headline figures: for each workload of WORKLOADS present (0, 10 and 50 %
+    updates) and each thread count up to this machine's CPUs (or `threads`, a list), ps's
+    total throughput against the BEST peer of that workload and thread count (named;
+    "ps loses" where the ratio is below 1), and at 10 and 50 % ps's update p99 against
+    the lowest p99 of any peer; then ps's peak pending objects. Ratios are > 1 where ps
+    is better. Returns a list of (what, value) string pairs."""
     by = {(r["mechanism"], r["threads"], r["update_pct"]): r for r in rows}
     all_threads = sorted({r["threads"] for r in rows if r["mechanism"] == "ps"})
     if not all_threads:
         return []
     if threads is None:
         ncpu = os.cpu_count() or 1
-        fit = [t for t in all_threads if t <= ncpu]
-        threads = fit[-1] if fit else all_threads[0]
+        threads = [t for t in all_threads if t <= ncpu] or all_threads[:1]
     out = []
-    ps = by.get(("ps", threads, pct))
-    if ps:
-        epochs = [by[k] for k in by if k[0].startswith("ck-epoch") and k[1:] == (threads, pct)]
-        if epochs:
-            best = max(epochs, key=total_mops)
-            out.append((f"ps / best ck-epoch ({best['mechanism']}), total throughput, "
-                        f"{threads} threads, {pct}% updates", tp.ratio_text(total_mops(ps), total_mops(best))))
-        mb = by.get(("urcu-mb-sync", threads, pct))
-        if mb:
-            out.append((f"ps / urcu-mb-sync, total throughput, {threads} threads, {pct}% updates",
-                        tp.ratio_text(total_mops(ps), total_mops(mb))))
-        cks = by.get(("ck-epoch-sync", threads, pct))
-        if cks:
-            out.append((f"ck-epoch-sync / ps, update p99, {threads} threads, {pct}% updates",
-                        tp.ratio_text(cks["update_p99_ns"], ps["update_p99_ns"])))
-    for t in all_threads:
-        r0, m0 = by.get(("ps", t, 0)), by.get(("urcu-mb-sync", t, 0))
-        if r0 and m0:
-            out.append((f"ps / urcu-mb-sync, read-only read throughput, {t} threads",
-                        tp.ratio_text(r0["read_mops"], m0["read_mops"])))
+
+    def verdict(ratio_text, ratio):
+        return ratio_text + (" (ps loses)" if ratio < 1 else "")
+
+    for pct, name in WORKLOADS.items():
+        for t in threads:
+            ps = by.get(("ps", t, pct))
+            peers = [r for (m, tt, p), r in by.items()
+                     if m not in NOT_PEERS and tt == t and p == pct]
+            if not ps or not peers:
+                continue
+            best = max(peers, key=total_mops)
+            b = total_mops(best)
+            out.append((f"{name}, {t} threads: ps / best peer ({best['mechanism']}), "
+                        "total throughput",
+                        verdict(tp.ratio_text(total_mops(ps), b),
+                                total_mops(ps) / b if b else float("inf"))))
+            if pct > 0:
+                timed = [r for r in peers if r["update_p99_ns"] > 0]
+                if timed and ps["update_p99_ns"] > 0:
+                    low = min(timed, key=lambda r: r["update_p99_ns"])
+                    out.append((f"{name}, {t} threads: best peer's update p99 "
+                                f"({low['mechanism']}) / ps's",
+                                verdict(tp.ratio_text(low["update_p99_ns"],
+                                                      ps["update_p99_ns"]),
+                                        low["update_p99_ns"] / ps["update_p99_ns"])))
     peaks = [r["peak_pending"] for r in rows if r["mechanism"] == "ps"]
     out.append(("ps peak pending objects, any run", str(max(peaks))))
     return out

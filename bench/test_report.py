@@ -127,16 +127,31 @@ def test_ratio_format():
 
 def test_summary_headline_ratios(csv_path):
     rows = report.load_smr(str(csv_path))
-    got = dict(report.smr_summary(rows, threads=2, pct=50))
-    # ps total 32 vs the only ck-epoch mode (call) 16, vs urcu-mb-sync 1
-    assert got["ps / best ck-epoch (ck-epoch-call), total throughput, 2 threads, 50% updates"] == "2.00"
-    assert got["ps / urcu-mb-sync, total throughput, 2 threads, 50% updates"] == "32.00"
-    # read-only reads: 30/10 at 1 thread, 60/15 at 2
-    assert got["ps / urcu-mb-sync, read-only read throughput, 1 threads"] == "3.00"
-    assert got["ps / urcu-mb-sync, read-only read throughput, 2 threads"] == "4.00"
+    got = dict(report.smr_summary(rows, threads=[1, 2]))
+    # read-only, 1 thread: ck-epoch-call (40) is the best peer and beats ps (30)
+    assert got["read-only, 1 threads: ps / best peer (ck-epoch-call), total throughput"] \
+        == "0.75 (ps loses)"
+    # read-only, 2 threads: urcu-mb-sync (15) is the best peer (ck-epoch-call did 0)
+    assert got["read-only, 2 threads: ps / best peer (urcu-mb-sync), total throughput"] \
+        == "4.00"
+    # 50 %: ps 32 against ck-epoch-call 16; p99: ck-epoch-call 400 against ps 200
+    assert got["50% updates, 2 threads: ps / best peer (ck-epoch-call), total throughput"] \
+        == "2.00"
+    assert got["50% updates, 2 threads: best peer's update p99 (ck-epoch-call) / ps's"] \
+        == "2.00"
+    # 1 thread: the lowest peer p99 is ck-epoch-call's 50 against ps's 100: ps loses
+    assert got["50% updates, 1 threads: best peer's update p99 (ck-epoch-call) / ps's"] \
+        == "0.50 (ps loses)"
     assert got["ps peak pending objects, any run"] == "9"
-    # no ck-epoch-sync rows: no p99 figure against it
-    assert not any("ck-epoch-sync / ps" in k for k in got)
+    # no 10 % rows: no 10 % figures; the unsafe control is never a peer
+    assert not any(k.startswith("10% updates") for k in got)
+
+
+def test_summary_ignores_the_unsafe_control(csv_path, tmp_path):
+    p = tmp_path / "smr2.csv"
+    p.write_text(HEADER + "\n" + ROWS + "unsafe,1,0,999,0,1,1,0,0,0\n")
+    got = dict(report.smr_summary(report.load_smr(str(p)), threads=[1]))
+    assert "read-only, 1 threads: ps / best peer (ck-epoch-call), total throughput" in got
 
 
 def test_readme_block_replaced_between_markers(csv_path, tmp_path):

@@ -738,7 +738,7 @@ static enum pass_result pass(struct ps *ps, unsigned me_id, struct ps__slot *me,
 		if (s == NULL) {
 			/* No record: j never entered a section of ps before the record existed;
 			 * like a thread seen outside, believed after a barrier
-			 * (docs/design.md §2.3). */
+			 * (docs/design.md §2, reason 5). */
 			if (covered)
 				lower(&out->own, outside_own);
 			else
