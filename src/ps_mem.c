@@ -178,12 +178,17 @@ static inline void reclaim_count(struct ps_mem_pt *pt, size_t n, uint64_t max_wa
 
 /* Step "quiesce": the head's free time t is beyond the point we know quiesced (q): make
  * the one quiescence computation of this call. RT/TEMPORAL (RT-SMR (Ren et al.) Fig. 8): one exact
- * computation or clock reading. Otherwise, for RECLAIM_ALL, ask for a fresh reading
- * first - if it has quiesced, so has everything queued before it - then for the head.
- * Not on the hot paths: no cached view is newer than a fresh stamp, so that query always
- * reads the other threads' lines, which optimisation 3 exists to avoid (on the allocation
- * slow path it cut 2-thread throughput by half). Returns whether t quiesced; updates q.
- * With `timed` (the observer is set) stores the computation's ticks in *alpha. */
+ * computation or clock reading. Otherwise ps__quiesce_own for the head: lazily for
+ * ps_free/ps_alloc (a read barrier at most once per read interval), at once for an
+ * explicit reclaim or a thread exit (RECLAIM_ALL), which first asks for a fresh reading -
+ * if it has quiesced, so has everything queued before it - then for the head. The head's
+ * computation alone may prove less than the whole queue (a barrier published by another
+ * thread dates what it saw no later than that barrier); RECLAIM_ALL promises every
+ * object that has quiesced. Not on the hot paths: no cached view is newer than a fresh
+ * stamp, so that query always reads the other threads' lines, which optimisation 3
+ * exists to avoid (on the allocation slow path it cut 2-thread throughput by half).
+ * Returns whether t quiesced; updates q. With `timed` (the observer is set) stores the
+ * computation's ticks in *alpha. */
 static inline __attribute__((always_inline)) bool
 step_quiesce(struct ps_mem *m, uint64_t t, int scan, bool ext,
 	     bool timed, uint64_t *q, uint64_t *alpha)
@@ -197,10 +202,15 @@ step_quiesce(struct ps_mem *m, uint64_t t, int scan, bool ext,
 		/* Every object in our queue was stamped before this call (ours, or an
 		 * adopted orphan's, stamped before its thread exited): the bound covers
 		 * what the scan proves of all of them, not only the head - for this queue
-		 * only; the published point stays lower (docs/design.md §2, reason 4).
-		 * ps_free/ps_alloc ask lazily (a read barrier at most once per read interval);
-		 * an explicit reclaim or a thread exit does not wait for the interval. */
-		uint64_t u = ps__quiesce_own(m->ps, t, scan != RECLAIM_ALL);
+		 * only; the published point stays lower (docs/design.md §2, reason 4). */
+		uint64_t u = 0;
+		if (scan == RECLAIM_ALL) {
+			uint64_t newest = tsync_now_ordered();
+			if (newest > t)
+				u = ps__quiesce_own(m->ps, newest, false);
+		}
+		if (u == 0)
+			u = ps__quiesce_own(m->ps, t, scan != RECLAIM_ALL);
 		ok = u != 0;
 		if (ok) {
 			uint64_t p = ps__quiescence_point(m->ps);

@@ -1150,6 +1150,48 @@ static void test_enomem(struct ps *ps)
 		  "13: NULL with errno != ENOMEM, 14: bad stats, 15: no alloc after free)", st);
 }
 
+/* ---- an explicit reclaim takes everything that has quiesced ------------------------ */
+
+/* A read barrier that another thread made after our frees serves only the frees more than
+ * S before it (it dates what it saw no later than itself). ps_mem_reclaim must still
+ * collect the whole queue once every free is more than S in the past and nobody is
+ * inside a section: it asks for a fresh reading, not only for its head's free time. With
+ * a large skew bound (unit_ps_mem_large_skew) the peer's barrier falls within S of the
+ * later frees, the case this hunts; with a small one it passes however the code decides. */
+static void test_reclaim_all(struct ps *ps)
+{
+	struct ps_mem_config c = PS_MEM_CONFIG_INIT;
+	c.accounting = PS_MEM_ACCOUNT_EXACT;
+	c.stamp_batch = 1; /* each free stamped when it is made */
+	struct ps_mem *m = ps_mem_create(ps, 48, &c);
+	CHECK(m != NULL);
+	struct holder h;
+	holder_start(&h, ps);
+	holder_do(&h, HOLD_REGISTER);
+	CHECK_EQ(h.ret, 0);
+	for (int round = 0; round < 4; round++) {
+		void *o[8];
+		for (int i = 0; i < 8; i++)
+			CHECK((o[i] = ps_alloc(m)) != NULL);
+		ps_free(m, o[0]);
+		wait_past(tsync_now_ordered(), S); /* the head is more than S older than the rest */
+		for (int i = 1; i < 8; i++)
+			ps_free(m, o[i]);
+		CHECK_EQ(mstats(m).pending, 8);
+		/* the peer's barrier: nobody is inside, so its quiescence needs one */
+		h.t = tsync_now_ordered();
+		holder_do(&h, HOLD_QUIESCE);
+		CHECK_EQ(h.ret, 1);
+		wait_past(tsync_now_ordered(), 2 * S);
+		ps_mem_reclaim(m);
+		CHECK_MSG(mstats(m).pending == 0,
+			  "round %d: ps_mem_reclaim left %llu of 8 quiesced frees pending", round,
+			  (unsigned long long)mstats(m).pending);
+	}
+	holder_stop(&h, HOLD_QUIT);
+	ps_mem_destroy(m);
+}
+
 int main(void)
 {
 	/* shorter than ctest's TIMEOUT (120 s, CMakeLists.txt): a hang fails with a message */
@@ -1175,6 +1217,7 @@ int main(void)
 	test_remote(ps, &small, "small config");
 	test_no_stranding(ps);
 	test_free_now(ps);
+	test_reclaim_all(ps);
 	test_measures(ps);
 	test_prudence(ps);
 	test_limit_wait(ps);
