@@ -1163,6 +1163,7 @@ static void test_reclaim_all(struct ps *ps)
 	struct ps_mem_config c = PS_MEM_CONFIG_INIT;
 	c.accounting = PS_MEM_ACCOUNT_EXACT;
 	c.stamp_batch = 1; /* each free stamped when it is made */
+	c.reclaim_period_ns = 600000000000ull; /* ps_free leaves the queue to ps_mem_reclaim */
 	struct ps_mem *m = ps_mem_create(ps, 48, &c);
 	CHECK(m != NULL);
 	struct holder h;
@@ -1177,7 +1178,9 @@ static void test_reclaim_all(struct ps *ps)
 		wait_past(tsync_now_ordered(), S); /* the head is more than S older than the rest */
 		for (int i = 1; i < 8; i++)
 			ps_free(m, o[i]);
-		CHECK_EQ(mstats(m).pending, 8);
+		/* ps_free reclaims once per reclaim_period_ns: only the very first free could
+		 * have proven anything, and only its own object */
+		CHECK_GE(mstats(m).pending, round == 0 ? 7 : 8);
 		/* the peer's barrier: nobody is inside, so its quiescence needs one */
 		h.t = tsync_now_ordered();
 		holder_do(&h, HOLD_QUIESCE);
