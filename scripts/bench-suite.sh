@@ -4,7 +4,8 @@
 # that records every command, the commit and the machine.
 #
 #   smr    tsync-bench smr --lat-every 1000, ParSec (EuroSys 2016) §5.1, both layouts; refreshes
-#          README.md's results block (ps against the best peer of each workload)
+#          README.md's results block (ps against the best peer of each workload); then
+#          ps's read-interval sweep (scripts/ps-interval-sweep.sh, docs/results/smr-interval)
 #   rlu    tsync-bench rlu, the list/hash study of the RLU study (Appl. Sci. 2022) (RCU, RLU, MV-RLU, ParSec, rwlock)
 #   oplog  tsync-bench oplog list|counter|rmap, OpLog (MIT TR 2014) §7
 #   cache  tsync-bench cache, ParSec (EuroSys 2016) §5.2's in-process memcached study
@@ -56,6 +57,9 @@ for suite in "$@"; do
 			--section "Slots layout (updates replace nodes readers are reading)=docs/results/smr-slots/smr.csv" \
 			--command "make bench"
 		echo "bench: README.md results refreshed"
+		# What ps's read interval trades (docs/design.md §2.5), at 1 and 2 threads only,
+		# which keeps it to about a minute and a half.
+		THREADS=1,2 bash "$here/ps-interval-sweep.sh" "$build" "$py" docs/results/smr-interval
 		;;
 	rlu)
 		run rlu --mechanisms rcu,rcu-sync,rlu,rlu-defer,mvrlu,ps,rwlock --threads "$THREADS" \

@@ -444,7 +444,8 @@ static void usage(FILE *f)
 		"  freed but not yet reusable, sampled every ~1 ms (0 for mechanisms that free\n"
 		"  right after the grace period or under a lock).\n"
 		"Progress goes to stderr. Environment: TSYNC_BENCH_PYTHON overrides the Python\n"
-		"interpreter used for --out (default: %s).\n",
+		"interpreter used for --out (default: %s); TSYNC_BENCH_PS_READ_INTERVAL_US sets\n"
+		"ps's read interval (ps_config.read_interval_ns; unset: the library's default).\n",
 		SMR_SLOTS, SMR_NODE_BYTES, DEFAULT_REQUESTS, TSYNC_BENCH_PYTHON);
 }
 

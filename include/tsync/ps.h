@@ -112,9 +112,18 @@ struct ps_config {
 };
 #define PS_CONFIG_INIT {sizeof(struct ps_config), 0, PS_POLICY_GENERAL, 0, 0}
 
-/* The default read interval: 50 us. docs/design.md §2.5 has the measurements behind it
- * (what a barrier costs the readers it interrupts, against how long it keeps frees
- * waiting). */
+/* The default read interval: 50 us. What the interval bounds (GENERAL, docs/design.md
+ * §2.5): sections date themselves by the domain clock word, which a reclaimer raises at
+ * most once per interval, so a section begun up to one interval after a free may hold
+ * that free until it ends; and a read barrier is made at most once per interval. Once a
+ * quiescence computation for a free at t has run more than S after t (S: the skew bound,
+ * ps_skew_ticks; ps_free's reclamation makes one every reclaim_batch frees), every
+ * computation made more than two intervals plus the longest section then in progress
+ * later proves it, whatever the readers do. A longer interval means fewer barriers and
+ * clock-word misses for readers, a shorter one less pending memory:
+ * docs/results/smr-interval/table.md (scripts/ps-interval-sweep.sh, part of `make
+ * bench`) measures both sides - throughput, update p99 and peak pending objects from
+ * 10 us to 1 ms. */
 #define PS_READ_INTERVAL_NS 50000u
 
 /*

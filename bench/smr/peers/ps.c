@@ -8,6 +8,7 @@
  * that could still see it would then fail its check.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <tsync/tsync.h>
 
 #include "../smr.h"
@@ -19,7 +20,20 @@ static struct smr_node *_Atomic slots[SMR_SLOTS];
 static int ps_peer_init(unsigned nthreads)
 {
 	(void)nthreads;
-	ps = ps_create(NULL);
+	/* TSYNC_BENCH_PS_READ_INTERVAL_US: ps_config.read_interval_ns for the read-interval
+	 * sweep of docs/design.md §2.5 (unset or 0: the library's default). */
+	struct ps_config cfg = PS_CONFIG_INIT;
+	const char *iv = getenv("TSYNC_BENCH_PS_READ_INTERVAL_US");
+	if (iv && *iv) {
+		char *end;
+		unsigned long long us = strtoull(iv, &end, 10);
+		if (*end != '\0' || us > UINT64_MAX / 1000) {
+			fprintf(stderr, "TSYNC_BENCH_PS_READ_INTERVAL_US: bad value '%s'\n", iv);
+			return -1;
+		}
+		cfg.read_interval_ns = (uint64_t)us * 1000;
+	}
+	ps = ps_create(&cfg);
 	if (!ps) {
 		perror("ps_create");
 		return -1;
