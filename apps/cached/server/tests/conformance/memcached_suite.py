@@ -143,7 +143,46 @@ TAP_NOT_OK = re.compile(rb"^not ok \d+")
 TAP_PLAN = re.compile(rb"^1\.\.(\d+)")
 
 
+# Races in memcached's own t/ files: checks that hold only if the server's one-second
+# clock does not tick between two requests, which neither memcached nor tsync-cached
+# promises (both count whole seconds: an item set with a relative expiry of 1 s lives
+# between 0 and 1 s, until the clock's next tick). On a loaded machine the tick falls
+# between the two requests now and then (load-hunt: binary.t once in 3 rounds). A file
+# that fails exactly so - no 'not ok', the Perl script died with the signature's error
+# right after the named check - is run once more against a fresh server, and its line
+# says why; any other failure, or the same one twice in a row, fails the file.
+KNOWN_RACES = {
+    # 'Touch commands': set "totouch" with a 1 s expiry, then touch it: if the clock
+    # ticked in between, the touch answers NOT_FOUND and _handle_single_response dies.
+    "binary.t": (rb"toast2 = toast2", re.compile(rb"^Memcache Error \(1\)", re.M),
+                 "the server's clock ticked between the touch test's set (1 s expiry) "
+                 "and its touch"),
+}
+
+
+def known_race(name, r):
+    race = KNOWN_RACES.get(name)
+    if race is None or r["passed"] or r["notok"] or r.get("rc") != 255:
+        return None
+    after, died, why = race
+    oks = [l for l in r["out"].splitlines() if TAP_OK.match(l)]
+    if not died.search(r["out"]) or not any(after in l for l in oks[-8:]):
+        return None
+    return why
+
+
 def run_file(name, args, shim, timeout):
+    r = run_file_once(name, args, shim, timeout)
+    why = known_race(name, r)
+    if why is None:
+        return r
+    again = run_file_once(name, args, shim, timeout)
+    again["why"] = ((again["why"] + "; " if again["why"] else "") +
+                    f"run again: {why} (after {r['ok']} ok)")
+    return again
+
+
+def run_file_once(name, args, shim, timeout):
     logpath = os.path.join(shim, f"server-{name}.log")
     with open(logpath, "wb") as log:
         try:
@@ -184,7 +223,7 @@ def run_file(name, args, shim, timeout):
     if b"Sanitizer" in slog or b"runtime error" in slog:
         why.append("sanitizer report in the server's stderr")
     return dict(name=name, ok=ok, notok=notok, plan=plan, passed=not why,
-                why="; ".join(why), out=out, slog=slog, secs=secs)
+                why="; ".join(why), out=out, slog=slog, secs=secs, rc=rc)
 
 
 def main():
