@@ -41,6 +41,22 @@ def test_other_files_and_failures_are_not():
     assert ms.known_race("binary.t", result(far)) is None
 
 
+REUSE = b"\n".join([b"ok %d - stored key%d" % (i + 1, i) for i in range(20)] +
+                   [b"not ok 21 - Memory grows..",
+                    b"#   Failed test 'Memory grows..'",
+                    b"# Looks like you failed 1 test of 21."])
+
+
+def test_reuse_race_is_recognised():
+    r = dict(out=REUSE, rc=1, notok=1, ok=20, passed=False)
+    assert ms.known_race("issue_14.t", r) is not None
+    # a store that failed, or the check in another file, is a failure
+    assert ms.known_race("issue_14.t", dict(r, ok=19, notok=2)) is None
+    assert ms.known_race("issue_14.t", dict(r, out=REUSE.replace(b"not ok 21 - Memory",
+                                                                 b"not ok 21 - Other"))) is None
+    assert ms.known_race("binary.t", r) is None
+
+
 def test_run_file_reruns_once_and_says_why(monkeypatch):
     calls = []
 
