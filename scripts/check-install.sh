@@ -44,7 +44,7 @@ case "$found" in
 	   exit 1 ;;
 esac
 run cmake --build "$work/cmake" -j "$jobs"
-for ex in rcu_list node_lock ns_fd rcu_list_static; do
+for ex in rcu_list node_lock ns_fd call_malloc worker_pool rcu_list_static; do
 	run_example "$work/cmake/$ex"
 done
 
@@ -61,7 +61,7 @@ if [ "$(cd "$pc_prefix" 2>/dev/null && pwd -P)" != "$(cd "$prefix" && pwd -P)" ]
 fi
 echo "check-install: pkg-config --cflags --libs tsync: $(pkg-config --cflags --libs tsync)"
 run make -s -f "$root/examples/Makefile.pkgconfig" O="$work/pc" EXTRA_CFLAGS=-Werror
-for ex in rcu_list node_lock ns_fd; do
+for ex in rcu_list node_lock ns_fd call_malloc worker_pool; do
 	run_example "$work/pc/$ex"
 done
 echo "check-install: ok (CMake find_package and pkg-config builds of examples/ ran)"

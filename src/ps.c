@@ -36,6 +36,7 @@ struct ps {
 	uint64_t grace;       /* PS_POLICY_TEMPORAL: grace period in ticks */
 	uint64_t interval;    /* GENERAL: the read interval in ticks */
 	int path;             /* enum ps_read_path, fixed at creation */
+	struct ps_calls *calls; /* ps_call's queues (src/ps_call.c) */
 	struct tsync__client client;
 	/* Written by reclaimers, on a line of their own (the head line is the readers'). */
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t bar_time; /* newest read barrier's time:
@@ -168,7 +169,13 @@ static void ps_free_all(struct ps *ps)
 			 qcache_free, ps);
 	tsync__tdir_free_chunks((void *_Atomic *)ps->head.chunks, ps->nchunks);
 	free(ps->head.chunks);
+	ps__calls_destroy(ps, ps->calls); /* nothing queued: destroy ran it, or create failed */
 	free(ps);
+}
+
+struct ps_calls *ps__calls(struct ps *ps)
+{
+	return ps->calls;
 }
 
 /* ---- the read barrier's system call ------------------------------------------------ */
@@ -223,6 +230,47 @@ static void read_membarrier(void)
 		     strerror(errno));
 }
 
+/* ---- fork (registry hooks; docs/design.md §8) ---------------------------------------- */
+
+static struct ps *ps_of_client(struct tsync__client *c)
+{
+	return (struct ps *)((char *)c - offsetof(struct ps, client));
+}
+
+static void ps_fork_prepare(struct tsync__client *c, int phase)
+{
+	if (phase == 0)
+		ps__calls_fork_prepare(ps_of_client(c)->calls);
+}
+
+static void ps_fork_parent(struct tsync__client *c)
+{
+	ps__calls_fork_parent(ps_of_client(c)->calls);
+}
+
+/* The child: close the sections of the threads that are not there (their slots are never
+ * used again: the ids are retired), let go of a mode switch one of them had begun (the
+ * switch's steps are each safe to stop after: docs/design.md §2.6), register for
+ * membarriers again, and release the call queues. */
+static void ps_fork_child(struct tsync__client *c, const unsigned char *ids, unsigned n)
+{
+	struct ps *ps = ps_of_client(c);
+	unsigned pos = 0;
+	for (struct ps__slot *s; (s = tsync__tdir_next((void *_Atomic *)ps->head.chunks, ps->nchunks,
+							 sizeof(struct ps__slot), &pos)) != NULL;) {
+		unsigned id = pos - 1;
+		if (id < n && ids[id] == TSYNC__ID_VANISHED) {
+			uint64_t w = atomic_load_explicit(&s->state, memory_order_relaxed);
+			atomic_store_explicit(&s->state, w & ~(uint64_t)PS__DEPTH_MASK,
+					      memory_order_release);
+		}
+	}
+	atomic_store_explicit(&ps->switching, 0, memory_order_release);
+	if (ps->path == PS_READ_MEMBARRIER)
+		(void)sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
+	ps__calls_fork_child(ps->calls, ids, n);
+}
+
 /* Raise a monotonic word to v (CAS loop; words only grow). */
 static void raise_to(_Atomic uint64_t *w, uint64_t v)
 {
@@ -258,7 +306,10 @@ struct ps *ps_create(const struct ps_config *cfg)
 	memset(ps, 0, sizeof(*ps));
 	ps->nchunks = tsync__chunk_count();
 	ps->head.chunks = calloc(ps->nchunks, sizeof(*ps->head.chunks));
-	if (ps->head.chunks == NULL) {
+	ps->calls = ps__calls_new(ps->nchunks);
+	if (ps->head.chunks == NULL || ps->calls == NULL) {
+		free(ps->head.chunks);
+		ps__calls_destroy(ps, ps->calls);
 		free(ps);
 		errno = ENOMEM;
 		return NULL;
@@ -291,6 +342,9 @@ struct ps *ps_create(const struct ps_config *cfg)
 	ps->head.key = atomic_fetch_add_explicit(&next_key, 1, memory_order_relaxed);
 	ps->client.thread_exit = ps_thread_exit;
 	ps->client.thread_prepare = ps_thread_prepare;
+	ps->client.fork_prepare = ps_fork_prepare;
+	ps->client.fork_parent = ps_fork_parent;
+	ps->client.fork_child = ps_fork_child;
 	if (tsync__client_add(&ps->client) != 0) { /* records of registered threads */
 		ps_free_all(ps);
 		errno = ENOMEM;
@@ -303,6 +357,8 @@ void ps_destroy(struct ps *ps)
 {
 	if (ps == NULL)
 		return;
+	ps__calls_destroy(ps, ps->calls); /* runs what ps_call queued (as ps_barrier) */
+	ps->calls = NULL;
 	tsync__client_remove(&ps->client);
 	ps_free_all(ps);
 }

@@ -34,4 +34,16 @@ int ps__thread_prepare(struct ps *ps, unsigned tid);
 #include <stdbool.h>
 uint64_t ps__quiesce_own(struct ps *ps, uint64_t t, bool lazy);
 
+/* ps_call's queues (src/ps_call.c), one struct per instance, made by ps_create. */
+struct ps_calls;
+struct ps_calls *ps__calls(struct ps *ps);
+struct ps_calls *ps__calls_new(unsigned nchunks);
+/* ps_destroy, before the instance leaves the registry: runs what is queued, frees. */
+void ps__calls_destroy(struct ps *ps, struct ps_calls *c);
+/* fork (registry hooks of ps, docs/design.md §8): take / release every queue's mutex;
+ * in the child drop the vanished ids' open lists (ids as tsync__client.fork_child). */
+void ps__calls_fork_prepare(struct ps_calls *c);
+void ps__calls_fork_parent(struct ps_calls *c);
+void ps__calls_fork_child(struct ps_calls *c, const unsigned char *ids, unsigned n);
+
 #endif

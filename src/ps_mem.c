@@ -1031,6 +1031,39 @@ size_t ps_mem_collect(struct ps_mem *m)
 	return reclaim(m, me, pt, SIZE_MAX, RECLAIM_COLLECT);
 }
 
+/* ---- fork (registry hooks; docs/design.md §8) ---------------------------------------- */
+
+static struct ps_mem *mem_of_client(struct tsync__client *c)
+{
+	return (struct ps_mem *)((char *)c - offsetof(struct ps_mem, client));
+}
+
+static void ps_mem_fork_prepare(struct tsync__client *c, int phase)
+{
+	if (phase == 1)
+		pthread_mutex_lock(&mem_of_client(c)->pool_lock);
+}
+
+static void ps_mem_fork_parent(struct tsync__client *c)
+{
+	pthread_mutex_unlock(&mem_of_client(c)->pool_lock);
+}
+
+/* The child: the pool (slabs, orphaned queues) was changed only under the pool mutex,
+ * which the forking thread holds: it is whole. What the vanished threads owned alone -
+ * caches, queues, slabs, hand-off lists - is left as it is, never touched again (their
+ * ids are retired). σ's thread does not exist here: detach it, so that frees are
+ * reclaimed inline (the forking thread takes its own hand-off list back at its next
+ * free, as after a detach). */
+static void ps_mem_fork_child(struct tsync__client *c, const unsigned char *ids, unsigned n)
+{
+	(void)ids;
+	(void)n;
+	struct ps_mem *m = mem_of_client(c);
+	atomic_store_explicit(&m->sigma, NULL, memory_order_seq_cst);
+	pthread_mutex_unlock(&m->pool_lock);
+}
+
 /* ---- thread exit --------------------------------------------------------------------- */
 
 /* Runs in the exiting thread (registry mutex held): give everything back. */
@@ -1173,6 +1206,9 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	pthread_mutex_init(&m->pool_lock, NULL);
 	m->client.thread_exit = ps_mem_thread_exit;
 	m->client.thread_prepare = ps_mem_thread_prepare;
+	m->client.fork_prepare = ps_mem_fork_prepare;
+	m->client.fork_parent = ps_mem_fork_parent;
+	m->client.fork_child = ps_mem_fork_child;
 	if (tsync__client_add(&m->client) != 0) { /* records of registered threads */
 		for (unsigned i = 0; i < m->nchunks; i++)
 			free(atomic_load_explicit(&m->chunks[i], memory_order_relaxed));

@@ -642,6 +642,32 @@ static void ns_thread_exit(struct tsync__client *c, unsigned tid)
 			flush(ns, pt, k, pt->n[k]);
 }
 
+/* fork (registry hooks; docs/design.md §8): the pool mutex is taken before the fork and
+ * released after it; in the child the vanished threads' id caches stay as they are,
+ * unused (their ids are retired). */
+static struct ps_ns *ns_of_client(struct tsync__client *c)
+{
+	return (struct ps_ns *)((char *)c - offsetof(struct ps_ns, client));
+}
+
+static void ns_fork_prepare(struct tsync__client *c, int phase)
+{
+	if (phase == 1)
+		pthread_mutex_lock(&ns_of_client(c)->lock);
+}
+
+static void ns_fork_release(struct tsync__client *c)
+{
+	pthread_mutex_unlock(&ns_of_client(c)->lock);
+}
+
+static void ns_fork_child(struct tsync__client *c, const unsigned char *ids, unsigned n)
+{
+	(void)ids;
+	(void)n;
+	ns_fork_release(c);
+}
+
 /* ---- API ------------------------------------------------------------------------------- */
 
 static void ns_free_all(struct ps_ns *ns);
@@ -713,6 +739,9 @@ struct ps_ns *ps_ns_create(struct ps *ps, size_t obj_size, const struct ps_ns_co
 	/* after ps_mem_create: at thread exit, the allocator's reclamation runs first */
 	ns->client.thread_exit = ns_thread_exit;
 	ns->client.thread_prepare = ns_thread_prepare;
+	ns->client.fork_prepare = ns_fork_prepare;
+	ns->client.fork_parent = ns_fork_release;
+	ns->client.fork_child = ns_fork_child;
 	if (tsync__client_add(&ns->client) != 0) { /* records of registered threads */
 		ns_free_all(ns);
 		errno = ENOMEM;

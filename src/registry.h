@@ -24,8 +24,23 @@ struct tsync__client {
 	 * (tsync_thread_register), and in the creating thread for every explicitly
 	 * registered tid when the client is added; it may set tid's owner-only fields. */
 	int (*thread_prepare)(struct tsync__client *c, unsigned tid);
+	/* Optional fork hooks (NULL: none), run by the registry's pthread_atfork handlers in
+	 * the forking thread, with the registry mutex held. fork_prepare(c, phase) takes
+	 * every mutex of the client that fork_parent and fork_child then release: phase 0
+	 * (for every client first) the locks a callback may be run under (ps's call
+	 * queues), phase 1 the others (pools), so that the order is the one every other
+	 * path takes: registry, call queue, pool. fork_child(c, ids, n) runs in the child,
+	 * which has only the forking thread: ids[i] == TSYNC__ID_VANISHED for every thread
+	 * id i < n whose thread does not exist there (never to be reused); the client must
+	 * make sure no such id holds anything back (open sections) and must not trust the
+	 * vanished threads' owner-only state, which they may have been changing at the
+	 * fork (docs/design.md §8). */
+	void (*fork_prepare)(struct tsync__client *c, int phase);
+	void (*fork_parent)(struct tsync__client *c);
+	void (*fork_child)(struct tsync__client *c, const unsigned char *ids, unsigned n);
 	struct tsync__client *prev, *next;
 };
+#define TSYNC__ID_VANISHED 3
 /* Add/remove a client (registry mutex). add first runs thread_prepare (if set) for
  * every explicitly registered thread: 0, or -1 with errno = ENOMEM and c not added.
  * After remove returns, thread_exit is not running for c and will not run again. */

@@ -27,6 +27,9 @@ static int capacity_fixed;     /* set by the first registration, query or table 
 static unsigned char *id_used;
 #define ID_LAZY 1
 #define ID_EXPLICIT 2
+/* A fork child's ids of the threads that did not survive the fork: never reused, as
+ * their records may be half-changed (docs/design.md §8). */
+#define ID_VANISHED TSYNC__ID_VANISHED
 static unsigned nregistered;
 /* nregistered again, for lock-free readers (tsync__thread_live): changed with seq_cst
  * read-modify-writes under reg_lock, before a new thread's first section and after an
@@ -119,6 +122,56 @@ unsigned tsync_thread_count(void)
 
 static void unregister_id(unsigned tid);
 
+/* ---- fork (docs/design.md §8) ------------------------------------------------------- */
+
+/* Before fork: the registry mutex, then every client's mutexes (call queues first), so
+ * that the child finds none held by a thread that does not exist there. */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	for (int phase = 0; phase < 2; phase++)
+		for (struct tsync__client *c = clients.next; c != &clients; c = c->next)
+			if (c->fork_prepare)
+				c->fork_prepare(c, phase);
+}
+
+static void atfork_parent(void)
+{
+	for (struct tsync__client *c = clients.prev; c != &clients; c = c->prev)
+		if (c->fork_parent)
+			c->fork_parent(c);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* In the child: only the forking thread exists. Every other registered id is retired
+ * (ID_VANISHED: not counted, never reused), then each client lets go of it. */
+static void atfork_child(void)
+{
+	unsigned self = tsync__tid1; /* 0: the forking thread was not registered */
+	if (id_used != NULL) {
+		unsigned n = 0;
+		for (unsigned id = 0; id < capacity; id++)
+			if ((id_used[id] == ID_LAZY || id_used[id] == ID_EXPLICIT) && id + 1 != self) {
+				id_used[id] = ID_VANISHED;
+				n++;
+			}
+		nregistered -= n;
+		atomic_store_explicit(&live, nregistered, memory_order_seq_cst);
+	}
+	for (struct tsync__client *c = clients.prev; c != &clients; c = c->prev)
+		if (c->fork_child)
+			c->fork_child(c, id_used, id_used ? capacity : 0);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_install(void)
+{
+	if (pthread_atfork(atfork_prepare, atfork_parent, atfork_child) != 0)
+		tsync__fatal("pthread_atfork failed");
+}
+
 /* pthread key destructor: runs in the exiting thread, whose thread-locals are still live. */
 static void thread_exit_destructor(void *v)
 {
@@ -174,6 +227,7 @@ static int register_self(bool explicit_reg)
 	 * not happen under the registry mutex. */
 	tsync_clock_init();
 	pthread_once(&key_once, make_key);
+	pthread_once(&atfork_once, atfork_install);
 	pthread_mutex_lock(&reg_lock);
 	unsigned cap = capacity_locked();
 	if (id_used == NULL) {
@@ -259,6 +313,7 @@ int tsync_thread_unregister(void)
 
 int tsync__client_add(struct tsync__client *c)
 {
+	pthread_once(&atfork_once, atfork_install);
 	pthread_mutex_lock(&reg_lock);
 	if (c->thread_prepare && id_used != NULL) {
 		unsigned hw = atomic_load_explicit(&high_water, memory_order_relaxed);

@@ -165,7 +165,8 @@ struct ps *ps_create(const struct ps_config *cfg);
  * ps_destroy - free an instance.
  *
  * Arguments:  ps: the instance, or NULL (ignored).
- * Progress:   blocking.
+ * Progress:   blocking: first runs every callback still queued by ps_call (as
+ *             ps_barrier), then frees.
  * Caller:     any thread, once (not checked) no thread is inside one of ps's sections
  *             or will use it again, and every ps_mem created on it was destroyed.
  * Implements: ParSec (EuroSys 2016) §3.3.
@@ -272,6 +273,145 @@ tsync_tick_t ps_read_interval_ticks(const struct ps *ps);
  * Implements: ParSec (EuroSys 2016) §3.3 (a ps_quiesce loop).
  */
 void ps_synchronize(struct ps *ps);
+
+/*
+ * Deferred callbacks for any object: ps_call, ps_call_free, ps_barrier, ps_call_poll.
+ *
+ * The counterpart of liburcu's call_rcu/rcu_barrier and Concurrency Kit's
+ * ck_epoch_call/ck_epoch_barrier, for memory that no ps_mem hands out (malloc, a
+ * user pool, a file descriptor to close): embed a struct ps_head in the object, unlink
+ * the object, then ps_call(ps, &obj->head, fn). fn runs once, after every section of
+ * ps that was active at the call has ended - ParSec's rule for ps_free (ParSec
+ * (EuroSys 2016) §3.2: an object freed at time t is reused once quiescence proves t),
+ * applied to a batch stamped with one ordered clock reading.
+ *
+ * Where callbacks run. Each thread queues on a list of its own in ps (one per thread
+ * id): a compare-and-swap on a line only that thread pushes to, no lock and no shared
+ * line. Every PS_CALL_BATCH calls the thread closes its list into a batch stamped with
+ * the time (a later time than each call's: only more sections must end), then runs
+ * every batch of its queue whose grace period is over, and helps one other thread's
+ * queue the same way (so the callbacks of idle and exited threads run too). Callbacks
+ * also run in ps_call_poll, ps_barrier, ps_destroy, and in ps_mem_reclaim of a ps_mem
+ * created on ps. So a callback runs in the context of whichever thread gets there -
+ * possibly inside that thread's section of ps or of another instance, and while it
+ * holds its own locks (as CK's ck_epoch_poll runs callbacks in its caller): it must not
+ * block, take a lock a ps_call caller may hold, call ps_barrier or ps_synchronize, or
+ * create or destroy tsync instances. It may call ps_call (that call only queues) and
+ * ps_free. Callbacks of one thread's queue run in the order they were queued, one
+ * batch at a time under that queue's mutex; callbacks of different queues run in no
+ * particular order and may run concurrently.
+ *
+ * An exiting thread's queue stays with its thread id: any thread's poll or ps_barrier
+ * runs it, and the id's next user queues behind it. fork: see <tsync/thread.h>.
+ */
+
+/* Embed one in every object handed to ps_call, like liburcu's struct rcu_head. Its
+ * fields belong to tsync from ps_call until fn is called. */
+struct ps_head {
+	struct ps_head *next;
+	void (*fn)(struct ps_head *head);
+};
+
+/* Calls a thread queues before it closes them into a batch and polls (see above). */
+#define PS_CALL_BATCH 64u
+
+/*
+ * ps_call - run fn(head) once every section of ps active now has ended.
+ *
+ * Arguments:  head: in an object the caller has made unreachable to every section
+ *             that begins from now on; not queued already. fn: the callback, called
+ *             with head exactly once (then head is the callback's).
+ * Progress:   lock-free queueing (a CAS on the caller's own list, which only
+ *             ps_barrier/ps_call_poll/other threads' helping ever exchange); every
+ *             PS_CALL_BATCH-th call of a thread also polls, without waiting: a
+ *             trylock of its queue, ps_quiesce of the oldest batches (with
+ *             PS_READ_MEMBARRIER at most one read barrier per read interval), and the
+ *             callbacks found ready, in the caller; then the same for one other queue.
+ *             A lazily registered thread allocates its queue at its first call on ps
+ *             and aborts with a diagnostic if that fails (as ps_enter).
+ * Ordering:   release: the caller's accesses before ps_call happen-before fn; fn
+ *             happens-after the end of every section of ps active at the call (as a
+ *             true ps_quiesce for its batch's stamp).
+ * Caller:     any thread, inside or outside a section of ps (the caller's own section
+ *             then holds fn back too), and callbacks (which only queue).
+ * Implements: ParSec (EuroSys 2016) §3.2-3.3 (free-time stamps, quiescence); the
+ *             call_rcu interface is liburcu's.
+ */
+void ps_call(struct ps *ps, struct ps_head *head, void (*fn)(struct ps_head *head));
+
+/*
+ * ps_call_free - ps_call whose callback is free((char *)head - offset): the kfree_rcu of
+ * objects from malloc.
+ *
+ * Arguments:  head: inside an object allocated with malloc/calloc/realloc/
+ *             aligned_alloc, at byte offset `offset` from its start
+ *             (offsetof(struct T, head_member)); offset < 4096, else the call aborts
+ *             with a diagnostic.
+ * Progress, Ordering, Caller: as ps_call (no callback pointer is stored: the offset is,
+ *             and the run loop tells it from a function's address, as Linux's
+ *             kfree_rcu does).
+ * Implements: as ps_call.
+ */
+void ps_call_free(struct ps *ps, struct ps_head *head, size_t offset);
+
+/*
+ * ps_barrier - wait until every callback queued on ps before the call has run.
+ *
+ * Every thread's queue counts, exited threads' too. Closes every open list, waits for
+ * the grace period of each batch, and runs what is ready, in the caller.
+ *
+ * Progress:   blocking: waits for sections of ps (as ps_synchronize) and for a queue's
+ *             mutex while another thread runs that queue's callbacks.
+ * Ordering:   every callback queued before the call happens-before the return.
+ * Caller:     any thread outside every section of ps and not from a callback (either
+ *             would wait for itself: the call aborts with a diagnostic).
+ * Implements: liburcu's rcu_barrier / CK's ck_epoch_barrier, on ParSec quiescence.
+ */
+void ps_barrier(struct ps *ps);
+
+/*
+ * ps_call_poll - run every queued callback of ps whose grace period is over now, from
+ * every thread's queue.
+ *
+ * For a program's own periodic task (liburcu runs a call_rcu thread; tsync lets the
+ * program choose), or a thread about to go idle.
+ *
+ * Returns:    the number of callbacks run.
+ * Progress:   never waits for a section: one quiescence computation per queue with
+ *             work (at most one read barrier in all, PS_READ_MEMBARRIER); a queue whose
+ *             mutex another thread holds is skipped (that thread is running it).
+ * Ordering:   as ps_call for each callback run.
+ * Caller:     any thread, inside or outside a section (its own section holds back
+ *             what it began before); not from a callback (it returns 0 there).
+ * Implements: ParSec (EuroSys 2016) §3.3 (quiescence computed without waiting).
+ */
+size_t ps_call_poll(struct ps *ps);
+
+/* Counters of ps's deferred callbacks, summed over every thread's queue (a snapshot
+ * taken without stopping anyone: queued and run are each exact totals, read one after
+ * the other). */
+struct ps_call_stats {
+	uint64_t queued;  /* ps_call and ps_call_free calls, count */
+	uint64_t run;     /* callbacks run, count */
+	uint64_t pending; /* queued - run: callbacks waiting now, count */
+	uint64_t batches; /* batches closed, count */
+	uint64_t merges;  /* batches merged into the previous one because a queue held
+			   * PS_CALL_RING batches (their callbacks then wait for the later
+			   * stamp), count */
+	uint64_t helped;  /* callbacks run by a thread other than the id that queued
+			   * them (polls' help, ps_call_poll, ps_barrier), count */
+};
+/* Batches a thread's queue holds before new ones merge into its newest. */
+#define PS_CALL_RING 16u
+/*
+ * ps_call_stats - ps's callback counters.
+ *
+ * Returns:    0, or -1 with errno = EINVAL (ps or out NULL).
+ * Progress:   wait-free: O(threads) loads.
+ * Caller:     any thread.
+ * Implements: instrumentation (no paper).
+ */
+int ps_call_stats(struct ps *ps, struct ps_call_stats *out);
 
 /*
  * ps_quiescence_point - the calling thread's last computed quiescence point.

@@ -226,13 +226,18 @@ static void synchronize_inside(void *arg)
 	ps_synchronize(death_ps); /* would wait for itself: documented to abort */
 }
 
-#ifndef NDEBUG
 static void exit_unbalanced(void *arg)
 {
 	(void)arg;
-	ps_exit(death_ps); /* not inside: documented to abort in builds without NDEBUG */
+	ps_exit(death_ps); /* not inside: documented to abort, in every build */
 }
-#endif
+
+static void enter_too_deep(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i <= PS__DEPTH_MASK; i++) /* one more than the 15 allowed */
+		ps_enter(death_ps);
+}
 
 static void test_synchronize(struct ps *ps)
 {
@@ -275,9 +280,11 @@ static void test_synchronize(struct ps *ps)
 		death_ps = ps;
 		CHECK_MSG(test_dies(synchronize_inside, NULL),
 			  "ps_synchronize inside a section of the same ps did not abort");
-#ifndef NDEBUG
-		CHECK_MSG(test_dies(exit_unbalanced, NULL), "unbalanced ps_exit did not abort");
-#endif
+		/* in every build, NDEBUG or not (<tsync/ps.h>) */
+		CHECK_MSG(test_dies_saying(exit_unbalanced, NULL, "ps_exit without a matching"),
+			  "unbalanced ps_exit did not abort");
+		CHECK_MSG(test_dies_saying(enter_too_deep, NULL, "nested more than"),
+			  "a 16th nested ps_enter did not abort");
 	}
 }
 
