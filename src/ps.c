@@ -169,7 +169,7 @@ static void ps_free_all(struct ps *ps)
 			 qcache_free, ps);
 	tsync__tdir_free_chunks((void *_Atomic *)ps->head.chunks, ps->nchunks);
 	free(ps->head.chunks);
-	ps__calls_destroy(ps, ps->calls); /* nothing queued: destroy ran it, or create failed */
+	ps__calls_destroy(ps->calls); /* nothing queued: destroy ran it, or create failed */
 	free(ps);
 }
 
@@ -309,7 +309,7 @@ struct ps *ps_create(const struct ps_config *cfg)
 	ps->calls = ps__calls_new(ps->nchunks);
 	if (ps->head.chunks == NULL || ps->calls == NULL) {
 		free(ps->head.chunks);
-		ps__calls_destroy(ps, ps->calls);
+		ps__calls_destroy(ps->calls);
 		free(ps);
 		errno = ENOMEM;
 		return NULL;
@@ -357,8 +357,7 @@ void ps_destroy(struct ps *ps)
 {
 	if (ps == NULL)
 		return;
-	ps__calls_destroy(ps, ps->calls); /* runs what ps_call queued (as ps_barrier) */
-	ps->calls = NULL;
+	ps__calls_drain(ps); /* runs what ps_call queued (as ps_barrier) */
 	tsync__client_remove(&ps->client);
 	ps_free_all(ps);
 }

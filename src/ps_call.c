@@ -60,6 +60,9 @@ static inline void cnt_add_(_Atomic uint64_t *c, uint64_t v)
 struct ps_calls {
 	void *_Atomic *dir; /* tdir of struct ps_callq, nchunks entries */
 	unsigned nchunks;
+	/* fork: the chunks whose mutexes fork_prepare took (a chunk published after it
+	 * looked is not among them); nchunks entries, written in the forking thread only */
+	struct ps_callq **forklocked;
 };
 
 /* > 0 while the thread runs callbacks: its ps_call only queues, and ps_barrier aborts. */
@@ -80,7 +83,10 @@ struct ps_calls *ps__calls_new(unsigned nchunks)
 	if (c == NULL)
 		return NULL;
 	c->dir = calloc(nchunks, sizeof(*c->dir));
-	if (c->dir == NULL) {
+	c->forklocked = calloc(nchunks, sizeof(*c->forklocked));
+	if (c->dir == NULL || c->forklocked == NULL) {
+		free(c->dir);
+		free(c->forklocked);
 		free(c);
 		return NULL;
 	}
@@ -355,59 +361,93 @@ int ps_call_stats(struct ps *ps, struct ps_call_stats *out)
 	return 0;
 }
 
-/* ps_destroy: run what is queued (no section can hold it back any more), then free. */
-void ps__calls_destroy(struct ps *ps, struct ps_calls *c)
+/* ps_destroy, while ps is still a registry client: run what is queued (no section can
+ * hold it back any more). */
+void ps__calls_drain(struct ps *ps)
+{
+	struct ps_calls *c = ps__calls(ps);
+	unsigned pos = 0;
+	bool any = false;
+	for (struct ps_callq *q; (q = callq_next(c, &pos)) != NULL;)
+		any |= callq_busy(q);
+	if (any)
+		ps_barrier(ps);
+}
+
+/* Free c (ps_destroy after the client left the registry, so no fork handler sees the
+ * mutexes any more; ps_create's failure). */
+void ps__calls_destroy(struct ps_calls *c)
 {
 	if (c == NULL)
 		return;
 	if (c->dir != NULL) {
 		unsigned pos = 0;
-		bool any = false;
-		for (struct ps_callq *q; (q = callq_next(c, &pos)) != NULL;)
-			any |= callq_busy(q);
-		if (any)
-			ps_barrier(ps);
-		pos = 0;
 		for (struct ps_callq *q; (q = callq_next(c, &pos)) != NULL;)
 			pthread_mutex_destroy(&q->mu);
 		tsync__tdir_free_chunks(c->dir, c->nchunks);
 		free(c->dir);
 	}
+	free(c->forklocked);
 	free(c);
 }
 
 /* ---- fork (docs/design.md §8) ------------------------------------------------------- */
 
+/* Take every queue's mutex, chunk by chunk, remembering which chunks: one published
+ * after this looked (a thread's first ps_call racing with the fork) is not locked. */
 void ps__calls_fork_prepare(struct ps_calls *c)
 {
-	unsigned pos = 0;
-	for (struct ps_callq *q; (q = callq_next(c, &pos)) != NULL;)
-		pthread_mutex_lock(&q->mu);
+	for (unsigned ci = 0; ci < c->nchunks; ci++) {
+		struct ps_callq *chunk = atomic_load_explicit(&c->dir[ci], memory_order_acquire);
+		c->forklocked[ci] = chunk;
+		if (chunk != NULL)
+			for (unsigned i = 0; i < TSYNC__CHUNK; i++)
+				pthread_mutex_lock(&chunk[i].mu);
+	}
 }
 
 void ps__calls_fork_parent(struct ps_calls *c)
 {
-	unsigned pos = 0;
-	for (struct ps_callq *q; (q = callq_next(c, &pos)) != NULL;)
-		pthread_mutex_unlock(&q->mu);
+	for (unsigned ci = 0; ci < c->nchunks; ci++)
+		if (c->forklocked[ci] != NULL)
+			for (unsigned i = 0; i < TSYNC__CHUNK; i++)
+				pthread_mutex_unlock(&c->forklocked[ci][i].mu);
 }
 
-/* The child: the mutexes are the forking thread's, so it may release them. A vanished
- * id's open list may be half-pushed (its next pointer not yet written when the fork
- * copied it): it is dropped, its callbacks never run in the child; its closed batches
- * were changed only under the mutex, held by this thread since before the fork, so they
- * are whole and run as usual. */
+/* The child. Locked chunks: the mutexes are the forking thread's, so it releases them;
+ * a vanished id's closed batches were changed only under its mutex, so they are whole
+ * and run as usual, but its open list may be half-pushed (a next pointer not yet
+ * written when the fork copied it): it is dropped, its callbacks never run in the child.
+ * A chunk published after fork_prepare looked holds only ids that began using ps during
+ * the fork; whatever a vanished one among them was doing under its mutex may be torn, so
+ * their batches are dropped too, and every mutex of the chunk, which no thread of the
+ * child holds, is made anew. */
 void ps__calls_fork_child(struct ps_calls *c, const unsigned char *ids, unsigned n)
 {
-	unsigned pos = 0;
-	for (struct ps_callq *q; (q = callq_next(c, &pos)) != NULL;) {
-		unsigned id = pos - 1;
-		if (id < n && ids[id] == TSYNC__ID_VANISHED) {
-			atomic_store_explicit(&q->open, NULL, memory_order_relaxed);
-			q->nopen = 0;
-			/* its calls not closed: no longer pending */
-			atomic_store_explicit(&q->queued, q->ncalls_closed, memory_order_relaxed);
+	for (unsigned ci = 0; ci < c->nchunks; ci++) {
+		struct ps_callq *chunk = atomic_load_explicit(&c->dir[ci], memory_order_relaxed);
+		if (chunk == NULL)
+			continue;
+		bool locked = c->forklocked[ci] == chunk;
+		for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
+			struct ps_callq *q = &chunk[i];
+			unsigned id = ci * TSYNC__CHUNK + i;
+			if (id < n && ids[id] == TSYNC__ID_VANISHED) {
+				atomic_store_explicit(&q->open, NULL, memory_order_relaxed);
+				q->nopen = 0;
+				if (!locked) {
+					atomic_store_explicit(&q->rcount, 0, memory_order_relaxed);
+					q->run_seq = q->closed;
+					atomic_store_explicit(&q->run, q->ncalls_closed,
+							      memory_order_relaxed);
+				}
+				/* its calls not closed: no longer pending */
+				atomic_store_explicit(&q->queued, q->ncalls_closed, memory_order_relaxed);
+			}
+			if (locked)
+				pthread_mutex_unlock(&q->mu);
+			else if (pthread_mutex_init(&q->mu, NULL) != 0)
+				tsync__fatal("pthread_mutex_init failed");
 		}
-		pthread_mutex_unlock(&q->mu);
 	}
 }

@@ -38,8 +38,10 @@ uint64_t ps__quiesce_own(struct ps *ps, uint64_t t, bool lazy);
 struct ps_calls;
 struct ps_calls *ps__calls(struct ps *ps);
 struct ps_calls *ps__calls_new(unsigned nchunks);
-/* ps_destroy, before the instance leaves the registry: runs what is queued, frees. */
-void ps__calls_destroy(struct ps *ps, struct ps_calls *c);
+/* ps_destroy, before the instance leaves the registry: run what is queued. */
+void ps__calls_drain(struct ps *ps);
+/* Free the queues (after the instance left the registry, or ps_create's failure). */
+void ps__calls_destroy(struct ps_calls *c);
 /* fork (registry hooks of ps, docs/design.md §8): take / release every queue's mutex;
  * in the child drop the vanished ids' open lists (ids as tsync__client.fork_child). */
 void ps__calls_fork_prepare(struct ps_calls *c);

@@ -175,10 +175,13 @@ int main(void)
 {
 	test_watchdog(TEST_TSAN ? 300 : 180);
 	if (!test_can_fork()) {
-		/* TSan cannot run a child of a multithreaded process that starts threads */
+		/* clang 14's TSan runtime deadlocks inside its own fork interceptor when other
+		 * threads run (its slot locks; seen here with gdb), and cannot run threads a
+		 * child starts: the fork paths are checked in the release and ASan builds. */
 		printf("test_ps_fork: skipped under TSan\n");
 		return 0;
 	}
+	bool child_threads = true;
 	CHECK_EQ(tsync_thread_register(), 0);
 	S.ps = ps_create(NULL);
 	CHECK(S.ps);
@@ -210,7 +213,7 @@ int main(void)
 		pid_t pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0)
-			child_main(inside, true);
+			child_main(inside, child_threads);
 		if (inside)
 			ps_exit(S.ps);
 		int st = 0;
