@@ -6,6 +6,7 @@
  * and exit cleanly. Each child checks itself and reports through its exit status; a
  * child that hangs is killed by its own alarm (a failure, never a pass).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -25,6 +26,9 @@ struct shared {
 	struct ps_kmem *k;
 	_Atomic int stop;
 	_Atomic uint64_t ops;
+	_Atomic uint64_t quota;   /* the freers stop at this many ops until it is raised: the
+				   * stuck reader holds every free back, so memory must be bounded
+				   * by work, not by time */
 	_Atomic int stuck_inside; /* the stuck reader has entered */
 };
 static struct shared S;
@@ -60,6 +64,11 @@ static void *freer(void *p)
 	unsigned n = 0;
 	uint64_t seed = test_seed((uint64_t)(uintptr_t)&p);
 	while (!atomic_load_explicit(&S.stop, memory_order_relaxed)) {
+		if (atomic_load_explicit(&S.ops, memory_order_relaxed) >=
+		    atomic_load_explicit(&S.quota, memory_order_relaxed)) {
+			test_sleep_ms(1);
+			continue;
+		}
 		if (n < 64 && (n == 0 || test_rand(&seed) % 2)) {
 			void *o = ps_alloc(S.m);
 			CHECK(o);
@@ -69,7 +78,7 @@ static void *freer(void *p)
 			ps_free(S.m, held[--n]);
 		}
 		void *ko = ps_kmalloc(S.k, 16 + test_rand(&seed) % 400);
-		CHECK(ko);
+		CHECK_MSG(ko != NULL, "ps_kmalloc failed: %s", strerror(errno));
 		ps_kfree(S.k, ko);
 		char *c = malloc(64);
 		CHECK(c);
@@ -197,14 +206,17 @@ int main(void)
 		r[i] = test_spawn(reader, NULL);
 	for (int i = 0; i < NF; i++)
 		f[i] = test_spawn(freer, NULL);
+	atomic_store(&S.quota, 1000);
 	while (!atomic_load(&S.stuck_inside) || atomic_load(&S.ops) < 1000)
 		test_sleep_ms(1);
 
 	int forks = TEST_SMALL ? 8 : 20;
 	for (int i = 0; i < forks; i++) {
 		bool inside = i % 3 == 1;
+		/* the freers are busy at the fork: 200 ops done of a quota of 1000 more */
 		uint64_t ops = atomic_load(&S.ops);
-		while (atomic_load(&S.ops) < ops + 200) /* the freers are busy at the fork */
+		atomic_store(&S.quota, ops + 1000);
+		while (atomic_load(&S.ops) < ops + 200)
 			sched_yield();
 		if (inside)
 			ps_enter(S.ps);
