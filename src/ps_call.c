@@ -39,6 +39,7 @@ struct ps_callq {
 	_Atomic uint64_t queued;   /* calls made through this id (its thread only) */
 	unsigned nopen;            /* its thread: calls since its last poll */
 	unsigned help_next;        /* its thread: the id it helps next */
+	_Atomic uint64_t polled;   /* its thread: tsync_now() at its last poll (0: never) */
 	_Alignas(TSYNC_CACHE_LINE) pthread_mutex_t mu;
 	/* under mu (the atomics: also read by ps_call_stats and by pollers' quick check) */
 	struct ps_callb ring[PS_CALL_RING];
@@ -160,13 +161,21 @@ static void run_one(struct ps_head *h)
 		h->fn(h);
 }
 
-/* Run q's batches whose stamps are proven quiescent, oldest first (mu held). Stops at the
- * first that is not. mine: the caller is the id that queued them. Returns the count. */
-static size_t callq_run(struct ps *ps, struct ps_callq *q, bool lazy, bool mine)
+/* Callbacks one poll runs for another thread's queue at most: a helper runs callbacks
+ * of an idle or exited thread, a bounded share of its own time (polls help only queues
+ * whose thread has not polled for HELP_AFTER_NS). */
+#define HELP_BUDGET (4u * PS_CALL_BATCH)
+#define HELP_AFTER_NS 1000000u
+
+/* Run q's batches whose stamps are proven quiescent, oldest first (mu held), at most
+ * `budget` callbacks (the rest of a batch begun stays at the head). Stops at the first
+ * batch that is not quiescent. mine: the caller is the id that queued them. Returns the
+ * count. */
+static size_t callq_run(struct ps *ps, struct ps_callq *q, bool lazy, bool mine, size_t budget)
 {
 	size_t n = 0;
 	uint64_t u = 0; /* every stamp <= u read before the computation is quiescent */
-	while (atomic_load_explicit(&q->rcount, memory_order_relaxed) != 0) {
+	while (atomic_load_explicit(&q->rcount, memory_order_relaxed) != 0 && n < budget) {
 		struct ps_callb b = q->ring[q->rhead];
 		if (b.stamp > u) {
 			/* The stamps were written under mu, before this call: ps__quiesce_own's
@@ -174,6 +183,24 @@ static size_t callq_run(struct ps *ps, struct ps_callq *q, bool lazy, bool mine)
 			u = ps__quiesce_own(ps, b.stamp, lazy);
 			if (u < b.stamp)
 				break;
+		}
+		if (b.n > budget - n) {
+			/* part of it: the rest stays at the head, same stamp, not yet run */
+			uint64_t k = budget - n;
+			struct ps_head *h = b.first, *next;
+			call_depth++;
+			for (uint64_t i = 0; i < k; i++, h = next) {
+				next = h->next;
+				run_one(h);
+			}
+			call_depth--;
+			q->ring[q->rhead].first = h;
+			q->ring[q->rhead].n = b.n - k;
+			cnt_add_(&q->run, k);
+			if (!mine)
+				cnt_add_(&q->helped, k);
+			n += k;
+			break;
 		}
 		q->rhead = (q->rhead + 1) % PS_CALL_RING;
 		atomic_store_explicit(&q->rcount, atomic_load_explicit(&q->rcount, memory_order_relaxed) - 1,
@@ -205,15 +232,20 @@ static size_t callq_try(struct ps *ps, struct ps_callq *q, bool lazy, bool mine)
 	if (pthread_mutex_trylock(&q->mu) != 0)
 		return 0; /* someone is running it */
 	callq_close(q);
-	size_t n = callq_run(ps, q, lazy, mine);
+	size_t n = callq_run(ps, q, lazy, mine, lazy && !mine ? HELP_BUDGET : SIZE_MAX);
 	pthread_mutex_unlock(&q->mu);
 	return n;
 }
 
-/* Every PS_CALL_BATCH-th call: the caller's own queue, then the next other queue with work. */
+/* Every PS_CALL_BATCH-th call: the caller's own queue, then the next other queue with work
+ * whose thread has not polled for HELP_AFTER_NS (idle, or exited). Helping a busy thread
+ * would only fight it for its mutex - its polls then fail the trylock and its batches
+ * grow - and free its objects into its allocator arena from the wrong thread. */
 static void callq_poll(struct ps *ps, struct ps_callq *q, unsigned me)
 {
 	q->nopen = 0;
+	uint64_t now = tsync_now();
+	atomic_store_explicit(&q->polled, now, memory_order_relaxed);
 	callq_try(ps, q, true, true);
 	struct ps_calls *c = ps__calls(ps);
 	unsigned hw = tsync_thread_high_water();
@@ -224,7 +256,9 @@ static void callq_poll(struct ps *ps, struct ps_callq *q, unsigned me)
 		if (id == me)
 			continue;
 		struct ps_callq *o = tsync__tdir_at(c->dir, id, sizeof(struct ps_callq));
-		if (o != NULL && callq_busy(o)) {
+		if (o != NULL && callq_busy(o) &&
+		    now - atomic_load_explicit(&o->polled, memory_order_relaxed) >
+			tsync_ns_to_ticks(HELP_AFTER_NS)) {
 			callq_try(ps, o, true, false);
 			q->help_next = id + 1;
 			return;
@@ -294,7 +328,7 @@ static void callq_drain_to(struct ps *ps, struct ps_callq *q, uint64_t target, b
 {
 	pthread_mutex_lock(&q->mu);
 	while (q->run_seq < target) {
-		callq_run(ps, q, false, mine);
+		callq_run(ps, q, false, mine, SIZE_MAX);
 		if (q->run_seq >= target)
 			break;
 		/* Its head batch holds a callback queued before the barrier: wait for it. */

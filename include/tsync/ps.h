@@ -290,7 +290,9 @@ void ps_synchronize(struct ps *ps);
  * line. Every PS_CALL_BATCH calls the thread closes its list into a batch stamped with
  * the time (a later time than each call's: only more sections must end), then runs
  * every batch of its queue whose grace period is over, and helps one other thread's
- * queue the same way (so the callbacks of idle and exited threads run too). Callbacks
+ * queue the same way - one whose thread has not polled for a millisecond (idle, or
+ * exited), at most 4 x PS_CALL_BATCH of its callbacks - so the callbacks of idle and
+ * exited threads run too, while busy threads keep to their own queues. Callbacks
  * also run in ps_call_poll, ps_barrier, ps_destroy, and in ps_mem_reclaim of a ps_mem
  * created on ps. So a callback runs in the context of whichever thread gets there -
  * possibly inside that thread's section of ps or of another instance, and while it
@@ -326,7 +328,8 @@ struct ps_head {
  *             PS_CALL_BATCH-th call of a thread also polls, without waiting: a
  *             trylock of its queue, ps_quiesce of the oldest batches (with
  *             PS_READ_MEMBARRIER at most one read barrier per read interval), and the
- *             callbacks found ready, in the caller; then the same for one other queue.
+ *             callbacks found ready, in the caller; then the same for one idle or
+ *             exited thread's queue (at most 4 x PS_CALL_BATCH callbacks).
  *             A lazily registered thread allocates its queue at its first call on ps
  *             and aborts with a diagnostic if that fails (as ps_enter).
  * Ordering:   release: the caller's accesses before ps_call happen-before fn; fn
