@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/check-install.sh PREFIX - check an installed tsync the way a user would use it.
 #
-# Builds examples/ (a standalone project) against the tsync installed under PREFIX twice:
+# Checks that the documentation is installed (README.md, LICENSE and docs/*.md under
+# <datadir>/doc/tsync, with the examples; not docs/results/), then builds the INSTALLED copy
+# of examples/ (a standalone project) against the tsync installed under PREFIX twice:
 #   1. CMake: find_package(tsync) with CMAKE_PREFIX_PATH=PREFIX, linking tsync::tsync and
 #      tsync::tsync_static;
 #   2. pkg-config: examples/Makefile.pkgconfig with PKG_CONFIG_PATH=PREFIX/.../pkgconfig;
@@ -33,8 +35,31 @@ for f in include/tsync/tsync.h include/tsync/ps.h include/tsync/ps_ns.h; do
 	[ -f "$prefix/$f" ] || { echo "check-install: $prefix/$f missing" >&2; exit 1; }
 done
 
+# ---- 0. documentation and examples under <datadir>/doc/tsync ------------------------
+# CMakeLists.txt installs them to ${CMAKE_INSTALL_DATADIR}/doc/tsync (share/doc/tsync
+# unless configured otherwise): README.md, LICENSE, docs/*.md, and examples/ (its sources,
+# CMakeLists.txt and Makefile.pkgconfig); every such file of the source tree must be there.
+readme=$(find "$prefix" -path '*/doc/tsync/README.md' | head -n 1)
+[ -n "$readme" ] || { echo "check-install: no doc/tsync/README.md under $prefix" >&2; exit 1; }
+docdir=$(dirname "$readme")
+want=(README.md LICENSE)
+for f in "$root"/docs/*.md; do want+=("docs/$(basename "$f")"); done
+for f in "$root"/examples/*.c "$root"/examples/CMakeLists.txt "$root"/examples/Makefile.pkgconfig; do
+	want+=("examples/$(basename "$f")")
+done
+for f in "${want[@]}"; do
+	cmp -s "$root/$f" "$docdir/$f" ||
+		{ echo "check-install: $docdir/$f missing or not the source tree's $f" >&2; exit 1; }
+done
+if [ -e "$docdir/docs/results" ]; then
+	echo "check-install: $docdir/docs/results installed (the measured data stay in the source tree)" >&2
+	exit 1
+fi
+echo "check-install: ${#want[@]} documentation and example files under $docdir"
+examples=$docdir/examples
+
 # ---- 1. CMake find_package ------------------------------------------------------------
-run cmake -S "$root/examples" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+run cmake -S "$examples" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSYNC_EXAMPLES_WERROR=ON >"$work/cmake.log" ||
 	{ cat "$work/cmake.log"; exit 1; }
 found=$(sed -n 's/^tsync_DIR:PATH=//p' "$work/cmake/CMakeCache.txt")
@@ -60,8 +85,8 @@ if [ "$(cd "$pc_prefix" 2>/dev/null && pwd -P)" != "$(cd "$prefix" && pwd -P)" ]
 	exit 1
 fi
 echo "check-install: pkg-config --cflags --libs tsync: $(pkg-config --cflags --libs tsync)"
-run make -s -f "$root/examples/Makefile.pkgconfig" O="$work/pc" EXTRA_CFLAGS=-Werror
+run make -s -f "$examples/Makefile.pkgconfig" O="$work/pc" EXTRA_CFLAGS=-Werror
 for ex in rcu_list node_lock ns_fd call_malloc worker_pool; do
 	run_example "$work/pc/$ex"
 done
-echo "check-install: ok (CMake find_package and pkg-config builds of examples/ ran)"
+echo "check-install: ok (docs installed; CMake find_package and pkg-config builds of the installed examples/ ran)"
