@@ -72,6 +72,7 @@ run cmake --build "$work/cmake" -j "$jobs"
 for ex in rcu_list node_lock ns_fd call_malloc worker_pool rcu_list_static; do
 	run_example "$work/cmake/$ex"
 done
+run_example "$work/cmake/hash_map"
 
 # ---- 2. pkg-config --------------------------------------------------------------------
 pc=$(find "$prefix" -name tsync.pc -path '*/pkgconfig/*' | head -n 1)
@@ -89,4 +90,5 @@ run make -s -f "$examples/Makefile.pkgconfig" O="$work/pc" EXTRA_CFLAGS=-Werror
 for ex in rcu_list node_lock ns_fd call_malloc worker_pool; do
 	run_example "$work/pc/$ex"
 done
+run_example "$work/pc/hash_map"
 echo "check-install: ok (docs installed; CMake find_package and pkg-config builds of the installed examples/ ran)"

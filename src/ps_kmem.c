@@ -48,12 +48,9 @@ static struct ps_mem_config class_config(const struct ps_mem_config *tmpl, size_
 	size_t align = tmpl->align ? tmpl->align : 16;
 	size_t stride = tsync__round_up(OBJ_HDR + size, align);
 	if (!tmpl->slab_size) {
-		if (stride <= SHARED_MAX) {
-			size_t slab = 64u * 1024u;
-			while (SLAB_HDR + 8 * stride > slab)
-				slab <<= 1;
-			mc.slab_size = slab;
-		} else {
+		/* shared classes: ps_mem's rule from the class's object and cache sizes
+		 * (<tsync/ps_mem.h>: a page multiple holding a refill, 4 to 64 KiB) */
+		if (stride > SHARED_MAX) {
 			mc.slab_size =
 			    tsync__round_up((align > SLAB_HDR ? align : SLAB_HDR) + stride, PAGE);
 		}

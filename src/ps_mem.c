@@ -10,6 +10,7 @@
  * Structures and ownership rules: ps_mem_internal.h; the argument: docs/design.md §3.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -55,8 +56,7 @@ static inline uint64_t garb_advance(struct ps_mem_pt *pt, uint64_t q)
 {
 	uint64_t g = 0;
 	struct ps_mem_hdr *h = pt->gtail ? pt->gtail->next : pt->qhead;
-	for (; h && h != pt->unstamped &&
-	       atomic_load_explicit(&h->free_tsc, memory_order_relaxed) <= q;
+	for (; h && atomic_load_explicit(&h->free_tsc, memory_order_relaxed) <= q;
 	     h = h->next) {
 		pt->gtail = h;
 		g++;
@@ -116,9 +116,10 @@ static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *p
  */
 enum { RECLAIM_FREE, RECLAIM_ALLOC, RECLAIM_ALL, RECLAIM_COLLECT };
 /*
- * Stamp every queued, not yet stamped object with one ordered clock reading. It is read
- * after each of their ps_free calls, hence after each unlink was visible: a valid free
- * time for all of them, at most reclaim_batch frees late (docs/design.md §3).
+ * Stamp every not yet stamped free with one ordered clock reading and append them to the
+ * queue. It is read after each of their ps_free calls, hence after each unlink was
+ * visible: a valid free time for all of them, at most stamp_batch frees late
+ * (docs/design.md §3). Touches the queue: qlock held in instances without options.
  */
 static __attribute__((noinline)) void stamp(struct ps_mem_pt *pt)
 {
@@ -129,15 +130,58 @@ static __attribute__((noinline)) void stamp(struct ps_mem_pt *pt)
 		t = PS_MEM_MARKED + 1;
 	for (struct ps_mem_hdr *h = pt->unstamped; h; h = h->next)
 		atomic_store_explicit(&h->free_tsc, t, memory_order_relaxed);
-	pt->unstamped = NULL;
+	if (pt->qtail)
+		pt->qtail->next = pt->unstamped;
+	else
+		pt->qhead = pt->unstamped;
+	pt->qtail = pt->utail;
+	pt->unstamped = pt->utail = NULL;
 	pt->nunstamped = 0;
+}
+
+/* ---- the queue lock (instances without options: idle queues may be taken) ---------- */
+
+/* Subtract what thieves took from the owner's counts (qlock held). */
+static inline void qlock_fold(struct ps_mem_pt *pt)
+{
+	if (TSYNC_LIKELY((atomic_load_explicit(&pt->c_stolen, memory_order_relaxed) |
+			  atomic_load_explicit(&pt->c_stolen_latent, memory_order_relaxed)) == 0))
+		return;
+	cnt_sub(&pt->c_pending, atomic_exchange_explicit(&pt->c_stolen, 0, memory_order_relaxed));
+	pt->nlatent -= (unsigned)atomic_exchange_explicit(&pt->c_stolen_latent, 0,
+							   memory_order_relaxed);
+}
+
+/* The owner takes its queue lock without waiting: false if a thief holds it (for the few
+ * loads and stores of a detach). Instances with options have no thieves: always true. */
+static inline bool qlock_try(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (m->ext)
+		return true;
+	if (atomic_exchange_explicit(&pt->qlock, 1, memory_order_acquire) != 0)
+		return false;
+	qlock_fold(pt);
+	return true;
+}
+
+/* The owner takes its queue lock, spinning while a thief's detach holds it. */
+static void qlock_own(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	while (!qlock_try(m, pt))
+		tsync_arch_relax();
+}
+
+static inline void qlock_drop(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (!m->ext)
+		atomic_store_explicit(&pt->qlock, 0, memory_order_release);
 }
 
 /* Publish the queue head's free time (stall report: oldest pending). */
 static inline void head_published(struct ps_mem_pt *pt)
 {
 	uint64_t t = 0;
-	if (pt->qhead && pt->qhead != pt->unstamped)
+	if (pt->qhead)
 		t = atomic_load_explicit(&pt->qhead->free_tsc, memory_order_relaxed);
 	atomic_store_explicit(&pt->c_head_tsc, t, memory_order_relaxed);
 }
@@ -292,9 +336,7 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 		scanned = true; /* queue too short to be worth a scan: own point only */
 	}
 	while (n < limit && pt->qhead) {
-		struct ps_mem_hdr *h = pt->qhead;
-		if (h == pt->unstamped)
-			break; /* the rest has no free time yet */
+		struct ps_mem_hdr *h = pt->qhead; /* stamped: the unstamped are not queued yet */
 		uint64_t t = atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
 		/* h heads the known garbage (an earlier call proved it quiescent: through a
 		 * point, or through a bound for this queue, ps__quiesce_own) or is older than
@@ -395,7 +437,7 @@ static void queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hd
 {
 	if (b == NULL)
 		return;
-	if (pt->qtail && pt->unstamped == NULL && hdr_tsc(pt->qtail) <= hdr_tsc(b)) {
+	if (pt->qtail && hdr_tsc(pt->qtail) <= hdr_tsc(b)) {
 		pt->qtail->next = b;
 		while (b->next)
 			b = b->next;
@@ -410,25 +452,31 @@ static void queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hd
 	pt->qtail = tail; /* b was not empty */
 }
 
-/* Take over one queue left behind by an exited thread; returns its length. */
+/* Take over every queue left behind by exited threads (the whole orphan list, detached
+ * in one moment under the pool mutex, so none is left for a later call); returns their
+ * total length. Each orphan is sorted by free time: they are merged pairwise into one
+ * list, then into the caller's queue. */
 static uint64_t adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
 {
 	pthread_mutex_lock(&m->pool_lock);
 	struct orphan *o = m->orphans;
-	if (o) {
-		m->orphans = o->next;
-		atomic_store_explicit(&m->orphan_pending,
-				      atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) - o->n,
-				      memory_order_relaxed);
-	}
+	m->orphans = NULL;
+	atomic_store_explicit(&m->orphan_pending, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&m->pool_lock);
 	if (o == NULL)
 		return 0;
-	uint64_t n = o->n;
+	uint64_t n = 0;
+	struct ps_mem_hdr *all = NULL;
+	while (o) {
+		struct orphan *next = o->next;
+		n += o->n;
+		all = hlist_merge(all, o->head);
+		free(o);
+		o = next;
+	}
 	stamp(pt); /* merging needs every free time */
-	queue_merge(m, pt, o->head); /* every orphan is latent-slab tagged (ps_mem_thread_exit) */
+	queue_merge(m, pt, all); /* every orphan is latent-slab tagged (ps_mem_thread_exit) */
 	cnt_add(&pt->c_pending, n);
-	free(o);
 	return n;
 }
 
@@ -517,9 +565,9 @@ static void handoff_push(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_h
  * to their latent slabs: σ returns every object to its slab). */
 static void handoff_queue(struct ps_mem *m, struct ps_mem_pt *pt)
 {
+	stamp(pt);
 	if (pt->qhead == NULL)
 		return;
-	stamp(pt);
 	garb_forget(m, pt);
 	struct ps_mem_hdr *rev = NULL, *last = pt->qhead;
 	uint64_t k = 0;
@@ -547,7 +595,7 @@ static void handoff_queue(struct ps_mem *m, struct ps_mem_pt *pt)
 static void task_sync(struct ps_mem *m, struct ps_mem_pt *pt)
 {
 	if (sigma_on(m)) {
-		if (m->mode == PS_MEM_RECLAIM_TASK && pt->qhead)
+		if (m->mode == PS_MEM_RECLAIM_TASK && (pt->qhead || pt->unstamped))
 			handoff_queue(m, pt);
 	} else if (atomic_load_explicit(&pt->handoff, memory_order_relaxed) != NULL) {
 		handoff_take_back(m, pt);
@@ -606,6 +654,7 @@ static void stall_clear(struct ps_mem_pt *pt)
  * the orphan record: the queue then stays with pt. */
 static bool queue_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
 {
+	stamp(pt);
 	if (pt->qhead == NULL)
 		return true;
 	struct orphan *o = malloc(sizeof(*o));
@@ -660,6 +709,66 @@ static inline bool reclaim_due(struct ps_mem *m, struct ps_mem_pt *pt)
 	return true;
 }
 
+/* Stamped batches of ps_free between two looks of steal_idle from ps_free. */
+#define STEAL_EVERY 64u
+
+/*
+ * Idle threads (docs/design.md §3, "Idle and exited threads"; contract: ps_mem_reclaim in
+ * <tsync/ps_mem.h>). Look at up to `looks` other threads' records, round robin over the
+ * ids below m->pt_hw from the caller's cursor. A record whose owner made no ps_free and
+ * no allocation slow path on m since the previous look (of any thread: idle_seen) and
+ * whose qlock is free loses its stamped queue to the caller: detached under the owner's
+ * qlock (a few loads and stores), then - outside it - counted (the owner subtracts them,
+ * and its latent-cache objects, at its next qlock: c_stolen*), its latent-cache objects
+ * moved to the caller's latent cache (after their grace period they go to the caller's
+ * object cache, where the caller reuses them, not back to the idle owner's slabs), and
+ * merged into the caller's queue by free time, where they wait for quiescence by the
+ * same rule as the caller's own frees. Caller: holds its own qlock; m without options.
+ * Returns the objects taken.
+ */
+static uint64_t steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned looks)
+{
+	unsigned hw = atomic_load_explicit(&m->pt_hw, memory_order_relaxed);
+	if (looks > hw)
+		looks = hw;
+	uint64_t total = 0;
+	for (unsigned i = 0; i < looks; i++) {
+		if (pt->steal_pos >= hw)
+			pt->steal_pos = 0;
+		struct ps_mem_pt *v = pt_if_exists(m, pt->steal_pos++);
+		if (v == NULL || v == pt)
+			continue;
+		uint64_t act = atomic_load_explicit(&v->c_frees, memory_order_relaxed) +
+			       atomic_load_explicit(&v->c_misses, memory_order_relaxed) + 1;
+		if (atomic_exchange_explicit(&v->idle_seen, act, memory_order_relaxed) != act)
+			continue; /* active since the last look (or first look) */
+		if (atomic_load_explicit(&v->c_pending, memory_order_relaxed) <=
+		    atomic_load_explicit(&v->c_stolen, memory_order_relaxed))
+			continue; /* nothing queued */
+		if (atomic_exchange_explicit(&v->qlock, 1, memory_order_acquire) != 0)
+			continue;
+		struct ps_mem_hdr *l = v->qhead;
+		v->qhead = v->qtail = NULL;
+		v->ngarb = 0;
+		v->gtail = NULL;
+		atomic_store_explicit(&v->c_garbage, 0, memory_order_relaxed);
+		stall_clear(v);
+		atomic_store_explicit(&v->qlock, 0, memory_order_release);
+		if (l == NULL)
+			continue;
+		uint64_t k = 0, u = 0;
+		for (struct ps_mem_hdr *h = l; h; h = h->next, k++)
+			u += !hdr_latent(h);
+		atomic_fetch_add_explicit(&v->c_stolen_latent, u, memory_order_relaxed);
+		atomic_fetch_add_explicit(&v->c_stolen, k, memory_order_relaxed);
+		queue_merge(m, pt, l);
+		pt->nlatent += (unsigned)u; /* they reach our cache, reusable by us */
+		cnt_add(&pt->c_pending, k);
+		total += k;
+	}
+	return total;
+}
+
 /* Objects of m freed with ps_free and not yet reclaimed, in every thread's queue and
  * the orphaned ones (a sum without stopping anyone: a snapshot). */
 static uint64_t pending_any(struct ps_mem *m)
@@ -672,8 +781,9 @@ static uint64_t pending_any(struct ps_mem *m)
 	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;) {
 		uint64_t tk = atomic_load_explicit(&pt->c_taken, memory_order_relaxed);
 		uint64_t hd = atomic_load_explicit(&pt->c_handed, memory_order_relaxed);
-		n += atomic_load_explicit(&pt->c_pending, memory_order_relaxed) +
-		     (hd > tk ? hd - tk : 0);
+		uint64_t pd = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
+		uint64_t st = atomic_load_explicit(&pt->c_stolen, memory_order_relaxed);
+		n += (pd > st ? pd - st : 0) + (hd > tk ? hd - tk : 0);
 	}
 	return n;
 }
@@ -735,23 +845,42 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	cnt_add(&pt->c_misses, 1);
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
 		task_sync(m, pt);
+	/* the queue steps need qlock (a thief detaching it: skip them this time) */
+	bool own = qlock_try(m, pt);
 	/* 1. quiesced memory first: reuse is the point of the queue */
-	bool due = reclaim_due(m, pt);
+	bool due = own && reclaim_due(m, pt);
 	if (!due || reclaim(m, me, pt, m->batch, RECLAIM_ALLOC) == 0 || pt->cache == NULL) {
-		/* 2. objects others returned to our slabs, then our slabs */
+		/* 2. objects others returned to our slabs; queues of exited threads (all of
+		 * them) and of one idle thread; then our slabs */
 		ps_mem__drain_remote(m, me, pt);
-		if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
-			adopt_orphan(m, pt);
-			if (due)
+		if (own) {
+			uint64_t got = 0;
+			if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0)
+				got += adopt_orphan(m, pt);
+			if (!m->ext)
+				got += steal_idle(m, pt, 1);
+			if (got && due)
 				reclaim(m, me, pt, m->batch, RECLAIM_ALLOC);
 		}
 		/* 3. nothing quiesced and no free object: fresh memory, never wait - unless
 		 * cfg->max_bytes forbids a new slab */
-		if (pt->cache == NULL && ps_mem__refill(m, me, pt) == 0 &&
-		    (errno != ENOSPC || !limit_wait(m, me, pt)))
-			return NULL; /* errno = ENOMEM or EDEADLK */
+		if (pt->cache == NULL && ps_mem__refill(m, me, pt) == 0) {
+			if (errno == ENOSPC && !own) {
+				qlock_own(m, pt); /* limit_wait reclaims: it waits anyway */
+				own = true;
+			}
+			if (errno != ENOSPC || !limit_wait(m, me, pt)) {
+				int e = errno;
+				if (own)
+					qlock_drop(m, pt);
+				errno = e;
+				return NULL; /* errno = ENOMEM or EDEADLK */
+			}
+		}
 		ps_mem__pool_shrink(m);
 	}
+	if (own)
+		qlock_drop(m, pt);
 	return cache_pop(pt);
 }
 
@@ -763,12 +892,24 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
  * registers (if it is not yet) and allocates its record here: NULL with errno = EAGAIN
  * (registry full) or ENOMEM, for the calls that can return an error.
  */
+/* Thread id `tid` has a record in m: raise m->pt_hw over it (steal_idle's range). */
+static void pt_hw_note(struct ps_mem *m, unsigned tid)
+{
+	unsigned cur = atomic_load_explicit(&m->pt_hw, memory_order_relaxed);
+	while (cur < tid + 1 && !atomic_compare_exchange_weak_explicit(
+				    &m->pt_hw, &cur, tid + 1, memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
 static __attribute__((noinline, cold)) struct ps_mem_pt *pt_first(struct ps_mem *m)
 {
 	if (tsync__tid1 == 0 && tsync__thread_try_lazy() != 0)
 		return NULL;
-	return tsync__tdir_get((void *_Atomic *)m->chunks, tsync__tid1 - 1, sizeof(struct ps_mem_pt),
-			       NULL, NULL);
+	struct ps_mem_pt *pt = tsync__tdir_get((void *_Atomic *)m->chunks, tsync__tid1 - 1,
+					       sizeof(struct ps_mem_pt), NULL, NULL);
+	if (pt)
+		pt_hw_note(m, tsync__tid1 - 1);
+	return pt;
 }
 
 /* pt_first for the calls that cannot return an error (ps_free, ...): a failure aborts. */
@@ -780,6 +921,7 @@ static __attribute__((noinline, cold)) struct ps_mem_pt *pt_first_or_die(struct 
 	if (pt == NULL)
 		tsync__fatal("out of memory allocating per-thread allocator state (a thread "
 			     "registered with tsync_thread_register() has it allocated up front)");
+	pt_hw_note(m, me);
 	return pt;
 }
 
@@ -869,7 +1011,7 @@ static __attribute__((noinline)) bool free_task(struct ps_mem *m, struct ps_mem_
 			handoff_take_back(m, pt);
 		return false;
 	}
-	if (pt->qhead) /* frees queued before the attach go first */
+	if (pt->qhead || pt->unstamped) /* frees queued before the attach go first */
 		handoff_queue(m, pt);
 	uint64_t t = tsync_now_ordered();
 	if (t <= PS_MEM_MARKED)
@@ -903,16 +1045,13 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 	atomic_store_explicit(&h->free_tsc, PS_MEM_MARKED, memory_order_release);
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE) && free_task(m, pt, h))
 		return;
+	/* onto the unstamped frees (the caller's alone; stamp() queues them) */
 	h->next = NULL;
-	if (pt->qtail)
-		pt->qtail->next = h;
+	if (pt->utail)
+		pt->utail->next = h;
 	else
-		pt->qhead = h;
-	pt->qtail = h;
-	if (pt->unstamped == NULL)
 		pt->unstamped = h;
-	if (++pt->nunstamped >= m->stamp_batch)
-		stamp(pt);
+	pt->utail = h;
 	/* Its latent cache, or beyond its bound its latent slab (Prudence §4.1) */
 	if (TSYNC_LIKELY(pt->nlatent < m->cache_size || !PRUDENT(m, PS_MEM_PRUDENCE_LATENT_SLAB)))
 		pt->nlatent++;
@@ -921,12 +1060,23 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 	cnt_add(&pt->c_pending, 1);
 	cnt_add(&pt->c_frees, 1);
 	if (TSYNC_LIKELY(!m->ext)) {
-		/* A head without a free time ends the loop at once (no scan can help it):
-		 * then skip the call. That is most frees: all but one in stamp_batch. */
-		if (pt->qhead != pt->unstamped)
+		/* Every stamp_batch-th free stamps the batch, queues it and reclaims, under
+		 * qlock (the queue may be taken from an idle owner: steal_idle). The other
+		 * frees touch only the caller's unstamped list. A thief holding qlock (a few
+		 * instructions) makes this free skip: the next one tries again. */
+		if (++pt->nunstamped >= m->stamp_batch && qlock_try(m, pt)) {
+			stamp(pt);
 			reclaim_general(m, me, pt, m->batch, RECLAIM_FREE);
+			if (TSYNC_UNLIKELY(++pt->steal_tick >= STEAL_EVERY)) {
+				pt->steal_tick = 0;
+				steal_idle(m, pt, 1);
+			}
+			qlock_drop(m, pt);
+		}
 		return;
 	}
+	if (++pt->nunstamped >= m->stamp_batch)
+		stamp(pt);
 	uint64_t crossed = 0;
 	if (m->exact) {
 		zg_add(m, 1); /* a zombie, before pending rises (struct ps_mem: zg) */
@@ -977,12 +1127,14 @@ void ps_free_now(struct ps_mem *m, void *obj)
  */
 static void latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target)
 {
-	for (struct ps_mem_hdr *h = pt->qhead; h && pt->nlatent && pt->ncache + pt->nlatent > target;
-	     h = h->next)
-		if (!hdr_latent(h)) {
-			ps_mem__latent_slab_put(m, h);
-			pt->nlatent--;
-		}
+	struct ps_mem_hdr *lists[2] = {pt->qhead, pt->unstamped}; /* oldest first */
+	for (int i = 0; i < 2; i++)
+		for (struct ps_mem_hdr *h = lists[i];
+		     h && pt->nlatent && pt->ncache + pt->nlatent > target; h = h->next)
+			if (!hdr_latent(h)) {
+				ps_mem__latent_slab_put(m, h);
+				pt->nlatent--;
+			}
 }
 
 /*
@@ -1012,11 +1164,15 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 	 * where they would otherwise be left, when no allocation runs dry) */
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
 		task_sync(m, pt);
+	qlock_own(m, pt);
 	if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0)
 		adopt_orphan(m, pt);
+	if (!m->ext)
+		steal_idle(m, pt, UINT_MAX); /* one look at every other thread */
 	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
 	if (PRUDENT(m, PS_MEM_PRUDENCE_PREFLUSH))
 		preflush(m, pt);
+	qlock_drop(m, pt);
 	ps_mem__pool_shrink(m);
 	return n;
 }
@@ -1027,8 +1183,11 @@ size_t ps_mem_collect(struct ps_mem *m)
 	struct ps_mem_pt *pt = self_pt(m, &me);
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
 		task_sync(m, pt);
+	qlock_own(m, pt);
 	stamp(pt);
-	return reclaim(m, me, pt, SIZE_MAX, RECLAIM_COLLECT);
+	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_COLLECT);
+	qlock_drop(m, pt);
+	return n;
 }
 
 /* ---- fork (registry hooks; docs/design.md §8) ---------------------------------------- */
@@ -1078,6 +1237,7 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 	 * record, which outlives the thread: σ sweeps every record. */
 	if (m->mode != PS_MEM_RECLAIM_INLINE)
 		task_sync(m, pt);
+	qlock_own(m, pt); /* held to the end: the record outlives the thread */
 	reclaim(m, tid, pt, SIZE_MAX, RECLAIM_ALL); /* stamps the whole queue first */
 	ps_mem__cache_flush(m, tid, pt, pt->ncache);
 	ps_mem__drain_remote(m, tid, pt);
@@ -1086,10 +1246,13 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 	latent_to_slabs(m, pt, 0);
 
 	/* cannot hand the queue over: keep it with the id; its next user adopts it */
-	if (!queue_orphan(m, pt))
+	if (!queue_orphan(m, pt)) {
+		qlock_drop(m, pt);
 		return;
+	}
 	stall_clear(pt);
 	pt->last_reclaim = 0;
+	qlock_drop(m, pt);
 	ps_mem__slabs_release(m, pt);
 }
 
@@ -1098,8 +1261,10 @@ static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
 static int ps_mem_thread_prepare(struct tsync__client *c, unsigned tid)
 {
 	struct ps_mem *m = (struct ps_mem *)((char *)c - offsetof(struct ps_mem, client));
-	return tsync__tdir_get((void *_Atomic *)m->chunks, tid, sizeof(struct ps_mem_pt), NULL,
-			       NULL) ? 0 : -1;
+	if (!tsync__tdir_get((void *_Atomic *)m->chunks, tid, sizeof(struct ps_mem_pt), NULL, NULL))
+		return -1;
+	pt_hw_note(m, tid);
+	return 0;
 }
 
 /* ---- create / destroy ---------------------------------------------------------- */
@@ -1115,6 +1280,8 @@ static int ps_mem_thread_prepare(struct tsync__client *c, unsigned tid)
 #define DEF_KEPT 4u
 #define DEF_SLAB (64u * 1024u)
 #endif
+/* Objects a default slab holds at least (and the floor of the rule's target). */
+#define SLAB_TARGET_MIN 8u
 
 struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem_config *cfg)
 {
@@ -1143,10 +1310,22 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	size_t hdr_area = tsync__round_up(sizeof(struct ps_mem_hdr), align);
 	size_t stride = tsync__round_up(hdr_area + obj_size, align);
 	size_t first = tsync__round_up(sizeof(struct slab), align > TSYNC_CACHE_LINE ? align : TSYNC_CACHE_LINE);
-	size_t slab = c.slab_size ? c.slab_size : DEF_SLAB;
-	if (!c.slab_size)
-		while (first + 8 * stride > slab)
+	size_t slab = c.slab_size;
+	if (!slab) {
+		/* The slab-size rule (include/tsync/ps_mem.h, struct ps_mem_config): the
+		 * smallest page multiple that holds max(cache_size, 8) objects - one refill
+		 * from a fresh slab - between 4 KiB and DEF_SLAB; above DEF_SLAB, as before,
+		 * the power of two that holds 8. */
+		unsigned cs = c.cache_size ? c.cache_size : DEF_CACHE;
+		size_t target = cs > SLAB_TARGET_MIN ? cs : SLAB_TARGET_MIN;
+		slab = DEF_SLAB;
+		if (target <= (DEF_SLAB - first) / stride)
+			slab = tsync__round_up(first + target * stride, 4096);
+		if (slab < 4096)
+			slab = 4096;
+		while (first + SLAB_TARGET_MIN * stride > slab)
 			slab <<= 1;
+	}
 	if (first + stride > slab) {
 		errno = EINVAL;
 		return NULL;

@@ -9,7 +9,10 @@
  * object's slab names its size class). The object header is in src/ps_mem_hdr.h.
  * Ownership rules (docs/design.md §3):
  *  - a thread's queue, cache and owned-slab lists are touched only by that thread (and by
- *    the registry hook that runs in it when it exits);
+ *    the registry hook that runs in it when it exits) - except that, in instances
+ *    without options (!m->ext), another thread holding the owner's qlock may detach
+ *    its stamped queue whole (steal_idle): the owner touches qhead..qtail only under
+ *    qlock; its unstamped frees, cache and slabs stay its own;
  *  - a slab's freelist is touched only by its owner, or under the pool mutex while the
  *    pool owns it; ownership changes only under the pool mutex;
  *  - anyone may push onto an owner's remote lists (CAS); only the owner empties them.
@@ -68,9 +71,16 @@ struct ps_mem_pt {
 	 * carry HDR_LATENT_SLAB and go to their slab. */
 	unsigned nlatent;
 	unsigned nempty;                   /* owned slabs with every object free */
-	struct ps_mem_hdr *qhead, *qtail;  /* quiescence queue, by free time */
-	struct ps_mem_hdr *unstamped;      /* first queued object not yet stamped (a suffix) */
+	/* Quiescence queue, by free time: every object in it is stamped. Instances without
+	 * options (!m->ext) guard it with qlock (below), so that another thread may take
+	 * it from an idle owner (steal_idle in ps_mem.c). */
+	struct ps_mem_hdr *qhead, *qtail;
+	/* Frees not yet stamped, oldest first (unstamped .. utail): owner only, always;
+	 * stamp() gives them one free time and appends them to the queue. */
+	struct ps_mem_hdr *unstamped, *utail;
 	unsigned nunstamped;
+	unsigned steal_pos;                /* steal_idle's round-robin cursor (owner only) */
+	unsigned steal_tick;               /* stamped batches since ps_free's last look */
 	struct slab_list partial, full;    /* owned slabs with / without free objects */
 	uint64_t last_reclaim;             /* when the schedule last let us reclaim */
 	uint64_t pf_allocs, pf_frees;      /* c_allocs, c_frees at the last pre-flush */
@@ -94,6 +104,19 @@ struct ps_mem_pt {
 	 * no σ is attached). c_taken: objects taken from it (an atomic add by the taker). */
 	_Alignas(TSYNC_CACHE_LINE) _Atomic(struct ps_mem_hdr *) handoff;
 	_Atomic uint64_t c_taken;
+	/* Idle-queue stealing (instances without options; docs/design.md §3, "Idle and
+	 * exited threads"). qlock: 1 while the owner works on its queue (qhead..qtail,
+	 * ngarb, gtail, its stall summary) or while another thread's steal_idle detaches
+	 * that queue; acquire exchange, release store; the owner never waits on it in
+	 * ps_free or the allocation slow path (it skips the queue steps). A thief adds the
+	 * objects it took to c_stolen and the latent-cache objects among them (which it
+	 * moved to their latent slabs) to c_stolen_latent; the owner subtracts both from
+	 * c_pending and nlatent when it next takes qlock. idle_seen: 1 + the owner's
+	 * activity count (c_frees + c_misses) at the last look of a thief (exchanged by
+	 * thieves): a queue is taken only when that count did not change between two
+	 * looks. */
+	_Atomic int qlock;
+	_Atomic uint64_t c_stolen, c_stolen_latent, idle_seen;
 };
 struct ps_mem_pt_chunk {
 	struct ps_mem_pt pt[TSYNC__CHUNK];
@@ -111,6 +134,7 @@ struct ps_mem {
 	unsigned nobj, cache_size, batch, slabs_kept, stamp_batch;
 	unsigned trim_max; /* excess empty slabs unmapped per slow path: 4 x cache_size (>= 16) */
 	unsigned nchunks;
+	_Atomic unsigned pt_hw; /* 1 + the highest thread id with a record in m (steal_idle) */
 	unsigned prudence;  /* PS_MEM_PRUDENCE_* policies on (cfg->prudence, 0: the default) */
 	const struct ps_kmem *kmem; /* the ps_kmem whose class this is, or NULL */
 	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (RT-SMR (Ren et al.) Fig. 8) */

@@ -23,7 +23,9 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 		allocs += atomic_load_explicit(&pt->c_allocs, memory_order_relaxed);
 		frees += atomic_load_explicit(&pt->c_frees, memory_order_relaxed);
 		frees_now += atomic_load_explicit(&pt->c_frees_now, memory_order_relaxed);
-		out->pending += atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
+		uint64_t pd = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
+		uint64_t st = atomic_load_explicit(&pt->c_stolen, memory_order_relaxed);
+		out->pending += pd > st ? pd - st : 0; /* taken by a thief, not yet subtracted */
 		out->cached += atomic_load_explicit(&pt->c_cached, memory_order_relaxed);
 		out->reclaimed += atomic_load_explicit(&pt->c_reclaimed, memory_order_relaxed);
 		uint64_t rf = atomic_load_explicit(&pt->c_refills, memory_order_relaxed);

@@ -6,7 +6,9 @@
  * Classes grow geometrically like memcached's slab classes: the smallest holds
  * cfg->min_size bytes, each next one growth_factor times more (rounded up to the
  * alignment), the largest cfg->max_size. An allocation takes the smallest class that
- * holds it. Classes of small objects share slabs of several objects each; an object
+ * holds it. Classes of small objects share slabs of several objects each (sized by
+ * ps_mem's rule, <tsync/ps_mem.h> struct ps_mem_config.slab_size: a page multiple that
+ * holds the class's object cache, 4 to 64 KiB); an object
  * above a size threshold (an implementation constant, a few KiB) has a slab of its own,
  * rounded up to a page, which goes back to the pool as soon as the object is reclaimed
  * (<tsync/ps_mem.h>), so memory freed in one class is free for every class once its slab

@@ -210,10 +210,20 @@ enum ps_mem_reclaim_mode {
 struct ps_mem_config {
 	size_t size;          /* sizeof(struct ps_mem_config) */
 	size_t align;         /* object alignment, a power of two <= 4096 (default 16) */
-	size_t slab_size;     /* bytes per slab, a multiple of 4096 up to 2 GiB (default
-			       * 64 KiB, or the power of two above that holds at least 8
-			       * objects); a size that is not a power of two lets large
-			       * objects waste less than a page per slab */
+	size_t slab_size;     /* bytes per slab, a multiple of 4096 up to 2 GiB; a size
+			       * that is not a power of two lets large objects waste less
+			       * than a page per slab. 0 (default): chosen from the object
+			       * size - the smallest multiple of 4096 that holds
+			       * max(cache_size, 8) objects (after the slab's header, one
+			       * cache line or two), at least 4 KiB and at most 64 KiB;
+			       * where 64 KiB cannot hold that many, 64 KiB if it holds 8,
+			       * else the power of two above it that holds 8. Why C
+			       * objects: a refill takes at most C (Prudence's partial
+			       * refill: C minus the latent cache, at least C / 4), so one
+			       * fresh slab serves a whole refill and each slab mapping is
+			       * amortised over C allocations, while a small program
+			       * holds a few pages per thread and class, not 64 KiB
+			       * (ps_mem_slab_size tells the result) */
 	unsigned cache_size;  /* per-thread object cache capacity C (default 64) */
 	unsigned reclaim_batch; /* most objects reclaimed per ps_free/ps_alloc (default 16) */
 	unsigned slabs_kept;  /* fully free slabs kept in the pool before unmapping (def. 4) */
@@ -319,6 +329,8 @@ void ps_mem_destroy(struct ps_mem *m);
  *             pool's slabs, and naps briefly between tries (an implementation constant);
  *             ENOMEM when the time is up. Objects that other threads reclaimed into
  *             their own object caches come back only when those threads flush or exit.
+ *             The slow path also adopts every orphaned queue and looks at one other
+ *             thread's queue (ps_mem_reclaim: "Exited and idle threads").
  * Ordering:   every access a reader made to the object's previous incarnation
  *             happens-before the return (quiescence is proven with acquire loads and
  *             objects change hands by release/acquire; docs/design.md §3).
@@ -341,7 +353,10 @@ void *ps_alloc(struct ps_mem *m);
  *             stamp, or at the thread's next forced reclamation; a section that begins in
  *             between may therefore also hold obj back - it may wait longer, never less
  *             (stamp_batch = 1 stamps every free at once). Then (when
- *             cfg->reclaim_period_ns lets it) the call reclaims at most reclaim_batch
+ *             cfg->reclaim_period_ns lets it; on instances without options, only a
+ *             free that stamped, under the caller's queue lock, and one such free in 64
+ *             also looks at another thread's queue: ps_mem_reclaim's "Exited and idle
+ *             threads") the call reclaims at most reclaim_batch
  *             objects from the head of the caller's queue: those freed before the
  *             caller's published quiescence point (ps_quiescence_point) at the cost of
  *             one comparison each, and, once the queue holds at least reclaim_batch
@@ -403,16 +418,46 @@ void ps_free_now(struct ps_mem *m, void *obj);
  *
  * Stamps the caller's queued frees and reclaims the quiesced objects at the head of its
  * queue, not bounded by reclaim_batch, with one scan (ps_quiesce for the newest free
- * time, then for the oldest if that fails). First, if a thread that exited left a queue
- * behind, the caller adopts one such queue (it joins the caller's in free-time order).
- * TASK/BOTH with no σ attached: it also takes back the caller's hand-off list first.
- * Then, with PS_MEM_PRUDENCE_PREFLUSH, the pre-flush: a walk of the caller's queue,
- * bounded by its length. No background thread reclaims a thread's queue: the queue is
- * its thread's alone (a helper would need a lock on every ps_free); the reclamation task
- * (cfg->reclaim_mode TASK, ps_reclaimer_attach) instead takes objects ps_free handed over.
+ * time, then for the oldest if that fails). First the caller adopts every queue that
+ * exited threads left behind (they join its queue in free-time order) and, on instances
+ * without options (below), takes the queue of every idle thread (one look at each
+ * thread, as below). TASK/BOTH with no σ attached: it also takes back the caller's
+ * hand-off list first. Then, with PS_MEM_PRUDENCE_PREFLUSH, the pre-flush: a walk of the
+ * caller's queue, bounded by its length.
+ *
+ * Exited and idle threads - when their pending objects become reusable, and who does it
+ * (docs/design.md §3, "Idle and exited threads"):
+ *  - A thread that exits reclaims what has quiesced; the rest of its queue is orphaned.
+ *    The next allocation slow path or ps_mem_reclaim of any thread adopts ALL orphaned
+ *    queues at once; from then on they are that thread's frees (reclaimed by its calls,
+ *    reclaim_batch per allocation slow path or ps_free, all of them by ps_mem_reclaim).
+ *  - Instances without options (GENERAL ps, INLINE, PER_THREAD accounting, no period,
+ *    hooks or observer): every allocation slow path looks at one other thread (round
+ *    robin over the ids of threads that used m), every ps_free looks at one per 64
+ *    stamped batches, ps_mem_reclaim at each. A thread that made no ps_free and no
+ *    allocation slow path on m between two looks (by any threads) loses its stamped
+ *    queue to the looker, which reclaims it as its own frees, its latent-cache objects
+ *    into its own cache. So the objects a thread freed before going idle are taken at
+ *    the second look at it - within 2 x R looks of any one other thread, R the number of
+ *    thread ids that used m - except its frees since its last stamp (fewer than
+ *    stamp_batch; none with stamp_batch = 1, none once it exits), which wait for its
+ *    next call; and they become reusable as the taker's own do: after their grace
+ *    period, at its next reclamations. The idle thread needs no call; its own calls
+ *    need no more than before: every stamp_batch-th ps_free and each allocation slow
+ *    path take its queue lock (an uncontended exchange; if a looker holds it, for a few
+ *    instructions, that ps_free skips its reclamation and the next one tries again).
+ *    Objects the idle thread reclaimed into its own object cache, and free objects
+ *    returned to slabs it owns, stay in its cache and remote lists until it allocates
+ *    again or exits (ps_mem_stats counts them free, not pending).
+ *  - RT/TEMPORAL instances and instances with any option keep the owner-only queue
+ *    (the bounds of docs/rt.md assume the owner, or σ, collects): there an idle thread's
+ *    queue waits for its own next call (or for σ with TASK/BOTH); call ps_mem_reclaim
+ *    from idle threads.
  *
  * Returns:    the number of objects reclaimed.
- * Progress:   never waits; takes the pool mutex for a moment to adopt an orphaned queue.
+ * Progress:   never waits for quiescence; takes the pool mutex for a moment to adopt
+ *             orphaned queues; may spin while a looker detaches the caller's queue (a
+ *             few loads and stores).
  *             Called by a lazily registered thread that has no record in m (or in m's
  *             ps) yet, it allocates one and aborts if that fails (<tsync/thread.h>).
  * Caller:     any thread; call it from idle threads (tsync-cached's idle timer does).

@@ -479,7 +479,7 @@ static void test_remote(struct ps *ps, const struct ps_mem_config *cfg, const ch
 	CHECK_MSG(s.remote_frees > 0, "%s: objects freed by another thread never went back as "
 		  "remote frees", name);
 	/* bounded: about two batches live at once, plus caches and queues */
-	size_t slab = cfg && cfg->slab_size ? cfg->slab_size : 65536;
+	size_t slab = ps_mem_slab_size(r.m);
 	uint64_t bound_objs = 8 * RBATCH + 4 * (cfg && cfg->cache_size ? cfg->cache_size : 64) + 1024;
 	uint64_t bound_slabs = bound_objs * 96 / slab + 8;
 	CHECK_MSG(s.peak_slabs <= bound_slabs,
@@ -553,7 +553,7 @@ static void test_no_stranding(struct ps *ps)
 	test_gate_init(&r.phase, 0);
 	r.m = ps_mem_create(ps, 64, NULL);
 	CHECK(r.m != NULL);
-	size_t per_slab = (65536 - 128) / 96; /* 64 KiB slabs, 32-byte headers, 64-byte objects */
+	size_t per_slab = ps_mem_slab_objects(r.m);
 	r.n = 20 * per_slab;
 	r.nextra = 2 * 64 + 1; /* two object caches: at least one refill */
 	r.k = 6 * per_slab;

@@ -453,24 +453,25 @@ static void test_collect_and_general_stall(void)
 	ps = mkps(PS_POLICY_GENERAL, 0);
 	m = ps_mem_create(ps, 64, NULL);
 	CHECK(m != NULL);
-	void *g[40];
-	for (int i = 0; i < 40; i++)
+	void *g[48];
+	for (int i = 0; i < 48; i++)
 		g[i] = ps_alloc(m);
 	struct holder h;
 	holder_start(&h, ps);
 	holder_do(&h, HOLD_ID);
 	holder_do(&h, HOLD_ENTER);
-	for (int i = 0; i < 40; i++)
+	for (int i = 0; i < 48; i++)
 		ps_free(m, g[i]);
 	struct ps_stall st;
 	CHECK_EQ(ps_stall_report(ps, m, &st), 0);
 	CHECK_EQ_I(st.tid, h.id);
-	CHECK_EQ(st.waiting, 40); /* the last free's scan failed on h's section */
-	CHECK_EQ(st.pending, 40);
+	/* the last free stamps (48 = 3 x stamp_batch) and its scan fails on h's section */
+	CHECK_EQ(st.waiting, 48);
+	CHECK_EQ(st.pending, 48);
 	CHECK_GT(st.oldest_pending_ticks, 0);
 	holder_do(&h, HOLD_EXIT);
 	wait_past(ps, tsync_now());
-	CHECK_EQ(ps_mem_reclaim(m), 40);
+	CHECK_EQ(ps_mem_reclaim(m), 48);
 	CHECK_EQ(ps_stall_report(ps, m, &st), 0);
 	CHECK_EQ_I(st.tid, -1);
 	CHECK_EQ(st.waiting, 0);
