@@ -1174,6 +1174,9 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 		preflush(m, pt);
 	qlock_drop(m, pt);
 	ps_mem__pool_shrink(m);
+	/* the callbacks of m's ps that are ready (<tsync/ps.h>: ps_call), outside every
+	 * lock of m: a callback may free into m */
+	ps_call_poll(m->ps);
 	return n;
 }
 
@@ -1216,9 +1219,16 @@ static void ps_mem_fork_parent(struct tsync__client *c)
  * free, as after a detach). */
 static void ps_mem_fork_child(struct tsync__client *c, const unsigned char *ids, unsigned n)
 {
-	(void)ids;
-	(void)n;
 	struct ps_mem *m = mem_of_client(c);
+	/* A vanished thread's queue lock may be free while its queue is not whole (it was
+	 * changing its unstamped part, or the fork caught it between a detach's steps):
+	 * hold every such lock for good, so that no idle-queue look (steal_idle) takes it. */
+	for (unsigned id = 0; id < n; id++)
+		if (ids[id] == TSYNC__ID_VANISHED) {
+			struct ps_mem_pt *pt = pt_if_exists(m, id);
+			if (pt != NULL)
+				atomic_store_explicit(&pt->qlock, 1, memory_order_relaxed);
+		}
 	atomic_store_explicit(&m->sigma, NULL, memory_order_seq_cst);
 	pthread_mutex_unlock(&m->pool_lock);
 }

@@ -423,7 +423,9 @@ void ps_free_now(struct ps_mem *m, void *obj);
  * without options (below), takes the queue of every idle thread (one look at each
  * thread, as below). TASK/BOTH with no σ attached: it also takes back the caller's
  * hand-off list first. Then, with PS_MEM_PRUDENCE_PREFLUSH, the pre-flush: a walk of the
- * caller's queue, bounded by its length.
+ * caller's queue, bounded by its length. Last, outside every lock of m, it runs the
+ * callbacks queued on m's ps (ps_call, <tsync/ps.h>) whose grace period is over, as
+ * ps_call_poll does (in the caller: what <tsync/ps.h> says of callbacks applies).
  *
  * Exited and idle threads - when their pending objects become reusable, and who does it
  * (docs/design.md §3, "Idle and exited threads"):

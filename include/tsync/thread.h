@@ -41,7 +41,9 @@
  * shared layers so that nothing it freed is lost. Ids are reused, lowest first.
  *
  * Capacity: TSYNC_THREADS_DEFAULT unless set with tsync_thread_set_capacity() before
- * it is fixed (by the first registration or the first ps_create/ps_mem_create), or by
+ * it is fixed (by the first registration, the first tsync_thread_capacity() call, or the
+ * first instance created: ps_create, ps_mem_create, ps_ns_create, rlu_create,
+ * oplog_domain_create, ...), or by
  * the environment variable TSYNC_MAX_THREADS (read when it is fixed). Memory for records
  * grows with the highest id in use, in fixed-size chunks of ids (the chunk size is an
  * implementation constant), not with the capacity. Registering past capacity fails with
