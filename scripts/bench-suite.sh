@@ -17,7 +17,8 @@
 #          docs-check --write); RT-SMR (RTAS 2018) §VII
 #   prudence  tsync-bench prudence pairs and endurance (unlimited, then in a memory cgroup),
 #          then the ablation of Prudence's policies on the endurance run, Prudence (ASPLOS
-#          2016) §5; refreshes docs/prudence.md's figures
+#          2016) §5, and glibc malloc + ps_call against its peers (docs/results/prudence-call);
+#          refreshes docs/prudence.md's figures
 #   vmdb   tsync-bench vmdb: the mapping database (ps, global-lock, frame-lock) against a
 #          liburcu design and Linux mmap/munmap on a Metis-like trace, ParSec (EuroSys 2016)
 #          §5.3 (Figs. 9-10): the model backend, then real memory (memfd); refreshes
@@ -152,6 +153,18 @@ for suite in "$@"; do
 		# ps_kmem with a memory limit (max_bytes = 1.4 x the live set): bounded by waiting.
 		run prudence endurance --allocators ps-kmem,ps-kmem-max --threads 2 --readers 1 \
 			--seconds 60 --repeat 2 --out "$pr/bounded"
+		# glibc malloc + ps_call (tsync's call_rcu: ParSec's reclamation, no recycling)
+		# against the glibc-malloc peers and tsync's allocators, 5 interleaved repeats at
+		# 1 and 2 threads (issue 26: ps-call >= 2x malloc-call-rcu at 2 threads); then the
+		# endurance run for ps-call's RSS over time. docs/prudence.md "Deferred callbacks".
+		# Until ps_call's helping is bounded (issue 26), ps-call and ps-call-free grow
+		# without bound in the unlimited endurance runs (21.5 GiB in 60 s on 2 vCPUs).
+		pc=docs/results/prudence-call
+		run prudence pairs --allocators malloc-call-rcu,ck-epoch,ps-call,ps-call-free,ps-mem,ps-kmem \
+			--sizes 64,256,4096 --threads 1,2 --readers 0,1 --seconds 1 --repeat 5 \
+			--out "$pc/call-pairs"
+		run prudence endurance --allocators malloc-call-rcu,ck-epoch,ps-call,ps-call-free,ps-kmem \
+			--threads 2 --readers 1 --seconds 60 --out "$pc/call-endurance"
 		# tsync-cached's core, 50 % sets, Prudence on and off, 3 interleaved repeats.
 		mkdir -p "$pr/cache"
 		rm -f "$pr/cache/mem.csv"
@@ -161,8 +174,9 @@ for suite in "$@"; do
 			TSYNC_BENCH_OUT="$pr/cache" $f cache --variants ps --threads 2 --set-pct 50 \
 				--seconds 10 --prudence on,off --mem-csv "$pr/cache/mem.csv" --csv /dev/null
 		done
-		for d in pairs endurance endurance-limit ablation pairs-onoff onoff bounded cache; do
-			"$py" bench/prudence/plot_prudence.py "$pr/$d" --doc docs/prudence.md
+		for d in "$pr"/{pairs,endurance,endurance-limit,ablation,pairs-onoff,onoff,bounded,cache} \
+			"$pc"/{call-pairs,call-endurance}; do
+			"$py" bench/prudence/plot_prudence.py "$d" --doc docs/prudence.md
 		done
 		echo "bench: docs/prudence.md figures refreshed"
 		;;

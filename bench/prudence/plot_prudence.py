@@ -6,7 +6,9 @@ Reads what `tsync-bench prudence pairs|endurance --out DIR` wrote there:
   pairs.csv              one row per run; the tables take the median of the repeats:
                          summary_pairs.md (Mops/s per size and allocator, ps-kmem's ratio
                          to malloc + call_rcu and to the best of jemalloc / tcmalloc /
-                         mimalloc + call_rcu, p99, helper CPU, peak RSS), pairs.png
+                         mimalloc + call_rcu; ps-call's (glibc malloc + ps_call) to
+                         malloc + call_rcu and to the best glibc-malloc peer; p99, helper
+                         CPU, peak RSS), pairs.png
   endurance.csv,         summary_endurance.md (per run: outcome, updates Mops/s, live set,
   endurance_series.csv,  peak RSS and its ratio to the live set, the RSS slope over the
   endurance_runs.csv     second half of the run, and where a run was killed, when),
@@ -31,9 +33,16 @@ PRODUCTION = ("jemalloc-call-rcu", "tcmalloc-call-rcu", "mimalloc-call-rcu")
 BASELINE = "malloc-call-rcu"
 TSYNC = "ps-kmem"
 ALL_OFF = "ps-kmem-off"  # ps_kmem with Prudence's policies off (the ablation's baseline)
+# glibc malloc + ps_call (tsync's call_rcu, no recycling) and the glibc-malloc peers with
+# the same allocator, the best of which it is also compared with (issue 26: ps-call >= 2x
+# malloc-call-rcu at 2 threads).
+CALL = "ps-call"
+CALL_GOAL = 2.0
+GLIBC_PEERS = ("malloc-call-rcu", "malloc-call-rcu-all", "ck-epoch")
 # Allocators in tsync-bench prudence --list order; others after, alphabetically.
 ALLOCATORS = ["malloc-call-rcu", "malloc-call-rcu-all", "jemalloc-call-rcu",
-              "tcmalloc-call-rcu", "mimalloc-call-rcu", "ck-epoch", "ps-mem", "ps-kmem"]
+              "tcmalloc-call-rcu", "mimalloc-call-rcu", "ck-epoch", "ps-call", "ps-call-free",
+              "ps-mem", "ps-kmem"]
 median = tp.median
 ratio = tp.ratio
 fmt = tp.fmt
@@ -64,6 +73,42 @@ def pair_ratios(med, thr, rd, s):
     best = max((med.get((p, thr, rd, s), {}).get("mops") or 0 for p in PRODUCTION),
                default=0) or None
     return ratio(t, base), ratio(t, best)
+
+
+def call_ratios(med, thr, rd, s):
+    """(ps-call / malloc-call-rcu, ps-call / the best glibc-malloc peer) at one point."""
+    c = med.get((CALL, thr, rd, s), {}).get("mops")
+    base = med.get((BASELINE, thr, rd, s), {}).get("mops")
+    best = max((med.get((p, thr, rd, s), {}).get("mops") or 0 for p in GLIBC_PEERS),
+               default=0) or None
+    return ratio(c, base), ratio(c, best)
+
+
+def call_targets_lines(med, configs, sizes):
+    """ps-call against malloc-call-rcu per thread count (target CALL_GOAL), and against the
+    best glibc-malloc peer (no target): the smallest ratio over sizes and reader counts."""
+    out = []
+    for thr in sorted({c[0] for c in configs}):
+        pts = [(call_ratios(med, thr, rd, s), s, rd) for t, rd in configs if t == thr
+               for s in sizes]
+        base = [(r[0], s, rd) for r, s, rd in pts if r[0] is not None]
+        best = [(r[1], s, rd) for r, s, rd in pts if r[1] is not None]
+        if base:
+            lo = min(base)
+            short = sorted((p for p in base if p[0] < CALL_GOAL), key=lambda p: (p[2], p[1]))
+            out.append(f"- {thr} thread(s): {CALL} / {BASELINE} is {lo[0]:.2f}x at least "
+                       f"({lo[1]} B, {lo[2]} reader(s)); target {CALL_GOAL:g}x: "
+                       + ("met at every size and reader count" if not short else
+                          "short at " + ", ".join(f"{p[1]} B/{p[2]}r ({p[0]:.2f}x)"
+                                                  for p in short))
+                       + ".")
+        if best:
+            lo, hi = min(best), max(best)
+            out.append(f"- {thr} thread(s): {CALL} / the best glibc-malloc peer "
+                       f"({', '.join(GLIBC_PEERS)}) is {lo[0]:.2f}x at least ({lo[1]} B, "
+                       f"{lo[2]} reader(s)), {hi[0]:.2f}x at most ({hi[1]} B, {hi[2]} "
+                       "reader(s)).")
+    return out
 
 
 def targets_lines(med, configs, sizes):
@@ -117,14 +162,22 @@ def pairs_summary(med):
              "at that size.", ""]
     if set(allocs) == {TSYNC, ALL_OFF}:  # an on/off run: that table alone
         return "\n".join(lines[:1] + [""] + pairs_onoff_lines(med))
+    if CALL in allocs:
+        lines[2] += (f" `{CALL} vs malloc` is {CALL} (glibc malloc + ps_call) / "
+                     f"{BASELINE}; `{CALL} vs best` is {CALL} / the best of "
+                     f"{', '.join(GLIBC_PEERS)} (the same allocator) at that size.")
     if TSYNC in allocs:
         lines += targets_lines(med, configs, sizes) + [""]
+    if CALL in allocs:
+        lines += call_targets_lines(med, configs, sizes) + [""]
     for thr, rd in configs:
         lines.append(f"## {thr} thread(s), {rd} reader(s)")
         lines.append("")
         head = ["size"] + allocs
         if TSYNC in allocs:
             head += ["vs malloc", "vs best"]
+        if CALL in allocs:
+            head += [f"{CALL} vs malloc", f"{CALL} vs best"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---|" * len(head))
         for s in sizes:
@@ -135,6 +188,8 @@ def pairs_summary(med):
                 vs_base, vs_best = pair_ratios(med, thr, rd, s)
                 cells.append(xfmt(vs_base))
                 cells.append(xfmt(vs_best))
+            if CALL in allocs:
+                cells += [xfmt(x) for x in call_ratios(med, thr, rd, s)]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
         lines.append("p99 ns / helper CPU % / peak RSS MiB per allocator, largest size:")
@@ -236,6 +291,12 @@ def endurance_summary(runs):
     return "\n".join(lines)
 
 
+def line_style(allocator):
+    """ps_call's designs (glibc malloc, tsync's reclamation) dashed and dotted, so that more
+    allocators than the colour cycle's ten stay apart; every other line solid."""
+    return {CALL: {"linestyle": "--"}, CALL + "-free": {"linestyle": ":"}}.get(allocator, {})
+
+
 def plot_pairs(med, path, plt):
     configs = sorted({(k[1], k[2]) for k in med})
     allocs = order({k[0] for k in med})
@@ -246,7 +307,7 @@ def plot_pairs(med, path, plt):
         for a in allocs:
             xs, ys = tp.series(pts, "size", "mops", a=a, thr=thr, rd=rd)
             if xs:
-                ax.plot(xs, ys, marker="o", label=a)
+                ax.plot(xs, ys, marker="o", label=a, **line_style(a))
         ax.set_xscale("log", base=2)
         tp.style_axes(ax, f"{thr} thread(s), {rd} reader(s)", "object size (bytes)",
                       "pairs Mops/s")
@@ -263,8 +324,8 @@ def plot_endurance(runs, path, plt):
         if r["outcome"] != "ok":
             label += f" [{r['outcome']}]"
         t = [p[0] for p in r["points"]]
-        a1.plot(t, [p[1] / 1024 for p in r["points"]], label=label)
-        a2.plot(t, [p[2] for p in r["points"]], label=label)
+        a1.plot(t, [p[1] / 1024 for p in r["points"]], label=label, **line_style(r["allocator"]))
+        a2.plot(t, [p[2] for p in r["points"]], label=label, **line_style(r["allocator"]))
     for lv in {r["live_kib"] for r in runs}:
         a1.axhline(lv / 1024, color="grey", linestyle=":", linewidth=1)
     tp.style_axes(a1, None, "time (s)", "RSS (MiB); dotted: live set")

@@ -22,7 +22,9 @@
  * over glibc malloc, or over jemalloc, tcmalloc or mimalloc put in with LD_PRELOAD; and
  * Concurrency Kit's ck_epoch_call, with ck_epoch_poll every 64 calls in the freeing
  * thread. tsync's are ps_mem (one object size, ps_free) and ps_kmem (size classes,
- * ps_kfree).
+ * ps_kfree), and, with glibc malloc and no recycling (the peers' pattern, ParSec's
+ * reclamation), ps_call with a callback that free()s (ps-call) and ps_call_free
+ * (ps-call-free), their callbacks run by the freeing threads every PS_CALL_BATCH calls.
  *
  * Every measurement runs in a child process (this program again, `--child`), so the
  * preloaded allocator, the peak RSS (the child's ru_maxrss) and a failure under the
@@ -37,7 +39,8 @@
  *   helper_cpu_pct  CPU time of the process's other threads (call_rcu workers) during
  *                   the timed window, in % of one CPU; measured for every allocator
  *   peak_rss_kib    the child's peak resident set (getrusage)
- *   slab_churn      ps_mem_stats' slab grow/shrink pairs; empty for the peers
+ *   slab_churn      ps_mem_stats' slab grow/shrink pairs; empty for the peers and
+ *                   ps-call(-free), which have no ps_mem
  * --ops-column appends `ops`, the operations of all writers (each writer does at least
  * one batch of 256, however late it starts), for the smoke test.
  * A run that did not finish (killed under --limit-mib, an allocation failed, or no end
@@ -381,6 +384,41 @@ static bool ps_stats_of(struct ps_mem_stats *out)
 	return ps_stats_now(out) == 0;
 }
 
+/* ---- glibc malloc + ps_call / ps_call_free: tsync's call_rcu, no recycling ---- */
+
+/* The object's first 16 bytes are its struct ps_head (OBJ_MIN), as the peers keep their
+ * rcu_head / ck_epoch_entry there. The callback frees it: the malloc + call_rcu pattern
+ * with ParSec's reclamation (callbacks run in the freeing threads, every PS_CALL_BATCH
+ * calls). Pending: ps_call_stats' queued - run (no counter in the callback). */
+static void psc_free_cb(struct ps_head *h)
+{
+	free(h);
+}
+static int psc_init(size_t size, unsigned n)
+{
+	(void)size, (void)n;
+	g_ps = ps_create(NULL);
+	return g_ps ? 0 : -1;
+}
+static void psc_fini(void)
+{
+	ps_destroy(g_ps); /* runs every callback still queued (as ps_barrier) */
+	g_ps = NULL;
+}
+static void psc_free(void *p)
+{
+	ps_call(g_ps, (struct ps_head *)p, psc_free_cb);
+}
+static void psc_free_off(void *p)
+{
+	ps_call_free(g_ps, (struct ps_head *)p, 0);
+}
+static uint64_t psc_pending(void)
+{
+	struct ps_call_stats st;
+	return ps_call_stats(g_ps, &st) == 0 ? st.pending : 0;
+}
+
 static const struct palloc allocators[] = {
     RCU_ALLOC("malloc-call-rcu", NULL, "glibc malloc + liburcu call_rcu (memb), one worker"),
     {"malloc-call-rcu-all", NULL,
@@ -396,6 +434,12 @@ static const struct palloc allocators[] = {
     {"ck-epoch", NULL, "glibc malloc + ck_epoch_call, ck_epoch_poll every 64 calls",
      cke_init, cke_fini, cke_thread_init, cke_thread_fini, libc_alloc, cke_free_deferred,
      cke_lock, cke_unlock, cke_drain, peer_pending, no_stats, 0, false, false},
+    {"ps-call", NULL, "glibc malloc + tsync ps_call, the callback free()s (no recycling)",
+     psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free, ps_lock, ps_unlock,
+     nothing, psc_pending, no_stats, 0, false, false},
+    {"ps-call-free", NULL, "glibc malloc + tsync ps_call_free (kfree_rcu-style, no callback)",
+     psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free_off, ps_lock,
+     ps_unlock, nothing, psc_pending, no_stats, 0, false, false},
     {"ps-mem", NULL, "tsync ps_mem, Prudence's policies off: one object size, ps_alloc + ps_free",
      psm_init, psm_fini, ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock,
      nothing, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false, false},

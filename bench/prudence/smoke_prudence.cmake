@@ -3,7 +3,8 @@
 # Checks shape, not speed. Fails unless: pairs gives one well-formed row per allocator
 # that --list names as built and per (size, readers), each with an operation count
 # (--ops-column) of at least one batch of 256 (every writer does one before it looks at
-# the clock) and slab_churn filled exactly for tsync's allocators; the ablation gives one
+# the clock) and slab_churn filled exactly for tsync's ps_mem/ps_kmem allocators (not for
+# ps-call and ps-call-free: glibc malloc + ps_call, no ps_mem); the ablation gives one
 # row per variant with the default header; endurance writes its series and runs files,
 # every run ends "ok" and has well-formed series samples (at least one each, times never
 # decreasing); ps-kmem-max's slabs never pass its limit; and, where a memory cgroup can
@@ -42,7 +43,7 @@ foreach(req ps-kmem-off ps-kmem-no-latent-slab ps-kmem-no-frag-refill)
     message(FATAL_ERROR "--list lacks the ablation's ${req}: ${ablation}")
   endif()
 endforeach()
-foreach(req malloc-call-rcu malloc-call-rcu-all ck-epoch ps-mem ps-kmem)
+foreach(req malloc-call-rcu malloc-call-rcu-all ck-epoch ps-call ps-call-free ps-mem ps-kmem)
   if(NOT req IN_LIST allocs)
     message(FATAL_ERROR "--list lacks ${req}: ${allocs}")
   endif()
@@ -72,9 +73,9 @@ foreach(a IN LISTS allocs)
       message(FATAL_ERROR "peak_rss_kib ${rss} (a process holds more than 1 MB), ops ${ops} "
                           "(a writer does at least a batch of 256): ${r}")
     endif()
-    if(a MATCHES "^ps-" AND churn STREQUAL "")
+    if(a MATCHES "^ps-(mem|kmem)" AND churn STREQUAL "")
       message(FATAL_ERROR "${a} without slab_churn: ${r}")
-    elseif(NOT a MATCHES "^ps-" AND NOT churn STREQUAL "")
+    elseif(NOT a MATCHES "^ps-(mem|kmem)" AND NOT churn STREQUAL "")
       message(FATAL_ERROR "${a} with a slab_churn it cannot have: ${r}")
     endif()
   endforeach()
@@ -110,12 +111,12 @@ bench_smoke_count(arows ${na} WHAT ablation)
 
 bench_smoke_out_dir(out prudence-smoke-out)
 bench_smoke_run(_e TIMEOUT 60 COMMAND
-  prudence endurance --allocators malloc-call-rcu,ck-epoch,ps-kmem --threads 1 --readers 1
-  --nodes 512 --seconds 0.3 --no-pin --out ${out})
+  prudence endurance --allocators malloc-call-rcu,ck-epoch,ps-call,ps-kmem --threads 1
+  --readers 1 --nodes 512 --seconds 0.3 --no-pin --out ${out})
 file(STRINGS ${out}/endurance_runs.csv runs)
 list(LENGTH runs nruns)
-if(NOT nruns EQUAL 4)
-  message(FATAL_ERROR "endurance_runs.csv: ${nruns} lines, expected 4:\n${runs}")
+if(NOT nruns EQUAL 5)
+  message(FATAL_ERROR "endurance_runs.csv: ${nruns} lines, expected 5:\n${runs}")
 endif()
 # without a memory limit nothing can end a run early: each ends ok
 foreach(r IN LISTS runs)
@@ -126,7 +127,7 @@ endforeach()
 # the series: RSS and pending sampled every 10 ms (how many samples fit in 0.3 s is the
 # machine's load: at least one per run; times (CLOCK_MONOTONIC, to the ms) never decrease)
 file(STRINGS ${out}/endurance_series.csv series)
-foreach(a malloc-call-rcu ck-epoch ps-kmem)
+foreach(a malloc-call-rcu ck-epoch ps-call ps-kmem)
   set(s ${series})
   list(FILTER s INCLUDE REGEX "^${a},")
   list(LENGTH s ns)

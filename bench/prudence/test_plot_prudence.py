@@ -47,6 +47,46 @@ def test_pairs_medians_and_ratios(tmp_path):
             "target 4x: met at every size and reader count.") in md
 
 
+def test_pairs_call(tmp_path):
+    # ps-call (glibc malloc + ps_call) and ps-call-free join the peers: their own ratios to
+    # malloc-call-rcu (target 2x) and to the best glibc-malloc peer (ck-epoch 4 here)
+    rows = pairs_rows()
+    for a, vals in (("ck-epoch", (4, 3, 5)), ("ps-call", (6, 7, 5)),
+                    ("ps-call-free", (6, 6, 6))):
+        for v in vals:
+            rows.append(f"pairs,{a},2,0,64,{v},50,100,200,0.0,4096,")
+    for a, v in (("malloc-call-rcu", 2), ("ck-epoch", 4), ("ps-call", 3)):
+        rows.append(f"pairs,{a},2,1,64,{v},50,100,200,0.0,4096,")
+    write(tmp_path / "pairs.csv", rows)
+    assert pp.main([str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    med = pp.pairs_medians(pp.tp.read_dicts(tmp_path / "pairs.csv"))
+    assert med[("ps-call", 2, 0, 64)]["mops"] == 6
+    assert med[("ps-call", 2, 0, 64)]["slab_churn"] is None
+    assert pp.call_ratios(med, 2, 0, 64) == (3.0, 1.5)
+    md = (tmp_path / "summary_pairs.md").read_text()
+    head = next(line for line in md.splitlines() if line.startswith("| size |"))
+    # --list order: the peers, then ps-call, ps-call-free, then ps_mem / ps_kmem
+    assert head.startswith("| size | malloc-call-rcu | jemalloc-call-rcu | tcmalloc-call-rcu | "
+                           "ck-epoch | ps-call | ps-call-free | ps-kmem |")
+    assert head.endswith("| vs malloc | vs best | ps-call vs malloc | ps-call vs best |")
+    row = next(line for line in md.splitlines() if line.startswith("| 64 |"))
+    assert row.endswith("| 5.00x | 2.00x | 3.00x | 1.50x |")
+    assert ("- 2 thread(s): ps-call / malloc-call-rcu is 1.50x at least (64 B, 1 reader(s)); "
+            "target 2x: short at 64 B/1r (1.50x).") in md
+    assert ("- 2 thread(s): ps-call / the best glibc-malloc peer (malloc-call-rcu, "
+            "malloc-call-rcu-all, ck-epoch) is 0.75x at least (64 B, 1 reader(s)), 1.50x at "
+            "most (64 B, 0 reader(s)).") in md
+    assert pp.line_style("ps-call") == {"linestyle": "--"}
+    assert pp.line_style("ps-kmem") == {}
+
+
+def test_pairs_call_absent(tmp_path):
+    write(tmp_path / "pairs.csv", pairs_rows())
+    pp.main([str(tmp_path)])
+    md = (tmp_path / "summary_pairs.md").read_text()
+    assert "ps-call" not in md  # no ps-call rows: no ps-call columns or lines
+
+
 def test_pairs_onoff(tmp_path):
     rows = [HEADER]
     for a, vals, churn in (("ps-kmem", (10, 12, 11), 3), ("ps-kmem-off", (5, 6, 4), 9)):
