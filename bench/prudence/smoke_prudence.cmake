@@ -148,7 +148,7 @@ foreach(a malloc-call-rcu ck-epoch ps-call ps-kmem)
 endforeach()
 
 # ps-kmem-max (by name): max_bytes at 1.4x a 4 MiB live set; the slabs it held never
-# passed the limit (peak slabs x 64 KiB <= 1.4 x 4 MiB), and the run ends ok - or enomem
+# passed the limit (peak slabs x the class's slab size <= 1.4 x 4 MiB), and the run ends ok - or enomem
 # after its writer waited out limit_wait_ms (1 s) for a grace period a preempted reader
 # held back, which needs a run of at least that second.
 bench_smoke_run(_m TIMEOUT 40 COMMAND
@@ -156,13 +156,17 @@ bench_smoke_run(_m TIMEOUT 40 COMMAND
   --seconds 0.3 --no-pin --out ${out}/max)
 file(STRINGS ${out}/max/endurance_runs.csv mruns)
 list(GET mruns 1 mr)
-if(NOT mr MATCHES "^ps-kmem-max,1,1,512,0,4096,0,(ok|enomem),(${num}),[0-9]+,[0-9]+,([0-9]+),")
+if(NOT mr MATCHES "^ps-kmem-max,1,1,512,0,4096,0,(ok|enomem),(${num}),[0-9]+,[0-9]+,([0-9]+),${num},([0-9]+)$")
   message(FATAL_ERROR "ps-kmem-max run: ${mr}")
 endif()
 set(outcome ${CMAKE_MATCH_1})
 set(wall ${CMAKE_MATCH_2})
 set(slabs ${CMAKE_MATCH_3})
-math(EXPR mbytes "${slabs} * 65536")
+set(slab_kib ${CMAKE_MATCH_4})
+if(slabs GREATER 0 AND slab_kib LESS 4)
+  message(FATAL_ERROR "ps-kmem-max: ${slabs} slabs but ${slab_kib} KiB: ${mr}")
+endif()
+math(EXPR mbytes "${slab_kib} * 1024")
 if(mbytes GREATER 5872025)
   message(FATAL_ERROR "ps-kmem-max held ${slabs} slabs, past 1.4 x 4 MiB: ${mr}")
 endif()
