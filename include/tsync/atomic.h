@@ -108,12 +108,16 @@ using std::atomic_fetch_xor_explicit;
 #define TSYNC_THREAD_LOCAL _Thread_local
 #define TSYNC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 
-/* __atomic_always_lock_free is what ATOMIC_*_LOCK_FREE == 2 says, per type. */
+/* Lock-freedom in C is the ATOMIC_*_LOCK_FREE macros (checked below). */
 #define TSYNC__ATOMIC_SAME_AS_PLAIN(T)                                                 \
 	_Static_assert(sizeof(_Atomic(T)) == sizeof(T) &&                              \
-			       _Alignof(_Atomic(T)) == _Alignof(T) &&                  \
-			       __atomic_always_lock_free(sizeof(T), 0),                \
-		       "tsync: _Atomic(" #T ") must be a lock-free plain " #T)
+			       _Alignof(_Atomic(T)) == _Alignof(T),                    \
+		       "tsync: _Atomic(" #T ") must be a plain " #T)
+#if (defined(__x86_64__) || defined(__aarch64__)) &&                                   \
+	(ATOMIC_INT_LOCK_FREE != 2 || ATOMIC_LONG_LOCK_FREE != 2 ||                    \
+	 ATOMIC_LLONG_LOCK_FREE != 2 || ATOMIC_POINTER_LOCK_FREE != 2)
+#error "tsync: int, long, long long and pointer atomics must be lock-free"
+#endif
 
 #endif /* __cplusplus */
 
