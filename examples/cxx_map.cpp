@@ -179,21 +179,28 @@ int main()
 		for (uint64_t k = 0; k < kKeys; k++)
 			map.put(k, k << 32);
 
+		constexpr unsigned kReaders = 2;
 		std::atomic<bool> stop{false};
+		std::atomic<unsigned> started{0};
 		std::atomic<uint64_t> total{0}, found{0};
 		std::vector<std::thread> readers;
-		for (unsigned r = 0; r < 2; r++)
+		for (unsigned r = 0; r < kReaders; r++)
 			readers.emplace_back([&, r] {
 				uint64_t n = 0, h = 0;
-				for (uint64_t k = r; !stop.load(std::memory_order_relaxed); k++, n++) {
+				for (uint64_t k = r; !stop.load(std::memory_order_relaxed); k++) {
 					if (auto v = map.find(k % kKeys)) {
 						check((*v >> 32) == k % kKeys, "value belongs to its key");
 						h++;
 					}
+					if (n++ == 0)
+						started++;
 				}
 				total += n;
 				found += h;
 			});
+		// Updates begin once every reader is looking keys up.
+		while (started.load() < kReaders)
+			std::this_thread::yield();
 		// The writer: every round rewrites each key's value; odd keys come and go.
 		for (uint64_t round = 1; round <= kRounds; round++)
 			for (uint64_t k = 0; k < kKeys; k++) {
