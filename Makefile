@@ -26,8 +26,12 @@ BUILD_DIR   ?= build
 TSAN_DIR    ?= build-tsan
 ASAN_DIR    ?= build-asan
 TSAN_CC     ?= clang
+# The C++ compiler of each sanitizer build (tests/cxx): the C compiler's family, so that
+# one sanitizer runtime serves both.
+TSAN_CXX    ?= clang++
 # clang for ASan+UBSan too: it also builds the tsync-cached parser fuzzers (libFuzzer).
 ASAN_CC     ?= clang
+ASAN_CXX    ?= clang++
 # Sanitizer builds keep assertions (no NDEBUG) but optimise a little to keep tests fast.
 SAN_BUILD_TYPE ?= Debug
 SAN_CFLAGS     ?= -O1 -g
@@ -72,7 +76,7 @@ BENCH_ARGS  ?=
 # jemalloc, tcmalloc (gperftools) and mimalloc are the allocators `tsync-bench prudence`
 # preloads into its peers (malloc + call_rcu). spin (the SPIN model checker) runs the
 # protocol models of tests/model/ (label model).
-DEB_BASE := make cmake gcc libc6-dev pkg-config spin liburcu-dev libck-dev libjansson-dev \
+DEB_BASE := make cmake gcc g++ libc6-dev pkg-config spin liburcu-dev libck-dev libjansson-dev \
 	libxxhash-dev libevent-dev libmemcached-tools memcached perl nutcracker \
 	python3 python3-venv python3-pytest python3-matplotlib python3-numpy python3-yaml \
 	python3-tqdm python3-pymemcache libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev
@@ -142,6 +146,7 @@ test-thread: deps
 	@bash scripts/check-sanitizer.sh $(TSAN_CC) thread >/dev/null
 	$(CMAKE) -S . -B $(TSAN_DIR) -DCMAKE_C_COMPILER=$(TSAN_CC) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
 		-DCMAKE_C_FLAGS_DEBUG="$(SAN_CFLAGS)" -DTSYNC_WERROR=$(WERROR) \
+		-DCMAKE_CXX_COMPILER=$(TSAN_CXX) -DCMAKE_CXX_FLAGS_DEBUG="$(SAN_CFLAGS)" \
 		-DTSYNC_SANITIZE=thread -DTSYNC_BUILD_TESTS=ON -DTSYNC_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS)
 	@wrap=$$(bash scripts/check-sanitizer.sh $(TSAN_CC) thread); \
@@ -153,6 +158,7 @@ test-address: deps
 	@bash scripts/check-sanitizer.sh $(ASAN_CC) address >/dev/null
 	$(CMAKE) -S . -B $(ASAN_DIR) -DCMAKE_C_COMPILER=$(ASAN_CC) -DCMAKE_BUILD_TYPE=$(SAN_BUILD_TYPE) \
 		-DCMAKE_C_FLAGS_DEBUG="$(SAN_CFLAGS)" -DTSYNC_WERROR=$(WERROR) \
+		-DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DCMAKE_CXX_FLAGS_DEBUG="$(SAN_CFLAGS)" \
 		-DTSYNC_SANITIZE=address -DTSYNC_BUILD_TESTS=ON -DTSYNC_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
 	ASAN_OPTIONS="detect_stack_use_after_return=1 strict_string_checks=1 $${ASAN_OPTIONS:-}" \

@@ -73,6 +73,7 @@ for ex in rcu_list node_lock ns_fd call_malloc worker_pool rcu_list_static; do
 	run_example "$work/cmake/$ex"
 done
 run_example "$work/cmake/hash_map"
+run_example "$work/cmake/cxx_map" # C++17
 
 # ---- 2. pkg-config --------------------------------------------------------------------
 pc=$(find "$prefix" -name tsync.pc -path '*/pkgconfig/*' | head -n 1)
@@ -91,4 +92,5 @@ for ex in rcu_list node_lock ns_fd call_malloc worker_pool; do
 	run_example "$work/pc/$ex"
 done
 run_example "$work/pc/hash_map"
+run_example "$work/pc/cxx_map" # C++17
 echo "check-install: ok (docs installed; CMake find_package and pkg-config builds of the installed examples/ ran)"

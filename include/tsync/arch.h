@@ -13,7 +13,7 @@
 #define TSYNC_ARCH_H
 
 #include <stdint.h>
-#include <stdatomic.h>
+#include <tsync/atomic.h> /* C: <stdatomic.h>; C++: <atomic> (the shim) */
 
 /* Cache-line size used for padding per-thread records, in bytes. 64 on every supported
  * target; 128 would double memory with no benefit on the x86-64 parts we measure
@@ -144,7 +144,8 @@ static inline void tsync_arch_relax(void)
  * (a system call or vDSO read, which is ordered by the full fences around it). */
 #define TSYNC_ARCH_HAS_COUNTER 0
 #define TSYNC_ARCH_NAME "generic"
-#if !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L || defined(__STDC_NO_ATOMICS__)
+#if !defined(__cplusplus) && \
+	(!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L || defined(__STDC_NO_ATOMICS__))
 #error "tsync needs a C11 compiler with <stdatomic.h>"
 #endif
 static inline uint64_t tsync_arch_counter(void) { return 0; }

@@ -49,7 +49,7 @@ enum tsync_clock_source {
 };
 
 /* Internal: the source chosen at initialisation; read on every tsync_now(). */
-extern _Atomic int tsync__clock_source;
+extern TSYNC_ATOMIC(int) tsync__clock_source;
 tsync_tick_t tsync__now_slow(int ordered);
 
 /*

@@ -217,7 +217,7 @@ static inline void *mvrlu_deref(struct mvrlu_thread *self, void *obj)
 		return NULL;
 	((struct mvrlu__thread_head *)(void *)self)->sec_derefs++;
 	/* the header's first word: the newest version, NULL if none */
-	void *_Atomic *head = (void *_Atomic *)(void *)((char *)obj - MVRLU__OBJ_HDR);
+	TSYNC_ATOMIC(void *) *head = (TSYNC_ATOMIC(void *) *)(void *)((char *)obj - MVRLU__OBJ_HDR);
 	if (TSYNC_LIKELY(atomic_load_explicit(head, memory_order_acquire) == NULL))
 		return obj;
 	return mvrlu__deref_slow(self, obj);

@@ -115,7 +115,7 @@ struct oplog_op {
 #define OPLOG_OP_DEAD 1u
 #define OPLOG_OP_MAX 256u
 /* Initialiser for the header of an op struct of type T. */
-#define OPLOG_OP_INIT(T, exec_fn, kind_) {(exec_fn), 0, (uint16_t)sizeof(T), 0, (kind_)}
+#define OPLOG_OP_INIT(T, exec_fn, kind_) {(exec_fn), 0, (uint16_t)sizeof(T), 0, (uint32_t)(kind_)}
 
 /* Return values of a log type's push. */
 enum oplog_push {
@@ -187,7 +187,7 @@ struct oplog_config {
  * Object base class). Fields are OpLog's.
  */
 struct oplog_object {
-	_Atomic uint32_t lock; /* the per-object lock taken by oplog_synchronize */
+	TSYNC_ATOMIC(uint32_t) lock; /* the per-object lock taken by oplog_synchronize */
 	uint32_t hash;         /* slot index hash, from the object's address */
 	struct oplog_domain *dom;
 };
@@ -428,14 +428,14 @@ size_t oplog_ops_used(const void *log);
 
 /* Internal layout shared with the inline fast path below; do not use directly. */
 struct oplog__slot {
-	_Atomic uint32_t lock;
+	TSYNC_ATOMIC(uint32_t) lock;
 	uint32_t pad_;
 	struct oplog_object *owner;              /* under lock */
-	_Atomic(struct oplog_object *) evicting; /* see oplog_object_fini */
+	TSYNC_ATOMIC(struct oplog_object *) evicting; /* see oplog_object_fini */
 	uint64_t last_ts;                        /* under lock */
 };
 struct oplog__domain_fast {
-	void *_Atomic *tables; /* per thread id: the table, or NULL */
+	TSYNC_ATOMIC(void *) *tables; /* per thread id: the table, or NULL */
 	size_t slot_stride;
 	uint32_t mask;
 	uint32_t direct_ok; /* the type is OPLOG_TYPE_UNORDERED with a custom log */

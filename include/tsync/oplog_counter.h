@@ -40,8 +40,8 @@ struct oplog_counter {
 	int64_t value; /* the shared count: under the object lock */
 	oplog_counter_release_fn release;
 	void *arg;
-	_Atomic int zero_seen; /* a synchronize found 0: the unlocked hook releases */
-	_Atomic int released;  /* release has run (or fini has begun) */
+	TSYNC_ATOMIC(int) zero_seen; /* a synchronize found 0: the unlocked hook releases */
+	TSYNC_ATOMIC(int) released;  /* release has run (or fini has begun) */
 };
 
 /*

@@ -47,7 +47,7 @@ struct oplog_list_node {
 	struct oplog_op *pending;            /* global absorption: the batch's pending add */
 	/* local absorption: where the last thread that logged an add of this node put it
 	 * in its log (a hint, validated against the remover's own log before use) */
-	_Atomic(struct oplog_op *) local;
+	TSYNC_ATOMIC(struct oplog_op *) local;
 };
 #define OPLOG_LIST_NODE_INIT {NULL, NULL, NULL, NULL}
 

@@ -468,8 +468,8 @@ struct ps__slot {
 	 * section; e is the start of the outermost section (or of the last one), in ticks
 	 * since the instance's base, at or before its true start. One word, so one load
 	 * sees a state the thread was in (docs/design.md §2). */
-	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t state;
-	_Atomic uint64_t quiesced; /* owner's last computed quiescence point (opt. 2) */
+	TSYNC_ALIGNAS(TSYNC_CACHE_LINE) TSYNC_ATOMIC(uint64_t) state;
+	TSYNC_ATOMIC(uint64_t) quiesced; /* owner's last computed quiescence point (opt. 2) */
 	void *qcache;              /* owner only: cache of other threads' values (opt. 3) */
 };
 #define PS__DEPTH_BITS 4u
@@ -487,20 +487,20 @@ struct ps__chunk {
 #define PS__READ_FENCE 1u   /* a full fence after the enter store */
 #define PS__READ_TSC 2u     /* the counter, not the clock word, dates a section */
 struct ps__head {
-	struct ps__chunk *_Atomic *chunks; /* capacity / PS__CHUNK entries, filled lazily */
+	TSYNC_ATOMIC(struct ps__chunk *) *chunks; /* capacity / PS__CHUNK entries, filled lazily */
 	uint64_t key;                      /* unique per instance, never reused */
 	uint64_t base;                     /* a counter reading at creation: times in
 					    * state words count from it */
-	_Atomic uint32_t read;             /* PS__READ_* */
+	TSYNC_ATOMIC(uint32_t) read;             /* PS__READ_* */
 	uint32_t pad_;
-	_Atomic uint64_t clock;            /* the domain clock word, as a state word's
+	TSYNC_ATOMIC(uint64_t) clock;            /* the domain clock word, as a state word's
 					    * start: (reading - base) << PS__DEPTH_BITS */
 };
 /* Each thread's slot of the instance it used last: (key, slot), set by ps__slot_miss and
  * cleared when the thread unregisters (its slot then belongs to its id, not to it). A
  * key is never reused, so a destroyed instance's entry matches nothing. */
-extern _Thread_local uint64_t tsync__ps_key __attribute__((tls_model("initial-exec")));
-extern _Thread_local struct ps__slot *tsync__ps_slot __attribute__((tls_model("initial-exec")));
+extern TSYNC_THREAD_LOCAL uint64_t tsync__ps_key __attribute__((tls_model("initial-exec")));
+extern TSYNC_THREAD_LOCAL struct ps__slot *tsync__ps_slot __attribute__((tls_model("initial-exec")));
 struct ps__slot *ps__slot_miss(struct ps *ps) __attribute__((cold));
 void ps__exit_unbalanced(void) __attribute__((cold, noreturn));
 void ps__enter_too_deep(void) __attribute__((cold, noreturn));

@@ -29,8 +29,8 @@ extern "C" {
 #endif
 
 struct ps_lock {
-	_Atomic uint32_t next;  /* next ticket to hand out */
-	_Atomic uint32_t owner; /* ticket now served */
+	TSYNC_ATOMIC(uint32_t) next;  /* next ticket to hand out */
+	TSYNC_ATOMIC(uint32_t) owner; /* ticket now served */
 };
 #define PS_LOCK_INIT {0, 0}
 

@@ -352,7 +352,7 @@ int ps_ns_stats(struct ps_ns *ns, struct ps_ns_stats *out);
 #define PS_NS__RESERVED 2u
 #define PS_NS__CLAIM 3u /* transient: an extent claim in progress */
 struct ps_ns__node {
-	_Atomic uintptr_t slot[PS_NS__FANOUT];
+	TSYNC_ATOMIC(uintptr_t) slot[PS_NS__FANOUT];
 };
 struct ps_ns__head {
 	struct ps_ns__node *root; /* never changes */

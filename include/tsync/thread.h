@@ -94,7 +94,7 @@ extern "C" {
 #define TSYNC_THREADS_MAX (1u << 20)
 
 /* Internal: id + 1 of the calling thread, 0 when unregistered. */
-extern _Thread_local unsigned tsync__tid1 __attribute__((tls_model("initial-exec")));
+extern TSYNC_THREAD_LOCAL unsigned tsync__tid1 __attribute__((tls_model("initial-exec")));
 unsigned tsync__thread_lazy_register(void);
 
 /*
