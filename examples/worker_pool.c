@@ -13,6 +13,7 @@
  *   cc -std=c11 worker_pool.c $(pkg-config --cflags --libs tsync) -pthread
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,7 +136,10 @@ int main(void)
 		pthread_t t[PER_WAVE];
 		for (unsigned i = 0; i < PER_WAVE; i++)
 			pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(w * 100 + i + 1));
-		uint64_t seen = read_total();
+		/* ... once they are under way (in sections and freeing) */
+		uint64_t before = read_total(), seen;
+		while ((seen = read_total()) < before + 100)
+			sched_yield();
 		fflush(stdout);
 		pid_t pid = fork();
 		if (pid == 0) {
