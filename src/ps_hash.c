@@ -601,6 +601,21 @@ static void finish(struct ps_hash *h, struct tab *t, struct tab *o)
 	atomic_store_explicit(&h->resizing, 0, RELEASE);
 }
 
+/* The automatic policy, outside a resize: start the one the count calls for. */
+static void policy_check(struct ps_hash *h)
+{
+	if (h->no_auto)
+		return;
+	int64_t c = atomic_load_explicit(&h->count, RELAXED);
+	ps_enter(h->ps);
+	struct tab *t = atomic_load_explicit(&h->tab, ACQUIRE);
+	bool busy = atomic_load_explicit(&t->src, ACQUIRE) != NULL;
+	unsigned cur = t->power, p = want_power(h, t->mask + 1, c, false);
+	ps_exit(h->ps);
+	if (!busy && p != cur && atomic_load_explicit(&h->resizing, RELAXED) == 0)
+		(void)start_resize(h, p);
+}
+
 /* One help step; returns true if a resize is still in progress after it. */
 static bool help_step(struct ps_hash *h, bool *waiting)
 {
@@ -644,7 +659,10 @@ static bool help_step(struct ps_hash *h, bool *waiting)
 			if (d == n) {
 				finish(h, t, o);
 				ps_exit(h->ps);
-				return false;
+				/* The count may have crossed a threshold while this resize
+				 * ran (updates start none meanwhile): look again now. */
+				policy_check(h);
+				return atomic_load_explicit(&h->resizing, ACQUIRE) != 0;
 			}
 		} else {
 			*waiting = true; /* every bucket claimed: others are finishing theirs */
