@@ -616,8 +616,24 @@ static void policy_check(struct ps_hash *h)
 		(void)start_resize(h, p);
 }
 
-/* One help step; returns true if a resize is still in progress after it. */
-static bool help_step(struct ps_hash *h, bool *waiting)
+/* The least time between two grace-period polls of one thread (help steps of updates;
+ * ps_hash_resize and ps_hash_poll poll every time). */
+#define POLL_NS 20000u
+static _Thread_local tsync_tick_t poll_next;
+static tsync_tick_t poll_ticks(void)
+{
+	static _Atomic tsync_tick_t ticks;
+	tsync_tick_t v = atomic_load_explicit(&ticks, RELAXED);
+	if (v == 0) {
+		v = tsync_ns_to_ticks(POLL_NS);
+		atomic_store_explicit(&ticks, v, RELAXED);
+	}
+	return v;
+}
+
+/* One help step; returns true if a resize is still in progress after it. force: poll
+ * the grace period whatever the time since this thread's last poll. */
+static bool help_step(struct ps_hash *h, bool *waiting, bool force)
 {
 	*waiting = false;
 	ps_enter(h->ps);
@@ -633,7 +649,15 @@ static bool help_step(struct ps_hash *h, bool *waiting)
 	if (ph == PH_WAIT) {
 		uint64_t t1 = atomic_load_explicit(&t->t1, ACQUIRE);
 		ps_exit(h->ps);
-		/* Outside our section (if the caller is in none), so ours does not count. */
+		/* Outside our section (if the caller is in none), so ours does not count. At
+		 * most one poll per POLL_NS per thread: a poll may cost a read barrier (a
+		 * system call), and an update stream would otherwise make one per update. */
+		tsync_tick_t now = tsync_now();
+		if (!force && now < poll_next) {
+			*waiting = true;
+			return true;
+		}
+		poll_next = now + poll_ticks();
 		if (t1 == 0 || !ps_quiesce(h->ps, t1)) {
 			*waiting = true;
 			return true;
@@ -675,13 +699,13 @@ static bool help_step(struct ps_hash *h, bool *waiting)
 static void help(struct ps_hash *h)
 {
 	bool waiting;
-	(void)help_step(h, &waiting);
+	(void)help_step(h, &waiting, false);
 }
 
 bool ps_hash_poll(struct ps_hash *h)
 {
 	bool waiting;
-	return help_step(h, &waiting);
+	return help_step(h, &waiting, true);
 }
 
 /* Take the resize slot and publish an array of 2^power buckets. 0, or -1 with errno:
@@ -740,7 +764,7 @@ int ps_hash_resize(struct ps_hash *h, size_t nbuckets)
 		/* Finish whatever is in progress. */
 		bool waiting;
 		unsigned spins = 0;
-		while (help_step(h, &waiting))
+		while (help_step(h, &waiting, true))
 			if (waiting && ++spins > 16)
 				sched_yield();
 		unsigned want = p;
@@ -759,7 +783,7 @@ int ps_hash_resize(struct ps_hash *h, size_t nbuckets)
 	}
 	bool waiting;
 	unsigned spins = 0;
-	while (help_step(h, &waiting))
+	while (help_step(h, &waiting, true))
 		if (waiting && ++spins > 16)
 			sched_yield();
 	return 0;
