@@ -47,6 +47,7 @@ run cmake --build "$work/cmake" -j "$jobs"
 for ex in rcu_list node_lock ns_fd call_malloc worker_pool rcu_list_static; do
 	run_example "$work/cmake/$ex"
 done
+run_example "$work/cmake/ps_hash_kv"
 
 # ---- 2. pkg-config --------------------------------------------------------------------
 pc=$(find "$prefix" -name tsync.pc -path '*/pkgconfig/*' | head -n 1)
@@ -64,4 +65,5 @@ run make -s -f "$root/examples/Makefile.pkgconfig" O="$work/pc" EXTRA_CFLAGS=-We
 for ex in rcu_list node_lock ns_fd call_malloc worker_pool; do
 	run_example "$work/pc/$ex"
 done
+run_example "$work/pc/ps_hash_kv"
 echo "check-install: ok (CMake find_package and pkg-config builds of examples/ ran)"
