@@ -5,7 +5,7 @@
 #                 install check (install to a temporary prefix, build examples/ against it
 #                 with CMake and with pkg-config, run them)
 #   make bench    install missing packages, release build, run every benchmark suite
-#                 (scripts/bench-suite.sh: smr rlu oplog cache net rt prudence vmdb) into docs/results/,
+#                 (scripts/bench-suite.sh: smr rlu oplog cache net rt prudence vmdb hash) into docs/results/,
 #                 each directory with COMMAND.txt: the command lines and the machine
 #
 # Installing packages needs root (apt-get); as another user `make deps` prints the
@@ -61,9 +61,9 @@ SANITIZERS  ?= thread address
 TEST_STEPS  ?= release $(SANITIZERS) python install
 
 # What `make bench` runs: every suite of scripts/bench-suite.sh (smr rlu oplog cache net
-# rt prudence vmdb), each into docs/results/<suite>/; `make bench SUITES="smr rlu"` runs just those, and
+# rt prudence vmdb hash), each into docs/results/<suite>/; `make bench SUITES="smr rlu"` runs just those, and
 # BENCH_ARGS="smr --seconds 1" runs that one tsync-bench command instead.
-SUITES      ?= smr rlu oplog cache net rt prudence vmdb
+SUITES      ?= smr rlu oplog cache net rt prudence vmdb hash
 BENCH_ARGS  ?=
 
 # Debian 12 packages. clang and its sanitizer runtimes (which clang only *recommends*; we

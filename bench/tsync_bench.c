@@ -16,6 +16,7 @@
 #include "cached-net/cached_net_cmd.h"
 #include "prudence/prudence_bench.h"
 #include "vmdb/vmdb_bench.h"
+#include "hash/hash_bench.h"
 
 /* One row per subcommand; each parses its own options from argv[0] = its name. */
 struct bench_cmd {
@@ -55,6 +56,10 @@ static const struct bench_cmd cmds[] = {
 	  "the virtual-memory mapping database (apps/vmdb: ps, global-lock,\n"
 	  "             frame-lock) against liburcu and Linux mmap/munmap on a Metis-like\n"
 	  "             trace (ParSec, EuroSys 2016, sec. 5.3); see tsync-bench vmdb --help" },
+	{ "hash", hash_main,
+	  "resizable hash tables: ps-hash (<tsync/ps_hash.h>) against urcu-lfht,\n"
+	  "             ck-hs and a pthread rwlock table (issue 31, docs/hash.md); see\n"
+	  "             tsync-bench hash --help" },
 	{ "cached-net", cached_net_main,
 	  "tsync-cached against stock memcached over TCP, driven by memcaslap\n"
 	  "             (bench/cached-net/cached_net.py); see tsync-bench cached-net --help" },

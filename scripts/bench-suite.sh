@@ -23,6 +23,9 @@
 #          liburcu design and Linux mmap/munmap on a Metis-like trace, ParSec (EuroSys 2016)
 #          §5.3 (Figs. 9-10): the model backend, then real memory (memfd); refreshes
 #          docs/vmdb.md's targets
+#   hash   tsync-bench hash: ps_hash against liburcu's rculfhash, CK's ck_hs and a pthread
+#          rwlock table at 0/10/50 % updates over 1 k, 64 k and 1 M keys (2 threads), then
+#          the grow-from-empty and shrink runs (issue 31, docs/hash.md §7)
 #
 # THREADS (environment): the thread counts, default 1,2,4,... up to the CPU count (smr's
 # own default, 1..nproc and 2 x nproc, unless THREADS is set).
@@ -193,8 +196,12 @@ for suite in "$@"; do
 		"$py" bench/vmdb/plot_vmdb.py docs/results/vmdb --doc docs/vmdb.md
 		echo "bench: docs/vmdb.md targets refreshed"
 		;;
+	hash)
+		run hash --threads 2 --updates 0,10,50 --keys 1000,65536,1048576 --seconds 1 \
+			--repeat 3 --resize --out docs/results/hash
+		;;
 	*)
-		echo "bench-suite: unknown suite '$suite' (smr rlu oplog cache net rt prudence vmdb)" >&2
+		echo "bench-suite: unknown suite '$suite' (smr rlu oplog cache net rt prudence vmdb hash)" >&2
 		exit 2
 		;;
 	esac

@@ -74,6 +74,7 @@ for ex in rcu_list node_lock ns_fd call_malloc worker_pool rcu_list_static; do
 done
 run_example "$work/cmake/hash_map"
 run_example "$work/cmake/cxx_map" # C++17
+run_example "$work/cmake/ps_hash_kv"
 
 # ---- 2. pkg-config --------------------------------------------------------------------
 pc=$(find "$prefix" -name tsync.pc -path '*/pkgconfig/*' | head -n 1)
@@ -93,4 +94,5 @@ for ex in rcu_list node_lock ns_fd call_malloc worker_pool; do
 done
 run_example "$work/pc/hash_map"
 run_example "$work/pc/cxx_map" # C++17
+run_example "$work/pc/ps_hash_kv"
 echo "check-install: ok (docs installed; CMake find_package and pkg-config builds of the installed examples/ ran)"

@@ -8,6 +8,7 @@
 #include <tsync/ps_mem.h>
 #include <tsync/ps_kmem.h>
 #include <tsync/ps_lock.h>
+#include <tsync/ps_hash.h>
 #include <tsync/ps_ns.h>
 #include <tsync/rlu.h>
 #include <tsync/mvrlu.h>
