@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "registry.h"
 #include "tdir.h"
 #include "util.h"
+#include "wait.h"
 
 struct ps_callb {
 	struct ps_head *first, *last; /* FIFO: first->...->last, last->next == NULL */
@@ -310,17 +310,6 @@ size_t ps_call_poll(struct ps *ps)
 	return n;
 }
 
-/* Wait until t is quiescent (as ps_synchronize, for one stamp). */
-static void wait_quiescent(struct ps *ps, uint64_t t)
-{
-	for (unsigned spins = 0; !ps_quiesce(ps, t); spins++) {
-		if (spins < 64)
-			tsync_arch_relax();
-		else
-			sched_yield();
-	}
-}
-
 /* Run q's batches up to sequence number target, waiting for their grace periods with q's
  * mutex released (a section the wait is for may belong to a thread that is about to
  * take it, e.g. to fork). */
@@ -334,7 +323,7 @@ static void callq_drain_to(struct ps *ps, struct ps_callq *q, uint64_t target, b
 		/* Its head batch holds a callback queued before the barrier: wait for it. */
 		uint64_t stamp = q->ring[q->rhead].stamp;
 		pthread_mutex_unlock(&q->mu);
-		wait_quiescent(ps, stamp);
+		tsync__wait_until(ps_quiesce(ps, stamp), TSYNC__SPIN_QUIESCE); /* as ps_synchronize */
 		pthread_mutex_lock(&q->mu);
 	}
 	pthread_mutex_unlock(&q->mu);

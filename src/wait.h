@@ -34,7 +34,7 @@
  * condition variable until its partner wakes it: a yield would not help a partner pinned
  * to another CPU, and a sleep in a round only makes that round's reading large, which the
  * minimum discards. Included by the modules whose threads wait for each other: ps.c
- * (ps_synchronize), ps_lock.c (the ticket lock), ps_ns.c (an extent claim), oplog.c
+ * (ps_synchronize), ps_call.c (ps_barrier's wait for a batch), ps_lock.c (the ticket lock), ps_ns.c (an extent claim), oplog.c
  * (slot and object locks, eviction), and RLU / MV-RLU.
  */
 #ifndef TSYNC_WAIT_H
