@@ -744,6 +744,17 @@ static int start_resize(struct ps_hash *h, unsigned power)
 	return 0;
 }
 
+/* ps_hash_resize: help the resize in progress until it is over, yielding once the grace
+ * period has kept the helper waiting for more than 16 steps. */
+static void resize_finish(struct ps_hash *h)
+{
+	bool waiting;
+	unsigned spins = 0;
+	while (help_step(h, &waiting, true))
+		if (waiting && ++spins > 16)
+			sched_yield();
+}
+
 int ps_hash_resize(struct ps_hash *h, size_t nbuckets)
 {
 	if (ps_in_section(h->ps))
@@ -762,11 +773,7 @@ int ps_hash_resize(struct ps_hash *h, size_t nbuckets)
 	}
 	for (;;) {
 		/* Finish whatever is in progress. */
-		bool waiting;
-		unsigned spins = 0;
-		while (help_step(h, &waiting, true))
-			if (waiting && ++spins > 16)
-				sched_yield();
+		resize_finish(h);
 		unsigned want = p;
 		if (want == 0) {
 			struct ps_hash_stats st;
@@ -781,11 +788,7 @@ int ps_hash_resize(struct ps_hash *h, size_t nbuckets)
 			return -1;
 		/* EBUSY: someone started one meanwhile; finish it and try again. */
 	}
-	bool waiting;
-	unsigned spins = 0;
-	while (help_step(h, &waiting, true))
-		if (waiting && ++spins > 16)
-			sched_yield();
+	resize_finish(h);
 	return 0;
 }
 

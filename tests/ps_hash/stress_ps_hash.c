@@ -148,7 +148,7 @@ static void *lin_worker(void *arg)
 				check_node(n, key);
 				rc.id = OBJ(n)->id;
 			}
-		} else if (op < 6 || op == 6) {
+		} else if (op <= 6) {
 			uint64_t id = atomic_fetch_add(&next_id, 1);
 			if (id >= max_ids) {
 				ps_exit(ps);
