@@ -100,8 +100,9 @@ struct ps_hash_config {
 	size_t initial_buckets; /* the first array, rounded up to a power of two and at
 				 * least min_buckets (0: min_buckets) */
 	bool no_auto_resize;    /* true: only ps_hash_resize changes the array */
-	/* Bucket-array allocator (CK's ck_malloc idea): NULL means calloc/free. alloc must
-	 * return zeroed memory or NULL. Its failure during a resize leaves the table as it
+	/* Bucket-array allocator (CK's ck_malloc idea): NULL means malloc/free. alloc returns
+	 * bytes of memory, aligned as malloc's, or NULL; the table writes every bucket
+	 * before it publishes an array, so the memory need not be zeroed. Its failure during a resize leaves the table as it
 	 * was (ps_hash_resize: ENOMEM). */
 	void *(*alloc)(size_t bytes, void *alloc_arg);
 	void (*free)(void *p, size_t bytes, void *alloc_arg);
