@@ -19,7 +19,10 @@
  * Steady runs: a table of K keys out of a key space of 2K (so half the lookups hit);
  * each op of each thread is a lookup, or with probability U% an update - an
  * insert-unique or a delete of a random key, alternately - so the size stays about K.
- * Every op is timed (tsync_now) into a per-thread histogram.
+ * The workload first runs --warmup seconds (default 0.25) unmeasured - long enough for
+ * the growth the prefill left due and the allocators' first refills - then --seconds
+ * measured. One op in SAMPLE (16) is timed (tsync_now) into a per-thread histogram;
+ * throughput counts every op over each worker's own measured window.
  *
  * Resize runs (--resize): one writer and one reader. The writer grows the table from
  * empty to K keys (inserts), then shrinks it back to empty (deletes); then, as the
@@ -441,15 +444,33 @@ static const struct table_ops tables[] = {
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
 
 /* =============================== the runs =============================== */
+/* One op in SAMPLE is timed: two clock readings and a histogram add per op cost about as
+ * much as a cached lookup, and the same harness cost added to every table would pull
+ * their throughput ratios towards 1. The ops are random, so every SAMPLE-th one is an
+ * unbiased sample for the latency quantiles. */
+#define SAMPLE 16u
+static tsync_tick_t warm_end; /* steady runs: the end of the warm-up (untimed, uncounted) */
+
 struct worker {
 	_Alignas(64) unsigned id;
 	const struct table_ops *t;
 	unsigned upd_pct;
 	uint64_t keys, ops, seed;
+	tsync_tick_t t0, t1; /* this worker's measured window */
 	struct hist *lk, *up;
 	struct bench_run *run;
 	pthread_t th;
 };
+
+static inline void steady_op(const struct worker *w, uint64_t key, bool upd, unsigned *flip)
+{
+	if (!upd)
+		(void)w->t->lookup(w->id, key);
+	else if ((*flip)++ & 1)
+		(void)w->t->insert(w->id, key);
+	else
+		(void)w->t->remove(w->id, key);
+}
 
 static void *steady_worker(void *arg)
 {
@@ -458,25 +479,35 @@ static void *steady_worker(void *arg)
 	uint64_t s = w->seed, space = 2 * w->keys;
 	uint64_t deadline = bench_run_wait(w->run);
 	unsigned flip = 0;
-	for (;;) {
+	bool warm = true;
+	uint64_t ops = 0;
+	for (uint64_t i = 0;; i++) {
 		uint64_t r = bench_xorshift64s(&s);
 		uint64_t key = r % space;
 		bool upd = (r >> 40) % 100 < w->upd_pct;
-		tsync_tick_t a = tsync_now();
-		if (upd) {
-			if (flip++ & 1)
-				(void)w->t->insert(w->id, key);
-			else
-				(void)w->t->remove(w->id, key);
-		} else {
-			(void)w->t->lookup(w->id, key);
+		if ((i & (SAMPLE - 1)) != 0) {
+			steady_op(w, key, upd, &flip);
+			ops++;
+			continue;
 		}
+		tsync_tick_t a = tsync_now();
+		steady_op(w, key, upd, &flip);
 		tsync_tick_t b = tsync_now();
+		if (TSYNC_UNLIKELY(warm)) {
+			if (b < warm_end)
+				continue;
+			warm = false; /* measure from here: this op is the window's first */
+			w->t0 = a;
+			ops = 0;
+		}
 		hist_add(upd ? w->up : w->lk, b - a);
-		w->ops++;
-		if (b >= deadline)
+		ops++;
+		if (b >= deadline) {
+			w->t1 = b;
 			break;
+		}
 	}
+	w->ops = ops;
 	w->t->thread_fini(w->id);
 	return NULL;
 }
@@ -498,7 +529,7 @@ static void prefill(const struct table_ops *t, uint64_t keys)
 }
 
 static void steady_child(int fd, const struct table_ops *t, unsigned n, unsigned upd,
-			 uint64_t keys, double secs)
+			 uint64_t keys, double secs, double warmup)
 {
 	t->init(keys, n);
 	prefill(t, keys);
@@ -518,22 +549,24 @@ static void steady_child(int fd, const struct table_ops *t, unsigned n, unsigned
 		w[i].run = &run;
 		pthread_create(&w[i].th, NULL, steady_worker, &w[i]);
 	}
-	tsync_tick_t start = bench_run_start(&run, secs);
+	bench_run_ready(&run);
+	tsync_tick_t start = tsync_now();
+	warm_end = start + tsync_ns_to_ticks((uint64_t)(warmup * 1e9));
+	bench_run_go(&run, warm_end + tsync_ns_to_ticks((uint64_t)(secs * 1e9)));
 	for (unsigned i = 0; i < n; i++)
 		pthread_join(w[i].th, NULL);
-	tsync_tick_t end = tsync_now();
 	struct hist *lk = calloc(1, sizeof(*lk)), *up = calloc(1, sizeof(*up));
-	uint64_t ops = 0;
+	double mops = 0; /* the workers' rates over their own windows, summed */
 	for (unsigned i = 0; i < n; i++) {
 		hist_merge(lk, w[i].lk);
 		hist_merge(up, w[i].up);
-		ops += w[i].ops;
+		uint64_t ns = tsync_ticks_to_ns(w[i].t1 - w[i].t0);
+		mops += (double)w[i].ops * 1e3 / (double)(ns ? ns : 1);
 	}
-	double el = (double)tsync_ticks_to_ns(end - start) / 1e9;
 	char line[256];
 	int len = snprintf(line, sizeof line, "%s,%u,%u,%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64
 			   ",%" PRIu64 ",%" PRIu64 ",%ld\n",
-			   t->name, n, upd, keys, (double)ops / el / 1e6,
+			   t->name, n, upd, keys, mops,
 			   tsync_ticks_to_ns(hist_quantile(lk, 0.50)),
 			   tsync_ticks_to_ns(hist_quantile(lk, 0.99)),
 			   hist_count(up) ? tsync_ticks_to_ns(hist_quantile(up, 0.99)) : 0,
@@ -663,12 +696,12 @@ struct steady_arg {
 	const struct table_ops *t;
 	unsigned n, upd;
 	uint64_t keys;
-	double secs;
+	double secs, warmup;
 };
 static void steady_fn(int fd, void *a)
 {
 	struct steady_arg *s = a;
-	steady_child(fd, s->t, s->n, s->upd, s->keys, s->secs);
+	steady_child(fd, s->t, s->n, s->upd, s->keys, s->secs, s->warmup);
 }
 struct resize_arg {
 	const struct table_ops *t;
@@ -685,10 +718,11 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: tsync-bench hash [--tables LIST] [--threads LIST] [--updates LIST]\n"
-		"                        [--keys LIST] [--seconds S] [--repeat R] [--resize]\n"
-		"                        [--resize-keys N] [--csv FILE|-] [--out DIR]\n"
+		"                        [--keys LIST] [--seconds S] [--warmup S] [--repeat R]\n"
+		"                        [--resize] [--resize-keys N] [--csv FILE|-] [--out DIR]\n"
 		"  tables: ps-hash,urcu-lfht,ck-hs,rwlock (default all)\n"
-		"  threads 2, updates 0,10,50 (%%), keys 1000,65536,1048576, seconds 1,\n"
+		"  threads 2, updates 0,10,50 (%%), keys 1000,65536,1048576, seconds 1\n"
+		"  (measured, after warmup 0.25 unmeasured),\n"
 		"  repeat 1; --resize adds the grow/shrink runs (resize-keys 1048576)\n"
 		"  --out DIR: DIR/hash.csv, DIR/hash_resize.csv, then report_hash.py\n");
 }
@@ -708,7 +742,7 @@ int hash_main(int argc, char **argv, const char *cmdline)
 	uint64_t keys[16] = {1000, 65536, 1048576};
 	unsigned nkeys = 3, repeat = 1;
 	uint64_t rkeys = 1048576;
-	double secs = 1;
+	double secs = 1, warmup = 0.25;
 	bool resize = false;
 	char *csv = NULL, *out = NULL;
 	const struct bench_opt opts[] = {
@@ -717,6 +751,7 @@ int hash_main(int argc, char **argv, const char *cmdline)
 		BENCH_O_LIST("updates", 'u', BENCH_OPT_UINTS, upds, &nupds, 0, 100, 0),
 		BENCH_O_LIST("keys", 'k', BENCH_OPT_U64S, keys, &nkeys, 1, 1ull << 26, 0),
 		BENCH_O_DBL("seconds", 's', BENCH_OPT_SECONDS, &secs, 3600),
+		BENCH_O_DBL("warmup", 0, BENCH_OPT_SECONDS, &warmup, 3600),
 		BENCH_O_NUM("repeat", 'r', BENCH_OPT_UINT, &repeat, 1, 100),
 		BENCH_O_SET("resize", 0, &resize),
 		BENCH_O_NUM("resize-keys", 0, BENCH_OPT_U64, &rkeys, 16, 1ull << 26),
@@ -753,7 +788,8 @@ int hash_main(int argc, char **argv, const char *cmdline)
 				for (unsigned ti = 0; ti < nthreads; ti++)
 					for (unsigned s = 0; s < nsel; s++) {
 						struct steady_arg a = {&tables[sel[s]], threads[ti],
-								       upds[ui], keys[ki], secs};
+								       upds[ui], keys[ki], secs,
+								       warmup};
 						if (in_child(buf, sizeof buf,
 							     (void (*)(int, void *))steady_fn,
 							     &a) != 0) {

@@ -11,7 +11,7 @@ list(JOIN tables "," tlist)
 bench_smoke_csv(rows HEADER
   "table,threads,update_pct,keys,mops,lookup_p50_ns,lookup_p99_ns,update_p99_ns,resizes,peak_rss_kib"
   TIMEOUT 120 COMMAND
-  hash --tables ${tlist} --threads 1,2 --updates 0,50 --keys 1000 --seconds 0.05 --repeat 1 --csv -)
+  hash --tables ${tlist} --threads 1,2 --updates 0,50 --keys 1000 --seconds 0.05 --warmup 0.01 --repeat 1 --csv -)
 set(keys "")
 foreach(r IN LISTS rows)
   if(NOT r MATCHES "^([a-z-]+),([12]),(0|50),1000,([0-9]+\\.[0-9]+),([0-9]+),([0-9]+),([0-9]*),([0-9]+),([0-9]+)$")
@@ -41,7 +41,7 @@ endforeach()
 
 bench_smoke_out_dir(out hash)
 bench_smoke_run(_o TIMEOUT 180 COMMAND
-  hash --tables ${tlist} --threads 2 --updates 10 --keys 1000 --seconds 0.05 --resize
+  hash --tables ${tlist} --threads 2 --updates 10 --keys 1000 --seconds 0.05 --warmup 0.01 --resize
   --resize-keys 20000 --out ${out})
 file(STRINGS ${out}/hash_resize.csv rz)
 list(POP_FRONT rz head)
