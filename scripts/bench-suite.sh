@@ -199,6 +199,8 @@ for suite in "$@"; do
 	hash)
 		run hash --threads 2 --updates 0,10,50 --keys 1000,65536,1048576 --seconds 1 \
 			--repeat 3 --resize --out docs/results/hash
+		"$py" bench/hash/report_hash.py docs/results/hash --doc docs/hash.md
+		echo "bench: docs/hash.md targets refreshed"
 		;;
 	*)
 		echo "bench-suite: unknown suite '$suite' (smr rlu oplog cache net rt prudence vmdb hash)" >&2

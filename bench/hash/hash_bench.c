@@ -5,7 +5,10 @@
  *
  * Tables (--tables):
  *   ps-hash    ps_hash on one struct ps; objects from a ps_mem, deleted nodes ps_free'd;
- *              lookups in ps_enter/ps_exit.
+ *              lookups in ps_enter/ps_exit. The ps has the default configuration.
+ *   ps-hash-1ms the same with a read interval of 1 ms (struct ps_config's
+ *              read_interval_ns; the default is 50 us): fewer read barriers for
+ *              ps_free's reclamation to make, and more memory pending (docs/hash.md §8).
  *   urcu-lfht  liburcu's rculfhash (split-ordered lists, Shalev & Shavit), memb flavour,
  *              CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING; deleted nodes freed by
  *              urcu_memb_call_rcu; lookups in urcu_memb_read_lock/unlock.
@@ -96,11 +99,11 @@ static struct ps *p_ps;
 static struct ps_mem *p_mem;
 static struct ps_hash *p_h;
 
-static void p_init(uint64_t keys, unsigned n)
+static void p_init_interval(uint64_t read_interval_ns)
 {
-	(void)keys;
-	(void)n;
-	p_ps = ps_create(NULL);
+	struct ps_config pc = PS_CONFIG_INIT;
+	pc.read_interval_ns = read_interval_ns;
+	p_ps = ps_create(&pc);
 	p_mem = ps_mem_create(p_ps, sizeof(struct pobj), NULL);
 	struct ps_hash_config cfg = PS_HASH_CONFIG_INIT;
 	cfg.key_size = 8;
@@ -110,6 +113,18 @@ static void p_init(uint64_t keys, unsigned n)
 		perror(WHO ": ps-hash");
 		exit(1);
 	}
+}
+static void p_init(uint64_t keys, unsigned n)
+{
+	(void)keys;
+	(void)n;
+	p_init_interval(0); /* the default read interval, PS_READ_INTERVAL_NS */
+}
+static void p_init_1ms(uint64_t keys, unsigned n)
+{
+	(void)keys;
+	(void)n;
+	p_init_interval(1000000);
 }
 static void p_thread(unsigned id)
 {
@@ -437,6 +452,7 @@ static uint64_t r_resizes_fn(void)
 
 static const struct table_ops tables[] = {
 	{"ps-hash", p_init, p_thread, p_thread, p_lookup, p_insert, p_remove, p_resizes},
+	{"ps-hash-1ms", p_init_1ms, p_thread, p_thread, p_lookup, p_insert, p_remove, p_resizes},
 	{"urcu-lfht", u_init, u_thread, u_thread_fini, u_lookup, u_insert, u_remove, u_resizes},
 	{"ck-hs", c_init, c_thread, c_thread_fini, c_lookup, c_insert, c_remove, c_resizes},
 	{"rwlock", r_init, p_thread, p_thread, r_lookup, r_insert, r_remove, r_resizes_fn},
@@ -720,7 +736,7 @@ static void usage(FILE *f)
 		"usage: tsync-bench hash [--tables LIST] [--threads LIST] [--updates LIST]\n"
 		"                        [--keys LIST] [--seconds S] [--warmup S] [--repeat R]\n"
 		"                        [--resize] [--resize-keys N] [--csv FILE|-] [--out DIR]\n"
-		"  tables: ps-hash,urcu-lfht,ck-hs,rwlock (default all)\n"
+		"  tables: ps-hash,ps-hash-1ms,urcu-lfht,ck-hs,rwlock (default all)\n"
 		"  threads 2, updates 0,10,50 (%%), keys 1000,65536,1048576, seconds 1\n"
 		"  (measured, after warmup 0.25 unmeasured),\n"
 		"  repeat 1; --resize adds the grow/shrink runs (resize-keys 1048576)\n"
@@ -767,7 +783,7 @@ int hash_main(int argc, char **argv, const char *cmdline)
 		sel[i] = i;
 	if (tables_arg) {
 		struct bench_names names = {.what = "table",
-					    .hint = "ps-hash, urcu-lfht, ck-hs, rwlock",
+					    .hint = "ps-hash, ps-hash-1ms, urcu-lfht, ck-hs, rwlock",
 					    BENCH_NAMES_OF(tables, name),
 					    .unique = true};
 		if (bench_name_list(WHO, &names, tables_arg, sel, &nsel, NTABLES) != 0)

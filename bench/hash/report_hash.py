@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/hash/report_hash.py DIR - the report of `tsync-bench hash --out DIR`.
+"""bench/hash/report_hash.py DIR [--doc FILE] - the report of `tsync-bench hash --out DIR`.
 
 Reads DIR/hash.csv (steady runs) and DIR/hash_resize.csv (grow/shrink runs, if present),
 takes the median of the repeats of each configuration, and writes:
@@ -12,6 +12,8 @@ takes the median of the repeats of each configuration, and writes:
 The targets (2 threads, ratios within one run): at 10 % updates ps-hash >= 1.5x
 urcu-lfht and >= 1.0x ck-hs throughput, and its update p99 <= both; read-only ps-hash
 >= 1.0x urcu-lfht; ps-hash's lookup p99 during a resize (grow, shrink) <= 2x steady.
+With --doc FILE, the targets table also replaces FILE's block between the lines
+"<!-- hash:targets -->" and "<!-- /hash:targets -->" (docs/hash.md §8).
 Without matplotlib only table.md is written (a line on stderr says so).
 """
 import csv
@@ -23,7 +25,7 @@ from collections import defaultdict
 STEADY_KEYS = ("table", "threads", "update_pct", "keys")
 NUM = ("mops", "lookup_p50_ns", "lookup_p99_ns", "update_p99_ns", "resizes", "peak_rss_kib")
 RNUM = ("lookups", "lookup_p50_ns", "lookup_p99_ns", "seconds", "resizes", "peak_rss_kib")
-TABLES = ("ps-hash", "urcu-lfht", "ck-hs", "rwlock")
+TABLES = ("ps-hash", "ps-hash-1ms", "urcu-lfht", "ck-hs", "rwlock")
 
 
 def read_csv(path):
@@ -84,6 +86,34 @@ def targets(steady, resize):
     return res
 
 
+def target_lines(steady, resize):
+    """The targets as a Markdown table (no lines when the data decides none)."""
+    tg = targets(steady, resize)
+    if not tg:
+        return []
+    lines = ["| target | value | bound | met |", "|---|---|---|---|"]
+    for what, v, bound, ok in tg:
+        lines.append(f"| {what} | {v:.2f} | {bound} | {'yes' if ok else 'no'} |")
+    return lines
+
+
+DOC_BEGIN, DOC_END = "<!-- hash:targets -->", "<!-- /hash:targets -->"
+
+
+def refresh_doc(path, steady, resize):
+    """Replace the lines between DOC_BEGIN and DOC_END in the document at path with the
+    targets table (docs/hash.md quotes its figures this way, so they cannot drift from
+    the data). Raises ValueError when the markers are missing or out of order."""
+    with open(path) as f:
+        doc = f.read()
+    i, j = doc.find(DOC_BEGIN), doc.find(DOC_END)
+    if i < 0 or j < i:
+        raise ValueError(f"{path}: no {DOC_BEGIN} ... {DOC_END} block")
+    body = "\n".join(target_lines(steady, resize)) or "(no targets in the data)"
+    with open(path, "w") as f:
+        f.write(doc[:i + len(DOC_BEGIN)] + "\n" + body + "\n" + doc[j:])
+
+
 def write_table(d, steady, resize):
     lines = ["# tsync-bench hash", "",
              "Medians over the repeats (n). Throughput in Mops (all threads), latencies in ns.", "",
@@ -103,11 +133,9 @@ def write_table(d, steady, resize):
             lines.append(f"| {t} | {ph} | {m['keys']:.0f} | {m['lookups']:.0f} | {m['lookup_p50_ns']:.0f} | "
                          f"{m['lookup_p99_ns']:.0f} | {m['seconds']:.3f} | {m['resizes']:.0f} | "
                          f"{m['peak_rss_kib']:.0f} | {m['n']} |")
-    tg = targets(steady, resize)
+    tg = target_lines(steady, resize)
     if tg:
-        lines += ["", "## Targets (issue 31)", "", "| target | value | bound | met |", "|---|---|---|---|"]
-        for what, v, bound, ok in tg:
-            lines.append(f"| {what} | {v:.2f} | {bound} | {'yes' if ok else 'no'} |")
+        lines += ["", "## Targets (issue 31)", ""] + tg
     with open(os.path.join(d, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -173,16 +201,26 @@ def plot(d, steady, resize):
 
 
 def main(argv):
-    if len(argv) != 2:
+    args, doc = list(argv[1:]), None
+    if len(args) == 3 and args[1] == "--doc":
+        doc = args.pop(2)
+        args.pop(1)
+    if len(args) != 1:
         print(__doc__.splitlines()[0], file=sys.stderr)
         return 2
-    d = argv[1]
+    d = args[0]
     steady = medians(read_csv(os.path.join(d, "hash.csv")), STEADY_KEYS, NUM)
     rp = os.path.join(d, "hash_resize.csv")
     resize = {}
     if os.path.exists(rp):
         resize = medians(read_csv(rp), ("table", "phase"), RNUM + ("keys",))
     write_table(d, steady, resize)
+    if doc:
+        try:
+            refresh_doc(doc, steady, resize)
+        except (OSError, ValueError) as e:
+            print(f"report_hash.py: {e}", file=sys.stderr)
+            return 1
     plot(d, steady, resize)
     return 0
 

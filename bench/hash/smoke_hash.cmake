@@ -6,7 +6,7 @@
 # inserts every key, so its table must have grown).
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/../smoke_common.cmake)
-set(tables ps-hash urcu-lfht ck-hs rwlock)
+set(tables ps-hash ps-hash-1ms urcu-lfht ck-hs rwlock)
 list(JOIN tables "," tlist)
 bench_smoke_csv(rows HEADER
   "table,threads,update_pct,keys,mops,lookup_p50_ns,lookup_p99_ns,update_p99_ns,resizes,peak_rss_kib"
@@ -14,7 +14,7 @@ bench_smoke_csv(rows HEADER
   hash --tables ${tlist} --threads 1,2 --updates 0,50 --keys 1000 --seconds 0.05 --warmup 0.01 --repeat 1 --csv -)
 set(keys "")
 foreach(r IN LISTS rows)
-  if(NOT r MATCHES "^([a-z-]+),([12]),(0|50),1000,([0-9]+\\.[0-9]+),([0-9]+),([0-9]+),([0-9]*),([0-9]+),([0-9]+)$")
+  if(NOT r MATCHES "^([a-z0-9-]+),([12]),(0|50),1000,([0-9]+\\.[0-9]+),([0-9]+),([0-9]+),([0-9]*),([0-9]+),([0-9]+)$")
     message(FATAL_ERROR "malformed row: ${r}")
   endif()
   if(NOT CMAKE_MATCH_1 IN_LIST tables)

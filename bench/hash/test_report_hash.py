@@ -78,3 +78,20 @@ def test_committed_results_parse():
                                  report_hash.STEADY_KEYS, report_hash.NUM)
     assert {k[0] for k in steady} >= {"ps-hash", "urcu-lfht", "ck-hs", "rwlock"}
     assert all(m["mops"] > 0 for m in steady.values())
+
+
+def test_doc_block(tmp_path):
+    d = str(tmp_path)
+    write(d, STEADY, RESIZE)
+    doc = tmp_path / "hash.md"
+    doc.write_text("intro\n<!-- hash:targets -->\nold figures\n<!-- /hash:targets -->\nend\n")
+    assert report_hash.main(["x", d, "--doc", str(doc)]) == 0
+    text = doc.read_text()
+    assert text.startswith("intro\n<!-- hash:targets -->\n| target | value | bound | met |\n")
+    assert "old figures" not in text
+    assert "| 1000 keys, 10 %: ps-hash / urcu-lfht throughput | 3.00 | >= 1.5 | yes |" in text
+    assert text.endswith("<!-- /hash:targets -->\nend\n")
+    bad = tmp_path / "bad.md"
+    bad.write_text("no markers\n")
+    assert report_hash.main(["x", d, "--doc", str(bad)]) == 1
+    assert bad.read_text() == "no markers\n"
