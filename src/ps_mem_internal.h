@@ -1,12 +1,17 @@
 /*
- * src/ps_mem_internal.h - what the three layers of ps_mem share (include/tsync/ps_mem.h
- * draws the layers; docs/design.md §3 argues them):
- *   ps_mem.c        the API, the quiescence queue and reclamation (one loop, its
- *                   optional steps named), thread exit, create/destroy;
+ * src/ps_mem_internal.h - what the files of ps_mem share (include/tsync/ps_mem.h draws
+ * the layers; docs/design.md §3 argues them):
+ *   ps_mem.c        the API (ps_alloc, ps_free, ...), the hand-off to σ and Prudence's
+ *                   policies, the registry hooks but thread exit, create/destroy;
+ *   ps_mem_queue.c  the deferred-free queue: stamping, the reclamation loop (its optional
+ *                   steps named), merges, orphans, idle-queue stealing, thread exit;
  *   ps_mem_slab.c   object cache <-> owned slabs <-> pool <-> system;
- *   ps_mem_stats.c  counters (ps_mem_stats) and the stall report (ps_stall_report).
- * Included by those three, ps_reclaimer.c (σ drives ps_mem__task_*) and ps_kmem.c (an
+ *   ps_mem_stats.c  counters (ps_mem_stats) and the stall report (ps_stall_report);
+ *   ps_mem_acct.h   exact accounting (inline).
+ * Included by those files, ps_reclaimer.c (σ drives ps_mem__task_*) and ps_kmem.c (an
  * object's slab names its size class). The object header is in src/ps_mem_hdr.h.
+ * Cross-file functions are named ps_mem__*; the inline helpers below serve more than one
+ * file (the queue lock and cache_push on ps_free's and ps_alloc's paths among them).
  * Ownership rules (docs/design.md §3):
  *  - a thread's queue, cache and owned-slab lists are touched only by that thread (and by
  *    the registry hook that runs in it when it exits) - except that, in instances
@@ -73,7 +78,7 @@ struct ps_mem_pt {
 	unsigned nempty;                   /* owned slabs with every object free */
 	/* Quiescence queue, by free time: every object in it is stamped. Instances without
 	 * options (!m->ext) guard it with qlock (below), so that another thread may take
-	 * it from an idle owner (steal_idle in ps_mem.c). */
+	 * it from an idle owner (ps_mem__steal_idle in ps_mem_queue.c). */
 	struct ps_mem_hdr *qhead, *qtail;
 	/* Frees not yet stamped, oldest first (unstamped .. utail): owner only, always;
 	 * stamp() gives them one free time and appends them to the queue. */
@@ -225,6 +230,88 @@ static inline struct ps_mem_pt *pt_next(struct ps_mem *m, unsigned *pos)
 				pos);
 }
 
+/* ---- ps_mem_queue.c: the deferred-free queue ------------------------------------- */
+
+/*
+ * How a reclamation may scan the other threads (reclaim_loop): RECLAIM_FREE (ps_free:
+ * only once the queue holds reclaim_batch objects), RECLAIM_ALLOC (allocation slow path:
+ * regardless), RECLAIM_ALL (explicit reclaim, thread exit: stamp everything, ask for the
+ * newest stamp first), RECLAIM_COLLECT (ps_mem_collect: the own point only, no scan).
+ */
+enum { RECLAIM_FREE, RECLAIM_ALLOC, RECLAIM_ALL, RECLAIM_COLLECT };
+/* Stamped batches of ps_free between two looks of steal_idle from ps_free. */
+#define STEAL_EVERY 64u
+
+/* Stamp pt's unstamped frees with one ordered clock reading and queue them. */
+void ps_mem__stamp(struct ps_mem_pt *pt);
+/* Reclaim up to `limit` quiesced objects from the head of pt's queue into its cache
+ * (their latent slabs for the objects so tagged); `scan`: RECLAIM_*. general: instances
+ * without options (!m->ext); ext: the others. Returns the count. */
+size_t ps_mem__reclaim_general(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+			       size_t limit, int scan);
+size_t ps_mem__reclaim_ext(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
+			   int scan);
+/* Merge two lists sorted by free time. */
+struct ps_mem_hdr *ps_mem__hlist_merge(struct ps_mem_hdr *a, struct ps_mem_hdr *b);
+/* Merge a segment sorted by free time into pt's queue. */
+void ps_mem__queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *b);
+/* Take every orphaned queue of m into pt's; returns their objects. */
+uint64_t ps_mem__adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt);
+/* Give pt's queue to m's orphans; false (the queue stays) without memory for it. */
+bool ps_mem__queue_orphan(struct ps_mem *m, struct ps_mem_pt *pt);
+/* Clear pt's stall summary. */
+void ps_mem__stall_clear(struct ps_mem_pt *pt);
+/* Take the stamped queues of idle threads (looks: records looked at); returns objects. */
+uint64_t ps_mem__steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned looks);
+/* The owner takes its queue lock, spinning while a thief holds it. */
+void ps_mem__qlock_own(struct ps_mem *m, struct ps_mem_pt *pt);
+/* Registry hook: the exiting thread gives m everything back. */
+void ps_mem__thread_exit(struct tsync__client *c, unsigned tid);
+
+/* ---- the queue lock (instances without options: idle queues may be taken) ---------- */
+
+/* Subtract what thieves took from the owner's counts (qlock held). */
+static inline void qlock_fold(struct ps_mem_pt *pt)
+{
+	if (TSYNC_LIKELY((atomic_load_explicit(&pt->c_stolen, memory_order_relaxed) |
+			  atomic_load_explicit(&pt->c_stolen_latent, memory_order_relaxed)) == 0))
+		return;
+	cnt_sub(&pt->c_pending, atomic_exchange_explicit(&pt->c_stolen, 0, memory_order_relaxed));
+	pt->nlatent -= (unsigned)atomic_exchange_explicit(&pt->c_stolen_latent, 0,
+							   memory_order_relaxed);
+}
+
+/* The owner takes its queue lock without waiting: false if a thief holds it (for the few
+ * loads and stores of a detach). Instances with options have no thieves: always true. */
+static inline bool qlock_try(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (m->ext)
+		return true;
+	if (atomic_exchange_explicit(&pt->qlock, 1, memory_order_acquire) != 0)
+		return false;
+	qlock_fold(pt);
+	return true;
+}
+
+static inline void qlock_drop(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (!m->ext)
+		atomic_store_explicit(&pt->qlock, 0, memory_order_release);
+}
+
+static inline size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
+			     int scan)
+{
+	if (TSYNC_LIKELY(!m->ext))
+		return ps_mem__reclaim_general(m, me, pt, limit, scan);
+	return ps_mem__reclaim_ext(m, me, pt, limit, scan);
+}
+
+static inline uint64_t hdr_tsc(const struct ps_mem_hdr *h)
+{
+	return atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
+}
+
 /* ---- ps_mem.c: the reclamation task's side (ps_reclaimer.c drives it) ------------ */
 
 /* Take every hand-off list of m and m's orphans into m->task_pt's queue (in free-time
@@ -236,6 +323,17 @@ uint64_t ps_mem__task_sweep(struct ps_mem *m, bool final);
 size_t ps_mem__task_collect(struct ps_mem *m);
 /* Detach's last step (m->sigma already NULL): orphan what task_pt still holds. */
 void ps_mem__task_release(struct ps_mem *m);
+/* TASK/BOTH, at the caller's allocator calls: hand the queue to σ, or take the hand-off
+ * list back when no σ is attached. */
+void ps_mem__task_sync(struct ps_mem *m, struct ps_mem_pt *pt);
+
+/* ---- ps_mem.c: Prudence's policies ------------------------------------------------- */
+
+/* How many objects a full cache flushes before taking one more (latent-aware flush). */
+unsigned ps_mem__flush_size(const struct ps_mem *m, const struct ps_mem_pt *pt);
+/* Move queued latent-cache objects to their latent slabs until cache + latent cache
+ * hold at most `target`. */
+void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target);
 
 /* ---- ps_mem_slab.c: object cache <-> owned slabs <-> pool <-> system ---------------- */
 
@@ -268,5 +366,21 @@ void ps_mem__pool_shrink(struct ps_mem *m);
 void ps_mem__slabs_release(struct ps_mem *m, struct ps_mem_pt *pt);
 /* ps_mem_destroy: unmap every slab (no thread uses m any more). */
 void ps_mem__slabs_destroy(struct ps_mem *m);
+
+/* Give a free object to the caller's object cache - except the object of a one-object
+ * slab: that is a whole slab, so it goes straight back to its (pool-owned) slab, where
+ * any thread's refill finds it and pool_trim can unmap it (docs/design.md §3). */
+static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, struct ps_mem_hdr *h)
+{
+	if (TSYNC_UNLIKELY(m->nobj == 1)) {
+		ps_mem__free_to_slab(m, me, pt, h);
+		return;
+	}
+	if (TSYNC_UNLIKELY(pt->ncache >= m->cache_size))
+		ps_mem__cache_flush(m, me, pt, ps_mem__flush_size(m, pt));
+	h->next = pt->cache;
+	pt->cache = h;
+	pt->ncache++;
+}
 
 #endif
