@@ -1,10 +1,11 @@
 /*
  * src/ps_mem_internal.h - what the files of ps_mem share (include/tsync/ps_mem.h draws
  * the layers; docs/design.md §3 argues them):
- *   ps_mem.c        the API (ps_alloc, ps_free, ...), the hand-off to σ and Prudence's
- *                   policies, the registry hooks but thread exit, create/destroy;
+ *   ps_mem.c        the API (ps_alloc, ps_free, ...) and Prudence's policies, the
+ *                   registry hooks but thread exit, create/destroy;
  *   ps_mem_queue.c  the deferred-free queue: stamping, the reclamation loop (its optional
  *                   steps named), merges, orphans, idle-queue stealing, thread exit;
+ *   ps_mem_task.c   the hand-off to the reclamation task σ (ps_reclaimer.c);
  *   ps_mem_slab.c   object cache <-> owned slabs <-> pool <-> system;
  *   ps_mem_stats.c  counters (ps_mem_stats) and the stall report (ps_stall_report);
  *   ps_mem_acct.h   exact accounting (inline).
@@ -312,7 +313,7 @@ static inline uint64_t hdr_tsc(const struct ps_mem_hdr *h)
 	return atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
 }
 
-/* ---- ps_mem.c: the reclamation task's side (ps_reclaimer.c drives it) ------------ */
+/* ---- ps_mem_task.c: the hand-off to σ (ps_reclaimer.c drives σ's side) ------------- */
 
 /* Take every hand-off list of m and m's orphans into m->task_pt's queue (in free-time
  * order). `final`: seq_cst loads (the detach's sweep). Returns the objects taken.
@@ -326,6 +327,18 @@ void ps_mem__task_release(struct ps_mem *m);
 /* TASK/BOTH, at the caller's allocator calls: hand the queue to σ, or take the hand-off
  * list back when no σ is attached. */
 void ps_mem__task_sync(struct ps_mem *m, struct ps_mem_pt *pt);
+/* Give pt's whole queue to σ (ps_free in BOTH mode: a backlog). */
+void ps_mem__handoff_queue(struct ps_mem *m, struct ps_mem_pt *pt);
+/* ps_free in TASK and BOTH mode, h checked and marked: true if h went to σ; false: free
+ * it inline. */
+bool ps_mem__free_task(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *h);
+
+/* Is a σ attached to m (a seq_cst load: the Dekker pair with the detach's store)? */
+static inline bool sigma_on(struct ps_mem *m)
+{
+	struct ps_reclaimer *r = atomic_load_explicit(&m->sigma, memory_order_seq_cst);
+	return r != NULL && r != PS_MEM_SIGMA_DETACHING;
+}
 
 /* ---- ps_mem.c: Prudence's policies ------------------------------------------------- */
 
