@@ -1,14 +1,15 @@
 /*
  * src/ps_mem.c - the SMR-integrated slab allocator (ParSec (EuroSys 2016) §3.4, RT-SMR (Ren et al.) App. A): the
- * API (ps_alloc, ps_free, ps_free_now, ps_mem_reclaim, ps_mem_collect), Prudence's
- * policies, the fork and thread-prepare hooks, create and destroy.
+ * API (ps_alloc, ps_free, ps_free_now, ps_mem_reclaim, ps_mem_collect, the accessors),
+ * the fork and thread-prepare hooks, create and destroy.
  *
  * Layers (include/tsync/ps_mem.h), one file each:
  *   API: ps_alloc, ps_free, ...                          (this file)
- *   quiescence queue --reclaim--> object cache          (ps_mem_queue.c)
- *   quiescence queue --hand-off--> σ (TASK, BOTH)       (ps_mem_task.c)
+ *   quiescence queue --reclaim--> object cache           (ps_mem_queue.c)
+ *   quiescence queue --hand-off--> σ (TASK, BOTH)        (ps_mem_task.c)
  *   object cache --flush/refill--> owned slabs <--> slab pool <--> system
  *                                                        (ps_mem_slab.c)
+ *   Prudence's policies on the paths above               (ps_mem_policy.c)
  *   counters and the stall report                        (ps_mem_stats.c)
  *   exact accounting, inline                             (ps_mem_acct.h)
  * Structures and ownership rules: ps_mem_internal.h; the argument: docs/design.md §3.
@@ -17,24 +18,11 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ps_internal.h"
 #include "ps_mem_acct.h"
 #include "ps_mem_internal.h"
 #include "util.h"
-
-/* How many objects a full cache flushes before taking one more. Latent-aware (Prudence
- * (ASPLOS 2016) §4.2): room for that one and for every object the latent cache will
- * still bring after its grace period, so their arrival needs no second flush - at least
- * half a cache, at most all of it. */
-unsigned ps_mem__flush_size(const struct ps_mem *m, const struct ps_mem_pt *pt)
-{
-	unsigned half = (m->cache_size + 1) / 2;
-	if (!PRUDENT(m, PS_MEM_PRUDENCE_LATENT_FLUSH) || pt->nlatent + 1 <= half)
-		return half;
-	return pt->nlatent + 1 < m->cache_size ? pt->nlatent + 1 : m->cache_size;
-}
 
 /* Hand out the cache's top object (the cache must not be empty). */
 static inline void *cache_pop(struct ps_mem_pt *pt)
@@ -58,72 +46,6 @@ static inline bool reclaim_due(struct ps_mem *m, struct ps_mem_pt *pt)
 		return false;
 	pt->last_reclaim = now ? now : 1;
 	return true;
-}
-
-/* Objects of m freed with ps_free and not yet reclaimed, in every thread's queue and
- * the orphaned ones (a sum without stopping anyone: a snapshot). */
-static uint64_t pending_any(struct ps_mem *m)
-{
-	if (m->exact)
-		return ACCT_PENDING(atomic_load_explicit(&m->acct, memory_order_relaxed));
-	uint64_t n = atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) +
-		     atomic_load_explicit(&m->task_pt.c_pending, memory_order_relaxed);
-	unsigned pos = 0;
-	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;) {
-		uint64_t tk = atomic_load_explicit(&pt->c_taken, memory_order_relaxed);
-		uint64_t hd = atomic_load_explicit(&pt->c_handed, memory_order_relaxed);
-		uint64_t pd = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
-		uint64_t st = atomic_load_explicit(&pt->c_stolen, memory_order_relaxed);
-		n += (pd > st ? pd - st : 0) + (hd > tk ? hd - tk : 0);
-	}
-	return n;
-}
-
-#define LIMIT_NAP_NS 50000L
-
-/*
- * At cfg->max_bytes with an empty cache (Prudence (ASPLOS 2016) §4: wait for a grace
- * period instead of failing). Returns true once the cache holds an object; false with
- * errno = ENOMEM (nothing deferred to wait for, waiting off, time up, or the system
- * refused a slab) or EDEADLK (inside a section of m's ps). Contract: ps_alloc.
- */
-static __attribute__((noinline)) bool limit_wait(struct ps_mem *m, unsigned me,
-						 struct ps_mem_pt *pt)
-{
-	uint64_t deadline = 0;
-	for (;;) {
-		if (pending_any(m) == 0 || m->limit_wait_ms < 0) {
-			errno = ENOMEM;
-			return false;
-		}
-		if (ps_in_section(m->ps)) {
-			errno = EDEADLK;
-			return false;
-		}
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-		if (deadline == 0) {
-			deadline = now + (uint64_t)m->limit_wait_ms * 1000000u;
-		} else if (now >= deadline) {
-			errno = ENOMEM;
-			return false;
-		}
-		struct timespec nap = {0, LIMIT_NAP_NS};
-		nanosleep(&nap, NULL);
-		reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
-		ps_mem__drain_remote(m, me, pt);
-		if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
-			ps_mem__adopt_orphan(m, pt);
-			reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
-		}
-		if (pt->cache != NULL || ps_mem__refill(m, me, pt) > 0)
-			return true;
-		if (errno != ENOSPC) {
-			errno = ENOMEM;
-			return false;
-		}
-	}
 }
 
 static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
@@ -160,7 +82,7 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 				ps_mem__qlock_own(m, pt); /* limit_wait reclaims: it waits anyway */
 				own = true;
 			}
-			if (errno != ENOSPC || !limit_wait(m, me, pt)) {
+			if (errno != ENOSPC || !ps_mem__limit_wait(m, me, pt)) {
 				int e = errno;
 				if (own)
 					qlock_drop(m, pt);
@@ -374,44 +296,6 @@ void ps_free_now(struct ps_mem *m, void *obj)
 		acct_add(m, ACCT_ALLOC, 1); /* live - 1 */
 }
 
-/*
- * Move queued latent-cache objects to their latent slabs until cache + latent cache
- * hold at most `target` objects (or none is left to move). The oldest go first: their
- * grace period ends first, so they would overflow the cache first. Changes where an
- * object goes after its grace period, never when (docs/design.md §3, "Prudence's latent
- * caches and slabs").
- */
-void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target)
-{
-	struct ps_mem_hdr *lists[2] = {pt->qhead, pt->unstamped}; /* oldest first */
-	for (int i = 0; i < 2; i++)
-		for (struct ps_mem_hdr *h = lists[i];
-		     h && pt->nlatent && pt->ncache + pt->nlatent > target; h = h->next)
-			if (!hdr_latent(h)) {
-				ps_mem__latent_slab_put(m, h);
-				pt->nlatent--;
-			}
-}
-
-/*
- * Pre-flush (Prudence (ASPLOS 2016) §4.2, Algorithm 1 lines 41-43), from idle time
- * (ps_mem_reclaim): when the cache and the latent cache together would overflow the
- * cache after the grace period, move latent objects to their latent slabs now, instead
- * of flushing in the allocation path later. How far: to cache_size while the thread
- * allocated at least as many objects as it freed since the last pre-flush (allocation
- * empties the cache), to half a cache when it freed more.
- */
-static void preflush(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	uint64_t a = atomic_load_explicit(&pt->c_allocs, memory_order_relaxed);
-	uint64_t f = atomic_load_explicit(&pt->c_frees, memory_order_relaxed);
-	bool freeing = f - pt->pf_frees > a - pt->pf_allocs;
-	pt->pf_allocs = a;
-	pt->pf_frees = f;
-	if (pt->ncache + pt->nlatent > m->cache_size)
-		ps_mem__latent_to_slabs(m, pt, freeing ? m->cache_size / 2 : m->cache_size);
-}
-
 size_t ps_mem_reclaim(struct ps_mem *m)
 {
 	unsigned me;
@@ -427,7 +311,7 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 		ps_mem__steal_idle(m, pt, UINT_MAX); /* one look at every other thread */
 	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
 	if (PRUDENT(m, PS_MEM_PRUDENCE_PREFLUSH))
-		preflush(m, pt);
+		ps_mem__preflush(m, pt);
 	qlock_drop(m, pt);
 	ps_mem__pool_shrink(m);
 	/* the callbacks of m's ps that are ready (<tsync/ps.h>: ps_call), outside every

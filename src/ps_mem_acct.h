@@ -2,7 +2,8 @@
  * src/ps_mem_acct.h - ps_mem's exact accounting (PS_MEM_ACCOUNT_EXACT; RT-SMR (RTAS 2018)
  * §II-E): the live/pending word and its peaks (acct_add), the zombie/garbage word
  * (zg_add), and each queue's known-garbage prefix (garb_advance, garb_forget). Inline:
- * ps_alloc and ps_free, the reclamation loop and the hand-off to σ (ps_mem.c) apply them. The words and their ACCT_* / ZG_* fields are in
+ * ps_alloc and ps_free (ps_mem.c), the reclamation loop (ps_mem_queue.c) and the hand-off
+ * to σ (ps_mem_task.c) apply them. The words and their ACCT_* / ZG_* fields are in
  * ps_mem_internal.h (struct ps_mem), where ps_mem_stats.c reads them too. Not installed.
  */
 #ifndef TSYNC_PS_MEM_ACCT_H
