@@ -3,7 +3,7 @@
  * thread released every period q that takes the hand-off lists of the ps_mem attached
  * to it, computes quiescence once per ps (α) and collects every object that quiesced
  * (β each), back to its slab. One σ per ps_mem, or one shared by many (RT-SMR (RTAS
- * 2018) Fig. 13's RT-PARSEC-single). The per-ps_mem work is in ps_mem.c
+ * 2018) Fig. 13's RT-PARSEC-single). The per-ps_mem work is in ps_mem_task.c
  * (ps_mem__task_*); the contract in include/tsync/ps_reclaimer.h; the argument in
  * docs/design.md §3 ("The reclamation task σ"); the analysis in docs/rt.md §10.
  *
