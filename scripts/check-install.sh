@@ -31,8 +31,10 @@ run_example() { # run_example BINARY: run it (bounded), fail loudly on a non-zer
 }
 
 echo "check-install: tsync installed under $prefix"
-for f in include/tsync/tsync.h include/tsync/ps.h include/tsync/ps_ns.h; do
-	[ -f "$prefix/$f" ] || { echo "check-install: $prefix/$f missing" >&2; exit 1; }
+# every public header of the source tree (install(DIRECTORY include/tsync)), as it is there
+for h in "$root"/include/tsync/*.h; do
+	f=include/tsync/$(basename "$h")
+	cmp -s "$h" "$prefix/$f" || { echo "check-install: $prefix/$f missing or not the source tree's" >&2; exit 1; }
 done
 
 # ---- 0. documentation and examples under <datadir>/doc/tsync ------------------------

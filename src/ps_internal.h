@@ -1,7 +1,8 @@
 /*
  * src/ps_internal.h - what src/ps.c offers ps_mem's diagnostics beyond <tsync/ps.h>
- * (not installed). Defined in ps.c; included by ps.c, ps_mem.c (the stall summary of a
- * reclamation) and ps_mem_stats.c (ps_stall_report).
+ * (not installed). Defined in ps.c; included by ps.c, ps_mem.c (a thread's records in
+ * ps before a reclamation), ps_mem_queue.c (a reclamation's quiescence and its stall
+ * summary) and ps_mem_stats.c (ps_stall_report).
  */
 #ifndef TSYNC_PS_INTERNAL_H
 #define TSYNC_PS_INTERNAL_H

@@ -1,689 +1,28 @@
 /*
  * src/ps_mem.c - the SMR-integrated slab allocator (ParSec (EuroSys 2016) §3.4, RT-SMR (Ren et al.) App. A): the
- * API, the quiescence queue and its reclamation, thread exit, create and destroy.
+ * API (ps_alloc, ps_free, ps_free_now, ps_mem_reclaim, ps_mem_collect, the accessors),
+ * the fork and thread-prepare hooks, create and destroy.
  *
  * Layers (include/tsync/ps_mem.h), one file each:
- *   quiescence queue --reclaim--> object cache          (this file)
+ *   API: ps_alloc, ps_free, ...                          (this file)
+ *   quiescence queue --reclaim--> object cache           (ps_mem_queue.c)
+ *   quiescence queue --hand-off--> σ (TASK, BOTH)        (ps_mem_task.c)
  *   object cache --flush/refill--> owned slabs <--> slab pool <--> system
  *                                                        (ps_mem_slab.c)
+ *   Prudence's policies on the paths above               (ps_mem_policy.c)
  *   counters and the stall report                        (ps_mem_stats.c)
+ *   exact accounting, inline                             (ps_mem_acct.h)
  * Structures and ownership rules: ps_mem_internal.h; the argument: docs/design.md §3.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ps_internal.h"
+#include "ps_mem_acct.h"
 #include "ps_mem_internal.h"
 #include "util.h"
-
-static inline void peak_max(_Atomic uint64_t *p, uint64_t v)
-{
-	uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);
-	while (v > cur && !atomic_compare_exchange_weak_explicit(p, &cur, v, memory_order_relaxed,
-								 memory_order_relaxed))
-		;
-}
-
-/* Apply one accounting event; returns the word after it. */
-static uint64_t acct_add(struct ps_mem *m, uint64_t delta, int sub)
-{
-	uint64_t v = sub ? atomic_fetch_sub_explicit(&m->acct, delta, memory_order_relaxed) - delta
-			 : atomic_fetch_add_explicit(&m->acct, delta, memory_order_relaxed) + delta;
-	if (!sub) {
-		peak_max(&m->peak_live, ACCT_LIVE(v));
-		peak_max(&m->peak_pending, ACCT_PENDING(v));
-		peak_max(&m->peak_foot, ACCT_LIVE(v) + ACCT_PENDING(v));
-	}
-	return v;
-}
-
-/* The zombie/garbage word (EXACT accounting): add delta (mod 2^64; both fields stay in
- * range because every transition moves objects that the word counts), then the peaks. */
-static inline void zg_add(struct ps_mem *m, uint64_t delta)
-{
-	uint64_t v = atomic_fetch_add_explicit(&m->zg, delta, memory_order_seq_cst) + delta;
-	peak_max(&m->peak_zombie, ZG_ZOMBIE(v));
-	peak_max(&m->peak_garbage, ZG_GARBAGE(v));
-}
-
-/* Known garbage (RT-SMR (RTAS 2018) §II-E): extend pt's garbage prefix over the queued
- * objects stamped <= q (a proven quiescence point the caller just used); returns how
- * many joined it. Each object is passed over once while it is queued. */
-static inline uint64_t garb_advance(struct ps_mem_pt *pt, uint64_t q)
-{
-	uint64_t g = 0;
-	struct ps_mem_hdr *h = pt->gtail ? pt->gtail->next : pt->qhead;
-	for (; h && atomic_load_explicit(&h->free_tsc, memory_order_relaxed) <= q;
-	     h = h->next) {
-		pt->gtail = h;
-		g++;
-	}
-	pt->ngarb += g;
-	return g;
-}
-
-/* pt's queue is about to be reordered or given away: its known garbage becomes zombie
- * again (the next reclamation of whoever holds it learns it anew). */
-static void garb_forget(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	if (pt->ngarb == 0)
-		return;
-	if (m->exact)
-		zg_add(m, pt->ngarb - (pt->ngarb << 32)); /* zombie + g, garbage - g */
-	pt->ngarb = 0;
-	pt->gtail = NULL;
-	atomic_store_explicit(&pt->c_garbage, 0, memory_order_relaxed);
-}
-
-/* How many objects a full cache flushes before taking one more. Latent-aware (Prudence
- * (ASPLOS 2016) §4.2): room for that one and for every object the latent cache will
- * still bring after its grace period, so their arrival needs no second flush - at least
- * half a cache, at most all of it. */
-static unsigned flush_size(const struct ps_mem *m, const struct ps_mem_pt *pt)
-{
-	unsigned half = (m->cache_size + 1) / 2;
-	if (!PRUDENT(m, PS_MEM_PRUDENCE_LATENT_FLUSH) || pt->nlatent + 1 <= half)
-		return half;
-	return pt->nlatent + 1 < m->cache_size ? pt->nlatent + 1 : m->cache_size;
-}
-
-/* Give a free object to the caller's object cache - except the object of a one-object
- * slab: that is a whole slab, so it goes straight back to its (pool-owned) slab, where
- * any thread's refill finds it and pool_trim can unmap it (docs/design.md §3). */
-static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, struct ps_mem_hdr *h)
-{
-	if (TSYNC_UNLIKELY(m->nobj == 1)) {
-		ps_mem__free_to_slab(m, me, pt, h);
-		return;
-	}
-	if (TSYNC_UNLIKELY(pt->ncache >= m->cache_size))
-		ps_mem__cache_flush(m, me, pt, flush_size(m, pt));
-	h->next = pt->cache;
-	pt->cache = h;
-	pt->ncache++;
-}
-
-/* ---- quiescence queue -------------------------------------------------------------- */
-
-/*
- * How a reclamation may scan the other threads (reclaim_loop): RECLAIM_FREE (ps_free:
- * only once the queue holds reclaim_batch objects), RECLAIM_ALLOC (allocation slow path:
- * regardless), RECLAIM_ALL (explicit reclaim, thread exit: stamp everything, ask for the
- * newest stamp first), RECLAIM_COLLECT (ps_mem_collect: the own point only, no scan).
- */
-enum { RECLAIM_FREE, RECLAIM_ALLOC, RECLAIM_ALL, RECLAIM_COLLECT };
-/*
- * Stamp every not yet stamped free with one ordered clock reading and append them to the
- * queue. It is read after each of their ps_free calls, hence after each unlink was
- * visible: a valid free time for all of them, at most stamp_batch frees late
- * (docs/design.md §3). Touches the queue: qlock held in instances without options.
- */
-static __attribute__((noinline)) void stamp(struct ps_mem_pt *pt)
-{
-	if (pt->unstamped == NULL)
-		return;
-	uint64_t t = tsync_now_ordered();
-	if (t <= PS_MEM_MARKED)
-		t = PS_MEM_MARKED + 1;
-	for (struct ps_mem_hdr *h = pt->unstamped; h; h = h->next)
-		atomic_store_explicit(&h->free_tsc, t, memory_order_relaxed);
-	if (pt->qtail)
-		pt->qtail->next = pt->unstamped;
-	else
-		pt->qhead = pt->unstamped;
-	pt->qtail = pt->utail;
-	pt->unstamped = pt->utail = NULL;
-	pt->nunstamped = 0;
-}
-
-/* ---- the queue lock (instances without options: idle queues may be taken) ---------- */
-
-/* Subtract what thieves took from the owner's counts (qlock held). */
-static inline void qlock_fold(struct ps_mem_pt *pt)
-{
-	if (TSYNC_LIKELY((atomic_load_explicit(&pt->c_stolen, memory_order_relaxed) |
-			  atomic_load_explicit(&pt->c_stolen_latent, memory_order_relaxed)) == 0))
-		return;
-	cnt_sub(&pt->c_pending, atomic_exchange_explicit(&pt->c_stolen, 0, memory_order_relaxed));
-	pt->nlatent -= (unsigned)atomic_exchange_explicit(&pt->c_stolen_latent, 0,
-							   memory_order_relaxed);
-}
-
-/* The owner takes its queue lock without waiting: false if a thief holds it (for the few
- * loads and stores of a detach). Instances with options have no thieves: always true. */
-static inline bool qlock_try(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	if (m->ext)
-		return true;
-	if (atomic_exchange_explicit(&pt->qlock, 1, memory_order_acquire) != 0)
-		return false;
-	qlock_fold(pt);
-	return true;
-}
-
-/* The owner takes its queue lock, spinning while a thief's detach holds it. */
-static void qlock_own(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	while (!qlock_try(m, pt))
-		tsync_arch_relax();
-}
-
-static inline void qlock_drop(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	if (!m->ext)
-		atomic_store_explicit(&pt->qlock, 0, memory_order_release);
-}
-
-/* Publish the queue head's free time (stall report: oldest pending). */
-static inline void head_published(struct ps_mem_pt *pt)
-{
-	uint64_t t = 0;
-	if (pt->qhead)
-		t = atomic_load_explicit(&pt->qhead->free_tsc, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_head_tsc, t, memory_order_relaxed);
-}
-
-/* Move the queue's head h (free time t, quiesced) into the cache - or, if it was freed
- * beyond the latent cache, into its latent slab's slab; track the longest wait among
- * the objects moved by this call (*now: read once, lazily). */
-static inline void reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
-				struct ps_mem_hdr *h, uint64_t t, uint64_t *now, uint64_t *max_wait)
-{
-	pt->qhead = h->next;
-	if (pt->qhead == NULL)
-		pt->qtail = NULL;
-	if (*now == 0)
-		*now = tsync_now();
-	if (*now > t && *now - t > *max_wait)
-		*max_wait = *now - t;
-	if (TSYNC_UNLIKELY(hdr_latent(h))) {
-		ps_mem__latent_slab_take(m, me, pt, h);
-		return;
-	}
-	pt->nlatent--;
-	cache_push(m, me, pt, h);
-}
-
-/* The owner's counters after a call that reclaimed n > 0 objects. */
-static inline void reclaim_count(struct ps_mem_pt *pt, size_t n, uint64_t max_wait)
-{
-	cnt_sub(&pt->c_pending, n);
-	cnt_add(&pt->c_reclaimed, n);
-	atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
-	if (max_wait > atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed))
-		atomic_store_explicit(&pt->c_max_wait, max_wait, memory_order_relaxed);
-}
-
-/* ---- reclamation: one loop; the options of RT-SMR (Ren et al.) and ParSec (EuroSys 2016) §3.7 are named steps,
- * each behind `ext` (m->ext, a constant in each copy of the loop) ------------------- */
-
-/* Step "quiesce": the head's free time t is beyond the point we know quiesced (q): make
- * the one quiescence computation of this call. RT/TEMPORAL (RT-SMR (Ren et al.) Fig. 8): one exact
- * computation or clock reading. Otherwise ps__quiesce_own for the head: lazily for
- * ps_free/ps_alloc (a read barrier at most once per read interval), at once for an
- * explicit reclaim or a thread exit (RECLAIM_ALL), which first asks for a fresh reading -
- * if it has quiesced, so has everything queued before it - then for the head. The head's
- * computation alone may prove less than the whole queue (a barrier published by another
- * thread dates what it saw no later than that barrier); RECLAIM_ALL promises every
- * object that has quiesced. Not on the hot paths: no cached view is newer than a fresh
- * stamp, so that query always reads the other threads' lines, which optimisation 3
- * exists to avoid (on the allocation slow path it cut 2-thread throughput by half).
- * Returns whether t quiesced; updates q. With `timed` (the observer is set) stores the
- * computation's ticks in *alpha. */
-static inline __attribute__((always_inline)) bool
-step_quiesce(struct ps_mem *m, uint64_t t, int scan, bool ext,
-	     bool timed, uint64_t *q, uint64_t *alpha)
-{
-	uint64_t a0 = timed ? tsync_now() : 0;
-	bool ok;
-	if (ext && m->rt) {
-		*q = ps_quiesce_time(m->ps);
-		ok = t <= *q;
-	} else {
-		/* Every object in our queue was stamped before this call (ours, or an
-		 * adopted orphan's, stamped before its thread exited): the bound covers
-		 * what the scan proves of all of them, not only the head - for this queue
-		 * only; the published point stays lower (docs/design.md §2, reason 4). */
-		uint64_t u = 0;
-		if (scan == RECLAIM_ALL) {
-			uint64_t newest = tsync_now_ordered();
-			if (newest > t)
-				u = ps__quiesce_own(m->ps, newest, false);
-		}
-		if (u == 0)
-			u = ps__quiesce_own(m->ps, t, scan != RECLAIM_ALL);
-		ok = u != 0;
-		if (ok) {
-			uint64_t p = ps__quiescence_point(m->ps);
-			*q = p > u ? p : u;
-		}
-	}
-	if (timed)
-		*alpha = tsync_now() - a0;
-	return ok;
-}
-
-/* Step "stall summary" (ps_stall_report): who kept the rest of the queue waiting, and
- * the free time of the head it kept waiting. Written when a quiescence computation
- * failed or the hook refused, and cleared by the next reclamation that gets past that;
- * reclamations with nothing to report (the common case) add two loads of the owner's
- * own line, no store. */
-static void step_stall_summary(struct ps_mem *m, struct ps_mem_pt *pt, bool blocked, bool refused)
-{
-	uint64_t left = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
-	uint64_t b1 = 0, be = 0;
-	if (blocked) {
-		int b = ps__last_blocker(m->ps, &be);
-		b1 = b >= 0 ? (uint64_t)b + 1 : 0;
-	}
-	atomic_store_explicit(&pt->c_blocker1, b1, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_blocker_enter, be, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_blocked, blocked ? left : 0, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_hook_blocked, refused ? left : 0, memory_order_relaxed);
-	if (refused)
-		cnt_add(&pt->c_refused, 1);
-	head_published(pt);
-}
-
-/* Step "observe": tell the reclamation observer what this call did (RT-SMR (Ren et al.) §V-C's
- * alpha and beta). */
-static void step_observe(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t0, uint64_t alpha,
-			 size_t n, bool attempted)
-{
-	uint64_t t1 = tsync_now();
-	struct ps_mem_reclaim_info info = {
-	    .quiesce_ticks = alpha,
-	    .collect_ticks = t1 - t0 > alpha ? t1 - t0 - alpha : 0,
-	    .collected = n,
-	    .queued = atomic_load_explicit(&pt->c_pending, memory_order_relaxed),
-	    .quiesced = attempted,
-	};
-	m->reclaim_fn(m, &info, m->reclaim_arg);
-}
-
-/*
- * Move up to `limit` quiesced objects from the head of our queue into our cache.
- * Objects freed before our own published quiescence point cost one comparison each.
- * A scan of the other threads (step_quiesce) is made once per call at most, and by
- * ps_free only once the queue holds reclaim_batch objects: a longer queue means one scan
- * proves more objects quiesced (ParSec (EuroSys 2016) §3.4), so a scan's remote loads are amortised
- * over about a batch of frees. RT/TEMPORAL instances collect every quiesced object
- * (RT-SMR (Ren et al.) Fig. 8, lines 27-30). The custom grace period (ParSec (EuroSys 2016) §3.7) is asked last,
- * in free-time order; its first refusal ends the call. `ext` is false in the copy that
- * ps_free uses on instances without options, so that copy pays nothing for them.
- */
-static inline __attribute__((always_inline)) size_t
-reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, int scan,
-	     const bool ext)
-{
-	size_t n = 0;
-	if (scan != RECLAIM_FREE)
-		stamp(pt);
-	const bool timed = ext && TSYNC_UNLIKELY(m->reclaim_fn != NULL);
-	uint64_t max_wait = 0, now = 0, t0 = timed ? tsync_now() : 0, alpha = 0;
-	uint64_t q = ps__quiescence_point(m->ps);
-	bool scanned = false, attempted = false, blocked = false, refused = false;
-	uint64_t gfrom = 0; /* collected objects that were known garbage already */
-	if (ext && m->rt) {
-		limit = SIZE_MAX;
-		scanned = scan == RECLAIM_COLLECT;
-	} else if ((scan == RECLAIM_FREE &&
-		    atomic_load_explicit(&pt->c_pending, memory_order_relaxed) < m->batch) ||
-		   scan == RECLAIM_COLLECT) {
-		scanned = true; /* queue too short to be worth a scan: own point only */
-	}
-	while (n < limit && pt->qhead) {
-		struct ps_mem_hdr *h = pt->qhead; /* stamped: the unstamped are not queued yet */
-		uint64_t t = atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
-		/* h heads the known garbage (an earlier call proved it quiescent: through a
-		 * point, or through a bound for this queue, ps__quiesce_own) or is older than
-		 * the point q; otherwise one quiescence computation per call. */
-		if (t > q && pt->ngarb == 0) {
-			if (scanned)
-				break;
-			scanned = attempted = true;
-			if (!step_quiesce(m, t, scan, ext, timed, &q, &alpha)) {
-				blocked = true;
-				break;
-			}
-		}
-		if (ext && m->grace_fn && !m->grace_fn(m, OBJ(h), t, m->grace_arg)) {
-			refused = true;
-			break;
-		}
-		if (pt->ngarb) { /* h heads the garbage prefix */
-			gfrom++;
-			if (--pt->ngarb == 0)
-				pt->gtail = NULL;
-		}
-		reclaim_take(m, me, pt, h, t, &now, &max_wait);
-		n++;
-	}
-	uint64_t gnew = garb_advance(pt, q);
-	if (n) {
-		reclaim_count(pt, n, max_wait);
-		if (ext && m->exact)
-			acct_add(m, ACCT_RECLAIM(n), 1);
-	}
-	if (n || gnew) {
-		atomic_store_explicit(&pt->c_garbage, pt->ngarb, memory_order_relaxed);
-		/* after pending fell in acct: garbage + gnew - gfrom, zombie - (n - gfrom) -
-		 * gnew, one add */
-		if (ext && m->exact)
-			zg_add(m, (gnew << 32) - (gfrom << 32) - (n - gfrom) - gnew);
-	}
-	/* A summary to write, or one to clear: without options, only a scan clears it (the
-	 * common ps_free then reads nothing more); with them, any progress does. */
-	if (blocked || refused ||
-	    ((ext ? attempted || n : attempted) &&
-	     (atomic_load_explicit(&pt->c_blocked, memory_order_relaxed) |
-	      (ext ? atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed) : 0))))
-		step_stall_summary(m, pt, blocked, refused);
-	if (timed && (n || attempted))
-		step_observe(m, pt, t0, alpha, n, attempted);
-	return n;
-}
-
-/* Instances without a hook, observer, schedule, exact accounting or RT policy. */
-static size_t reclaim_general(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
-			      int scan)
-{
-	return reclaim_loop(m, me, pt, limit, scan, false);
-}
-
-static size_t reclaim_ext(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
-			  int scan)
-{
-	return reclaim_loop(m, me, pt, limit, scan, true);
-}
-
-static inline size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
-			     int scan)
-{
-	if (TSYNC_LIKELY(!m->ext))
-		return reclaim_general(m, me, pt, limit, scan);
-	return reclaim_ext(m, me, pt, limit, scan);
-}
-
-static inline uint64_t hdr_tsc(const struct ps_mem_hdr *h)
-{
-	return atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
-}
-
-/* Merge two lists sorted by free time. */
-static struct ps_mem_hdr *hlist_merge(struct ps_mem_hdr *a, struct ps_mem_hdr *b)
-{
-	struct ps_mem_hdr head = {0}, *tail = &head;
-	while (a && b) {
-		if (hdr_tsc(a) <= hdr_tsc(b)) {
-			tail->next = a;
-			a = a->next;
-		} else {
-			tail->next = b;
-			b = b->next;
-		}
-		tail = tail->next;
-	}
-	tail->next = a ? a : b;
-	return head.next;
-}
-
-/* Merge a queue segment (sorted by free time) into ours: appended when it is all
- * stamped no earlier than our tail (the prefix of known garbage stays), else merged. */
-static void queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *b)
-{
-	if (b == NULL)
-		return;
-	if (pt->qtail && hdr_tsc(pt->qtail) <= hdr_tsc(b)) {
-		pt->qtail->next = b;
-		while (b->next)
-			b = b->next;
-		pt->qtail = b;
-		return;
-	}
-	garb_forget(m, pt);
-	pt->qhead = hlist_merge(pt->qhead, b);
-	struct ps_mem_hdr *tail = pt->qhead;
-	while (tail->next)
-		tail = tail->next;
-	pt->qtail = tail; /* b was not empty */
-}
-
-/* Take over every queue left behind by exited threads (the whole orphan list, detached
- * in one moment under the pool mutex, so none is left for a later call); returns their
- * total length. Each orphan is sorted by free time: they are merged pairwise into one
- * list, then into the caller's queue. */
-static uint64_t adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	pthread_mutex_lock(&m->pool_lock);
-	struct orphan *o = m->orphans;
-	m->orphans = NULL;
-	atomic_store_explicit(&m->orphan_pending, 0, memory_order_relaxed);
-	pthread_mutex_unlock(&m->pool_lock);
-	if (o == NULL)
-		return 0;
-	uint64_t n = 0;
-	struct ps_mem_hdr *all = NULL;
-	while (o) {
-		struct orphan *next = o->next;
-		n += o->n;
-		all = hlist_merge(all, o->head);
-		free(o);
-		o = next;
-	}
-	stamp(pt); /* merging needs every free time */
-	queue_merge(m, pt, all); /* every orphan is latent-slab tagged (ps_mem_thread_exit) */
-	cnt_add(&pt->c_pending, n);
-	return n;
-}
-
-/* ---- the reclamation task's hand-off (RT-SMR (RTAS 2018) §V-C; docs/design.md §3 ("The reclamation task σ")) -- */
-
-#define SIGMA_DETACHING PS_MEM_SIGMA_DETACHING
-
-/* Is a σ attached to m (a seq_cst load: the Dekker pair with the detach's store)? */
-static inline bool sigma_on(struct ps_mem *m)
-{
-	struct ps_reclaimer *r = atomic_load_explicit(&m->sigma, memory_order_seq_cst);
-	return r != NULL && r != SIGMA_DETACHING;
-}
-
-
-static struct ps_mem_hdr *hlist_msort(struct ps_mem_hdr *l, uint64_t n)
-{
-	if (n <= 1) {
-		if (l)
-			l->next = NULL;
-		return l;
-	}
-	struct ps_mem_hdr *mid = l;
-	for (uint64_t i = 1; i < n / 2; i++)
-		mid = mid->next;
-	struct ps_mem_hdr *b = mid->next;
-	mid->next = NULL;
-	return hlist_merge(hlist_msort(l, n / 2), hlist_msort(b, n - n / 2));
-}
-
-/* A hand-off list (pushed newest first) in free-time order: reversed, and sorted only
- * if that is not enough (pushes of one thread are in stamp order; a reused id's are
- * not necessarily). *k: its length. */
-static struct ps_mem_hdr *hlist_order(struct ps_mem_hdr *l, uint64_t *k)
-{
-	struct ps_mem_hdr *rev = NULL;
-	uint64_t n = 0;
-	while (l) {
-		struct ps_mem_hdr *next = l->next;
-		l->next = rev;
-		rev = l;
-		l = next;
-		n++;
-	}
-	*k = n;
-	for (struct ps_mem_hdr *h = rev; h && h->next; h = h->next)
-		if (hdr_tsc(h) > hdr_tsc(h->next))
-			return hlist_msort(rev, n);
-	return rev;
-}
-
-/* The owner takes its own hand-off list back (no σ attached): into its queue, which
- * reclaims it as INLINE does. Every object in it is latent-slab tagged and stamped. */
-static void handoff_take_back(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	struct ps_mem_hdr *l = atomic_exchange_explicit(&pt->handoff, NULL, memory_order_seq_cst);
-	if (l == NULL)
-		return;
-	uint64_t k;
-	l = hlist_order(l, &k);
-	stamp(pt); /* merging needs every free time */
-	queue_merge(m, pt, l);
-	cnt_add(&pt->c_pending, k);
-	atomic_fetch_add_explicit(&pt->c_taken, k, memory_order_relaxed);
-}
-
-/* Push the chain first..last (linked newest first, every object stamped and tagged)
- * onto pt's hand-off list: a release CAS that only σ's exchange can make fail (a failed
- * try leaves the head NULL, which σ does not take: at most two tries). Then, the other
- * half of the detach's Dekker pair: if no σ is attached any more, take the list back -
- * either the detach's sweep saw our push or we see its store (both seq_cst). */
-static void handoff_push(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *first,
-			 struct ps_mem_hdr *last, uint64_t k)
-{
-	cnt_add(&pt->c_handed, k);
-	struct ps_mem_hdr *old = atomic_load_explicit(&pt->handoff, memory_order_relaxed);
-	do
-		last->next = old;
-	while (!atomic_compare_exchange_strong_explicit(&pt->handoff, &old, first,
-							memory_order_seq_cst, memory_order_relaxed));
-	if (!sigma_on(m))
-		handoff_take_back(m, pt);
-}
-
-/* Give the caller's whole queue to σ (stamped first; objects bound for the cache move
- * to their latent slabs: σ returns every object to its slab). */
-static void handoff_queue(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	stamp(pt);
-	if (pt->qhead == NULL)
-		return;
-	garb_forget(m, pt);
-	struct ps_mem_hdr *rev = NULL, *last = pt->qhead;
-	uint64_t k = 0;
-	for (struct ps_mem_hdr *h = pt->qhead, *next; h; h = next) {
-		next = h->next;
-		if (!hdr_latent(h)) {
-			ps_mem__latent_slab_put(m, h);
-			pt->nlatent--;
-		}
-		h->next = rev;
-		rev = h;
-		k++;
-	}
-	pt->qhead = pt->qtail = NULL;
-	cnt_sub(&pt->c_pending, k);
-	atomic_store_explicit(&pt->c_blocker1, 0, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_blocked, 0, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_hook_blocked, 0, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_head_tsc, 0, memory_order_relaxed);
-	handoff_push(m, pt, rev, last, k);
-}
-
-/* TASK/BOTH, at the caller's allocator calls: with a σ, TASK hands over what the queue
- * still holds (frees made before the attach); without one, take our list back. */
-static void task_sync(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	if (sigma_on(m)) {
-		if (m->mode == PS_MEM_RECLAIM_TASK && (pt->qhead || pt->unstamped))
-			handoff_queue(m, pt);
-	} else if (atomic_load_explicit(&pt->handoff, memory_order_relaxed) != NULL) {
-		handoff_take_back(m, pt);
-	}
-}
-
-uint64_t ps_mem__task_sweep(struct ps_mem *m, bool final)
-{
-	struct ps_mem_pt *tp = &m->task_pt;
-	struct ps_mem_hdr *all = NULL;
-	uint64_t total = 0;
-	unsigned pos = 0;
-	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;) {
-		if (atomic_load_explicit(&pt->handoff, final ? memory_order_seq_cst
-							     : memory_order_relaxed) == NULL)
-			continue;
-		/* acquire: the owner's stores to each object (stamp, tag, link) are visible */
-		struct ps_mem_hdr *l = atomic_exchange_explicit(&pt->handoff, NULL,
-								memory_order_seq_cst);
-		uint64_t k;
-		l = hlist_order(l, &k);
-		atomic_fetch_add_explicit(&pt->c_taken, k, memory_order_relaxed);
-		all = hlist_merge(all, l);
-		total += k;
-	}
-	if (all) {
-		queue_merge(m, tp, all);
-		cnt_add(&tp->c_pending, total);
-	}
-	while (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
-		uint64_t n = adopt_orphan(m, tp);
-		if (n == 0)
-			break;
-		total += n;
-	}
-	return total;
-}
-
-size_t ps_mem__task_collect(struct ps_mem *m)
-{
-	/* every object in task_pt's queue is latent-slab tagged: each goes to its slab */
-	return reclaim(m, PS_MEM_TASK_ME, &m->task_pt, SIZE_MAX, RECLAIM_COLLECT);
-}
-
-/* Clear pt's stall summary (ps_stall_report): the queue it describes is gone. */
-static void stall_clear(struct ps_mem_pt *pt)
-{
-	atomic_store_explicit(&pt->c_blocker1, 0, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_blocked, 0, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_hook_blocked, 0, memory_order_relaxed);
-	atomic_store_explicit(&pt->c_head_tsc, 0, memory_order_relaxed);
-}
-
-/* Give pt's queue, if it has one, to m's orphaned queues (adopted by the next thread
- * whose allocation slow path or ps_mem_reclaim runs). False if there was no memory for
- * the orphan record: the queue then stays with pt. */
-static bool queue_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	stamp(pt);
-	if (pt->qhead == NULL)
-		return true;
-	struct orphan *o = malloc(sizeof(*o));
-	if (o == NULL)
-		return false;
-	garb_forget(m, pt);
-	o->head = pt->qhead;
-	o->tail = pt->qtail;
-	o->n = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
-	pt->qhead = pt->qtail = NULL;
-	atomic_store_explicit(&pt->c_pending, 0, memory_order_relaxed);
-	pthread_mutex_lock(&m->pool_lock); /* it guards the orphan list too */
-	o->next = m->orphans;
-	m->orphans = o;
-	atomic_store_explicit(&m->orphan_pending,
-			      atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) + o->n,
-			      memory_order_relaxed);
-	pthread_mutex_unlock(&m->pool_lock);
-	return true;
-}
-
-void ps_mem__task_release(struct ps_mem *m)
-{
-	struct ps_mem_pt *tp = &m->task_pt;
-	/* without memory for the record the queue is kept: the next σ attached continues */
-	if (tp->qhead == NULL || !queue_orphan(m, tp))
-		return;
-	stall_clear(tp);
-}
 
 /* Hand out the cache's top object (the cache must not be empty). */
 static inline void *cache_pop(struct ps_mem_pt *pt)
@@ -709,132 +48,6 @@ static inline bool reclaim_due(struct ps_mem *m, struct ps_mem_pt *pt)
 	return true;
 }
 
-/* Stamped batches of ps_free between two looks of steal_idle from ps_free. */
-#define STEAL_EVERY 64u
-
-/*
- * Idle threads (docs/design.md §3, "Idle and exited threads"; contract: ps_mem_reclaim in
- * <tsync/ps_mem.h>). Look at up to `looks` other threads' records, round robin over the
- * ids below m->pt_hw from the caller's cursor. A record whose owner made no ps_free and
- * no allocation slow path on m since the previous look (of any thread: idle_seen) and
- * whose qlock is free loses its stamped queue to the caller: detached under the owner's
- * qlock (a few loads and stores), then - outside it - counted (the owner subtracts them,
- * and its latent-cache objects, at its next qlock: c_stolen*), its latent-cache objects
- * moved to the caller's latent cache (after their grace period they go to the caller's
- * object cache, where the caller reuses them, not back to the idle owner's slabs), and
- * merged into the caller's queue by free time, where they wait for quiescence by the
- * same rule as the caller's own frees. Caller: holds its own qlock; m without options.
- * Returns the objects taken.
- */
-static uint64_t steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned looks)
-{
-	unsigned hw = atomic_load_explicit(&m->pt_hw, memory_order_relaxed);
-	if (looks > hw)
-		looks = hw;
-	uint64_t total = 0;
-	for (unsigned i = 0; i < looks; i++) {
-		if (pt->steal_pos >= hw)
-			pt->steal_pos = 0;
-		struct ps_mem_pt *v = pt_if_exists(m, pt->steal_pos++);
-		if (v == NULL || v == pt)
-			continue;
-		uint64_t act = atomic_load_explicit(&v->c_frees, memory_order_relaxed) +
-			       atomic_load_explicit(&v->c_misses, memory_order_relaxed) + 1;
-		if (atomic_exchange_explicit(&v->idle_seen, act, memory_order_relaxed) != act)
-			continue; /* active since the last look (or first look) */
-		if (atomic_load_explicit(&v->c_pending, memory_order_relaxed) <=
-		    atomic_load_explicit(&v->c_stolen, memory_order_relaxed))
-			continue; /* nothing queued */
-		if (atomic_exchange_explicit(&v->qlock, 1, memory_order_acquire) != 0)
-			continue;
-		struct ps_mem_hdr *l = v->qhead;
-		v->qhead = v->qtail = NULL;
-		v->ngarb = 0;
-		v->gtail = NULL;
-		atomic_store_explicit(&v->c_garbage, 0, memory_order_relaxed);
-		stall_clear(v);
-		atomic_store_explicit(&v->qlock, 0, memory_order_release);
-		if (l == NULL)
-			continue;
-		uint64_t k = 0, u = 0;
-		for (struct ps_mem_hdr *h = l; h; h = h->next, k++)
-			u += !hdr_latent(h);
-		atomic_fetch_add_explicit(&v->c_stolen_latent, u, memory_order_relaxed);
-		atomic_fetch_add_explicit(&v->c_stolen, k, memory_order_relaxed);
-		queue_merge(m, pt, l);
-		pt->nlatent += (unsigned)u; /* they reach our cache, reusable by us */
-		cnt_add(&pt->c_pending, k);
-		total += k;
-	}
-	return total;
-}
-
-/* Objects of m freed with ps_free and not yet reclaimed, in every thread's queue and
- * the orphaned ones (a sum without stopping anyone: a snapshot). */
-static uint64_t pending_any(struct ps_mem *m)
-{
-	if (m->exact)
-		return ACCT_PENDING(atomic_load_explicit(&m->acct, memory_order_relaxed));
-	uint64_t n = atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) +
-		     atomic_load_explicit(&m->task_pt.c_pending, memory_order_relaxed);
-	unsigned pos = 0;
-	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;) {
-		uint64_t tk = atomic_load_explicit(&pt->c_taken, memory_order_relaxed);
-		uint64_t hd = atomic_load_explicit(&pt->c_handed, memory_order_relaxed);
-		uint64_t pd = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
-		uint64_t st = atomic_load_explicit(&pt->c_stolen, memory_order_relaxed);
-		n += (pd > st ? pd - st : 0) + (hd > tk ? hd - tk : 0);
-	}
-	return n;
-}
-
-#define LIMIT_NAP_NS 50000L
-
-/*
- * At cfg->max_bytes with an empty cache (Prudence (ASPLOS 2016) §4: wait for a grace
- * period instead of failing). Returns true once the cache holds an object; false with
- * errno = ENOMEM (nothing deferred to wait for, waiting off, time up, or the system
- * refused a slab) or EDEADLK (inside a section of m's ps). Contract: ps_alloc.
- */
-static __attribute__((noinline)) bool limit_wait(struct ps_mem *m, unsigned me,
-						 struct ps_mem_pt *pt)
-{
-	uint64_t deadline = 0;
-	for (;;) {
-		if (pending_any(m) == 0 || m->limit_wait_ms < 0) {
-			errno = ENOMEM;
-			return false;
-		}
-		if (ps_in_section(m->ps)) {
-			errno = EDEADLK;
-			return false;
-		}
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-		if (deadline == 0) {
-			deadline = now + (uint64_t)m->limit_wait_ms * 1000000u;
-		} else if (now >= deadline) {
-			errno = ENOMEM;
-			return false;
-		}
-		struct timespec nap = {0, LIMIT_NAP_NS};
-		nanosleep(&nap, NULL);
-		reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
-		ps_mem__drain_remote(m, me, pt);
-		if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
-			adopt_orphan(m, pt);
-			reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
-		}
-		if (pt->cache != NULL || ps_mem__refill(m, me, pt) > 0)
-			return true;
-		if (errno != ENOSPC) {
-			errno = ENOMEM;
-			return false;
-		}
-	}
-}
-
 static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	/* The reclamation below uses the caller's records in m's ps (slot, quiescence
@@ -844,7 +57,7 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 		return NULL; /* errno = ENOMEM */
 	cnt_add(&pt->c_misses, 1);
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
-		task_sync(m, pt);
+		ps_mem__task_sync(m, pt);
 	/* the queue steps need qlock (a thief detaching it: skip them this time) */
 	bool own = qlock_try(m, pt);
 	/* 1. quiesced memory first: reuse is the point of the queue */
@@ -856,9 +69,9 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 		if (own) {
 			uint64_t got = 0;
 			if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0)
-				got += adopt_orphan(m, pt);
+				got += ps_mem__adopt_orphan(m, pt);
 			if (!m->ext)
-				got += steal_idle(m, pt, 1);
+				got += ps_mem__steal_idle(m, pt, 1);
 			if (got && due)
 				reclaim(m, me, pt, m->batch, RECLAIM_ALLOC);
 		}
@@ -866,10 +79,10 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 		 * cfg->max_bytes forbids a new slab */
 		if (pt->cache == NULL && ps_mem__refill(m, me, pt) == 0) {
 			if (errno == ENOSPC && !own) {
-				qlock_own(m, pt); /* limit_wait reclaims: it waits anyway */
+				ps_mem__qlock_own(m, pt); /* limit_wait reclaims: it waits anyway */
 				own = true;
 			}
-			if (errno != ENOSPC || !limit_wait(m, me, pt)) {
+			if (errno != ENOSPC || !ps_mem__limit_wait(m, me, pt)) {
 				int e = errno;
 				if (own)
 					qlock_drop(m, pt);
@@ -997,41 +210,6 @@ static inline void check_free(struct ps_mem *m, struct ps_mem_hdr *h, void *obj,
 		tsync__fatal("%s: %p does not belong to this ps_mem", call, obj);
 }
 
-/*
- * ps_free in TASK mode (h checked and marked): with a σ attached, stamp h with its own
- * ordered clock reading (read after the caller's unlink), tag it for its slab, count it,
- * and hand it to σ; returns true. Without one, take our hand-off list back (if any) and
- * return false: the caller continues as INLINE. BOTH only takes back.
- */
-static __attribute__((noinline)) bool free_task(struct ps_mem *m, struct ps_mem_pt *pt,
-						struct ps_mem_hdr *h)
-{
-	if (m->mode != PS_MEM_RECLAIM_TASK || !sigma_on(m)) {
-		if (atomic_load_explicit(&pt->handoff, memory_order_relaxed) != NULL)
-			handoff_take_back(m, pt);
-		return false;
-	}
-	if (pt->qhead || pt->unstamped) /* frees queued before the attach go first */
-		handoff_queue(m, pt);
-	uint64_t t = tsync_now_ordered();
-	if (t <= PS_MEM_MARKED)
-		t = PS_MEM_MARKED + 1;
-	atomic_store_explicit(&h->free_tsc, t, memory_order_relaxed);
-	ps_mem__latent_slab_put(m, h);
-	cnt_add(&pt->c_frees, 1);
-	uint64_t crossed = 0;
-	if (m->exact) {
-		zg_add(m, 1);
-		uint64_t v = acct_add(m, ACCT_FREE, 0);
-		if (m->pending_fn && ACCT_PENDING(v) == m->threshold)
-			crossed = ACCT_PENDING(v);
-	}
-	handoff_push(m, pt, h, h, 1);
-	if (TSYNC_UNLIKELY(crossed))
-		m->pending_fn(m, crossed, m->pending_arg);
-	return true;
-}
-
 /* Shared by ps_free and ps_lock_release_free (which marked the header first). */
 void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 {
@@ -1043,9 +221,9 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 	 * stamped below, once per reclaim_batch frees, by one ordered clock reading that
 	 * follows every earlier store of ours, the unlinks included. */
 	atomic_store_explicit(&h->free_tsc, PS_MEM_MARKED, memory_order_release);
-	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE) && free_task(m, pt, h))
+	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE) && ps_mem__free_task(m, pt, h))
 		return;
-	/* onto the unstamped frees (the caller's alone; stamp() queues them) */
+	/* onto the unstamped frees (the caller's alone; ps_mem__stamp() queues them) */
 	h->next = NULL;
 	if (pt->utail)
 		pt->utail->next = h;
@@ -1065,18 +243,18 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 		 * frees touch only the caller's unstamped list. A thief holding qlock (a few
 		 * instructions) makes this free skip: the next one tries again. */
 		if (++pt->nunstamped >= m->stamp_batch && qlock_try(m, pt)) {
-			stamp(pt);
-			reclaim_general(m, me, pt, m->batch, RECLAIM_FREE);
+			ps_mem__stamp(pt);
+			ps_mem__reclaim_general(m, me, pt, m->batch, RECLAIM_FREE);
 			if (TSYNC_UNLIKELY(++pt->steal_tick >= STEAL_EVERY)) {
 				pt->steal_tick = 0;
-				steal_idle(m, pt, 1);
+				ps_mem__steal_idle(m, pt, 1);
 			}
 			qlock_drop(m, pt);
 		}
 		return;
 	}
 	if (++pt->nunstamped >= m->stamp_batch)
-		stamp(pt);
+		ps_mem__stamp(pt);
 	uint64_t crossed = 0;
 	if (m->exact) {
 		zg_add(m, 1); /* a zombie, before pending rises (struct ps_mem: zg) */
@@ -1089,7 +267,7 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 	/* BOTH: a backlog our reclamation could not clear goes to σ */
 	if (TSYNC_UNLIKELY(m->mode == PS_MEM_RECLAIM_BOTH) &&
 	    atomic_load_explicit(&pt->c_pending, memory_order_relaxed) >= m->batch && sigma_on(m))
-		handoff_queue(m, pt);
+		ps_mem__handoff_queue(m, pt);
 	if (TSYNC_UNLIKELY(crossed))
 		m->pending_fn(m, crossed, m->pending_arg);
 }
@@ -1118,44 +296,6 @@ void ps_free_now(struct ps_mem *m, void *obj)
 		acct_add(m, ACCT_ALLOC, 1); /* live - 1 */
 }
 
-/*
- * Move queued latent-cache objects to their latent slabs until cache + latent cache
- * hold at most `target` objects (or none is left to move). The oldest go first: their
- * grace period ends first, so they would overflow the cache first. Changes where an
- * object goes after its grace period, never when (docs/design.md §3, "Prudence's latent
- * caches and slabs").
- */
-static void latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target)
-{
-	struct ps_mem_hdr *lists[2] = {pt->qhead, pt->unstamped}; /* oldest first */
-	for (int i = 0; i < 2; i++)
-		for (struct ps_mem_hdr *h = lists[i];
-		     h && pt->nlatent && pt->ncache + pt->nlatent > target; h = h->next)
-			if (!hdr_latent(h)) {
-				ps_mem__latent_slab_put(m, h);
-				pt->nlatent--;
-			}
-}
-
-/*
- * Pre-flush (Prudence (ASPLOS 2016) §4.2, Algorithm 1 lines 41-43), from idle time
- * (ps_mem_reclaim): when the cache and the latent cache together would overflow the
- * cache after the grace period, move latent objects to their latent slabs now, instead
- * of flushing in the allocation path later. How far: to cache_size while the thread
- * allocated at least as many objects as it freed since the last pre-flush (allocation
- * empties the cache), to half a cache when it freed more.
- */
-static void preflush(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	uint64_t a = atomic_load_explicit(&pt->c_allocs, memory_order_relaxed);
-	uint64_t f = atomic_load_explicit(&pt->c_frees, memory_order_relaxed);
-	bool freeing = f - pt->pf_frees > a - pt->pf_allocs;
-	pt->pf_allocs = a;
-	pt->pf_frees = f;
-	if (pt->ncache + pt->nlatent > m->cache_size)
-		latent_to_slabs(m, pt, freeing ? m->cache_size / 2 : m->cache_size);
-}
-
 size_t ps_mem_reclaim(struct ps_mem *m)
 {
 	unsigned me;
@@ -1163,15 +303,15 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 	/* queues of exited threads wait for a caller: adopt one (an idle thread's call is
 	 * where they would otherwise be left, when no allocation runs dry) */
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
-		task_sync(m, pt);
-	qlock_own(m, pt);
+		ps_mem__task_sync(m, pt);
+	ps_mem__qlock_own(m, pt);
 	if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0)
-		adopt_orphan(m, pt);
+		ps_mem__adopt_orphan(m, pt);
 	if (!m->ext)
-		steal_idle(m, pt, UINT_MAX); /* one look at every other thread */
+		ps_mem__steal_idle(m, pt, UINT_MAX); /* one look at every other thread */
 	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
 	if (PRUDENT(m, PS_MEM_PRUDENCE_PREFLUSH))
-		preflush(m, pt);
+		ps_mem__preflush(m, pt);
 	qlock_drop(m, pt);
 	ps_mem__pool_shrink(m);
 	/* the callbacks of m's ps that are ready (<tsync/ps.h>: ps_call), outside every
@@ -1185,9 +325,9 @@ size_t ps_mem_collect(struct ps_mem *m)
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt(m, &me);
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
-		task_sync(m, pt);
-	qlock_own(m, pt);
-	stamp(pt);
+		ps_mem__task_sync(m, pt);
+	ps_mem__qlock_own(m, pt);
+	ps_mem__stamp(pt);
 	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_COLLECT);
 	qlock_drop(m, pt);
 	return n;
@@ -1231,39 +371,6 @@ static void ps_mem_fork_child(struct tsync__client *c, const unsigned char *ids,
 		}
 	atomic_store_explicit(&m->sigma, NULL, memory_order_seq_cst);
 	pthread_mutex_unlock(&m->pool_lock);
-}
-
-/* ---- thread exit --------------------------------------------------------------------- */
-
-/* Runs in the exiting thread (registry mutex held): give everything back. */
-static void ps_mem_thread_exit(struct tsync__client *c, unsigned tid)
-{
-	struct ps_mem *m = (struct ps_mem *)((char *)c - offsetof(struct ps_mem, client));
-	struct ps_mem_pt *pt = pt_if_exists(m, tid);
-	if (pt == NULL)
-		return;
-	/* TASK with a σ: the queue goes to σ; without one, the hand-off list comes back
-	 * and is reclaimed or orphaned with the queue. A list left with a σ stays in this
-	 * record, which outlives the thread: σ sweeps every record. */
-	if (m->mode != PS_MEM_RECLAIM_INLINE)
-		task_sync(m, pt);
-	qlock_own(m, pt); /* held to the end: the record outlives the thread */
-	reclaim(m, tid, pt, SIZE_MAX, RECLAIM_ALL); /* stamps the whole queue first */
-	ps_mem__cache_flush(m, tid, pt, pt->ncache);
-	ps_mem__drain_remote(m, tid, pt);
-	/* What still waits goes to its latent slabs, not to whoever adopts the queue: an
-	 * orphan carries no latent cache, so no count strands with the id. */
-	latent_to_slabs(m, pt, 0);
-
-	/* cannot hand the queue over: keep it with the id; its next user adopts it */
-	if (!queue_orphan(m, pt)) {
-		qlock_drop(m, pt);
-		return;
-	}
-	stall_clear(pt);
-	pt->last_reclaim = 0;
-	qlock_drop(m, pt);
-	ps_mem__slabs_release(m, pt);
 }
 
 /* Registry hook: an explicitly registered thread's record, allocated up front so that
@@ -1393,7 +500,7 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 		return NULL;
 	}
 	pthread_mutex_init(&m->pool_lock, NULL);
-	m->client.thread_exit = ps_mem_thread_exit;
+	m->client.thread_exit = ps_mem__thread_exit;
 	m->client.thread_prepare = ps_mem_thread_prepare;
 	m->client.fork_prepare = ps_mem_fork_prepare;
 	m->client.fork_parent = ps_mem_fork_parent;
@@ -1415,7 +522,7 @@ void ps_mem_destroy(struct ps_mem *m)
 	if (m == NULL)
 		return;
 	struct ps_reclaimer *r = atomic_load_explicit(&m->sigma, memory_order_seq_cst);
-	if (r != NULL && r != SIGMA_DETACHING)
+	if (r != NULL && r != PS_MEM_SIGMA_DETACHING)
 		ps_reclaimer_detach(r, m);
 	tsync__client_remove(&m->client);
 	pthread_mutex_lock(&m->pool_lock);

@@ -2,8 +2,7 @@
  * src/ps_mem_hdr.h - the header ps_mem puts before every object, and what reads it
  * (not installed): the layout, the HDR/OBJ conversions, the tag and checks on its slab
  * word, and ps__free (ps_free's body, for ps_lock_release_free and ps_kfree). Included
- * by ps_mem_internal.h (ps_mem.c, ps_mem_slab.c, ps_mem_stats.c, ps_reclaimer.c,
- * ps_kmem.c), ps_lock.c and ps_ns.c.
+ * by ps_mem_internal.h (ps_mem*.c, ps_reclaimer.c, ps_kmem.c), ps_lock.c and ps_ns.c.
  */
 #ifndef TSYNC_PS_MEM_HDR_H
 #define TSYNC_PS_MEM_HDR_H

@@ -1,12 +1,20 @@
 /*
- * src/ps_mem_internal.h - what the three layers of ps_mem share (include/tsync/ps_mem.h
- * draws the layers; docs/design.md §3 argues them):
- *   ps_mem.c        the API, the quiescence queue and reclamation (one loop, its
- *                   optional steps named), thread exit, create/destroy;
+ * src/ps_mem_internal.h - what the files of ps_mem share (include/tsync/ps_mem.h draws
+ * the layers; docs/design.md §3 argues them):
+ *   ps_mem.c        the API (ps_alloc, ps_free, ...), the registry hooks but thread
+ *                   exit, create/destroy;
+ *   ps_mem_queue.c  the deferred-free queue: stamping, the reclamation loop (its optional
+ *                   steps named), merges, orphans, idle-queue stealing, thread exit;
+ *   ps_mem_task.c   the hand-off to the reclamation task σ (ps_reclaimer.c);
+ *   ps_mem_policy.c Prudence's policies: latent slabs and pre-movement, flush and refill
+ *                   sizes, slab choice, pre-flush, waiting at the limit;
  *   ps_mem_slab.c   object cache <-> owned slabs <-> pool <-> system;
- *   ps_mem_stats.c  counters (ps_mem_stats) and the stall report (ps_stall_report).
- * Included by those three, ps_reclaimer.c (σ drives ps_mem__task_*) and ps_kmem.c (an
+ *   ps_mem_stats.c  counters (ps_mem_stats) and the stall report (ps_stall_report);
+ *   ps_mem_acct.h   exact accounting (inline).
+ * Included by those files, ps_reclaimer.c (σ drives ps_mem__task_*) and ps_kmem.c (an
  * object's slab names its size class). The object header is in src/ps_mem_hdr.h.
+ * Cross-file functions are named ps_mem__*; the inline helpers below serve more than one
+ * file (the queue lock and cache_push on ps_free's and ps_alloc's paths among them).
  * Ownership rules (docs/design.md §3):
  *  - a thread's queue, cache and owned-slab lists are touched only by that thread (and by
  *    the registry hook that runs in it when it exits) - except that, in instances
@@ -73,7 +81,7 @@ struct ps_mem_pt {
 	unsigned nempty;                   /* owned slabs with every object free */
 	/* Quiescence queue, by free time: every object in it is stamped. Instances without
 	 * options (!m->ext) guard it with qlock (below), so that another thread may take
-	 * it from an idle owner (steal_idle in ps_mem.c). */
+	 * it from an idle owner (ps_mem__steal_idle in ps_mem_queue.c). */
 	struct ps_mem_hdr *qhead, *qtail;
 	/* Frees not yet stamped, oldest first (unstamped .. utail): owner only, always;
 	 * stamp() gives them one free time and appends them to the queue. */
@@ -225,7 +233,92 @@ static inline struct ps_mem_pt *pt_next(struct ps_mem *m, unsigned *pos)
 				pos);
 }
 
-/* ---- ps_mem.c: the reclamation task's side (ps_reclaimer.c drives it) ------------ */
+/* ---- ps_mem_queue.c: the deferred-free queue ------------------------------------- */
+
+/*
+ * How a reclamation may scan the other threads (reclaim_loop): RECLAIM_FREE (ps_free:
+ * only once the queue holds reclaim_batch objects), RECLAIM_ALLOC (allocation slow path:
+ * regardless), RECLAIM_ALL (explicit reclaim, thread exit: stamp everything, ask for the
+ * newest stamp first), RECLAIM_COLLECT (ps_mem_collect: the own point only, no scan).
+ */
+enum { RECLAIM_FREE, RECLAIM_ALLOC, RECLAIM_ALL, RECLAIM_COLLECT };
+/* Stamped batches of ps_free between two looks of steal_idle from ps_free. */
+#define STEAL_EVERY 64u
+
+/* Stamp pt's unstamped frees with one ordered clock reading and queue them. */
+void ps_mem__stamp(struct ps_mem_pt *pt);
+/* Reclaim up to `limit` quiesced objects from the head of pt's queue into its cache
+ * (their latent slabs for the objects so tagged); `scan`: RECLAIM_*. general: instances
+ * without options (!m->ext); ext: the others. Returns the count. */
+size_t ps_mem__reclaim_general(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+			       size_t limit, int scan);
+size_t ps_mem__reclaim_ext(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
+			   int scan);
+/* Merge two lists sorted by free time. */
+struct ps_mem_hdr *ps_mem__hlist_merge(struct ps_mem_hdr *a, struct ps_mem_hdr *b);
+/* Merge a segment sorted by free time into pt's queue. */
+void ps_mem__queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *b);
+/* Take every orphaned queue of m into pt's; returns their objects. */
+uint64_t ps_mem__adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt);
+/* Give pt's queue to m's orphans; false (the queue stays) without memory for it. */
+bool ps_mem__queue_orphan(struct ps_mem *m, struct ps_mem_pt *pt);
+/* Clear pt's stall summary. */
+void ps_mem__stall_clear(struct ps_mem_pt *pt);
+/* Take the stamped queues of idle threads (looks: records looked at); returns objects. */
+uint64_t ps_mem__steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned looks);
+/* The owner takes its queue lock, spinning while a thief holds it. */
+void ps_mem__qlock_own(struct ps_mem *m, struct ps_mem_pt *pt);
+/* Registry hook: the exiting thread gives m everything back. */
+void ps_mem__thread_exit(struct tsync__client *c, unsigned tid);
+
+/* ---- the queue lock (instances without options: idle queues may be taken) ---------- */
+
+/* Subtract what thieves took from the owner's counts (qlock held). */
+static inline void qlock_fold(struct ps_mem_pt *pt)
+{
+	if (TSYNC_LIKELY((atomic_load_explicit(&pt->c_stolen, memory_order_relaxed) |
+			  atomic_load_explicit(&pt->c_stolen_latent, memory_order_relaxed)) == 0))
+		return;
+	cnt_sub(&pt->c_pending, atomic_exchange_explicit(&pt->c_stolen, 0, memory_order_relaxed));
+	pt->nlatent -= (unsigned)atomic_exchange_explicit(&pt->c_stolen_latent, 0,
+							   memory_order_relaxed);
+}
+
+/* The owner takes its queue lock without waiting: false if a thief holds it (for the few
+ * loads and stores of a detach). Instances with options have no thieves: always true. */
+static inline bool qlock_try(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (m->ext)
+		return true;
+	if (atomic_exchange_explicit(&pt->qlock, 1, memory_order_acquire) != 0)
+		return false;
+	qlock_fold(pt);
+	return true;
+}
+
+/* The owner (or the exit hook) releases its queue lock. */
+static inline void qlock_drop(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (!m->ext)
+		atomic_store_explicit(&pt->qlock, 0, memory_order_release);
+}
+
+/* Reclaim with the copy of the loop that m's options need (ps_mem__reclaim_*). */
+static inline size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
+			     int scan)
+{
+	if (TSYNC_LIKELY(!m->ext))
+		return ps_mem__reclaim_general(m, me, pt, limit, scan);
+	return ps_mem__reclaim_ext(m, me, pt, limit, scan);
+}
+
+/* h's free time (h stamped). */
+static inline uint64_t hdr_tsc(const struct ps_mem_hdr *h)
+{
+	return atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
+}
+
+/* ---- ps_mem_task.c: the hand-off to σ (ps_reclaimer.c drives σ's side) ------------- */
 
 /* Take every hand-off list of m and m's orphans into m->task_pt's queue (in free-time
  * order). `final`: seq_cst loads (the detach's sweep). Returns the objects taken.
@@ -236,6 +329,50 @@ uint64_t ps_mem__task_sweep(struct ps_mem *m, bool final);
 size_t ps_mem__task_collect(struct ps_mem *m);
 /* Detach's last step (m->sigma already NULL): orphan what task_pt still holds. */
 void ps_mem__task_release(struct ps_mem *m);
+/* TASK/BOTH, at the caller's allocator calls: hand the queue to σ, or take the hand-off
+ * list back when no σ is attached. */
+void ps_mem__task_sync(struct ps_mem *m, struct ps_mem_pt *pt);
+/* Give pt's whole queue to σ (ps_free in BOTH mode: a backlog). */
+void ps_mem__handoff_queue(struct ps_mem *m, struct ps_mem_pt *pt);
+/* ps_free in TASK and BOTH mode, h checked and marked: true if h went to σ; false: free
+ * it inline. */
+bool ps_mem__free_task(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *h);
+
+/* Is a σ attached to m (a seq_cst load: the Dekker pair with the detach's store)? */
+static inline bool sigma_on(struct ps_mem *m)
+{
+	struct ps_reclaimer *r = atomic_load_explicit(&m->sigma, memory_order_seq_cst);
+	return r != NULL && r != PS_MEM_SIGMA_DETACHING;
+}
+
+/* ---- ps_mem_policy.c: Prudence's policies (Prudence (ASPLOS 2016) §4) ---------------- */
+
+/* h (queued by the caller, not yet latent) joins its latent slab: tag it and count it
+ * there; with pre-movement, a pool slab whose allocated objects are now all latent moves
+ * to the draining list. */
+void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_hdr *h);
+/* h's grace period is over and it carried HDR_LATENT_SLAB: untag it, uncount it from
+ * its latent slab and return it to that slab. */
+void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+			      struct ps_mem_hdr *h);
+/* Objects waiting in latent slabs now (pool mutex held; ps_mem_stats). */
+uint64_t ps_mem__latent_slab_count(struct ps_mem *m);
+/* How many objects a full cache flushes before taking one more (latent-aware flush). */
+unsigned ps_mem__flush_size(const struct ps_mem *m, const struct ps_mem_pt *pt);
+/* How many objects a refill takes (partial refill). */
+unsigned ps_mem__refill_want(struct ps_mem *m, struct ps_mem_pt *pt);
+/* The slab of the pool list l a refill takes (fragmentation-aware), or NULL (pool mutex
+ * held). */
+struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l);
+/* Move queued latent-cache objects to their latent slabs until cache + latent cache
+ * hold at most `target`. */
+void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target);
+/* Pre-flush, from ps_mem_reclaim: latent objects to their latent slabs now when they
+ * would overflow the cache after their grace period. */
+void ps_mem__preflush(struct ps_mem *m, struct ps_mem_pt *pt);
+/* At cfg->max_bytes with an empty cache: wait for a grace period. True once the cache
+ * holds an object; false with errno = ENOMEM or EDEADLK. */
+bool ps_mem__limit_wait(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
 
 /* ---- ps_mem_slab.c: object cache <-> owned slabs <-> pool <-> system ---------------- */
 
@@ -252,21 +389,97 @@ void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
  * partial refill), or half a cache with that policy off. Returns the count; 0 with errno = ENOSPC when m holds
  * max_slabs slabs already, ENOMEM when the system refused one. */
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
-/* h (queued by the caller, not yet latent) joins its latent slab: tag it and count it
- * there; with pre-movement, a pool slab whose allocated objects are now all latent moves
- * to the draining list. */
-void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_hdr *h);
-/* h's grace period is over and it carried HDR_LATENT_SLAB: untag it, uncount it from
- * its latent slab and return it to that slab. */
-void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
-			      struct ps_mem_hdr *h);
-/* Objects waiting in latent slabs now (pool mutex held; ps_mem_stats). */
-uint64_t ps_mem__latent_slab_count(struct ps_mem *m);
 /* Unmap up to trim_max excess empty slabs of the pool (not under the pool mutex). */
 void ps_mem__pool_shrink(struct ps_mem *m);
 /* Thread exit: give every slab pt owns to the pool and unmap the pool's excess. */
 void ps_mem__slabs_release(struct ps_mem *m, struct ps_mem_pt *pt);
 /* ps_mem_destroy: unmap every slab (no thread uses m any more). */
 void ps_mem__slabs_destroy(struct ps_mem *m);
+
+/* ---- slab lists (pool mutex held for the pool's): ps_mem_slab.c, and pre-movement in
+ * ps_mem_policy.c, which moves pool slabs to the draining list ------------------------ */
+
+static inline struct slab_list *list_of(struct ps_mem *m, struct ps_mem_pt *pt,
+					enum slab_list_id id)
+{
+	switch (id) {
+	case L_OWN_PARTIAL: return &pt->partial;
+	case L_OWN_FULL: return &pt->full;
+	case L_POOL_PARTIAL: return &m->pool_partial;
+	case L_POOL_EMPTY: return &m->pool_empty;
+	case L_POOL_FULL: return &m->pool_full;
+	case L_POOL_DRAINING: return &m->pool_draining;
+	default: return NULL;
+	}
+}
+
+static inline void list_del(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
+{
+	struct slab_list *l = list_of(m, pt, s->list);
+	if (l == NULL)
+		return;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		l->head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->prev = s->next = NULL;
+	s->list = L_NONE;
+	l->n--;
+}
+
+static inline void list_add(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s,
+			    enum slab_list_id id)
+{
+	struct slab_list *l = list_of(m, pt, id);
+	s->prev = NULL;
+	s->next = l->head;
+	if (l->head)
+		l->head->prev = s;
+	l->head = s;
+	l->n++;
+	s->list = id;
+}
+
+/* Will s empty when its latent objects come back - is every allocated object of it
+ * latent (Prudence (ASPLOS 2016) Fig. 5's slab B)? A snapshot: other threads' deferred
+ * frees may add to nlatent at any time. */
+static inline bool slab_all_latent(const struct slab *s)
+{
+	return s->nfree + atomic_load_explicit(&s->nlatent, memory_order_relaxed) >= s->nobj;
+}
+
+/* The pool list for s (pool mutex held). Only a slab with every object in its free list
+ * is empty - the one kind pool_trim unmaps: an object still queued (latent) keeps its
+ * slab mapped. With pre-movement, a slab whose allocated objects all wait for their
+ * grace period drains (Prudence (ASPLOS 2016) Algorithm 1, lines 56-57). */
+static inline enum slab_list_id pool_list_for(struct ps_mem *m, const struct slab *s)
+{
+	if (s->nfree == s->nobj)
+		return L_POOL_EMPTY;
+	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE) && slab_all_latent(s))
+		return L_POOL_DRAINING;
+	return s->nfree ? L_POOL_PARTIAL : L_POOL_FULL;
+}
+
+/* ---- the object cache ------------------------------------------------------------- */
+
+/* Give a free object to the caller's object cache - except the object of a one-object
+ * slab: that is a whole slab, so it goes straight back to its (pool-owned) slab, where
+ * any thread's refill finds it and pool_trim can unmap it (docs/design.md §3). */
+static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+			      struct ps_mem_hdr *h)
+{
+	if (TSYNC_UNLIKELY(m->nobj == 1)) {
+		ps_mem__free_to_slab(m, me, pt, h);
+		return;
+	}
+	if (TSYNC_UNLIKELY(pt->ncache >= m->cache_size))
+		ps_mem__cache_flush(m, me, pt, ps_mem__flush_size(m, pt));
+	h->next = pt->cache;
+	pt->cache = h;
+	pt->ncache++;
+}
 
 #endif

@@ -2,7 +2,9 @@
  * src/ps_mem_slab.c - ps_mem's slab layer (ParSec (EuroSys 2016) §3.4, with the remote
  * frees of RT-SMR (RTAS 2018) Appendix A): a thread's object cache <-> the slabs it owns
  * <-> the instance's slab pool (a mutex, slow path only) <-> the system (mmap/munmap).
- * Structures and ownership rules: ps_mem_internal.h.
+ * How much a flush or refill moves, which pool slab a refill takes, and latent slabs
+ * are Prudence's policies (ps_mem_policy.c). The layer map: ps_mem.c; structures,
+ * ownership rules and the slab lists: ps_mem_internal.h.
  */
 #include <errno.h>
 #include <limits.h>
@@ -11,70 +13,6 @@
 
 #include "ps_mem_internal.h"
 #include "util.h"
-
-/* ---- slab lists ------------------------------------------------------------------ */
-
-static struct slab_list *list_of(struct ps_mem *m, struct ps_mem_pt *pt, enum slab_list_id id)
-{
-	switch (id) {
-	case L_OWN_PARTIAL: return &pt->partial;
-	case L_OWN_FULL: return &pt->full;
-	case L_POOL_PARTIAL: return &m->pool_partial;
-	case L_POOL_EMPTY: return &m->pool_empty;
-	case L_POOL_FULL: return &m->pool_full;
-	case L_POOL_DRAINING: return &m->pool_draining;
-	default: return NULL;
-	}
-}
-
-static void list_del(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
-{
-	struct slab_list *l = list_of(m, pt, s->list);
-	if (l == NULL)
-		return;
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		l->head = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	s->prev = s->next = NULL;
-	s->list = L_NONE;
-	l->n--;
-}
-
-static void list_add(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s, enum slab_list_id id)
-{
-	struct slab_list *l = list_of(m, pt, id);
-	s->prev = NULL;
-	s->next = l->head;
-	if (l->head)
-		l->head->prev = s;
-	l->head = s;
-	l->n++;
-	s->list = id;
-}
-
-/* Will s empty when its latent objects come back - is every allocated object of it
- * latent (Prudence (ASPLOS 2016) Fig. 5's slab B)? A snapshot: other threads' deferred
- * frees may add to nlatent at any time. */
-static inline bool slab_all_latent(const struct slab *s)
-{
-	return s->nfree + atomic_load_explicit(&s->nlatent, memory_order_relaxed) >= s->nobj;
-}
-
-/* The pool list for s (pool mutex held). Only a slab with every object in its free list
- * is empty - the one kind pool_trim unmaps: an object still queued (latent) keeps its
- * slab mapped. With pre-movement, a slab whose allocated objects all wait for their
- * grace period drains (Prudence (ASPLOS 2016) Algorithm 1, lines 56-57). */
-static enum slab_list_id pool_list_for(struct ps_mem *m, const struct slab *s)
-{
-	if (s->nfree == s->nobj)
-		return L_POOL_EMPTY;
-	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE) && slab_all_latent(s))
-		return L_POOL_DRAINING;
-	return s->nfree ? L_POOL_PARTIAL : L_POOL_FULL;
-}
 
 /* ---- slabs from and to the system (pool mutex held) ------------------------------- */
 
@@ -281,53 +219,6 @@ void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, s
 	}
 }
 
-/* ---- latent slabs (Prudence (ASPLOS 2016) §4.1) ------------------------------------- */
-
-/* Pre-movement (Algorithm 1, lines 52-57): a pool slab whose allocated objects are now all
- * latent moves to the draining list at this deferred free, not in the burst after the
- * grace period. Only pool slabs: a thread's own lists are its own. A hint, so a busy
- * pool mutex skips it (the slab then moves when its objects arrive, as without it). */
-static void slab_premove(struct ps_mem *m, struct slab *s)
-{
-	if (atomic_load_explicit(&s->owner, memory_order_relaxed) != OWNER_POOL ||
-	    pthread_mutex_trylock(&m->pool_lock) != 0)
-		return;
-	if (atomic_load_explicit(&s->owner, memory_order_relaxed) == OWNER_POOL &&
-	    (s->list == L_POOL_PARTIAL || s->list == L_POOL_FULL) &&
-	    pool_list_for(m, s) == L_POOL_DRAINING) {
-		list_del(m, NULL, s);
-		list_add(m, NULL, s, L_POOL_DRAINING);
-	}
-	pthread_mutex_unlock(&m->pool_lock);
-}
-
-void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_hdr *h)
-{
-	struct slab *s = hdr_slab(h);
-	atomic_store_explicit(&h->slab, (uintptr_t)s | HDR_LATENT_SLAB, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->nlatent, 1, memory_order_relaxed);
-	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE))
-		slab_premove(m, s);
-}
-
-void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
-			      struct ps_mem_hdr *h)
-{
-	struct slab *s = hdr_slab(h);
-	atomic_store_explicit(&h->slab, (uintptr_t)s, memory_order_relaxed);
-	/* uncounted before it is back: a slab never looks empty with an object queued */
-	atomic_fetch_sub_explicit(&s->nlatent, 1, memory_order_relaxed);
-	ps_mem__free_to_slab(m, me, pt, h);
-}
-
-uint64_t ps_mem__latent_slab_count(struct ps_mem *m)
-{
-	uint64_t n = 0;
-	for (struct slab *s = m->all; s; s = s->all_next)
-		n += atomic_load_explicit(&s->nlatent, memory_order_relaxed);
-	return n;
-}
-
 /* Empty our remote lists: one exchange per line. */
 void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
@@ -361,20 +252,6 @@ void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, un
 }
 
 /* ---- refill ------------------------------------------------------------------------- */
-
-/* How many objects a refill takes. Partial refill (Prudence (ASPLOS 2016) Algorithm 1,
- * line 14): room for the latent cache's objects, which arrive after their grace period
- * - capacity minus them, but at least a quarter of the cache: under a long grace period
- * the latent cache stays full while its objects trickle in one per reclamation, and
- * "capacity minus them" would make every allocation a one-object refill (measured: ten
- * times the misses on the endurance run). Without the policy: half a cache. */
-static unsigned refill_want(struct ps_mem *m, struct ps_mem_pt *pt)
-{
-	if (!PRUDENT(m, PS_MEM_PRUDENCE_PARTIAL_REFILL))
-		return (m->cache_size + 1) / 2;
-	unsigned floor = (m->cache_size + 3) / 4;
-	return pt->nlatent + floor < m->cache_size ? m->cache_size - pt->nlatent : floor;
-}
 
 /* Take up to `want` objects from our partial slabs. Returns the count. */
 static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned want)
@@ -411,40 +288,16 @@ static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned w
 	return got;
 }
 
-#define FRAG_SCAN 10 /* partly free slabs a refill compares (Prudence §5: 10) */
-
-/* Fragmentation-aware choice (Prudence (ASPLOS 2016) Algorithm 1 lines 17-19, Fig. 5;
- * pool mutex held): among the first FRAG_SCAN slabs of `l`, the one with the most objects
- * free now, passing over slabs whose allocated objects are all latent (they empty after
- * the grace period if left alone) unless every candidate is one. NULL if none has a free
- * object. Without the policy: the first slab with a free object. */
-static struct slab *pick_slab(struct ps_mem *m, struct slab_list *l)
-{
-	struct slab *best = NULL, *best_draining = NULL;
-	bool frag = PRUDENT(m, PS_MEM_PRUDENCE_FRAG_REFILL);
-	unsigned i = 0;
-	for (struct slab *s = l->head; s && i < FRAG_SCAN; s = s->next, i++) {
-		if (s->nfree == 0)
-			continue;
-		if (!frag)
-			return s;
-		struct slab **b = slab_all_latent(s) ? &best_draining : &best;
-		if (*b == NULL || s->nfree > (*b)->nfree)
-			*b = s;
-	}
-	return best ? best : best_draining;
-}
-
 /* Get a slab from the pool or the system: partly free slabs first (keeps empty ones
  * returnable), then empty ones, then draining ones (pre-movement), then a new one. */
 static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
 	pthread_mutex_lock(&m->pool_lock);
-	struct slab *s = pick_slab(m, &m->pool_partial);
+	struct slab *s = ps_mem__pick_slab(m, &m->pool_partial);
 	if (s == NULL)
 		s = m->pool_empty.head;
 	if (s == NULL)
-		s = pick_slab(m, &m->pool_draining);
+		s = ps_mem__pick_slab(m, &m->pool_draining);
 	if (s)
 		list_del(m, NULL, s);
 	else
@@ -462,7 +315,7 @@ static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
-	unsigned want = refill_want(m, pt), got = take_from_own(m, pt, want);
+	unsigned want = ps_mem__refill_want(m, pt), got = take_from_own(m, pt, want);
 	/* nothing quiesced and no free object: fresh memory, never wait (ParSec (EuroSys 2016) §3.2) */
 	if (got == 0) {
 		if (acquire_slab(m, me, pt) != 0) {

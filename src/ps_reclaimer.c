@@ -3,8 +3,8 @@
  * thread released every period q that takes the hand-off lists of the ps_mem attached
  * to it, computes quiescence once per ps (α) and collects every object that quiesced
  * (β each), back to its slab. One σ per ps_mem, or one shared by many (RT-SMR (RTAS
- * 2018) Fig. 13's RT-PARSEC-single). The per-ps_mem work is in ps_mem.c
- * (ps_mem__task_*); the contract in include/tsync/ps_mem.h; the argument in
+ * 2018) Fig. 13's RT-PARSEC-single). The per-ps_mem work is in ps_mem_task.c
+ * (ps_mem__task_*); the contract in include/tsync/ps_reclaimer.h; the argument in
  * docs/design.md §3 ("The reclamation task σ"); the analysis in docs/rt.md §10.
  *
  * Locking: r->mu (priority-inheriting) serialises activations with attach, detach, run,
@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <tsync/ps_reclaimer.h>
 #include "ps_mem_internal.h"
 
 #define DEF_PERIOD_NS 1000000u

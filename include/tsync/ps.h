@@ -512,7 +512,7 @@ static inline struct ps__slot *ps__slot(struct ps *ps)
 	return ps__slot_miss(ps);
 }
 
-/* ps_quiescence_point's body, inline for the library's reclaimers (src/ps_mem.c reads it
+/* ps_quiescence_point's body, inline for the library's reclaimers (src/ps_mem_queue.c reads it
  * on every reclamation): one load from the caller's own slot. */
 static inline tsync_tick_t ps__quiescence_point(struct ps *ps)
 {

@@ -1,11 +1,13 @@
 /* tsync/tsync.h - every public header: clock, thread registry, ParSec sections, memory
- * (ps_mem, ps_kmem), node locks, namespaces, RLU, MV-RLU, OpLog and the version. */
+ * (ps_mem, its reclamation task ps_reclaimer, ps_kmem), node locks, namespaces, RLU,
+ * MV-RLU, OpLog and the version. */
 #ifndef TSYNC_TSYNC_H
 #define TSYNC_TSYNC_H
 #include <tsync/clock.h>
 #include <tsync/thread.h>
 #include <tsync/ps.h>
 #include <tsync/ps_mem.h>
+#include <tsync/ps_reclaimer.h>
 #include <tsync/ps_kmem.h>
 #include <tsync/ps_lock.h>
 #include <tsync/ps_hash.h>

@@ -1,0 +1,224 @@
+/*
+ * src/ps_mem_policy.c - Prudence's policies in ps_mem (Prudence (ASPLOS 2016) §4,
+ * Algorithm 1; each a switch in ps_mem_config.prudence): latent slabs and slab
+ * pre-movement, the latent-aware flush size, the partial refill size, the
+ * fragmentation-aware slab choice, the pre-flush, and waiting for a grace period at
+ * cfg->max_bytes. The mechanisms they steer are elsewhere (the queue: ps_mem_queue.c;
+ * the slabs: ps_mem_slab.c). The layer map: ps_mem.c; what the files share:
+ * ps_mem_internal.h; the measures: docs/prudence.md.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ps_mem_internal.h"
+
+/* ---- latent slabs (Prudence (ASPLOS 2016) §4.1) ------------------------------------- */
+
+/* Pre-movement (Algorithm 1, lines 52-57): a pool slab whose allocated objects are now all
+ * latent moves to the draining list at this deferred free, not in the burst after the
+ * grace period. Only pool slabs: a thread's own lists are its own. A hint, so a busy
+ * pool mutex skips it (the slab then moves when its objects arrive, as without it). */
+static void slab_premove(struct ps_mem *m, struct slab *s)
+{
+	if (atomic_load_explicit(&s->owner, memory_order_relaxed) != OWNER_POOL ||
+	    pthread_mutex_trylock(&m->pool_lock) != 0)
+		return;
+	if (atomic_load_explicit(&s->owner, memory_order_relaxed) == OWNER_POOL &&
+	    (s->list == L_POOL_PARTIAL || s->list == L_POOL_FULL) &&
+	    pool_list_for(m, s) == L_POOL_DRAINING) {
+		list_del(m, NULL, s);
+		list_add(m, NULL, s, L_POOL_DRAINING);
+	}
+	pthread_mutex_unlock(&m->pool_lock);
+}
+
+void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_hdr *h)
+{
+	struct slab *s = hdr_slab(h);
+	atomic_store_explicit(&h->slab, (uintptr_t)s | HDR_LATENT_SLAB, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->nlatent, 1, memory_order_relaxed);
+	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE))
+		slab_premove(m, s);
+}
+
+void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+			      struct ps_mem_hdr *h)
+{
+	struct slab *s = hdr_slab(h);
+	atomic_store_explicit(&h->slab, (uintptr_t)s, memory_order_relaxed);
+	/* uncounted before it is back: a slab never looks empty with an object queued */
+	atomic_fetch_sub_explicit(&s->nlatent, 1, memory_order_relaxed);
+	ps_mem__free_to_slab(m, me, pt, h);
+}
+
+uint64_t ps_mem__latent_slab_count(struct ps_mem *m)
+{
+	uint64_t n = 0;
+	for (struct slab *s = m->all; s; s = s->all_next)
+		n += atomic_load_explicit(&s->nlatent, memory_order_relaxed);
+	return n;
+}
+
+/* ---- how many objects a flush and a refill move (§4.2; Algorithm 1, line 14) -------- */
+
+/* How many objects a full cache flushes before taking one more. Latent-aware (Prudence
+ * (ASPLOS 2016) §4.2): room for that one and for every object the latent cache will
+ * still bring after its grace period, so their arrival needs no second flush - at least
+ * half a cache, at most all of it. */
+unsigned ps_mem__flush_size(const struct ps_mem *m, const struct ps_mem_pt *pt)
+{
+	unsigned half = (m->cache_size + 1) / 2;
+	if (!PRUDENT(m, PS_MEM_PRUDENCE_LATENT_FLUSH) || pt->nlatent + 1 <= half)
+		return half;
+	return pt->nlatent + 1 < m->cache_size ? pt->nlatent + 1 : m->cache_size;
+}
+
+/* How many objects a refill takes. Partial refill (Prudence (ASPLOS 2016) Algorithm 1,
+ * line 14): room for the latent cache's objects, which arrive after their grace period
+ * - capacity minus them, but at least a quarter of the cache: under a long grace period
+ * the latent cache stays full while its objects trickle in one per reclamation, and
+ * "capacity minus them" would make every allocation a one-object refill (measured: ten
+ * times the misses on the endurance run). Without the policy: half a cache. */
+unsigned ps_mem__refill_want(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	if (!PRUDENT(m, PS_MEM_PRUDENCE_PARTIAL_REFILL))
+		return (m->cache_size + 1) / 2;
+	unsigned floor = (m->cache_size + 3) / 4;
+	return pt->nlatent + floor < m->cache_size ? m->cache_size - pt->nlatent : floor;
+}
+
+/* ---- which slab a refill takes (Algorithm 1, lines 17-19) ------------------------- */
+
+#define FRAG_SCAN 10 /* partly free slabs a refill compares (Prudence §5: 10) */
+
+/* Fragmentation-aware choice (Prudence (ASPLOS 2016) Algorithm 1 lines 17-19, Fig. 5;
+ * pool mutex held): among the first FRAG_SCAN slabs of `l`, the one with the most objects
+ * free now, passing over slabs whose allocated objects are all latent (they empty after
+ * the grace period if left alone) unless every candidate is one. NULL if none has a free
+ * object. Without the policy: the first slab with a free object. */
+struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l)
+{
+	struct slab *best = NULL, *best_draining = NULL;
+	bool frag = PRUDENT(m, PS_MEM_PRUDENCE_FRAG_REFILL);
+	unsigned i = 0;
+	for (struct slab *s = l->head; s && i < FRAG_SCAN; s = s->next, i++) {
+		if (s->nfree == 0)
+			continue;
+		if (!frag)
+			return s;
+		struct slab **b = slab_all_latent(s) ? &best_draining : &best;
+		if (*b == NULL || s->nfree > (*b)->nfree)
+			*b = s;
+	}
+	return best ? best : best_draining;
+}
+
+/* ---- pre-flush (§4.2; Algorithm 1, lines 41-43) ------------------------------------ */
+
+/*
+ * Move queued latent-cache objects to their latent slabs until cache + latent cache
+ * hold at most `target` objects (or none is left to move). The oldest go first: their
+ * grace period ends first, so they would overflow the cache first. Changes where an
+ * object goes after its grace period, never when (docs/design.md §3, "Prudence's latent
+ * caches and slabs").
+ */
+void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target)
+{
+	struct ps_mem_hdr *lists[2] = {pt->qhead, pt->unstamped}; /* oldest first */
+	for (int i = 0; i < 2; i++)
+		for (struct ps_mem_hdr *h = lists[i];
+		     h && pt->nlatent && pt->ncache + pt->nlatent > target; h = h->next)
+			if (!hdr_latent(h)) {
+				ps_mem__latent_slab_put(m, h);
+				pt->nlatent--;
+			}
+}
+
+/*
+ * Pre-flush (Prudence (ASPLOS 2016) §4.2, Algorithm 1 lines 41-43), from idle time
+ * (ps_mem_reclaim): when the cache and the latent cache together would overflow the
+ * cache after the grace period, move latent objects to their latent slabs now, instead
+ * of flushing in the allocation path later. How far: to cache_size while the thread
+ * allocated at least as many objects as it freed since the last pre-flush (allocation
+ * empties the cache), to half a cache when it freed more.
+ */
+void ps_mem__preflush(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	uint64_t a = atomic_load_explicit(&pt->c_allocs, memory_order_relaxed);
+	uint64_t f = atomic_load_explicit(&pt->c_frees, memory_order_relaxed);
+	bool freeing = f - pt->pf_frees > a - pt->pf_allocs;
+	pt->pf_allocs = a;
+	pt->pf_frees = f;
+	if (pt->ncache + pt->nlatent > m->cache_size)
+		ps_mem__latent_to_slabs(m, pt, freeing ? m->cache_size / 2 : m->cache_size);
+}
+
+/* ---- waiting at the limit (§4) ------------------------------------------------------ */
+
+/* Objects of m freed with ps_free and not yet reclaimed, in every thread's queue and
+ * the orphaned ones (a sum without stopping anyone: a snapshot). */
+static uint64_t pending_any(struct ps_mem *m)
+{
+	if (m->exact)
+		return ACCT_PENDING(atomic_load_explicit(&m->acct, memory_order_relaxed));
+	uint64_t n = atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) +
+		     atomic_load_explicit(&m->task_pt.c_pending, memory_order_relaxed);
+	unsigned pos = 0;
+	for (struct ps_mem_pt *pt; (pt = pt_next(m, &pos)) != NULL;) {
+		uint64_t tk = atomic_load_explicit(&pt->c_taken, memory_order_relaxed);
+		uint64_t hd = atomic_load_explicit(&pt->c_handed, memory_order_relaxed);
+		uint64_t pd = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
+		uint64_t st = atomic_load_explicit(&pt->c_stolen, memory_order_relaxed);
+		n += (pd > st ? pd - st : 0) + (hd > tk ? hd - tk : 0);
+	}
+	return n;
+}
+
+#define LIMIT_NAP_NS 50000L
+
+/*
+ * At cfg->max_bytes with an empty cache (Prudence (ASPLOS 2016) §4: wait for a grace
+ * period instead of failing). Returns true once the cache holds an object; false with
+ * errno = ENOMEM (nothing deferred to wait for, waiting off, time up, or the system
+ * refused a slab) or EDEADLK (inside a section of m's ps). Contract: ps_alloc.
+ */
+__attribute__((noinline)) bool ps_mem__limit_wait(struct ps_mem *m, unsigned me,
+						  struct ps_mem_pt *pt)
+{
+	uint64_t deadline = 0;
+	for (;;) {
+		if (pending_any(m) == 0 || m->limit_wait_ms < 0) {
+			errno = ENOMEM;
+			return false;
+		}
+		if (ps_in_section(m->ps)) {
+			errno = EDEADLK;
+			return false;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		if (deadline == 0) {
+			deadline = now + (uint64_t)m->limit_wait_ms * 1000000u;
+		} else if (now >= deadline) {
+			errno = ENOMEM;
+			return false;
+		}
+		struct timespec nap = {0, LIMIT_NAP_NS};
+		nanosleep(&nap, NULL);
+		reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
+		ps_mem__drain_remote(m, me, pt);
+		if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0) {
+			ps_mem__adopt_orphan(m, pt);
+			reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
+		}
+		if (pt->cache != NULL || ps_mem__refill(m, me, pt) > 0)
+			return true;
+		if (errno != ENOSPC) {
+			errno = ENOMEM;
+			return false;
+		}
+	}
+}
