@@ -361,9 +361,9 @@ uint64_t ps_mem__latent_slab_count(struct ps_mem *m);
 unsigned ps_mem__flush_size(const struct ps_mem *m, const struct ps_mem_pt *pt);
 /* How many objects a refill takes (partial refill). */
 unsigned ps_mem__refill_want(struct ps_mem *m, struct ps_mem_pt *pt);
-/* The slab of the pool list l a refill takes (fragmentation-aware), or NULL (pool mutex
- * held). */
-struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l);
+/* The slab of list l a refill takes (fragmentation-aware: the fullest; latent_ok: also
+ * a mostly latent one), or NULL. A pool list: pool mutex held; pt->partial: its owner. */
+struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l, bool latent_ok);
 /* Move queued latent-cache objects to their latent slabs until cache + latent cache
  * hold at most `target`. */
 void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target);
@@ -444,10 +444,21 @@ static inline void list_add(struct ps_mem *m, struct ps_mem_pt *pt, struct slab 
 
 /* Will s empty when its latent objects come back - is every allocated object of it
  * latent (Prudence (ASPLOS 2016) Fig. 5's slab B)? A snapshot: other threads' deferred
- * frees may add to nlatent at any time. */
+ * frees may add to nlatent at any time. Reads nfree: s's owner, or the pool mutex. */
 static inline bool slab_all_latent(const struct slab *s)
 {
 	return s->nfree + atomic_load_explicit(&s->nlatent, memory_order_relaxed) >= s->nobj;
+}
+
+/* Are most of s's allocated objects (nobj - nfree: live, cached or queued) waiting in
+ * its latent slab - more than half of them? Prudence (ASPLOS 2016) §4.2: "Prudence does
+ * not select a slab for object cache refill when most of the allocated objects in that
+ * slab are deferred for freeing (unless it needs to grow the slab cache)". A slab with
+ * nothing allocated is not. Same snapshot and readers as slab_all_latent. */
+static inline bool slab_mostly_latent(const struct slab *s)
+{
+	unsigned lat = atomic_load_explicit(&s->nlatent, memory_order_relaxed);
+	return 2u * lat > s->nobj - s->nfree;
 }
 
 /* The pool list for s (pool mutex held). Only a slab with every object in its free list

@@ -89,30 +89,40 @@ unsigned ps_mem__refill_want(struct ps_mem *m, struct ps_mem_pt *pt)
 	return pt->nlatent + floor < m->cache_size ? m->cache_size - pt->nlatent : floor;
 }
 
-/* ---- which slab a refill takes (Algorithm 1, lines 17-19) ------------------------- */
+/* ---- which slab a refill takes (Algorithm 1, lines 17-21) ------------------------- */
 
 #define FRAG_SCAN 10 /* partly free slabs a refill compares (Prudence §5: 10) */
 
-/* Fragmentation-aware choice (Prudence (ASPLOS 2016) Algorithm 1 lines 17-19, Fig. 5;
- * pool mutex held): among the first FRAG_SCAN slabs of `l`, the one with the most objects
- * free now, passing over slabs whose allocated objects are all latent (they empty after
- * the grace period if left alone) unless every candidate is one. NULL if none has a free
- * object. Without the policy: the first slab with a free object. */
-struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l)
+/*
+ * Fragmentation-aware choice (Prudence (ASPLOS 2016) Algorithm 1 lines 17-19, Fig. 5,
+ * §4.2 "Reduces total fragmentation"): among the first FRAG_SCAN slabs of `l` that have a
+ * free object, the fullest - the fewest objects free now - so the live set packs into
+ * few slabs and the emptier ones can drain; passing over slabs most of whose allocated
+ * objects are latent (slab_mostly_latent: they empty after the grace period if left
+ * alone) unless latent_ok (the caller's fallback before growing: the paper's "unless it
+ * needs to grow the slab cache"). Without the policy: the first slab with a free object.
+ * Slabs with no free object (pre-moved full ones) do not count toward FRAG_SCAN; at most
+ * 4 x FRAG_SCAN slabs are looked at. NULL if none fits. A pool list: pool mutex held;
+ * an owner's partial list: that owner.
+ */
+struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l, bool latent_ok)
 {
-	struct slab *best = NULL, *best_draining = NULL;
+	struct slab *best = NULL;
 	bool frag = PRUDENT(m, PS_MEM_PRUDENCE_FRAG_REFILL);
-	unsigned i = 0;
-	for (struct slab *s = l->head; s && i < FRAG_SCAN; s = s->next, i++) {
+	unsigned seen = 0, looked = 0;
+	for (struct slab *s = l->head; s && seen < FRAG_SCAN && looked < 4 * FRAG_SCAN;
+	     s = s->next, looked++) {
 		if (s->nfree == 0)
 			continue;
+		seen++;
 		if (!frag)
 			return s;
-		struct slab **b = slab_all_latent(s) ? &best_draining : &best;
-		if (*b == NULL || s->nfree > (*b)->nfree)
-			*b = s;
+		if (!latent_ok && slab_mostly_latent(s))
+			continue;
+		if (best == NULL || s->nfree < best->nfree)
+			best = s;
 	}
-	return best ? best : best_draining;
+	return best;
 }
 
 /* ---- pre-flush (§4.2; Algorithm 1, lines 41-43) ------------------------------------ */

@@ -253,12 +253,14 @@ void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, un
 
 /* ---- refill ------------------------------------------------------------------------- */
 
-/* Take up to `want` objects from our partial slabs. Returns the count. */
-static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned want)
+/* Take up to `want` objects from our partial slabs, the slab each time by
+ * ps_mem__pick_slab (latent_ok as there). Returns the count. */
+static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned want,
+			      bool latent_ok)
 {
 	unsigned got = 0;
-	while (got < want && pt->partial.head) {
-		struct slab *s = pt->partial.head;
+	struct slab *s;
+	while (got < want && (s = ps_mem__pick_slab(m, &pt->partial, latent_ok)) != NULL) {
 		if (s->nfree == s->nobj && pt->nempty)
 			pt->nempty--;
 		while (got < want && s->free) {
@@ -288,19 +290,27 @@ static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned w
 	return got;
 }
 
-/* Get a slab from the pool or the system: partly free slabs first (keeps empty ones
- * returnable), then empty ones, then draining ones (pre-movement), then a new one. */
-static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
+/*
+ * Get a slab from the pool or the system, in the order of Prudence (ASPLOS 2016)
+ * Algorithm 1 lines 17-22 and §4.2: a partly free slab (the fullest that is not mostly
+ * latent, with the fragmentation-aware policy), else an empty one (keeps partly free
+ * ones from stranding); then - only when `grow` - a mostly latent partly free one, a
+ * draining one (pre-movement), and last a new one. Returns 0, or -1 (errno: ENOSPC at
+ * max_bytes, else from mmap; with !grow, nothing fitted).
+ */
+static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, bool grow)
 {
 	pthread_mutex_lock(&m->pool_lock);
-	struct slab *s = ps_mem__pick_slab(m, &m->pool_partial);
+	struct slab *s = ps_mem__pick_slab(m, &m->pool_partial, false);
 	if (s == NULL)
 		s = m->pool_empty.head;
-	if (s == NULL)
-		s = ps_mem__pick_slab(m, &m->pool_draining);
+	if (s == NULL && grow && PRUDENT(m, PS_MEM_PRUDENCE_FRAG_REFILL))
+		s = ps_mem__pick_slab(m, &m->pool_partial, true);
+	if (s == NULL && grow)
+		s = ps_mem__pick_slab(m, &m->pool_draining, true);
 	if (s)
 		list_del(m, NULL, s);
-	else
+	else if (grow)
 		s = slab_map(m);
 	if (s)
 		atomic_store_explicit(&s->owner, (int)me, memory_order_relaxed);
@@ -313,17 +323,31 @@ static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	return 0;
 }
 
+/*
+ * The refill, slab by slab: our partly free slabs, then the pool's, then fresh memory.
+ * With the fragmentation-aware policy a mostly latent slab - ours or the pool's - is
+ * taken only before growing (Prudence (ASPLOS 2016) §4.2): ours that fit, then the
+ * pool's that fit (partly free or empty), then our mostly latent ones, then the pool's
+ * mostly latent and draining ones, then a new slab.
+ */
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
-	unsigned want = ps_mem__refill_want(m, pt), got = take_from_own(m, pt, want);
+	unsigned want = ps_mem__refill_want(m, pt), got = take_from_own(m, pt, want, false);
 	/* nothing quiesced and no free object: fresh memory, never wait (ParSec (EuroSys 2016) §3.2) */
 	if (got == 0) {
-		if (acquire_slab(m, me, pt) != 0) {
+		/* with only mostly latent slabs of our own, the pool's that fit come first */
+		if (pt->partial.head != NULL && acquire_slab(m, me, pt, false) == 0)
+			got = take_from_own(m, pt, want, false);
+		if (got == 0)
+			got = take_from_own(m, pt, want, true);
+	}
+	if (got == 0) {
+		if (acquire_slab(m, me, pt, true) != 0) {
 			if (errno != ENOSPC)
 				errno = ENOMEM;
 			return 0;
 		}
-		got = take_from_own(m, pt, want);
+		got = take_from_own(m, pt, want, true);
 	}
 	if (got)
 		cnt_add(&pt->c_refills, 1);

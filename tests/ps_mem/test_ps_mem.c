@@ -1011,6 +1011,169 @@ static void test_prudence(struct ps *ps)
 	ps_mem_destroy(m);
 }
 
+/* ---- Prudence's policies as Algorithm 1 states them (issue 27) ----------------------- */
+
+/* A ps_mem of 100-byte objects in 4096-byte slabs, a one-object cache (a refill takes 1,
+ * the latent cache holds 1) and the given policies. */
+static struct ps_mem *one_cache_mem(struct ps *ps, unsigned prudence)
+{
+	struct ps_mem_config c = small_cfg();
+	c.cache_size = 1;
+	c.prudence = prudence;
+	struct ps_mem *m = ps_mem_create(ps, 100, &c);
+	CHECK(m != NULL);
+	return m;
+}
+
+/* Slabs built by one thread (build_slabs), each with a role and the objects it keeps
+ * allocated (kept[r][0..nkept[r]-1]); the rest of each slab is free. */
+#define ROLES 3
+struct slabs_built {
+	struct ps_mem *m;
+	unsigned nroles;
+	unsigned keep[ROLES];  /* objects role r keeps allocated */
+	void **kept[ROLES];
+	uintptr_t slab[ROLES];
+};
+
+/*
+ * In the calling thread (one_cache_mem, nothing allocated yet): fill nroles fresh slabs
+ * (a refill takes one object, from the fullest slab: they fill one by one), keep keep[r]
+ * objects of the r-th, and free the others with ps_free_now, role 0's first: each flush
+ * (of the one cached object) puts its slab at the head of the thread's partly free list,
+ * so the last role's slab ends at the head there (and, once the thread exits, the first
+ * role's at the head of the pool's). The last object freed stays in the cache: it is
+ * allocated again and kept as its slab's last kept object (keep[last] counts it).
+ */
+static void build_slabs(struct slabs_built *b)
+{
+	unsigned n = ps_mem_slab_objects(b->m), total = b->nroles * n;
+	void **p = calloc(total, sizeof(void *));
+	CHECK(p != NULL);
+	for (unsigned i = 0; i < total; i++)
+		CHECK((p[i] = ps_alloc(b->m)) != NULL);
+	unsigned nslab = 0, got[ROLES] = {0};
+	for (unsigned i = 0; i < total; i++) {
+		unsigned r = 0;
+		while (r < nslab && b->slab[r] != slab_of(p[i]))
+			r++;
+		if (r == nslab) {
+			CHECK_LT(nslab, b->nroles);
+			b->slab[nslab++] = slab_of(p[i]);
+		}
+		got[r]++;
+	}
+	for (unsigned r = 0; r < b->nroles; r++) {
+		CHECK_EQ(got[r], n); /* each slab filled whole */
+		b->kept[r] = calloc(b->keep[r], sizeof(void *));
+		CHECK(b->kept[r] != NULL);
+	}
+	unsigned last = b->nroles - 1, nk[ROLES] = {0};
+	for (unsigned r = 0; r < b->nroles; r++)
+		for (unsigned i = 0; i < total; i++) {
+			if (slab_of(p[i]) != b->slab[r])
+				continue;
+			/* the last role keeps one less here: the object left in the cache */
+			if (nk[r] < b->keep[r] - (r == last))
+				b->kept[r][nk[r]++] = p[i];
+			else
+				ps_free_now(b->m, p[i]);
+		}
+	void *again = ps_alloc(b->m); /* the cache's one object: the last role's */
+	CHECK(again != NULL && slab_of(again) == b->slab[last]);
+	b->kept[last][nk[last]++] = again;
+	CHECK_EQ(mstats(b->m).cached, 0);
+	free(p);
+}
+
+static void *build_slabs_and_exit(void *arg)
+{
+	CHECK_EQ(tsync_thread_register(), 0);
+	build_slabs(arg);
+	CHECK_EQ(tsync_thread_unregister(), 0); /* its slabs go to the pool */
+	return NULL;
+}
+
+/* Free every kept object (deferred), reclaim and destroy. */
+static void slabs_built_free(struct slabs_built *b)
+{
+	for (unsigned r = 0; r < b->nroles; r++) {
+		for (unsigned i = 0; i < b->keep[r]; i++)
+			if (b->kept[r][i] != NULL)
+				ps_free(b->m, b->kept[r][i]);
+		free(b->kept[r]);
+	}
+	reclaim_all(b->m);
+	CHECK_EQ(mstats(b->m).in_use, 0);
+	ps_mem_destroy(b->m);
+}
+
+/* The role whose slab holds q, or -1. */
+static int role_of(const struct slabs_built *b, const void *q)
+{
+	for (unsigned r = 0; r < b->nroles; r++)
+		if (b->slab[r] == slab_of(q))
+			return (int)r;
+	return -1;
+}
+
+/*
+ * Fragmentation-aware refill (Algorithm 1 lines 17-19, §4.2): slabs B (1 free object;
+ * 14 of its n - 1 allocated ones then freed deferred into its latent slab: MOSTLY latent,
+ * not all), A (2 free) and C (5 free). A refill must take A, the fullest slab not mostly
+ * latent: B is fuller but mostly latent; C has more free objects. `pool`: the slabs
+ * were built by a thread that exited (the pool's, with B at the head of its partly free
+ * list); else by us (ours, with C at the head of our partly free list). Returns the role
+ * the refill took (0: B, 1: A, 2: C).
+ */
+static int frag_pick(struct ps *ps, unsigned prudence, bool pool)
+{
+	struct ps_mem *m = one_cache_mem(ps, prudence);
+	unsigned n = ps_mem_slab_objects(m);
+	CHECK_GE(n, 16);
+	struct slabs_built b = {m, 3, {n - 1, n - 2, n - 5}, {NULL}, {0}};
+	if (pool) {
+		pthread_t th;
+		CHECK_EQ(pthread_create(&th, NULL, build_slabs_and_exit, &b), 0);
+		CHECK_EQ(pthread_join(th, NULL), 0);
+	} else {
+		build_slabs(&b);
+	}
+	ps_enter(ps); /* nothing freed below is reclaimed before the refill */
+	ps_free(m, b.kept[2][0]); /* our latent cache: now full */
+	b.kept[2][0] = NULL;
+	for (int i = 0; i < 14; i++) { /* 14 of B's n - 1: most, not all */
+		ps_free(m, b.kept[0][i]);
+		b.kept[0][i] = NULL;
+	}
+	CHECK_EQ(mstats(m).latent_slab, 14);
+	void *q = ps_alloc(m);
+	CHECK(q != NULL);
+	ps_exit(ps);
+	int r = role_of(&b, q);
+	CHECK_MSG(r >= 0, "the refill took a slab other than A, B and C");
+	ps_free(m, q);
+	slabs_built_free(&b);
+	return r;
+}
+
+static void test_frag_refill(struct ps *ps)
+{
+	const unsigned base = PS_MEM_PRUDENCE_LATENT_SLAB;
+	const unsigned frag = base | PS_MEM_PRUDENCE_FRAG_REFILL;
+	/* the fullest slab not mostly latent, the pool's and our own (B: fuller, mostly
+	 * latent; C: emptier) */
+	for (int pool = 0; pool < 2; pool++) {
+		const char *whose = pool ? "the pool's" : "our own";
+		int r = frag_pick(ps, frag, pool);
+		CHECK_MSG(r == 1, "fragmentation-aware refill from %s slabs took %s", whose,
+			  r == 0 ? "the mostly latent B" : "C, not the fullest");
+		CHECK_MSG(frag_pick(ps, 0, pool) == 1, "default policies, %s slabs: not A", whose);
+		CHECK_MSG(frag_pick(ps, base, pool) != 1,
+			  "with the fragmentation-aware refill off, %s A was still taken", whose);
+	}
+}
+
 /* ---- a memory limit: wait for a grace period instead of failing (Prudence §4) ------- */
 struct releaser {
 	struct holder *h;
@@ -1223,6 +1386,7 @@ int main(void)
 	test_reclaim_all(ps);
 	test_measures(ps);
 	test_prudence(ps);
+	test_frag_refill(ps);
 	test_limit_wait(ps);
 	test_enomem(ps);
 	ps_destroy(ps);
