@@ -61,8 +61,9 @@ static inline void head_published(struct ps_mem_pt *pt)
 
 /* Move the queue's head h (free time t, quiesced) into the cache - or, if it was freed
  * beyond the latent cache, into its latent slab's slab; track the longest wait among
- * the objects moved by this call (*now: read once, lazily). */
-static inline void reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+ * the objects moved by this call (*now: read once, lazily). Returns true if h went to
+ * its slab. */
+static inline bool reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
 				struct ps_mem_hdr *h, uint64_t t, uint64_t *now, uint64_t *max_wait)
 {
 	pt->qhead = h->next;
@@ -74,10 +75,19 @@ static inline void reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt 
 		*max_wait = *now - t;
 	if (TSYNC_UNLIKELY(hdr_latent(h))) {
 		ps_mem__latent_slab_take(m, me, pt, h);
-		return;
+		return true;
 	}
 	pt->nlatent--;
+	/* The latent cache's merge stops at a full cache (Prudence (ASPLOS 2016) Algorithm 1,
+	 * lines 64-65): no flush in the middle of it; the object goes to its slab, where a
+	 * flush would have sent one (docs/prudence.md §3, "Merge"). */
+	if (TSYNC_UNLIKELY(pt->ncache >= m->cache_size) &&
+	    PRUDENT(m, PS_MEM_PRUDENCE_LATENT_SLAB)) {
+		ps_mem__free_to_slab(m, me, pt, h);
+		return true;
+	}
 	cache_push(m, me, pt, h);
+	return false;
 }
 
 /* The owner's counters after a call that reclaimed n > 0 objects. */
@@ -198,7 +208,7 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 	const bool timed = ext && TSYNC_UNLIKELY(m->reclaim_fn != NULL);
 	uint64_t max_wait = 0, now = 0, t0 = timed ? tsync_now() : 0, alpha = 0;
 	uint64_t q = ps__quiescence_point(m->ps);
-	bool scanned = false, attempted = false, blocked = false, refused = false;
+	bool scanned = false, attempted = false, blocked = false, refused = false, slabbed = false;
 	uint64_t gfrom = 0; /* collected objects that were known garbage already */
 	if (ext && m->rt) {
 		limit = SIZE_MAX;
@@ -232,9 +242,13 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 			if (--pt->ngarb == 0)
 				pt->gtail = NULL;
 		}
-		reclaim_take(m, me, pt, h, t, &now, &max_wait);
+		slabbed |= reclaim_take(m, me, pt, h, t, &now, &max_wait);
 		n++;
 	}
+	/* objects that went to their slabs may have emptied some: the pool returns its
+	 * excess, as after a flush (σ leaves that to the threads' slow paths, as before) */
+	if (slabbed && me != PS_MEM_TASK_ME)
+		ps_mem__pool_shrink(m);
 	uint64_t gnew = garb_advance(pt, q);
 	if (n) {
 		reclaim_count(pt, n, max_wait);

@@ -116,7 +116,8 @@ static void pool_note_empty(struct ps_mem *m)
 
 /*
  * Return at most trim_max = 4 x cache_size (at least 16) excess empty slabs to the
- * system. Called once per allocator slow path (refill, flush, explicit reclaim). A flush
+ * system. Called once per allocator slow path (refill, flush, explicit reclaim, and a
+ * reclamation that sent objects to their slabs: a merge past a full cache). A flush
  * or a refill moves cache_size / 2 objects, so it can empty at most that many slabs: in
  * steady state every empty slab goes back in the call that emptied it, as before (the
  * factor 8 of headroom covers slabs emptied by other threads' frees into pool-owned
