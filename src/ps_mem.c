@@ -234,7 +234,7 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 	if (TSYNC_LIKELY(pt->nlatent < m->cache_size || !PRUDENT(m, PS_MEM_PRUDENCE_LATENT_SLAB)))
 		pt->nlatent++;
 	else
-		ps_mem__latent_slab_put(m, h);
+		ps_mem__latent_slab_put(m, pt, h);
 	cnt_add(&pt->c_pending, 1);
 	cnt_add(&pt->c_frees, 1);
 	if (TSYNC_LIKELY(!m->ext)) {

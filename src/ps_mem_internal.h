@@ -168,6 +168,7 @@ struct ps_mem {
 	struct slab_list pool_partial, pool_empty, pool_full, pool_draining;
 	struct slab *all;
 	uint64_t slabs, peak_slabs, grows, shrinks, pool_remote;
+	uint64_t premoves; /* slabs moved by pre-movement (ps_mem_stats.slab_premoves) */
 	struct orphan *orphans;
 	_Atomic uint64_t orphan_pending;
 
@@ -347,10 +348,11 @@ static inline bool sigma_on(struct ps_mem *m)
 
 /* ---- ps_mem_policy.c: Prudence's policies (Prudence (ASPLOS 2016) §4) ---------------- */
 
-/* h (queued by the caller, not yet latent) joins its latent slab: tag it and count it
- * there; with pre-movement, a pool slab whose allocated objects are now all latent moves
- * to the draining list. */
-void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_hdr *h);
+/* h (queued by pt's thread, not yet latent) joins its latent slab: tag it and count it
+ * there; with pre-movement, move its slab where it will belong when h comes back (a pool
+ * slab: full -> partial, or draining once every allocated object is latent; the
+ * caller's own slab with every allocated object latent: to the pool, draining). */
+void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *h);
 /* h's grace period is over and it carried HDR_LATENT_SLAB: untag it, uncount it from
  * its latent slab and return it to that slab. */
 void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
@@ -364,6 +366,9 @@ unsigned ps_mem__refill_want(struct ps_mem *m, struct ps_mem_pt *pt);
 /* The slab of list l a refill takes (fragmentation-aware: the fullest; latent_ok: also
  * a mostly latent one), or NULL. A pool list: pool mutex held; pt->partial: its owner. */
 struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l, bool latent_ok);
+/* Pre-movement at the owner's refill: pt's partly free slabs that other threads'
+ * deferred frees left with every allocated object latent go to the pool's draining list. */
+void ps_mem__premove_own(struct ps_mem *m, struct ps_mem_pt *pt);
 /* Move queued latent-cache objects to their latent slabs until cache + latent cache
  * hold at most `target`. */
 void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target);
@@ -463,14 +468,19 @@ static inline bool slab_mostly_latent(const struct slab *s)
 
 /* The pool list for s (pool mutex held). Only a slab with every object in its free list
  * is empty - the one kind pool_trim unmaps: an object still queued (latent) keeps its
- * slab mapped. With pre-movement, a slab whose allocated objects all wait for their
- * grace period drains (Prudence (ASPLOS 2016) Algorithm 1, lines 56-57). */
+ * slab mapped. With pre-movement (Prudence (ASPLOS 2016) Algorithm 1, lines 54-57), a
+ * slab whose allocated objects all wait for their grace period drains, and a slab with
+ * no free object but one in its latent slab is partial already: it will have one. */
 static inline enum slab_list_id pool_list_for(struct ps_mem *m, const struct slab *s)
 {
 	if (s->nfree == s->nobj)
 		return L_POOL_EMPTY;
-	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE) && slab_all_latent(s))
-		return L_POOL_DRAINING;
+	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE)) {
+		if (slab_all_latent(s))
+			return L_POOL_DRAINING;
+		if (atomic_load_explicit(&s->nlatent, memory_order_relaxed) != 0)
+			return L_POOL_PARTIAL;
+	}
 	return s->nfree ? L_POOL_PARTIAL : L_POOL_FULL;
 }
 

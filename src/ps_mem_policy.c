@@ -14,33 +14,63 @@
 
 #include "ps_mem_internal.h"
 
-/* ---- latent slabs (Prudence (ASPLOS 2016) §4.1) ------------------------------------- */
+/* ---- latent slabs (Prudence (ASPLOS 2016) §4.1) and pre-movement ------------------- */
 
-/* Pre-movement (Algorithm 1, lines 52-57): a pool slab whose allocated objects are now all
- * latent moves to the draining list at this deferred free, not in the burst after the
- * grace period. Only pool slabs: a thread's own lists are its own. A hint, so a busy
- * pool mutex skips it (the slab then moves when its objects arrive, as without it). */
-static void slab_premove(struct ps_mem *m, struct slab *s)
+/*
+ * Slab pre-movement (Algorithm 1, lines 52-57): at the deferred free that puts an object
+ * into s's latent slab, move s to the list it will belong on when that object comes back,
+ * instead of in the burst of returns after the grace period. Who may move s follows the
+ * ownership rules (ps_mem_internal.h; docs/design.md §3, "Prudence's latent caches and
+ * slabs"):
+ *  - a pool slab, under the pool mutex (the paper's node lock): full -> partial (lines
+ *    54-55), or to the draining list once every allocated object is latent (lines 56-57;
+ *    refills take it last, so it empties and pool_trim can return it);
+ *  - the caller's own slab with every allocated object latent: handed to the pool, onto
+ *    the draining list (the only place slabs are returned from). An owned full slab is
+ *    not moved to the owner's partial list: that list is what the owner can refill from
+ *    now (and what own_slab_gained caps), and it takes no lock to spare;
+ *  - another thread's slab: not touched (its lists are its owner's alone). The count
+ *    just added to s->nlatent is what its owner acts on: its refill passes over a mostly
+ *    latent slab (ps_mem__pick_slab) and hands an all-latent one to the pool
+ *    (ps_mem__premove_own).
+ * A hint: a busy pool mutex skips it (the slab then moves when its objects come back).
+ */
+static void slab_premove(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
 {
-	if (atomic_load_explicit(&s->owner, memory_order_relaxed) != OWNER_POOL ||
+	int o = atomic_load_explicit(&s->owner, memory_order_relaxed);
+	if (o == OWNER_POOL) {
+		if (pthread_mutex_trylock(&m->pool_lock) != 0)
+			return;
+		if (atomic_load_explicit(&s->owner, memory_order_relaxed) == OWNER_POOL &&
+		    (s->list == L_POOL_PARTIAL || s->list == L_POOL_FULL)) {
+			enum slab_list_id to = pool_list_for(m, s);
+			if (to != s->list) {
+				list_del(m, NULL, s);
+				list_add(m, NULL, s, to);
+				m->premoves++;
+			}
+		}
+		pthread_mutex_unlock(&m->pool_lock);
+		return;
+	}
+	/* ours? (an owner id names its record; only we read our slabs' nfree) */
+	if (o < 0 || pt_if_exists(m, (unsigned)o) != pt || !slab_all_latent(s) ||
 	    pthread_mutex_trylock(&m->pool_lock) != 0)
 		return;
-	if (atomic_load_explicit(&s->owner, memory_order_relaxed) == OWNER_POOL &&
-	    (s->list == L_POOL_PARTIAL || s->list == L_POOL_FULL) &&
-	    pool_list_for(m, s) == L_POOL_DRAINING) {
-		list_del(m, NULL, s);
-		list_add(m, NULL, s, L_POOL_DRAINING);
-	}
+	list_del(m, pt, s);
+	atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
+	list_add(m, NULL, s, pool_list_for(m, s));
+	m->premoves++;
 	pthread_mutex_unlock(&m->pool_lock);
 }
 
-void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_hdr *h)
+void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *h)
 {
 	struct slab *s = hdr_slab(h);
 	atomic_store_explicit(&h->slab, (uintptr_t)s | HDR_LATENT_SLAB, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->nlatent, 1, memory_order_relaxed);
 	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE))
-		slab_premove(m, s);
+		slab_premove(m, pt, s);
 }
 
 void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
@@ -125,6 +155,35 @@ struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l, bool laten
 	return best;
 }
 
+/*
+ * Pre-movement of the caller's own slabs at its refill (Algorithm 1, lines 56-57, for
+ * slabs the owner could not move at the free): another thread's deferred free may not
+ * touch our lists, so it only counted its object in the slab's nlatent; here the owner
+ * reads those counts and hands every slab among its first FRAG_SCAN partly free ones
+ * whose allocated objects are all latent to the pool's draining list (one pool mutex for
+ * all of them, and only when there is one).
+ */
+void ps_mem__premove_own(struct ps_mem *m, struct ps_mem_pt *pt)
+{
+	unsigned i = 0, n = 0;
+	for (struct slab *s = pt->partial.head; s && i < FRAG_SCAN; s = s->next, i++)
+		n += s->nfree < s->nobj && slab_all_latent(s);
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&m->pool_lock);
+	i = 0;
+	for (struct slab *s = pt->partial.head, *next; s && i < FRAG_SCAN; s = next, i++) {
+		next = s->next;
+		if (s->nfree == s->nobj || !slab_all_latent(s))
+			continue;
+		list_del(m, pt, s);
+		atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
+		list_add(m, NULL, s, pool_list_for(m, s));
+		m->premoves++;
+	}
+	pthread_mutex_unlock(&m->pool_lock);
+}
+
 /* ---- pre-flush (§4.2; Algorithm 1, lines 41-43) ------------------------------------ */
 
 /*
@@ -141,7 +200,7 @@ void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned ta
 		for (struct ps_mem_hdr *h = lists[i];
 		     h && pt->nlatent && pt->ncache + pt->nlatent > target; h = h->next)
 			if (!hdr_latent(h)) {
-				ps_mem__latent_slab_put(m, h);
+				ps_mem__latent_slab_put(m, pt, h);
 				pt->nlatent--;
 			}
 }

@@ -329,10 +329,13 @@ static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, boo
  * With the fragmentation-aware policy a mostly latent slab - ours or the pool's - is
  * taken only before growing (Prudence (ASPLOS 2016) §4.2): ours that fit, then the
  * pool's that fit (partly free or empty), then our mostly latent ones, then the pool's
- * mostly latent and draining ones, then a new slab.
+ * mostly latent and draining ones, then a new slab. With pre-movement, our slabs that
+ * other threads' frees left all latent go to the pool first (ps_mem__premove_own).
  */
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
+	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE))
+		ps_mem__premove_own(m, pt);
 	unsigned want = ps_mem__refill_want(m, pt), got = take_from_own(m, pt, want, false);
 	/* nothing quiesced and no free object: fresh memory, never wait (ParSec (EuroSys 2016) §3.2) */
 	if (got == 0) {

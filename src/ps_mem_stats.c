@@ -92,6 +92,7 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 	out->slab_grows = m->grows;
 	out->slab_shrinks = m->shrinks;
 	out->remote_frees += m->pool_remote;
+	out->slab_premoves = m->premoves;
 	out->latent_slab = ps_mem__latent_slab_count(m);
 	pthread_mutex_unlock(&m->pool_lock);
 	out->latent_cache = out->pending > out->latent_slab ? out->pending - out->latent_slab : 0;

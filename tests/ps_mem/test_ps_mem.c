@@ -1201,6 +1201,128 @@ static void test_merge_stop(struct ps *ps)
 	}
 }
 
+/*
+ * Pre-movement of a thread's own slab (Algorithm 1, lines 52-57): our slabs A (1 object
+ * kept) and B (3 kept; at the head of our partly free list). B's 3 are freed deferred
+ * into its latent slab - by us (`by_other` false: ps_free moves it at the third), or by
+ * another thread (which may not touch our lists: our refill moves it). Then every
+ * allocated object of B is latent; pre-movement hands B to the pool's draining list, so
+ * our next refill takes A. Returns the role the refill took (0: A, 1: B); *premoves: the
+ * slab pre-movements counted (ps_mem_stats.slab_premoves) before the refill and after.
+ */
+struct latent_free {
+	struct ps_mem *m;
+	void **p;
+	int n;
+};
+
+static void free_deferred_all(void *arg)
+{
+	struct latent_free *l = arg;
+	for (int i = 0; i < l->n; i++)
+		ps_free(l->m, l->p[i]);
+}
+
+static int own_premove(struct ps *ps, unsigned prudence, bool by_other, uint64_t premoves[2])
+{
+	struct ps_mem *m = one_cache_mem(ps, prudence);
+	struct slabs_built b = {m, 2, {2, 3}, {NULL}, {0}};
+	build_slabs(&b);
+	ps_enter(ps); /* nothing freed below is reclaimed before the refill */
+	void *fill_then_b[4] = {b.kept[0][0], b.kept[1][0], b.kept[1][1], b.kept[1][2]};
+	struct latent_free l = {m, fill_then_b, 4}; /* a latent cache's worth, then B's 3 */
+	if (by_other) {
+		struct holder h;
+		holder_start(&h, ps);
+		holder_do(&h, HOLD_REGISTER);
+		CHECK_EQ(h.ret, 0);
+		h.fn = free_deferred_all;
+		h.arg = &l;
+		holder_do(&h, HOLD_CALL);
+		holder_stop(&h, HOLD_QUIT); /* its queue is orphaned, still pending */
+	} else {
+		free_deferred_all(&l);
+	}
+	b.kept[0][0] = b.kept[1][0] = b.kept[1][1] = b.kept[1][2] = NULL;
+	struct ps_mem_stats s = mstats(m);
+	CHECK_EQ(s.pending, 4);
+	CHECK_GE(s.latent_slab, 3);
+	premoves[0] = s.slab_premoves;
+	void *q = ps_alloc(m);
+	CHECK(q != NULL);
+	premoves[1] = mstats(m).slab_premoves;
+	ps_exit(ps);
+	int r = role_of(&b, q);
+	CHECK_MSG(r >= 0, "the refill took a slab other than A and B");
+	ps_free(m, q);
+	slabs_built_free(&b);
+	return r;
+}
+
+/* A thread fills one slab whole and exits: the slab is on the pool's full list. */
+static void *fill_slab_and_exit(void *arg)
+{
+	struct latent_free *l = arg;
+	CHECK_EQ(tsync_thread_register(), 0);
+	for (int i = 0; i < l->n; i++)
+		CHECK((l->p[i] = ps_alloc(l->m)) != NULL);
+	CHECK_EQ(mstats(l->m).cached, 0);
+	CHECK_EQ(tsync_thread_unregister(), 0);
+	return NULL;
+}
+
+/* Pre-movement full -> partial (Algorithm 1, lines 54-55): the deferred free of an object
+ * of a full pool slab into its latent slab moves the slab to the partial list at once.
+ * Returns the slab pre-movements counted. */
+static uint64_t pool_full_premove(struct ps *ps, unsigned prudence)
+{
+	struct ps_mem *m = one_cache_mem(ps, prudence);
+	int n = (int)ps_mem_slab_objects(m);
+	void **p = calloc((size_t)n, sizeof(void *));
+	CHECK(p != NULL);
+	struct latent_free l = {m, p, n};
+	pthread_t th;
+	CHECK_EQ(pthread_create(&th, NULL, fill_slab_and_exit, &l), 0);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	CHECK_EQ(mstats(m).slabs, 1);
+	ps_enter(ps);
+	ps_free(m, p[0]); /* our latent cache: now full */
+	ps_free(m, p[1]); /* the slab's latent slab */
+	struct ps_mem_stats s = mstats(m);
+	CHECK_EQ(s.latent_slab, 1);
+	ps_exit(ps);
+	for (int i = 2; i < n; i++)
+		ps_free(m, p[i]);
+	reclaim_all(m);
+	free(p);
+	ps_mem_destroy(m);
+	return s.slab_premoves;
+}
+
+static void test_premove(struct ps *ps)
+{
+	const unsigned base = PS_MEM_PRUDENCE_LATENT_SLAB;
+	const unsigned premove = base | PS_MEM_PRUDENCE_PREMOVE;
+	/* our own slab, made all latent by our free or another thread's */
+	for (int other = 0; other < 2; other++) {
+		const char *by = other ? "another thread's" : "our";
+		uint64_t pm[2];
+		int r = own_premove(ps, premove, other, pm);
+		CHECK_MSG(r == 0, "pre-movement left our all-latent slab B (%s frees) where the "
+			  "refill took it", by);
+		/* moved at our free, or - never by the other thread - at our refill */
+		CHECK_MSG(pm[0] == (other ? 0u : 1u) && pm[1] == 1,
+			  "pre-movements (%s frees): %" PRIu64 " before the refill, %" PRIu64
+			  " after", by, pm[0], pm[1]);
+		CHECK_EQ(own_premove(ps, base, other, pm), 1);
+		CHECK_EQ(pm[1], 0);
+	}
+	/* a full pool slab made partial */
+	CHECK_MSG(pool_full_premove(ps, premove) == 1, "a full pool slab with a latent object "
+		  "was not pre-moved to the partial list");
+	CHECK_EQ(pool_full_premove(ps, base), 0);
+}
+
 /* ---- a memory limit: wait for a grace period instead of failing (Prudence §4) ------- */
 struct releaser {
 	struct holder *h;
@@ -1415,6 +1537,7 @@ int main(void)
 	test_prudence(ps);
 	test_frag_refill(ps);
 	test_merge_stop(ps);
+	test_premove(ps);
 	test_limit_wait(ps);
 	test_enomem(ps);
 	ps_destroy(ps);
