@@ -78,6 +78,9 @@ struct ps_mem_pt {
 	 * period; at most cache_size with the latent-slab policy. The other queued objects
 	 * carry HDR_LATENT_SLAB and go to their slab. */
 	unsigned nlatent;
+	/* Pre-flush scheduled (Prudence (ASPLOS 2016) Algorithm 1, lines 41-43): a free saw
+	 * cache + latent cache past cache_size; the idle hook (ps_mem_reclaim) runs it. */
+	bool pf_due;
 	unsigned nempty;                   /* owned slabs with every object free */
 	/* Quiescence queue, by free time: every object in it is stamped. Instances without
 	 * options (!m->ext) guard it with qlock (below), so that another thread may take
@@ -87,13 +90,18 @@ struct ps_mem_pt {
 	 * stamp() gives them one free time and appends them to the queue. */
 	struct ps_mem_hdr *unstamped, *utail;
 	unsigned nunstamped;
+	/* The pre-flush's cursor: the last object it passed in the walk qhead..qtail, then
+	 * unstamped..utail; every object before it in that walk is latent-slab tagged. NULL:
+	 * start at the head. Reset where the queue loses it or an untagged object joins
+	 * before it (reclaim_take, queue_merge, steal_idle, hand-offs); qlock as the queue. */
+	struct ps_mem_hdr *pf_tail;
 	unsigned steal_pos;                /* steal_idle's round-robin cursor (owner only) */
 	unsigned steal_tick;               /* stamped batches since ps_free's last look */
 	struct slab_list partial, full;    /* owned slabs with / without free objects */
 	uint64_t last_reclaim;             /* when the schedule last let us reclaim */
 	uint64_t pf_allocs, pf_frees;      /* c_allocs, c_frees at the last pre-flush */
 	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
-	    c_flushes, c_remote, c_max_wait, c_frees_now, c_misses;
+	    c_flushes, c_remote, c_max_wait, c_frees_now, c_misses, c_preflushed;
 	/* Stall summary of the last reclamation attempt (ps_stall_report): blocker id + 1
 	 * (0: none), its enter time, objects it left queued; objects the hook held back. */
 	_Atomic uint64_t c_blocker1, c_blocker_enter, c_blocked, c_hook_blocked, c_refused;
@@ -370,10 +378,10 @@ struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l, bool laten
  * deferred frees left with every allocated object latent go to the pool's draining list. */
 void ps_mem__premove_own(struct ps_mem *m, struct ps_mem_pt *pt);
 /* Move queued latent-cache objects to their latent slabs until cache + latent cache
- * hold at most `target`. */
+ * hold at most `target`, from the pre-flush's cursor on. */
 void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target);
-/* Pre-flush, from ps_mem_reclaim: latent objects to their latent slabs now when they
- * would overflow the cache after their grace period. */
+/* Pre-flush, from ps_mem_reclaim when a free scheduled it (pt->pf_due): latent objects to
+ * their latent slabs now when they would overflow the cache after their grace period. */
 void ps_mem__preflush(struct ps_mem *m, struct ps_mem_pt *pt);
 /* At cfg->max_bytes with an empty cache: wait for a grace period. True once the cache
  * holds an object; false with errno = ENOMEM or EDEADLK. */

@@ -186,32 +186,49 @@ void ps_mem__premove_own(struct ps_mem *m, struct ps_mem_pt *pt)
 
 /* ---- pre-flush (§4.2; Algorithm 1, lines 41-43) ------------------------------------ */
 
-/*
- * Move queued latent-cache objects to their latent slabs until cache + latent cache
- * hold at most `target` objects (or none is left to move). The oldest go first: their
- * grace period ends first, so they would overflow the cache first. Changes where an
- * object goes after its grace period, never when (docs/design.md §3, "Prudence's latent
- * caches and slabs").
- */
-void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target)
+/* The object after h in the pre-flush's walk: the queue (qhead..qtail), then the frees
+ * not yet stamped (unstamped..utail); h NULL: the first. */
+static struct ps_mem_hdr *pf_next(const struct ps_mem_pt *pt, const struct ps_mem_hdr *h)
 {
-	struct ps_mem_hdr *lists[2] = {pt->qhead, pt->unstamped}; /* oldest first */
-	for (int i = 0; i < 2; i++)
-		for (struct ps_mem_hdr *h = lists[i];
-		     h && pt->nlatent && pt->ncache + pt->nlatent > target; h = h->next)
-			if (!hdr_latent(h)) {
-				ps_mem__latent_slab_put(m, pt, h);
-				pt->nlatent--;
-			}
+	if (h == NULL)
+		return pt->qhead ? pt->qhead : pt->unstamped;
+	if (h->next)
+		return h->next;
+	return h == pt->qtail ? pt->unstamped : NULL;
 }
 
 /*
- * Pre-flush (Prudence (ASPLOS 2016) §4.2, Algorithm 1 lines 41-43), from idle time
- * (ps_mem_reclaim): when the cache and the latent cache together would overflow the
- * cache after the grace period, move latent objects to their latent slabs now, instead
- * of flushing in the allocation path later. How far: to cache_size while the thread
- * allocated at least as many objects as it freed since the last pre-flush (allocation
- * empties the cache), to half a cache when it freed more.
+ * Move queued latent-cache objects to their latent slabs until cache + latent cache
+ * hold at most `target` objects (or none is left to move). The oldest go first: their
+ * grace period ends first, so they would overflow the cache first. The walk resumes at
+ * the cursor pt->pf_tail (every object before it is tagged already), so each queued
+ * object is passed once, not once per call. Changes where an object goes after its
+ * grace period, never when (docs/design.md §3, "Prudence's latent caches and slabs").
+ */
+void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target)
+{
+	uint64_t moved = 0;
+	for (struct ps_mem_hdr *h = pf_next(pt, pt->pf_tail);
+	     h && pt->nlatent && pt->ncache + pt->nlatent > target; h = pf_next(pt, h)) {
+		if (!hdr_latent(h)) {
+			ps_mem__latent_slab_put(m, pt, h);
+			pt->nlatent--;
+			moved++;
+		}
+		pt->pf_tail = h;
+	}
+	if (moved)
+		cnt_add(&pt->c_preflushed, moved);
+}
+
+/*
+ * Pre-flush (Prudence (ASPLOS 2016) §4.2, Algorithm 1 lines 41-43). A free that leaves
+ * the cache and the latent cache together past the cache's size schedules it
+ * (pt->pf_due: SCHEDULE_IDLE_PREFLUSH); the idle hook, ps_mem_reclaim, runs it: latent
+ * objects move to their latent slabs now, instead of overflowing the cache when their
+ * grace period ends. How far: to cache_size while the thread allocated at least as many
+ * objects as it freed since the last pre-flush (allocation empties the cache), to half a
+ * cache when it freed more (the paper's aggressiveness from the recent rates).
  */
 void ps_mem__preflush(struct ps_mem *m, struct ps_mem_pt *pt)
 {
@@ -220,6 +237,7 @@ void ps_mem__preflush(struct ps_mem *m, struct ps_mem_pt *pt)
 	bool freeing = f - pt->pf_frees > a - pt->pf_allocs;
 	pt->pf_allocs = a;
 	pt->pf_frees = f;
+	pt->pf_due = false;
 	if (pt->ncache + pt->nlatent > m->cache_size)
 		ps_mem__latent_to_slabs(m, pt, freeing ? m->cache_size / 2 : m->cache_size);
 }

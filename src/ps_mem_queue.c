@@ -69,6 +69,8 @@ static inline bool reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt 
 	pt->qhead = h->next;
 	if (pt->qhead == NULL)
 		pt->qtail = NULL;
+	if (TSYNC_UNLIKELY(h == pt->pf_tail))
+		pt->pf_tail = NULL; /* it and all before it are gone: the walk starts anew */
 	if (*now == 0)
 		*now = tsync_now();
 	if (*now > t && *now - t > *max_wait)
@@ -306,18 +308,27 @@ struct ps_mem_hdr *ps_mem__hlist_merge(struct ps_mem_hdr *a, struct ps_mem_hdr *
 }
 
 /* Merge a queue segment (sorted by free time) into ours: appended when it is all
- * stamped no earlier than our tail (the prefix of known garbage stays), else merged. */
+ * stamped no earlier than our tail (the prefix of known garbage stays), else merged.
+ * The pre-flush's cursor stays only where every object that now precedes it is tagged:
+ * an appended segment of tagged objects (orphans, hand-off lists) lands before a cursor
+ * in the unstamped part; anything else restarts the walk. */
 void ps_mem__queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *b)
 {
 	if (b == NULL)
 		return;
 	if (pt->qtail && hdr_tsc(pt->qtail) <= hdr_tsc(b)) {
 		pt->qtail->next = b;
-		while (b->next)
+		bool tagged = hdr_latent(b);
+		while (b->next) {
 			b = b->next;
+			tagged &= hdr_latent(b);
+		}
 		pt->qtail = b;
+		if (!tagged)
+			pt->pf_tail = NULL;
 		return;
 	}
+	pt->pf_tail = NULL;
 	garb_forget(m, pt);
 	pt->qhead = ps_mem__hlist_merge(pt->qhead, b);
 	struct ps_mem_hdr *tail = pt->qhead;
@@ -379,6 +390,7 @@ bool ps_mem__queue_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
 	o->tail = pt->qtail;
 	o->n = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
 	pt->qhead = pt->qtail = NULL;
+	pt->pf_tail = NULL;
 	atomic_store_explicit(&pt->c_pending, 0, memory_order_relaxed);
 	pthread_mutex_lock(&m->pool_lock); /* it guards the orphan list too */
 	o->next = m->orphans;
@@ -427,6 +439,7 @@ uint64_t ps_mem__steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned loo
 			continue;
 		struct ps_mem_hdr *l = v->qhead;
 		v->qhead = v->qtail = NULL;
+		v->pf_tail = NULL; /* it may name a taken object */
 		v->ngarb = 0;
 		v->gtail = NULL;
 		atomic_store_explicit(&v->c_garbage, 0, memory_order_relaxed);
@@ -441,6 +454,8 @@ uint64_t ps_mem__steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned loo
 		atomic_fetch_add_explicit(&v->c_stolen, k, memory_order_relaxed);
 		ps_mem__queue_merge(m, pt, l);
 		pt->nlatent += (unsigned)u; /* they reach our cache, reusable by us */
+		if (pt->ncache + pt->nlatent > m->cache_size)
+			pt->pf_due = true; /* as freeing them here would */
 		cnt_add(&pt->c_pending, k);
 		total += k;
 	}

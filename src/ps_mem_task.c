@@ -103,6 +103,7 @@ void ps_mem__handoff_queue(struct ps_mem *m, struct ps_mem_pt *pt)
 		k++;
 	}
 	pt->qhead = pt->qtail = NULL;
+	pt->pf_tail = NULL; /* the pre-flush's cursor went with the queue */
 	cnt_sub(&pt->c_pending, k);
 	atomic_store_explicit(&pt->c_blocker1, 0, memory_order_relaxed);
 	atomic_store_explicit(&pt->c_blocked, 0, memory_order_relaxed);

@@ -566,6 +566,8 @@ struct ps_mem_stats {
 	uint64_t handoff;        /* objects in hand-off lists, not yet taken by σ (zombie) */
 	uint64_t task_queued;    /* objects in σ's queue of m (zombie or garbage) */
 	/* Prudence (ASPLOS 2016) §4.2's hints at work, counts: */
+	uint64_t preflushed;     /* objects the pre-flush moved from latent caches to their
+				  * latent slabs */
 	uint64_t slab_premoves;  /* slabs pre-movement moved between lists ahead of their
 				  * latent objects' return */
 };

@@ -2,7 +2,9 @@
  * tests/ps_mem/test_ps_mem.c - <tsync/ps_mem.h>: configuration errors, distinct and
  * aligned objects, reuse only after quiescence, exact counters when quiet, slabs
  * returned to the system, remote frees with bounded memory, the immediate free and bad
- * frees, a memory limit that waits for grace periods, ENOMEM.
+ * frees, Prudence's policies each on and off (as Algorithm 1 states them: the slab a
+ * refill takes, the merge into a full cache, the pre-flush a free schedules, slab
+ * pre-movement), a memory limit that waits for grace periods, ENOMEM.
  */
 #include <sys/resource.h>
 #include <tsync/tsync.h>
@@ -1323,6 +1325,122 @@ static void test_premove(struct ps *ps)
 	CHECK_EQ(pool_full_premove(ps, base), 0);
 }
 
+/* Pre-flush, scheduled by a free (Algorithm 1, lines 41-43) and run by the idle hook,
+ * ps_mem_reclaim. Returns the latent-slab objects after a ps_mem_reclaim that no free
+ * scheduled a pre-flush for, and (*after) after one a free did. */
+static uint64_t preflush_scheduled(struct ps *ps, unsigned prudence, uint64_t *after)
+{
+	struct ps_mem_config c = small_cfg(); /* a refill without partial refill takes 2 */
+	c.prudence = prudence;
+	struct ps_mem *m = ps_mem_create(ps, 100, &c);
+	CHECK(m != NULL);
+	void *p[8];
+	alloc_n(m, p, 6); /* 3 refills of 2: the cache is empty */
+	ps_enter(ps);
+	for (int i = 0; i < 4; i++) /* latent cache 4, cache 0: no overflow foreseen */
+		ps_free(m, p[i]);
+	CHECK((p[6] = ps_alloc(m)) != NULL);
+	struct ps_mem_stats s = mstats(m);
+	/* the refill left an object in the cache: cache + latent cache = 5 > 4, but no
+	 * free saw it */
+	CHECK_MSG(s.cached == 1 && s.latent_cache == 4, "%" PRIu64 " cached, %" PRIu64 " latent",
+		  s.cached, s.latent_cache);
+	CHECK_EQ(ps_mem_reclaim(m), 0);
+	uint64_t before = mstats(m).latent_slab;
+	ps_free(m, p[4]); /* cache 1 + latent cache 5 > 4: a flush foreseen */
+	CHECK_EQ(ps_mem_reclaim(m), 0);
+	s = mstats(m);
+	*after = s.latent_slab;
+	if (*after)
+		CHECK_MSG(s.cached + s.latent_cache <= c.cache_size,
+			  "a pre-flush left %" PRIu64 " cached + %" PRIu64 " latent", s.cached,
+			  s.latent_cache);
+	ps_exit(ps);
+	ps_free(m, p[5]);
+	ps_free(m, p[6]);
+	reclaim_all(m);
+	ps_mem_destroy(m);
+	return before;
+}
+
+/*
+ * The pre-flush resumes at its cursor, and an untagged object merged in before the
+ * cursor resets it. A holder thread frees 4 objects deferred (its latent cache) and
+ * idles; we fill our cache (4 immediate frees) and free 4 deferred (a flush foreseen).
+ * The first ps_mem_reclaim pre-flushes our 4 (the cursor ends at our last) and looks at
+ * the holder once; a later one takes the idle holder's queue (steal_idle), whose objects
+ * are older than ours and join our latent cache: they land before the cursor, and the
+ * pre-flush must still find them. Returns the latent-slab objects after each of up to 4
+ * ps_mem_reclaim calls (until all 8 are there).
+ */
+static uint64_t preflush_cursor(struct ps *ps, unsigned prudence)
+{
+	struct ps_mem *m = prudent_mem(ps, prudence);
+	void *p[12];
+	alloc_n(m, p, 12);
+	ps_enter(ps); /* holds back every free below */
+	struct holder h;
+	holder_start(&h, ps);
+	holder_do(&h, HOLD_REGISTER);
+	CHECK_EQ(h.ret, 0);
+	struct latent_free l = {m, p, 4};
+	h.fn = free_deferred_all;
+	h.arg = &l;
+	holder_do(&h, HOLD_CALL); /* stamped: 2 batches of stamp_batch = 2 */
+	for (int i = 4; i < 8; i++)
+		ps_free_now(m, p[i]);
+	for (int i = 8; i < 12; i++)
+		ps_free(m, p[i]);
+	uint64_t lat = 0;
+	for (int i = 0; i < 4 && lat < 8; i++) {
+		ps_mem_reclaim(m);
+		struct ps_mem_stats s = mstats(m);
+		CHECK_EQ(s.pending, 8);
+		lat = s.latent_slab;
+	}
+	ps_exit(ps);
+	holder_stop(&h, HOLD_QUIT);
+	reclaim_all(m);
+	CHECK_EQ(mstats(m).latent_slab, 0);
+	/* The cursor's object was reclaimed (it links a freelist or a cache now, or is out
+	 * again): the next pre-flush walks what is queued now, from its head. */
+	alloc_n(m, p, 8);
+	ps_enter(ps);
+	for (int i = 0; i < 4; i++)
+		ps_free_now(m, p[i]);
+	for (int i = 4; i < 8; i++)
+		ps_free(m, p[i]);
+	ps_mem_reclaim(m);
+	struct ps_mem_stats s = mstats(m);
+	CHECK_EQ(s.pending, 4);
+	CHECK_MSG(s.latent_slab == (lat ? 4u : 0u) && s.cached == 4,
+		  "pre-flush after the cursor's object left: %" PRIu64 " latent-slab objects, %"
+		  PRIu64 " cached", s.latent_slab, s.cached);
+	ps_exit(ps);
+	reclaim_all(m);
+	s = mstats(m);
+	CHECK_EQ(s.latent_slab, 0);
+	CHECK_EQ(s.in_use, 0);
+	ps_mem_destroy(m);
+	return lat;
+}
+
+static void test_preflush(struct ps *ps)
+{
+	/* scheduled by a free, not by a refill */
+	uint64_t after = 0;
+	CHECK_MSG(preflush_scheduled(ps, PS_MEM_PRUDENCE_PREFLUSH, &after) == 0,
+		  "pre-flush ran without a free scheduling it");
+	CHECK_MSG(after > 0, "the pre-flush a free scheduled did not run");
+	CHECK_EQ(preflush_scheduled(ps, PS_MEM_PRUDENCE_NONE, &after), 0);
+	CHECK_EQ(after, 0);
+	/* resumes at its cursor, restarted by a merge */
+	uint64_t lat = preflush_cursor(ps, PS_MEM_PRUDENCE_PREFLUSH);
+	CHECK_MSG(lat == 8, "pre-flush after a merge: %" PRIu64 " of 8 latent-cache objects "
+		  "moved", lat);
+	CHECK_EQ(preflush_cursor(ps, PS_MEM_PRUDENCE_NONE), 0);
+}
+
 /* ---- a memory limit: wait for a grace period instead of failing (Prudence §4) ------- */
 struct releaser {
 	struct holder *h;
@@ -1538,6 +1656,7 @@ int main(void)
 	test_frag_refill(ps);
 	test_merge_stop(ps);
 	test_premove(ps);
+	test_preflush(ps);
 	test_limit_wait(ps);
 	test_enomem(ps);
 	ps_destroy(ps);
