@@ -492,6 +492,16 @@ static inline enum slab_list_id pool_list_for(struct ps_mem *m, const struct sla
 	return s->nfree ? L_POOL_PARTIAL : L_POOL_FULL;
 }
 
+/* pt's thread gives its slab s (on one of pt's lists) to the pool, onto the pool list for
+ * it (pool mutex held): the one way ownership passes to the pool. The release store
+ * pairs with free_to_slab's acquire load of the owner. */
+static inline void slab_give_locked(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
+{
+	list_del(m, pt, s);
+	atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
+	list_add(m, NULL, s, pool_list_for(m, s));
+}
+
 /* ---- the object cache ------------------------------------------------------------- */
 
 /* Give a free object to the caller's object cache - except the object of a one-object

@@ -57,9 +57,7 @@ static void slab_premove(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
 	if (o < 0 || pt_if_exists(m, (unsigned)o) != pt || !slab_all_latent(s) ||
 	    pthread_mutex_trylock(&m->pool_lock) != 0)
 		return;
-	list_del(m, pt, s);
-	atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
-	list_add(m, NULL, s, pool_list_for(m, s));
+	slab_give_locked(m, pt, s);
 	m->premoves++;
 	pthread_mutex_unlock(&m->pool_lock);
 }
@@ -176,9 +174,7 @@ void ps_mem__premove_own(struct ps_mem *m, struct ps_mem_pt *pt)
 		next = s->next;
 		if (s->nfree == s->nobj || !slab_all_latent(s))
 			continue;
-		list_del(m, pt, s);
-		atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
-		list_add(m, NULL, s, pool_list_for(m, s));
+		slab_give_locked(m, pt, s);
 		m->premoves++;
 	}
 	pthread_mutex_unlock(&m->pool_lock);

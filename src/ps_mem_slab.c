@@ -142,9 +142,7 @@ void ps_mem__pool_shrink(struct ps_mem *m)
 static void slab_to_pool(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
 {
 	pthread_mutex_lock(&m->pool_lock);
-	list_del(m, pt, s);
-	atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
-	list_add(m, NULL, s, pool_list_for(m, s));
+	slab_give_locked(m, pt, s);
 	pool_note_empty(m);
 	pthread_mutex_unlock(&m->pool_lock);
 }
@@ -363,12 +361,8 @@ void ps_mem__slabs_release(struct ps_mem *m, struct ps_mem_pt *pt)
 	pthread_mutex_lock(&m->pool_lock);
 	struct slab_list *lists[2] = {&pt->partial, &pt->full};
 	for (int i = 0; i < 2; i++) {
-		while (lists[i]->head) {
-			struct slab *s = lists[i]->head;
-			list_del(m, pt, s);
-			atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
-			list_add(m, NULL, s, pool_list_for(m, s));
-		}
+		while (lists[i]->head)
+			slab_give_locked(m, pt, lists[i]->head);
 	}
 	pt->nempty = 0;
 	struct slab *excess = pool_trim(m, UINT_MAX); /* not a hot path: all of it */

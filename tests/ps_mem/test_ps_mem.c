@@ -1112,13 +1112,24 @@ static void slabs_built_free(struct slabs_built *b)
 	ps_mem_destroy(b->m);
 }
 
-/* The role whose slab holds q, or -1. */
-static int role_of(const struct slabs_built *b, const void *q)
+/* Inside our section: allocate once (a refill: our cache is empty), leave the section,
+ * free everything (slabs_built_free) and return the role whose slab the refill took;
+ * *premoves (if not NULL): ps_mem_stats.slab_premoves after the refill. */
+static int refill_role(struct ps *ps, struct slabs_built *b, uint64_t *premoves)
 {
+	void *q = ps_alloc(b->m);
+	CHECK(q != NULL);
+	if (premoves)
+		*premoves = mstats(b->m).slab_premoves;
+	ps_exit(ps);
+	int role = -1;
 	for (unsigned r = 0; r < b->nroles; r++)
 		if (b->slab[r] == slab_of(q))
-			return (int)r;
-	return -1;
+			role = (int)r;
+	CHECK_MSG(role >= 0, "the refill took a slab none of the %u built", b->nroles);
+	ps_free(b->m, q);
+	slabs_built_free(b);
+	return role;
 }
 
 /*
@@ -1151,14 +1162,7 @@ static int frag_pick(struct ps *ps, unsigned prudence, bool pool)
 		b.kept[0][i] = NULL;
 	}
 	CHECK_EQ(mstats(m).latent_slab, 14);
-	void *q = ps_alloc(m);
-	CHECK(q != NULL);
-	ps_exit(ps);
-	int r = role_of(&b, q);
-	CHECK_MSG(r >= 0, "the refill took a slab other than A, B and C");
-	ps_free(m, q);
-	slabs_built_free(&b);
-	return r;
+	return refill_role(ps, &b, NULL);
 }
 
 static void test_frag_refill(struct ps *ps)
@@ -1250,15 +1254,7 @@ static int own_premove(struct ps *ps, unsigned prudence, bool by_other, uint64_t
 	CHECK_EQ(s.pending, 4);
 	CHECK_GE(s.latent_slab, 3);
 	premoves[0] = s.slab_premoves;
-	void *q = ps_alloc(m);
-	CHECK(q != NULL);
-	premoves[1] = mstats(m).slab_premoves;
-	ps_exit(ps);
-	int r = role_of(&b, q);
-	CHECK_MSG(r >= 0, "the refill took a slab other than A and B");
-	ps_free(m, q);
-	slabs_built_free(&b);
-	return r;
+	return refill_role(ps, &b, &premoves[1]);
 }
 
 /* A thread fills one slab whole and exits: the slab is on the pool's full list. */
@@ -1404,12 +1400,7 @@ static uint64_t preflush_cursor(struct ps *ps, unsigned prudence)
 	CHECK_EQ(mstats(m).latent_slab, 0);
 	/* The cursor's object was reclaimed (it links a freelist or a cache now, or is out
 	 * again): the next pre-flush walks what is queued now, from its head. */
-	alloc_n(m, p, 8);
-	ps_enter(ps);
-	for (int i = 0; i < 4; i++)
-		ps_free_now(m, p[i]);
-	for (int i = 4; i < 8; i++)
-		ps_free(m, p[i]);
+	full_cache_in_section(ps, m, p);
 	ps_mem_reclaim(m);
 	struct ps_mem_stats s = mstats(m);
 	CHECK_EQ(s.pending, 4);
