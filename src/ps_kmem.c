@@ -254,6 +254,10 @@ int ps_kmem_stats(struct ps_kmem *k, struct ps_mem_stats *out)
 		out->slab_churn += s.slab_churn;
 		out->slab_bytes += s.slab_bytes;
 		out->live_bytes += s.live_bytes;
+		out->latent_slab += s.latent_slab;
+		out->latent_cache += s.latent_cache;
+		out->preflushed += s.preflushed;
+		out->slab_premoves += s.slab_premoves;
 		max_into(&out->peak_slabs, s.peak_slabs);
 		max_into(&out->max_wait_ticks, s.max_wait_ticks);
 		max_into(&out->peak_live, s.peak_live);

@@ -234,7 +234,11 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 	if (TSYNC_LIKELY(pt->nlatent < m->cache_size || !PRUDENT(m, PS_MEM_PRUDENCE_LATENT_SLAB)))
 		pt->nlatent++;
 	else
-		ps_mem__latent_slab_put(m, h);
+		ps_mem__latent_slab_put(m, pt, h);
+	/* A cache flush foreseen: schedule the pre-flush for the idle hook (Prudence
+	 * Algorithm 1, lines 41-43; ps_mem_reclaim runs it) */
+	if (TSYNC_UNLIKELY(pt->ncache + pt->nlatent > m->cache_size))
+		pt->pf_due = true;
 	cnt_add(&pt->c_pending, 1);
 	cnt_add(&pt->c_frees, 1);
 	if (TSYNC_LIKELY(!m->ext)) {
@@ -290,6 +294,8 @@ void ps_free_now(struct ps_mem *m, void *obj)
 	 * compares it with a quiescence point. */
 	atomic_store_explicit(&h->free_tsc, PS_MEM_MARKED + 1, memory_order_relaxed);
 	cache_push(m, me, pt, h);
+	if (pt->ncache + pt->nlatent > m->cache_size)
+		pt->pf_due = true; /* as ps_free does */
 	atomic_store_explicit(&pt->c_cached, pt->ncache, memory_order_relaxed);
 	cnt_add(&pt->c_frees_now, 1);
 	if (m->exact)
@@ -310,7 +316,8 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 	if (!m->ext)
 		ps_mem__steal_idle(m, pt, UINT_MAX); /* one look at every other thread */
 	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALL);
-	if (PRUDENT(m, PS_MEM_PRUDENCE_PREFLUSH))
+	/* the idle hook: the pre-flush a free scheduled */
+	if (pt->pf_due && PRUDENT(m, PS_MEM_PRUDENCE_PREFLUSH))
 		ps_mem__preflush(m, pt);
 	qlock_drop(m, pt);
 	ps_mem__pool_shrink(m);

@@ -78,6 +78,9 @@ struct ps_mem_pt {
 	 * period; at most cache_size with the latent-slab policy. The other queued objects
 	 * carry HDR_LATENT_SLAB and go to their slab. */
 	unsigned nlatent;
+	/* Pre-flush scheduled (Prudence (ASPLOS 2016) Algorithm 1, lines 41-43): a free saw
+	 * cache + latent cache past cache_size; the idle hook (ps_mem_reclaim) runs it. */
+	bool pf_due;
 	unsigned nempty;                   /* owned slabs with every object free */
 	/* Quiescence queue, by free time: every object in it is stamped. Instances without
 	 * options (!m->ext) guard it with qlock (below), so that another thread may take
@@ -87,13 +90,18 @@ struct ps_mem_pt {
 	 * stamp() gives them one free time and appends them to the queue. */
 	struct ps_mem_hdr *unstamped, *utail;
 	unsigned nunstamped;
+	/* The pre-flush's cursor: the last object it passed in the walk qhead..qtail, then
+	 * unstamped..utail; every object before it in that walk is latent-slab tagged. NULL:
+	 * start at the head. Reset where the queue loses it or an untagged object joins
+	 * before it (reclaim_take, queue_merge, steal_idle, hand-offs); qlock as the queue. */
+	struct ps_mem_hdr *pf_tail;
 	unsigned steal_pos;                /* steal_idle's round-robin cursor (owner only) */
 	unsigned steal_tick;               /* stamped batches since ps_free's last look */
 	struct slab_list partial, full;    /* owned slabs with / without free objects */
 	uint64_t last_reclaim;             /* when the schedule last let us reclaim */
 	uint64_t pf_allocs, pf_frees;      /* c_allocs, c_frees at the last pre-flush */
 	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
-	    c_flushes, c_remote, c_max_wait, c_frees_now, c_misses;
+	    c_flushes, c_remote, c_max_wait, c_frees_now, c_misses, c_preflushed;
 	/* Stall summary of the last reclamation attempt (ps_stall_report): blocker id + 1
 	 * (0: none), its enter time, objects it left queued; objects the hook held back. */
 	_Atomic uint64_t c_blocker1, c_blocker_enter, c_blocked, c_hook_blocked, c_refused;
@@ -168,6 +176,7 @@ struct ps_mem {
 	struct slab_list pool_partial, pool_empty, pool_full, pool_draining;
 	struct slab *all;
 	uint64_t slabs, peak_slabs, grows, shrinks, pool_remote;
+	uint64_t premoves; /* slabs moved by pre-movement (ps_mem_stats.slab_premoves) */
 	struct orphan *orphans;
 	_Atomic uint64_t orphan_pending;
 
@@ -347,10 +356,11 @@ static inline bool sigma_on(struct ps_mem *m)
 
 /* ---- ps_mem_policy.c: Prudence's policies (Prudence (ASPLOS 2016) §4) ---------------- */
 
-/* h (queued by the caller, not yet latent) joins its latent slab: tag it and count it
- * there; with pre-movement, a pool slab whose allocated objects are now all latent moves
- * to the draining list. */
-void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_hdr *h);
+/* h (queued by pt's thread, not yet latent) joins its latent slab: tag it and count it
+ * there; with pre-movement, move its slab where it will belong when h comes back (a pool
+ * slab: full -> partial, or draining once every allocated object is latent; the
+ * caller's own slab with every allocated object latent: to the pool, draining). */
+void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *h);
 /* h's grace period is over and it carried HDR_LATENT_SLAB: untag it, uncount it from
  * its latent slab and return it to that slab. */
 void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
@@ -361,14 +371,17 @@ uint64_t ps_mem__latent_slab_count(struct ps_mem *m);
 unsigned ps_mem__flush_size(const struct ps_mem *m, const struct ps_mem_pt *pt);
 /* How many objects a refill takes (partial refill). */
 unsigned ps_mem__refill_want(struct ps_mem *m, struct ps_mem_pt *pt);
-/* The slab of the pool list l a refill takes (fragmentation-aware), or NULL (pool mutex
- * held). */
-struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l);
+/* The slab of list l a refill takes (fragmentation-aware: the fullest; latent_ok: also
+ * a mostly latent one), or NULL. A pool list: pool mutex held; pt->partial: its owner. */
+struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l, bool latent_ok);
+/* Pre-movement at the owner's refill: pt's partly free slabs that other threads'
+ * deferred frees left with every allocated object latent go to the pool's draining list. */
+void ps_mem__premove_own(struct ps_mem *m, struct ps_mem_pt *pt);
 /* Move queued latent-cache objects to their latent slabs until cache + latent cache
- * hold at most `target`. */
+ * hold at most `target`, from the pre-flush's cursor on. */
 void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target);
-/* Pre-flush, from ps_mem_reclaim: latent objects to their latent slabs now when they
- * would overflow the cache after their grace period. */
+/* Pre-flush, from ps_mem_reclaim when a free scheduled it (pt->pf_due): latent objects to
+ * their latent slabs now when they would overflow the cache after their grace period. */
 void ps_mem__preflush(struct ps_mem *m, struct ps_mem_pt *pt);
 /* At cfg->max_bytes with an empty cache: wait for a grace period. True once the cache
  * holds an object; false with errno = ENOMEM or EDEADLK. */
@@ -444,23 +457,49 @@ static inline void list_add(struct ps_mem *m, struct ps_mem_pt *pt, struct slab 
 
 /* Will s empty when its latent objects come back - is every allocated object of it
  * latent (Prudence (ASPLOS 2016) Fig. 5's slab B)? A snapshot: other threads' deferred
- * frees may add to nlatent at any time. */
+ * frees may add to nlatent at any time. Reads nfree: s's owner, or the pool mutex. */
 static inline bool slab_all_latent(const struct slab *s)
 {
 	return s->nfree + atomic_load_explicit(&s->nlatent, memory_order_relaxed) >= s->nobj;
 }
 
+/* Are most of s's allocated objects (nobj - nfree: live, cached or queued) waiting in
+ * its latent slab - more than half of them? Prudence (ASPLOS 2016) §4.2: "Prudence does
+ * not select a slab for object cache refill when most of the allocated objects in that
+ * slab are deferred for freeing (unless it needs to grow the slab cache)". A slab with
+ * nothing allocated is not. Same snapshot and readers as slab_all_latent. */
+static inline bool slab_mostly_latent(const struct slab *s)
+{
+	unsigned lat = atomic_load_explicit(&s->nlatent, memory_order_relaxed);
+	return 2u * lat > s->nobj - s->nfree;
+}
+
 /* The pool list for s (pool mutex held). Only a slab with every object in its free list
  * is empty - the one kind pool_trim unmaps: an object still queued (latent) keeps its
- * slab mapped. With pre-movement, a slab whose allocated objects all wait for their
- * grace period drains (Prudence (ASPLOS 2016) Algorithm 1, lines 56-57). */
+ * slab mapped. With pre-movement (Prudence (ASPLOS 2016) Algorithm 1, lines 54-57), a
+ * slab whose allocated objects all wait for their grace period drains, and a slab with
+ * no free object but one in its latent slab is partial already: it will have one. */
 static inline enum slab_list_id pool_list_for(struct ps_mem *m, const struct slab *s)
 {
 	if (s->nfree == s->nobj)
 		return L_POOL_EMPTY;
-	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE) && slab_all_latent(s))
-		return L_POOL_DRAINING;
+	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE)) {
+		if (slab_all_latent(s))
+			return L_POOL_DRAINING;
+		if (atomic_load_explicit(&s->nlatent, memory_order_relaxed) != 0)
+			return L_POOL_PARTIAL;
+	}
 	return s->nfree ? L_POOL_PARTIAL : L_POOL_FULL;
+}
+
+/* pt's thread gives its slab s (on one of pt's lists) to the pool, onto the pool list for
+ * it (pool mutex held): the one way ownership passes to the pool. The release store
+ * pairs with free_to_slab's acquire load of the owner. */
+static inline void slab_give_locked(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
+{
+	list_del(m, pt, s);
+	atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
+	list_add(m, NULL, s, pool_list_for(m, s));
 }
 
 /* ---- the object cache ------------------------------------------------------------- */

@@ -61,23 +61,35 @@ static inline void head_published(struct ps_mem_pt *pt)
 
 /* Move the queue's head h (free time t, quiesced) into the cache - or, if it was freed
  * beyond the latent cache, into its latent slab's slab; track the longest wait among
- * the objects moved by this call (*now: read once, lazily). */
-static inline void reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+ * the objects moved by this call (*now: read once, lazily). Returns true if h went to
+ * its slab. */
+static inline bool reclaim_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
 				struct ps_mem_hdr *h, uint64_t t, uint64_t *now, uint64_t *max_wait)
 {
 	pt->qhead = h->next;
 	if (pt->qhead == NULL)
 		pt->qtail = NULL;
+	if (TSYNC_UNLIKELY(h == pt->pf_tail))
+		pt->pf_tail = NULL; /* it and all before it are gone: the walk starts anew */
 	if (*now == 0)
 		*now = tsync_now();
 	if (*now > t && *now - t > *max_wait)
 		*max_wait = *now - t;
 	if (TSYNC_UNLIKELY(hdr_latent(h))) {
 		ps_mem__latent_slab_take(m, me, pt, h);
-		return;
+		return true;
 	}
 	pt->nlatent--;
+	/* The latent cache's merge stops at a full cache (Prudence (ASPLOS 2016) Algorithm 1,
+	 * lines 64-65): no flush in the middle of it; the object goes to its slab, where a
+	 * flush would have sent one (docs/prudence.md §3, "Merge"). */
+	if (TSYNC_UNLIKELY(pt->ncache >= m->cache_size) &&
+	    PRUDENT(m, PS_MEM_PRUDENCE_LATENT_SLAB)) {
+		ps_mem__free_to_slab(m, me, pt, h);
+		return true;
+	}
 	cache_push(m, me, pt, h);
+	return false;
 }
 
 /* The owner's counters after a call that reclaimed n > 0 objects. */
@@ -198,7 +210,7 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 	const bool timed = ext && TSYNC_UNLIKELY(m->reclaim_fn != NULL);
 	uint64_t max_wait = 0, now = 0, t0 = timed ? tsync_now() : 0, alpha = 0;
 	uint64_t q = ps__quiescence_point(m->ps);
-	bool scanned = false, attempted = false, blocked = false, refused = false;
+	bool scanned = false, attempted = false, blocked = false, refused = false, slabbed = false;
 	uint64_t gfrom = 0; /* collected objects that were known garbage already */
 	if (ext && m->rt) {
 		limit = SIZE_MAX;
@@ -232,9 +244,13 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 			if (--pt->ngarb == 0)
 				pt->gtail = NULL;
 		}
-		reclaim_take(m, me, pt, h, t, &now, &max_wait);
+		slabbed |= reclaim_take(m, me, pt, h, t, &now, &max_wait);
 		n++;
 	}
+	/* objects that went to their slabs may have emptied some: the pool returns its
+	 * excess, as after a flush (σ leaves that to the threads' slow paths, as before) */
+	if (slabbed && me != PS_MEM_TASK_ME)
+		ps_mem__pool_shrink(m);
 	uint64_t gnew = garb_advance(pt, q);
 	if (n) {
 		reclaim_count(pt, n, max_wait);
@@ -292,18 +308,27 @@ struct ps_mem_hdr *ps_mem__hlist_merge(struct ps_mem_hdr *a, struct ps_mem_hdr *
 }
 
 /* Merge a queue segment (sorted by free time) into ours: appended when it is all
- * stamped no earlier than our tail (the prefix of known garbage stays), else merged. */
+ * stamped no earlier than our tail (the prefix of known garbage stays), else merged.
+ * The pre-flush's cursor stays only where every object that now precedes it is tagged:
+ * an appended segment of tagged objects (orphans, hand-off lists) lands before a cursor
+ * in the unstamped part; anything else restarts the walk. */
 void ps_mem__queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *b)
 {
 	if (b == NULL)
 		return;
 	if (pt->qtail && hdr_tsc(pt->qtail) <= hdr_tsc(b)) {
 		pt->qtail->next = b;
-		while (b->next)
+		bool tagged = hdr_latent(b);
+		while (b->next) {
 			b = b->next;
+			tagged &= hdr_latent(b);
+		}
 		pt->qtail = b;
+		if (!tagged)
+			pt->pf_tail = NULL;
 		return;
 	}
+	pt->pf_tail = NULL;
 	garb_forget(m, pt);
 	pt->qhead = ps_mem__hlist_merge(pt->qhead, b);
 	struct ps_mem_hdr *tail = pt->qhead;
@@ -365,6 +390,7 @@ bool ps_mem__queue_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
 	o->tail = pt->qtail;
 	o->n = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
 	pt->qhead = pt->qtail = NULL;
+	pt->pf_tail = NULL;
 	atomic_store_explicit(&pt->c_pending, 0, memory_order_relaxed);
 	pthread_mutex_lock(&m->pool_lock); /* it guards the orphan list too */
 	o->next = m->orphans;
@@ -413,6 +439,7 @@ uint64_t ps_mem__steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned loo
 			continue;
 		struct ps_mem_hdr *l = v->qhead;
 		v->qhead = v->qtail = NULL;
+		v->pf_tail = NULL; /* it may name a taken object */
 		v->ngarb = 0;
 		v->gtail = NULL;
 		atomic_store_explicit(&v->c_garbage, 0, memory_order_relaxed);
@@ -427,6 +454,8 @@ uint64_t ps_mem__steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned loo
 		atomic_fetch_add_explicit(&v->c_stolen, k, memory_order_relaxed);
 		ps_mem__queue_merge(m, pt, l);
 		pt->nlatent += (unsigned)u; /* they reach our cache, reusable by us */
+		if (pt->ncache + pt->nlatent > m->cache_size)
+			pt->pf_due = true; /* as freeing them here would */
 		cnt_add(&pt->c_pending, k);
 		total += k;
 	}

@@ -116,7 +116,8 @@ static void pool_note_empty(struct ps_mem *m)
 
 /*
  * Return at most trim_max = 4 x cache_size (at least 16) excess empty slabs to the
- * system. Called once per allocator slow path (refill, flush, explicit reclaim). A flush
+ * system. Called once per allocator slow path (refill, flush, explicit reclaim, and a
+ * reclamation that sent objects to their slabs: a merge past a full cache). A flush
  * or a refill moves cache_size / 2 objects, so it can empty at most that many slabs: in
  * steady state every empty slab goes back in the call that emptied it, as before (the
  * factor 8 of headroom covers slabs emptied by other threads' frees into pool-owned
@@ -141,9 +142,7 @@ void ps_mem__pool_shrink(struct ps_mem *m)
 static void slab_to_pool(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
 {
 	pthread_mutex_lock(&m->pool_lock);
-	list_del(m, pt, s);
-	atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
-	list_add(m, NULL, s, pool_list_for(m, s));
+	slab_give_locked(m, pt, s);
 	pool_note_empty(m);
 	pthread_mutex_unlock(&m->pool_lock);
 }
@@ -253,12 +252,14 @@ void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, un
 
 /* ---- refill ------------------------------------------------------------------------- */
 
-/* Take up to `want` objects from our partial slabs. Returns the count. */
-static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned want)
+/* Take up to `want` objects from our partial slabs, the slab each time by
+ * ps_mem__pick_slab (latent_ok as there). Returns the count. */
+static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned want,
+			      bool latent_ok)
 {
 	unsigned got = 0;
-	while (got < want && pt->partial.head) {
-		struct slab *s = pt->partial.head;
+	struct slab *s;
+	while (got < want && (s = ps_mem__pick_slab(m, &pt->partial, latent_ok)) != NULL) {
 		if (s->nfree == s->nobj && pt->nempty)
 			pt->nempty--;
 		while (got < want && s->free) {
@@ -288,19 +289,27 @@ static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned w
 	return got;
 }
 
-/* Get a slab from the pool or the system: partly free slabs first (keeps empty ones
- * returnable), then empty ones, then draining ones (pre-movement), then a new one. */
-static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
+/*
+ * Get a slab from the pool or the system, in the order of Prudence (ASPLOS 2016)
+ * Algorithm 1 lines 17-22 and §4.2: a partly free slab (the fullest that is not mostly
+ * latent, with the fragmentation-aware policy), else an empty one (keeps partly free
+ * ones from stranding); then - only when `grow` - a mostly latent partly free one, a
+ * draining one (pre-movement), and last a new one. Returns 0, or -1 (errno: ENOSPC at
+ * max_bytes, else from mmap; with !grow, nothing fitted).
+ */
+static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, bool grow)
 {
 	pthread_mutex_lock(&m->pool_lock);
-	struct slab *s = ps_mem__pick_slab(m, &m->pool_partial);
+	struct slab *s = ps_mem__pick_slab(m, &m->pool_partial, false);
 	if (s == NULL)
 		s = m->pool_empty.head;
-	if (s == NULL)
-		s = ps_mem__pick_slab(m, &m->pool_draining);
+	if (s == NULL && grow && PRUDENT(m, PS_MEM_PRUDENCE_FRAG_REFILL))
+		s = ps_mem__pick_slab(m, &m->pool_partial, true);
+	if (s == NULL && grow)
+		s = ps_mem__pick_slab(m, &m->pool_draining, true);
 	if (s)
 		list_del(m, NULL, s);
-	else
+	else if (grow)
 		s = slab_map(m);
 	if (s)
 		atomic_store_explicit(&s->owner, (int)me, memory_order_relaxed);
@@ -313,17 +322,34 @@ static int acquire_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	return 0;
 }
 
+/*
+ * The refill, slab by slab: our partly free slabs, then the pool's, then fresh memory.
+ * With the fragmentation-aware policy a mostly latent slab - ours or the pool's - is
+ * taken only before growing (Prudence (ASPLOS 2016) §4.2): ours that fit, then the
+ * pool's that fit (partly free or empty), then our mostly latent ones, then the pool's
+ * mostly latent and draining ones, then a new slab. With pre-movement, our slabs that
+ * other threads' frees left all latent go to the pool first (ps_mem__premove_own).
+ */
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
-	unsigned want = ps_mem__refill_want(m, pt), got = take_from_own(m, pt, want);
+	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE))
+		ps_mem__premove_own(m, pt);
+	unsigned want = ps_mem__refill_want(m, pt), got = take_from_own(m, pt, want, false);
 	/* nothing quiesced and no free object: fresh memory, never wait (ParSec (EuroSys 2016) §3.2) */
 	if (got == 0) {
-		if (acquire_slab(m, me, pt) != 0) {
+		/* with only mostly latent slabs of our own, the pool's that fit come first */
+		if (pt->partial.head != NULL && acquire_slab(m, me, pt, false) == 0)
+			got = take_from_own(m, pt, want, false);
+		if (got == 0)
+			got = take_from_own(m, pt, want, true);
+	}
+	if (got == 0) {
+		if (acquire_slab(m, me, pt, true) != 0) {
 			if (errno != ENOSPC)
 				errno = ENOMEM;
 			return 0;
 		}
-		got = take_from_own(m, pt, want);
+		got = take_from_own(m, pt, want, true);
 	}
 	if (got)
 		cnt_add(&pt->c_refills, 1);
@@ -335,12 +361,8 @@ void ps_mem__slabs_release(struct ps_mem *m, struct ps_mem_pt *pt)
 	pthread_mutex_lock(&m->pool_lock);
 	struct slab_list *lists[2] = {&pt->partial, &pt->full};
 	for (int i = 0; i < 2; i++) {
-		while (lists[i]->head) {
-			struct slab *s = lists[i]->head;
-			list_del(m, pt, s);
-			atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
-			list_add(m, NULL, s, pool_list_for(m, s));
-		}
+		while (lists[i]->head)
+			slab_give_locked(m, pt, lists[i]->head);
 	}
 	pt->nempty = 0;
 	struct slab *excess = pool_trim(m, UINT_MAX); /* not a hot path: all of it */

@@ -36,6 +36,7 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 		out->cache_misses += atomic_load_explicit(&pt->c_misses, memory_order_relaxed);
 		out->remote_frees += atomic_load_explicit(&pt->c_remote, memory_order_relaxed);
 		out->grace_refusals += atomic_load_explicit(&pt->c_refused, memory_order_relaxed);
+		out->preflushed += atomic_load_explicit(&pt->c_preflushed, memory_order_relaxed);
 		uint64_t w = atomic_load_explicit(&pt->c_max_wait, memory_order_relaxed);
 		if (w > out->max_wait_ticks)
 			out->max_wait_ticks = w;
@@ -92,6 +93,7 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 	out->slab_grows = m->grows;
 	out->slab_shrinks = m->shrinks;
 	out->remote_frees += m->pool_remote;
+	out->slab_premoves = m->premoves;
 	out->latent_slab = ps_mem__latent_slab_count(m);
 	pthread_mutex_unlock(&m->pool_lock);
 	out->latent_cache = out->pending > out->latent_slab ? out->pending - out->latent_slab : 0;

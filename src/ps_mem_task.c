@@ -95,7 +95,7 @@ void ps_mem__handoff_queue(struct ps_mem *m, struct ps_mem_pt *pt)
 	for (struct ps_mem_hdr *h = pt->qhead, *next; h; h = next) {
 		next = h->next;
 		if (!hdr_latent(h)) {
-			ps_mem__latent_slab_put(m, h);
+			ps_mem__latent_slab_put(m, pt, h);
 			pt->nlatent--;
 		}
 		h->next = rev;
@@ -103,6 +103,7 @@ void ps_mem__handoff_queue(struct ps_mem *m, struct ps_mem_pt *pt)
 		k++;
 	}
 	pt->qhead = pt->qtail = NULL;
+	pt->pf_tail = NULL; /* the pre-flush's cursor went with the queue */
 	cnt_sub(&pt->c_pending, k);
 	atomic_store_explicit(&pt->c_blocker1, 0, memory_order_relaxed);
 	atomic_store_explicit(&pt->c_blocked, 0, memory_order_relaxed);
@@ -190,7 +191,7 @@ __attribute__((noinline)) bool ps_mem__free_task(struct ps_mem *m, struct ps_mem
 	if (t <= PS_MEM_MARKED)
 		t = PS_MEM_MARKED + 1;
 	atomic_store_explicit(&h->free_tsc, t, memory_order_relaxed);
-	ps_mem__latent_slab_put(m, h);
+	ps_mem__latent_slab_put(m, pt, h);
 	cnt_add(&pt->c_frees, 1);
 	uint64_t crossed = 0;
 	if (m->exact) {

@@ -48,10 +48,12 @@
  * outcome ok, killed-oom, enomem, timeout or failed. endurance also writes, under --out, endurance_series.csv
  * (allocator,threads,readers,size,repeat,t_s,rss_kib,pending) and endurance_runs.csv
  * (allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn,
- * cache_misses,peak_slabs,ft,peak_slab_kib: ps_mem_stats' object-cache churn, misses and
- * peak slabs and the total fragmentation f_t = slab bytes / live bytes at the end of the
- * timed window - Prudence's Figs. 8-11 measures - and peak_slabs x the slab size of the
- * run's size class (slab sizes follow the object size), empty for the peers).
+ * cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,slab_premoves: ps_mem_stats'
+ * object-cache churn, misses and peak slabs and the total fragmentation f_t = slab bytes /
+ * live bytes at the end of the timed window - Prudence's Figs. 8-11 measures - peak_slabs
+ * x the slab size of the run's size class (slab sizes follow the object size), and the
+ * objects the pre-flush moved and the slabs pre-movement moved (what those two policies
+ * did in the run); empty for the peers).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -109,7 +111,7 @@
 #define SERIES_HEADER "allocator,threads,readers,size,repeat,t_s,rss_kib,pending"
 #define RUNS_HEADER                                                                 \
 	"allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn," \
-	"cache_misses,peak_slabs,ft,peak_slab_kib"
+	"cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,slab_premoves"
 #define MAX_THREADS 64u
 #define MAX_LIST 32u
 #define LAT_EVERY 16u     /* time every 16th op: a clock read costs 10-30 ns under KVM */
@@ -117,6 +119,11 @@
 #define READ_CHUNK 64u    /* endurance readers: nodes per section */
 #define OBJ_MIN 16u       /* the peers keep their callback head (16 bytes) in the object */
 #define EXIT_ENOMEM 3     /* child: an allocation failed */
+/* The writers' stand-in for idle time: they never idle, so every IDLE_MS each calls its
+ * allocator's idle hook, as tsync-cached's workers call cache_reclaim on a 10 ms timer
+ * (apps/cached/server/server.c, RECLAIM_MS). tsync's allocators only: ps_mem_reclaim /
+ * ps_kmem_reclaim, which run the pre-flush (docs/prudence.md §3). */
+#define IDLE_MS 10u
 
 enum workload { W_PAIRS, W_ENDURANCE };
 static const char *const workload_name[] = {"pairs", "endurance"};
@@ -136,6 +143,9 @@ struct palloc {
 	void (*read_lock)(void);
 	void (*read_unlock)(void);
 	void (*drain)(void);                  /* a writer, after its last free */
+	/* a writer, every IDLE_MS: the allocator's idle hook (NULL: none) - where Prudence
+	 * (ASPLOS 2016) §4.2 runs the pre-flush a free scheduled */
+	void (*idle)(void);
 	uint64_t (*pending)(void);            /* deferred, not yet reusable */
 	bool (*mem_stats)(struct ps_mem_stats *out); /* false: not a ps_mem */
 	unsigned prudence; /* tsync: ps_mem_config.prudence (0: the default policies) */
@@ -233,7 +243,7 @@ static void nothing(void)
 #define RCU_ALLOC(nm, pre, wh)                                                          \
 	{                                                                               \
 		nm, pre, wh, rcu_init, rcu_fini, rcu_thread_init, rcu_thread_fini,      \
-		    libc_alloc, rcu_free_deferred, rcu_lock, rcu_unlock, nothing,       \
+		    libc_alloc, rcu_free_deferred, rcu_lock, rcu_unlock, nothing, NULL, \
 		    peer_pending, no_stats, 0, false, false                                 \
 	}
 
@@ -363,6 +373,14 @@ static void psk_free(void *p)
 {
 	ps_kfree(g_k, p);
 }
+static void psm_idle(void)
+{
+	ps_mem_reclaim(g_m);
+}
+static void psk_idle(void)
+{
+	ps_kmem_reclaim(g_k);
+}
 static void ps_lock(void)
 {
 	ps_enter(g_ps);
@@ -425,7 +443,8 @@ static const struct palloc allocators[] = {
     {"malloc-call-rcu-all", NULL,
      "glibc malloc + liburcu call_rcu (memb), a worker per CPU (create_all_cpu_call_rcu_data)",
      rcu_init_all, rcu_fini_all, rcu_thread_init, rcu_thread_fini, libc_alloc,
-     rcu_free_deferred, rcu_lock, rcu_unlock, nothing, peer_pending, no_stats, 0, false, false},
+     rcu_free_deferred, rcu_lock, rcu_unlock, nothing, NULL, peer_pending, no_stats, 0, false,
+     false},
     RCU_ALLOC("jemalloc-call-rcu", TSYNC_PRELOAD_JEMALLOC,
 	      "jemalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
     RCU_ALLOC("tcmalloc-call-rcu", TSYNC_PRELOAD_TCMALLOC,
@@ -434,22 +453,22 @@ static const struct palloc allocators[] = {
 	      "mimalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
     {"ck-epoch", NULL, "glibc malloc + ck_epoch_call, ck_epoch_poll every 64 calls",
      cke_init, cke_fini, cke_thread_init, cke_thread_fini, libc_alloc, cke_free_deferred,
-     cke_lock, cke_unlock, cke_drain, peer_pending, no_stats, 0, false, false},
+     cke_lock, cke_unlock, cke_drain, NULL, peer_pending, no_stats, 0, false, false},
     {"ps-call", NULL, "glibc malloc + tsync ps_call, the callback free()s (no recycling)",
      psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free, ps_lock, ps_unlock,
-     nothing, psc_pending, no_stats, 0, false, false},
+     nothing, NULL, psc_pending, no_stats, 0, false, false},
     {"ps-call-free", NULL, "glibc malloc + tsync ps_call_free (kfree_rcu-style, no callback)",
      psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free_off, ps_lock,
-     ps_unlock, nothing, psc_pending, no_stats, 0, false, false},
+     ps_unlock, nothing, NULL, psc_pending, no_stats, 0, false, false},
     {"ps-mem", NULL, "tsync ps_mem, Prudence's policies off: one object size, ps_alloc + ps_free",
      psm_init, psm_fini, ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock,
-     nothing, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false, false},
+     nothing, psm_idle, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false, false},
 /* Every ps_kmem row: its policies (prud), whether `--allocators ablation` runs it (abl),
  * and whether it has ps-kmem-max's memory limit (bounded, run only when named). */
 #define PSK(name, what, prud, abl, bounded)                                                     \
 	{name, NULL, "tsync ps_kmem, " what, psk_init, psk_fini, ps_thread_init, nothing,         \
-	 psk_alloc, psk_free, ps_lock, ps_unlock, nothing, ps_pending, ps_stats_of, prud, abl,      \
-	 bounded}
+	 psk_alloc, psk_free, ps_lock, ps_unlock, nothing, psk_idle, ps_pending, ps_stats_of,      \
+	 prud, abl, bounded}
     PSK("ps-kmem", "Prudence's policies on (the default): size classes, ps_kmalloc + ps_kfree",
 	0, false, false),
 /* The ablation: ps_kmem with every policy off, and with each one off in turn. */
@@ -549,6 +568,8 @@ static void *writer(void *arg)
 	pthread_barrier_wait(&g_ready);
 	uint64_t ops = 0;
 	const uint64_t last = size / 8 - 1;
+	const uint64_t idle_every = tsync_ns_to_ticks(IDLE_MS * 1000000ull);
+	uint64_t next_idle = tsync_now() + idle_every;
 	/* at least one batch: a writer that gets its CPU only after the timed window still
 	 * shows that it can allocate and free (the smoke test counts on ops >= 256) */
 	for (bool first = true;
@@ -578,6 +599,10 @@ static void *writer(void *arg)
 				hist_add(&t->lat, tsync_now() - t0);
 		}
 		atomic_store_explicit(&t->issued, ops, memory_order_relaxed);
+		if (a->idle && (int64_t)(tsync_now() - next_idle) >= 0) {
+			a->idle(); /* outside the timed operations */
+			next_idle = tsync_now() + idle_every;
+		}
 	}
 	t->end_tick = tsync_now();
 	t->ops = ops;
@@ -820,10 +845,11 @@ static int child_run(void)
 		size_t slab = g_k ? ps_mem_slab_size(ps_kmem_class(
 					g_k, (unsigned)ps_kmem_class_of(g_k, g_run.size)))
 			      : g_m ? ps_mem_slab_size(g_m) : 0;
-		printf("#stats %" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 "\n",
+		printf("#stats %" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64
+		       ",%" PRIu64 "\n",
 		       st.cache_churn, st.cache_misses, st.peak_slabs,
 		       st.live_bytes ? (double)st.slab_bytes / (double)st.live_bytes : 0.0,
-		       st.peak_slabs * (uint64_t)slab / 1024);
+		       st.peak_slabs * (uint64_t)slab / 1024, st.preflushed, st.slab_premoves);
 	}
 	char ops_s[32] = "";
 	if (g_run.ops_col && !failed)
@@ -972,7 +998,8 @@ static void row_set_field(char *row, size_t cap, unsigned idx, const char *val)
 
 struct outcome {
 	char row[512];
-	char stats[128]; /* cache_churn,cache_misses,peak_slabs,ft,peak_slab_kib or ",,,," */
+	char stats[160]; /* cache_churn,cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,
+			  * slab_premoves, or ",,,,,," */
 	const char *what; /* ok, killed-oom, enomem, failed */
 	double wall_s;
 };
@@ -1090,7 +1117,7 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 	res->wall_s = (double)(mono_ns() - t0) / 1e9;
 	if (cg[0])
 		cgroup_remove(cg);
-	snprintf(res->stats, sizeof res->stats, ",,,,");
+	snprintf(res->stats, sizeof res->stats, ",,,,,,");
 	char *st = strstr(buf, "#stats ");
 	if (st) {
 		size_t sl = strcspn(st + 7, "\n");

@@ -142,8 +142,9 @@ enum ps_mem_prudence {
 	/* Latent cache bound (§4.1): a thread's queue holds at most cache_size deferred
 	 * objects destined for its object cache (its latent cache); the ones freed beyond
 	 * that are counted in their slab (its latent slab) and go back to that slab, not to
-	 * a cache, after their grace period - so a burst of reclaimed objects cannot
-	 * overflow the cache into a flush. */
+	 * a cache, after their grace period; and the merge of the latent cache into the
+	 * object cache stops at a full cache (Algorithm 1 lines 64-65), the rest going to
+	 * their slabs - so reclaimed objects never overflow the cache into a flush. */
 	PS_MEM_PRUDENCE_LATENT_SLAB = 1u << 0,
 	/* Partial refill (Algorithm 1 line 14): a refill takes cache_size minus the latent
 	 * cache's objects, not half a cache, so the latent ones fit when they arrive. */
@@ -151,20 +152,24 @@ enum ps_mem_prudence {
 	/* Latent-aware flush (§4.2): a full cache flushes as many objects as its latent
 	 * cache still holds (at least half a cache), so their arrival needs no second flush. */
 	PS_MEM_PRUDENCE_LATENT_FLUSH = 1u << 2,
-	/* Pre-flush (lines 41-43): in ps_mem_reclaim (the call idle threads make), when
-	 * cache + latent cache exceed cache_size, latent-cache objects move to their latent
-	 * slabs ahead of their grace period; down to cache_size while the thread allocates
-	 * at least as fast as it frees, down to half a cache otherwise (Prudence's
-	 * aggressiveness from the recent allocation and deferred-free rates). */
+	/* Pre-flush (lines 41-43): a free that leaves cache + latent cache past cache_size
+	 * schedules it; ps_mem_reclaim (the idle hook) runs it: latent-cache objects move to
+	 * their latent slabs ahead of their grace period, oldest first, resuming where the
+	 * last one stopped; down to cache_size while the thread allocates at least as fast
+	 * as it frees, down to half a cache otherwise (Prudence's aggressiveness from the
+	 * recent allocation and deferred-free rates). */
 	PS_MEM_PRUDENCE_PREFLUSH = 1u << 3,
-	/* Slab pre-movement (lines 52-57): when a deferred free leaves a pool slab with
-	 * every allocated object waiting for its grace period, the slab moves at that free
-	 * to a list that refills take last, so it empties and can be returned. */
+	/* Slab pre-movement (lines 52-57): at a deferred free into a slab's latent slab, a
+	 * full pool slab moves to the partial list, and a pool slab or the freeing thread's
+	 * own slab with every allocated object latent to a pool list that refills take
+	 * last, so it empties and can be returned; another thread's slab is moved by its
+	 * owner, at its next refill. */
 	PS_MEM_PRUDENCE_PREMOVE = 1u << 4,
-	/* Fragmentation-aware refill (lines 17-19, Fig. 5): a refill from the pool picks,
-	 * among the first few partly free slabs (a bound fixed in the implementation,
-	 * Prudence §5's 10), the one with the most objects free now, passing over slabs
-	 * whose allocated objects are all latent unless every candidate is one. */
+	/* Fragmentation-aware refill (lines 17-21, Fig. 5): a refill picks, among the first
+	 * few partly free slabs (a bound fixed in the implementation, Prudence §5's 10) -
+	 * its own first, then the pool's - the fullest (fewest objects free now), passing
+	 * over slabs most of whose allocated objects are latent (more than half) unless the
+	 * alternative is a new slab. */
 	PS_MEM_PRUDENCE_FRAG_REFILL = 1u << 5,
 	PS_MEM_PRUDENCE_ALL = (1u << 6) - 1,
 	/* cfg->prudence = PS_MEM_PRUDENCE_NONE: every policy off (0 means the default). */
@@ -364,11 +369,15 @@ void *ps_alloc(struct ps_mem *m);
  *             objects, more after one ps_quiesce scan - so a scan's loads of other
  *             threads' lines are amortised over about reclaim_batch frees (a longer queue
  *             lets one quiescence computation free more). It may take the pool mutex
- *             only when a flush returns a slab to the pool (and, with
- *             PS_MEM_PRUDENCE_PREMOVE, try it once when obj's slab is the pool's). With
+ *             only where a reclaimed or flushed object returns to a slab the pool owns,
+ *             a slab goes to the pool, or the pool then returns its excess (and, with
+ *             PS_MEM_PRUDENCE_PREMOVE, try it once when obj's slab is the pool's, or
+ *             the caller's with every allocated object latent). With
  *             PS_MEM_PRUDENCE_LATENT_SLAB, once the caller's queue holds cache_size
  *             objects bound for its object cache, obj is bound for its slab instead (an
- *             atomic add on the slab's header line).
+ *             atomic add on the slab's header line). With cache + latent cache past
+ *             cache_size, it schedules the pre-flush (a store to the caller's record;
+ *             ps_mem_reclaim runs it).
  *             RT and TEMPORAL instances (RT-SMR (RTAS 2018) Fig. 8, lines 23-30): the
  *             reclamation computes the quiescence point (ps_quiesce_time) whenever the
  *             queue's head is past the caller's last point, and collects every queued
@@ -423,10 +432,12 @@ void ps_free_now(struct ps_mem *m, void *obj);
  * exited threads left behind (they join its queue in free-time order) and, on instances
  * without options (below), takes the queue of every idle thread (one look at each
  * thread, as below). TASK/BOTH with no σ attached: it also takes back the caller's
- * hand-off list first. Then, with PS_MEM_PRUDENCE_PREFLUSH, the pre-flush: a walk of the
- * caller's queue, bounded by its length. Last, outside every lock of m, it runs the
- * callbacks queued on m's ps (ps_call, <tsync/ps.h>) whose grace period is over, as
- * ps_call_poll does (in the caller: what <tsync/ps.h> says of callbacks applies).
+ * hand-off list first. Then, with PS_MEM_PRUDENCE_PREFLUSH and when a free scheduled it,
+ * the pre-flush: a walk of the caller's queue from where the last one stopped (each
+ * queued object is passed once, again only after a merge put an object before it).
+ * Last, outside every lock of m, it runs the callbacks queued on m's ps (ps_call,
+ * <tsync/ps.h>) whose grace period is over, as ps_call_poll does (in the caller: what
+ * <tsync/ps.h> says of callbacks applies).
  *
  * Exited and idle threads - when their pending objects become reusable, and who does it
  * (docs/design.md §3, "Idle and exited threads"):
@@ -565,6 +576,11 @@ struct ps_mem_stats {
 	uint64_t peak_garbage;   /* objects */
 	uint64_t handoff;        /* objects in hand-off lists, not yet taken by σ (zombie) */
 	uint64_t task_queued;    /* objects in σ's queue of m (zombie or garbage) */
+	/* Prudence (ASPLOS 2016) §4.2's hints at work, counts: */
+	uint64_t preflushed;     /* objects the pre-flush moved from latent caches to their
+				  * latent slabs */
+	uint64_t slab_premoves;  /* slabs pre-movement moved between lists ahead of their
+				  * latent objects' return */
 };
 /*
  * ps_mem_stats - m's counters.

@@ -246,6 +246,9 @@ struct ps_mem *wl_create_mem(struct ps **ps_out, size_t obj_size, bool small)
 	struct ps *ps = ps_create(NULL);
 	CHECK(ps != NULL);
 	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
+	/* every Prudence policy, whatever the default: each changes where an object goes
+	 * after its grace period, and these hunts check that none makes it reusable sooner */
+	cfg.prudence = PS_MEM_PRUDENCE_ALL;
 	if (small)
 		stress_small_mem(&cfg);
 	struct ps_mem *mem = ps_mem_create(ps, obj_size, &cfg);

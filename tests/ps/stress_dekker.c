@@ -146,6 +146,7 @@ int main(int argc, char **argv)
 	CHECK(ps != NULL);
 	struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
 	cfg.cache_size = 8;
+	cfg.prudence = PS_MEM_PRUDENCE_ALL; /* every Prudence policy, whatever the default */
 	mem = ps_mem_create(ps, sizeof(struct dnode), &cfg);
 	CHECK(mem != NULL);
 	uint64_t told = 0;

@@ -174,6 +174,7 @@ int main(int argc, char **argv)
 		struct ps_mem_config c = PS_MEM_CONFIG_INIT;
 		c.reclaim_mode = rmode;
 		c.accounting = PS_MEM_ACCOUNT_EXACT;
+		c.prudence = PS_MEM_PRUDENCE_ALL; /* every Prudence policy, whatever the default */
 		if (TEST_SMALL) {
 			c.cache_size = 4;
 			c.reclaim_batch = 2;

@@ -240,6 +240,7 @@ static int run(const char *name, unsigned q_us, bool small, double secs)
 		grace_ticks = ps_grace_ticks(ps);
 	const uint64_t K = ps_skew_ticks(ps);
 	struct ps_mem_config mc = PS_MEM_CONFIG_INIT;
+	mc.prudence = PS_MEM_PRUDENCE_ALL; /* every Prudence policy, whatever the default */
 	if (small)
 		stress_small_mem(&mc);
 	mc.reclaim_period_ns = (uint64_t)q_us * 1000u;
