@@ -190,7 +190,11 @@ int main(void)
 		printf("test_ps_fork: skipped under TSan\n");
 		return 0;
 	}
-	bool child_threads = true;
+	/* Under ASan a child's new threads block, about once in 150-300 runs under load,
+	 * inside ASan's own allocator (GetFromAllocator, seen with gdb): a lock of its
+	 * allocator that a parent thread held at the fork. The child's threads are checked
+	 * in the release build; under ASan the child checks everything else. */
+	bool child_threads = !TEST_ASAN;
 	CHECK_EQ(tsync_thread_register(), 0);
 	S.ps = ps_create(NULL);
 	CHECK(S.ps);
