@@ -101,6 +101,18 @@ static bool map_get(const char *key, uint64_t *value)
 	return found;
 }
 
+/* Under the bucket's lock: the link that points to key's entry (*e), or to the end of the
+ * chain (*e = NULL). */
+static _Atomic(struct entry *) *find_locked(struct bucket *b, uint32_t h, const char *key,
+					     struct entry **e)
+{
+	_Atomic(struct entry *) *link = &b->head;
+	while ((*e = atomic_load_explicit(link, memory_order_relaxed)) != NULL &&
+	       !((*e)->hash == h && strcmp((*e)->key, key) == 0))
+		link = &(*e)->next;
+	return link;
+}
+
 /* Insert or replace (a replacement is a new entry: readers see the old or the new). */
 static int map_put(const char *key, uint64_t value)
 {
@@ -114,11 +126,8 @@ static int map_put(const char *key, uint64_t value)
 	n->hash = h;
 	memcpy(n->key, key, klen);
 	pthread_mutex_lock(&b->lock);
-	_Atomic(struct entry *) *link = &b->head;
 	struct entry *e;
-	while ((e = atomic_load_explicit(link, memory_order_relaxed)) != NULL &&
-	       !(e->hash == h && strcmp(e->key, key) == 0))
-		link = &e->next;
+	_Atomic(struct entry *) *link = find_locked(b, h, key, &e);
 	atomic_store_explicit(&n->next, e ? atomic_load_explicit(&e->next, memory_order_relaxed)
 					  : NULL,
 			      memory_order_relaxed);
@@ -134,11 +143,8 @@ static bool map_del(const char *key)
 	uint32_t h = hash_str(key);
 	struct bucket *b = &table[h % NBUCKETS];
 	pthread_mutex_lock(&b->lock);
-	_Atomic(struct entry *) *link = &b->head;
 	struct entry *e;
-	while ((e = atomic_load_explicit(link, memory_order_relaxed)) != NULL &&
-	       !(e->hash == h && strcmp(e->key, key) == 0))
-		link = &e->next;
+	_Atomic(struct entry *) *link = find_locked(b, h, key, &e);
 	if (e)
 		atomic_store_explicit(link, atomic_load_explicit(&e->next, memory_order_relaxed),
 				      memory_order_release);
