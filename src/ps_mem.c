@@ -56,6 +56,7 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	if (TSYNC_UNLIKELY(ps__thread_prepare(m->ps, me) != 0))
 		return NULL; /* errno = ENOMEM */
 	cnt_add(&pt->c_misses, 1);
+	uint64_t refills = atomic_load_explicit(&pt->c_refills, memory_order_relaxed);
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
 		ps_mem__task_sync(m, pt);
 	/* the queue steps need qlock (a thief detaching it: skip them this time) */
@@ -107,6 +108,9 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	}
 	if (own)
 		qlock_drop(m, pt);
+	/* served without a refill: by what our reclamation merged into the cache */
+	if (atomic_load_explicit(&pt->c_refills, memory_order_relaxed) == refills)
+		cnt_add(&pt->c_merge_hits, 1);
 	return cache_pop(pt);
 }
 

@@ -94,8 +94,9 @@ struct ps_mem_pt {
 	uint64_t pf_allocs, pf_frees;      /* c_allocs, c_frees at the last pre-flush */
 	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
 	    c_flushes, c_remote, c_max_wait, c_frees_now, c_misses;
-	/* ps_alloc slow paths that waited for a grace period, and whose wait timed out */
-	_Atomic uint64_t c_waits, c_wait_timeouts;
+	/* ps_alloc slow paths served without a refill (Prudence's Fig. 7), that waited for
+	 * a grace period, and whose wait timed out */
+	_Atomic uint64_t c_merge_hits, c_waits, c_wait_timeouts;
 	/* The pending bound gave up on a wait: 1 + c_reclaimed then (0: it did not). No wait
 	 * at the bound until c_reclaimed moves (ps_mem__bound_wait). Owner only. */
 	uint64_t bound_gaveup;

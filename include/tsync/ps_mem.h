@@ -618,6 +618,13 @@ struct ps_mem_stats {
 	uint64_t peak_garbage;   /* objects */
 	uint64_t handoff;        /* objects in hand-off lists, not yet taken by σ (zombie) */
 	uint64_t task_queued;    /* objects in σ's queue of m (zombie or garbage) */
+	/* Prudence (ASPLOS 2016) Fig. 7's object-cache hits, with the merge of the latent
+	 * cache counted as Prudence counts it (its merge runs when the grace period ends,
+	 * before the allocation that finds the objects): the share of allocations served
+	 * without a refill is (cache_hits + merge_hits) / allocs. */
+	uint64_t merge_hits;     /* ps_alloc calls that found the object cache empty and were
+				  * served, without a refill from slabs, by objects that their
+				  * own reclamation had just moved into it */
 	/* Waiting for a grace period (ps_alloc: the pending bound, max_bytes, a refused
 	 * slab): */
 	uint64_t alloc_waits;    /* allocation slow paths that waited, count */

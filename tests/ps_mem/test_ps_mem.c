@@ -1264,6 +1264,7 @@ static void test_bound(struct ps *ps)
 	CHECK_MSG(atomic_load(&r.saw_wait) && atomic_load_explicit(&r.released, memory_order_acquire),
 		  "an object came back while the section that holds every free back still ran");
 	CHECK_MSG(bound_was_freed(&b, p), "the wait handed out %p, not a freed object", p);
+	CHECK_EQ(s1.merge_hits, s0.merge_hits + 1); /* served by the reclamation: no refill */
 	bound_done(&b, p);
 
 	/* 2. the wait is bounded: a section that outlasts limit_wait_ms costs one wait, then
