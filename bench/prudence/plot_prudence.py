@@ -311,6 +311,8 @@ def endurance_runs(runs, rows, series):
             "cache_churn": num(r.get("cache_churn")),
             "peak_slabs": num(r.get("peak_slabs")),
             "ft": num(r.get("ft")),
+            "alloc_waits": num(r.get("alloc_waits")),
+            "wait_timeouts": num(r.get("wait_timeouts")),
             "points": pts,
         })
     return out
@@ -321,12 +323,15 @@ def endurance_summary(runs):
              "", "Peak RSS is the process's (getrusage); the slope is the least-squares RSS "
              "slope over the second half of the samples; a killed run's last sample is when "
              "it died. Slab churn (grow/shrink pairs), object-cache churn (refill/flush "
-             "pairs), peak slabs and f_t (slab bytes / live bytes at the end) are "
-             "`ps_mem_stats`' and apply to tsync's allocators only.", "",
+             "pairs), peak slabs, f_t (slab bytes / live bytes at the end) and the "
+             "allocations that waited for a grace period (timed out: those whose wait "
+             "reached `limit_wait_ms`) are `ps_mem_stats`' and apply to tsync's allocators "
+             "only.", "",
              "| allocator | threads | readers | limit MiB | outcome | updates Mops/s | live MiB | "
              "peak RSS MiB | peak / live | RSS slope KiB/s | last sample s | peak pending | "
-             "helper CPU % | slab churn | object-cache churn | peak slabs | f_t |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "helper CPU % | slab churn | object-cache churn | peak slabs | f_t | "
+             "waits (timed out) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     names = order({r["allocator"] for r in runs})
     for r in sorted(runs, key=lambda r: (r["limit_mib"], r["threads"], r["readers"],
                                          names.index(r["allocator"]), r["repeat"])):
@@ -339,9 +344,17 @@ def endurance_summary(runs):
             f"{fmt(r['end_t_s'], '.2f')} | {fmt(r['peak_pending'], '.0f')} | "
             f"{fmt(r['helper_cpu_pct'], '.1f')} | {fmt(r['slab_churn'], '.0f', '')} | "
             f"{fmt(r['cache_churn'], '.0f', '')} | {fmt(r['peak_slabs'], '.0f', '')} | "
-            f"{fmt(r['ft'], '.2f', '')} |")
+            f"{fmt(r['ft'], '.2f', '')} | {waits_text(r)} |")
     lines.append("")
     return "\n".join(lines)
+
+
+def waits_text(r):
+    """An endurance run's waits for a grace period, "waits (timed out)"; empty for the
+    peers and for runs files from before the columns."""
+    if r.get("alloc_waits") is None:
+        return ""
+    return f"{r['alloc_waits']:.0f} ({fmt(r.get('wait_timeouts'), '.0f', '0')})"
 
 
 def line_style(allocator):

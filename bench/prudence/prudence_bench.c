@@ -58,10 +58,12 @@
  * outcome ok, killed-oom, enomem, timeout or failed. endurance also writes, under --out, endurance_series.csv
  * (allocator,threads,readers,size,repeat,t_s,rss_kib,pending) and endurance_runs.csv
  * (allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn,
- * cache_misses,peak_slabs,ft,peak_slab_kib: ps_mem_stats' object-cache churn, misses and
- * peak slabs and the total fragmentation f_t = slab bytes / live bytes at the end of the
- * timed window - Prudence's Figs. 8-11 measures - and peak_slabs x the slab size of the
- * run's size class (slab sizes follow the object size), empty for the peers).
+ * cache_misses,peak_slabs,ft,peak_slab_kib,alloc_waits,wait_timeouts: ps_mem_stats'
+ * object-cache churn, misses and peak slabs and the total fragmentation f_t = slab bytes
+ * / live bytes at the end of the timed window - Prudence's Figs. 8-11 measures - and
+ * peak_slabs x the slab size of the run's size class (slab sizes follow the object
+ * size), and the allocations that waited for a grace period (the pending bound,
+ * max_bytes) and those whose wait timed out; empty for the peers).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -119,7 +121,7 @@
 #define SERIES_HEADER "allocator,threads,readers,size,repeat,t_s,rss_kib,pending"
 #define RUNS_HEADER                                                                 \
 	"allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn," \
-	"cache_misses,peak_slabs,ft,peak_slab_kib"
+	"cache_misses,peak_slabs,ft,peak_slab_kib,alloc_waits,wait_timeouts"
 #define MAX_THREADS 64u
 #define MAX_LIST 32u
 #define LAT_EVERY 16u     /* time every 16th op: a clock read costs 10-30 ns under KVM */
@@ -843,10 +845,11 @@ static int child_run(void)
 		size_t slab = g_k ? ps_mem_slab_size(ps_kmem_class(
 					g_k, (unsigned)ps_kmem_class_of(g_k, g_run.size)))
 			      : g_m ? ps_mem_slab_size(g_m) : 0;
-		printf("#stats %" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 "\n",
+		printf("#stats %" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64
+		       ",%" PRIu64 "\n",
 		       st.cache_churn, st.cache_misses, st.peak_slabs,
 		       st.live_bytes ? (double)st.slab_bytes / (double)st.live_bytes : 0.0,
-		       st.peak_slabs * (uint64_t)slab / 1024);
+		       st.peak_slabs * (uint64_t)slab / 1024, st.alloc_waits, st.wait_timeouts);
 	}
 	char ops_s[32] = "";
 	if (g_run.ops_col && !failed)
@@ -995,7 +998,8 @@ static void row_set_field(char *row, size_t cap, unsigned idx, const char *val)
 
 struct outcome {
 	char row[512];
-	char stats[128]; /* cache_churn,cache_misses,peak_slabs,ft,peak_slab_kib or ",,,," */
+	char stats[160]; /* cache_churn,cache_misses,peak_slabs,ft,peak_slab_kib,alloc_waits,
+			  * wait_timeouts or ",,,,,," */
 	const char *what; /* ok, killed-oom, enomem, failed */
 	double wall_s;
 };
@@ -1115,7 +1119,7 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 	res->wall_s = (double)(mono_ns() - t0) / 1e9;
 	if (cg[0])
 		cgroup_remove(cg);
-	snprintf(res->stats, sizeof res->stats, ",,,,");
+	snprintf(res->stats, sizeof res->stats, ",,,,,,");
 	char *st = strstr(buf, "#stats ");
 	if (st) {
 		size_t sl = strcspn(st + 7, "\n");

@@ -175,7 +175,7 @@ bench_smoke_run(_m TIMEOUT 40 COMMAND
   --seconds 0.3 --no-pin --out ${out}/max)
 file(STRINGS ${out}/max/endurance_runs.csv mruns)
 list(GET mruns 1 mr)
-if(NOT mr MATCHES "^ps-kmem-max,1,1,512,0,4096,0,(ok|enomem),(${num}),[0-9]+,[0-9]+,([0-9]+),${num},([0-9]+)$")
+if(NOT mr MATCHES "^ps-kmem-max,1,1,512,0,4096,0,(ok|enomem),(${num}),[0-9]+,[0-9]+,([0-9]+),${num},([0-9]+),[0-9]+,[0-9]+$")
   message(FATAL_ERROR "ps-kmem-max run: ${mr}")
 endif()
 set(outcome ${CMAKE_MATCH_1})

@@ -216,6 +216,21 @@ def test_endurance_summary(tmp_path):
     assert "| 4 | 12 | 33 | 1.25 |" in md
 
 
+def test_endurance_waits(tmp_path):
+    # the runs file's alloc_waits and wait_timeouts: "waits (timed out)", empty for a peer
+    endurance_files(tmp_path, killed=False)
+    runs = (tmp_path / "endurance_runs.csv").read_text().splitlines()
+    runs[0] += ",peak_slab_kib,alloc_waits,wait_timeouts"
+    runs[1] += ",1056,12,3"
+    runs[2] += ",,,"
+    write(tmp_path / "endurance_runs.csv", runs)
+    assert pp.main([str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    md = (tmp_path / "summary_endurance.md").read_text()
+    assert "| 4 | 12 | 33 | 1.25 | 12 (3) |" in md
+    assert next(line for line in md.splitlines()
+                if line.startswith("| malloc-call-rcu |")).endswith("|  |  |  |  |  |")
+
+
 def test_endurance_killed_run(tmp_path):
     endurance_files(tmp_path, killed=True)
     pp.main([str(tmp_path)])
