@@ -97,9 +97,6 @@ struct ps_mem_pt {
 	/* ps_alloc slow paths served without a refill (Prudence's Fig. 7), that waited for
 	 * a grace period, and whose wait timed out */
 	_Atomic uint64_t c_merge_hits, c_waits, c_wait_timeouts;
-	/* The pending bound gave up on a wait: 1 + c_reclaimed then (0: it did not). No wait
-	 * at the bound until c_reclaimed moves (ps_mem__bound_wait). Owner only. */
-	uint64_t bound_gaveup;
 	/* Stall summary of the last reclamation attempt (ps_stall_report): blocker id + 1
 	 * (0: none), its enter time, objects it left queued; objects the hook held back. */
 	_Atomic uint64_t c_blocker1, c_blocker_enter, c_blocked, c_hook_blocked, c_refused;
@@ -387,9 +384,8 @@ enum { PS_MEM_WAIT_LIMIT, PS_MEM_WAIT_BOUND, PS_MEM_WAIT_NOMEM };
 bool ps_mem__limit_wait(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, int why);
 /* With the pending bound on (m->bound_pct) and an empty cache: should the caller wait
  * (PS_MEM_WAIT_BOUND) before its refill - would the refill map a slab, is m past the
- * bound, does the caller's own queue hold pending objects, is it outside every section
- * of m's ps, and did its last wait at the bound not give up with nothing reclaimed
- * since? */
+ * bound, does the caller's own queue hold pending objects, and is it outside every
+ * section of m's ps? */
 bool ps_mem__bound_due(struct ps_mem *m, struct ps_mem_pt *pt);
 
 /* ---- ps_mem_slab.c: object cache <-> owned slabs <-> pool <-> system ---------------- */

@@ -219,10 +219,6 @@ bool ps_mem__bound_due(struct ps_mem *m, struct ps_mem_pt *pt)
 {
 	/* the cheap tests first: the caller's own line, its own section; then the pool
 	 * mutex (the refill takes it anyway), last the sums over every thread's record */
-	if (pt->bound_gaveup != 0 &&
-	    pt->bound_gaveup == atomic_load_explicit(&pt->c_reclaimed, memory_order_relaxed) + 1)
-		return false; /* the section that outlasted our last wait may still run */
-	pt->bound_gaveup = 0;
 	uint64_t own = atomic_load_explicit(&pt->c_pending, memory_order_relaxed);
 	if (own <= atomic_load_explicit(&pt->c_stolen, memory_order_relaxed))
 		return false; /* nothing our wait could make reusable */
@@ -298,9 +294,6 @@ __attribute__((noinline)) bool ps_mem__limit_wait(struct ps_mem *m, unsigned me,
 		uint64_t now = mono_ns();
 		if (now >= deadline) {
 			cnt_add(&pt->c_wait_timeouts, 1);
-			if (bound) /* no wait at the bound before our reclamation progresses */
-				pt->bound_gaveup =
-				    atomic_load_explicit(&pt->c_reclaimed, memory_order_relaxed) + 1;
 			errno = ENOMEM;
 			return false;
 		}

@@ -355,11 +355,10 @@ void ps_mem_destroy(struct ps_mem *m);
  *                bound, some of them are in the caller's own quiescence queue (those
  *                its wait can make reusable), and the caller is not inside a section of
  *                m's ps. Then it waits before mapping. When the wait times out, or the
- *                pending objects fell below the bound meanwhile, it maps the slab. After
- *                a wait that timed out the caller does not wait at the bound again until
- *                its own reclamation has made progress (the section that held the grace
- *                period back has ended): a section that lasts seconds costs each
- *                allocating thread one wait, not one per slab;
+ *                pending objects fell below the bound meanwhile, it maps the slab (one
+ *                slab: the next one needed past the bound waits again, so a section that
+ *                holds the grace period back for seconds slows the allocating threads to
+ *                a slab per limit_wait_ms instead of letting their garbage grow);
  *              - cfg->max_bytes (no free object in reach and no slab may be mapped): it
  *                fails at once with ENOMEM if no object of m is waiting for its grace
  *                period (in any thread's quiescence queue), and with EDEADLK if the
