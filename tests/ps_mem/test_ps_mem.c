@@ -585,9 +585,11 @@ static void test_no_stranding(struct ps *ps)
 }
 
 /* ---- ENOMEM under an address-space limit (child process, release builds only) -------- */
-static void enomem_child(void *arg)
+
+/* The child's address space limited to what it maps now + 64 MiB; exit status 77 (skip)
+ * when that cannot be done. */
+static void limit_address_space(void)
 {
-	struct ps *ps = arg;
 	FILE *f = fopen("/proc/self/statm", "r");
 	unsigned long pages = 0;
 	if (f == NULL || fscanf(f, "%lu", &pages) != 1)
@@ -597,22 +599,45 @@ static void enomem_child(void *arg)
 	rl.rlim_cur = rl.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (64u << 20);
 	if (setrlimit(RLIMIT_AS, &rl) != 0)
 		_exit(77);
-	struct ps_mem *m = ps_mem_create(ps, 1000, NULL);
+}
+
+#define KEEP_CAP ((size_t)1 << 20)
+
+/* A child's allocator of 1000-byte objects (cfg may be NULL) and an array of KEEP_CAP
+ * pointers in *keep; exit status 10 or 11 when either cannot be had. */
+static struct ps_mem *child_mem(struct ps *ps, const struct ps_mem_config *cfg, void ***keep)
+{
+	struct ps_mem *m = ps_mem_create(ps, 1000, cfg);
 	if (m == NULL)
 		_exit(10);
-	size_t n = 0, cap = 1u << 20;
-	void **keep = calloc(cap, sizeof *keep);
-	if (keep == NULL)
+	if ((*keep = calloc(KEEP_CAP, sizeof **keep)) == NULL)
 		_exit(11);
+	return m;
+}
+
+/* Allocate from m into keep[] until ps_alloc fails (errno kept); exit status 12 when
+ * KEEP_CAP objects fit (the limit did not bite). Returns the count. */
+static size_t fill_until_null(struct ps_mem *m, void **keep)
+{
+	size_t n = 0;
 	for (;;) {
 		errno = 0;
 		void *p = ps_alloc(m);
 		if (p == NULL)
-			break;
+			return n;
 		keep[n++] = p;
-		if (n == cap)
-			_exit(12); /* the limit did not bite */
+		if (n == KEEP_CAP)
+			_exit(12);
 	}
+}
+
+static void enomem_child(void *arg)
+{
+	struct ps *ps = arg;
+	limit_address_space();
+	void **keep;
+	struct ps_mem *m = child_mem(ps, NULL, &keep);
+	size_t n = fill_until_null(m, keep);
 	if (errno != ENOMEM)
 		_exit(13);
 	struct ps_mem_stats s;
@@ -1332,37 +1357,16 @@ static void bound_enomem_child(void *arg)
 	struct ps_mem_config c = PS_MEM_CONFIG_INIT;
 	c.pending_bound_pct = a->pct;
 	c.limit_wait_ms = 20000;
-	struct ps_mem *m = ps_mem_create(a->ps, 1000, &c);
-	if (m == NULL)
-		_exit(10);
-	size_t n = 0, cap = 1u << 20;
-	void **keep = calloc(cap, sizeof *keep);
-	if (keep == NULL)
-		_exit(11);
+	void **keep;
+	struct ps_mem *m = child_mem(a->ps, &c, &keep);
 	/* threads first: their stacks are address space too */
 	struct holder h;
 	holder_start(&h, a->ps);
 	holder_do(&h, HOLD_ENTER);
 	struct bound_releaser r = {.h = &h, .m = m};
 	pthread_t rel = test_spawn(release_on_wait, &r);
-	FILE *f = fopen("/proc/self/statm", "r");
-	unsigned long pages = 0;
-	if (f == NULL || fscanf(f, "%lu", &pages) != 1)
-		_exit(77);
-	fclose(f);
-	struct rlimit rl;
-	rl.rlim_cur = rl.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (64u << 20);
-	if (setrlimit(RLIMIT_AS, &rl) != 0)
-		_exit(77);
-	for (;;) { /* nothing pending: ENOMEM at once, whatever the bound */
-		errno = 0;
-		void *p = ps_alloc(m);
-		if (p == NULL)
-			break;
-		keep[n++] = p;
-		if (n == cap)
-			_exit(12);
-	}
+	limit_address_space();
+	size_t n = fill_until_null(m, keep); /* nothing pending: ENOMEM at once */
 	struct ps_mem_stats s;
 	if (errno != ENOMEM || ps_mem_stats(m, &s) != 0 || s.alloc_waits != 0)
 		_exit(13);
