@@ -9,9 +9,10 @@
  * time). Objects leave that queue - a bounded batch per call, never waiting on another
  * thread - once quiescence (<tsync/ps.h>) says every section active at their free time
  * has ended. When nothing has quiesced, ps_alloc takes fresh memory rather than wait
- * (ParSec (EuroSys 2016) §3.2) - unless the objects waiting for their grace period pass
- * the pending bound (cfg->pending_bound_pct, on by default): then it first waits for a
- * grace period, for a bounded time (Prudence (ASPLOS 2016) Algorithm 1 lines 31-32).
+ * (ParSec (EuroSys 2016) §3.2) - unless the objects waiting for their grace period (with
+ * the free slots out of the caller's reach) pass the pending bound
+ * (cfg->pending_bound_pct, on by default): then it first waits for a grace period, for a
+ * bounded time (Prudence (ASPLOS 2016) Algorithm 1 lines 31-32).
  *
  * Layers, each with countable events (Prudence (ASPLOS 2016) §4's policies, enum
  * ps_mem_prudence, act on them):
@@ -267,11 +268,13 @@ struct ps_mem_config {
 	 * BOTH need a σ attached (ps_reclaimer_attach) to differ from INLINE. */
 	int reclaim_mode;
 	/* The pending bound (Prudence (ASPLOS 2016) Algorithm 1 lines 31-32; memory bounded
-	 * by default): when an allocation would map a new slab while the objects of m
-	 * waiting for their grace period exceed pending_bound_pct percent of its live
-	 * objects (and PS_MEM_BOUND_FLOOR_SLABS slabs' worth), ps_alloc first waits for
-	 * their grace period (see ps_alloc: how long, and when it maps anyway); so does an
-	 * allocation that the system refused a slab. 0 (default):
+	 * by default): when an allocation would map a new slab while what m holds beyond
+	 * its live objects - the objects waiting for their grace period, and free slots out
+	 * of the caller's reach (other threads' caches, slabs and remote lists) - exceeds
+	 * pending_bound_pct percent of its live objects (and PS_MEM_BOUND_FLOOR_SLABS
+	 * slabs' worth), ps_alloc first waits for a grace period (see ps_alloc: how long,
+	 * and when it maps anyway); so does an allocation that the system refused a slab.
+	 * 0 (default):
 	 * PS_MEM_PENDING_BOUND_DEFAULT (25 %); PS_MEM_PENDING_BOUND_OFF (-1): no bound -
 	 * take fresh memory rather than wait (ParSec (EuroSys 2016) §3.2), and fail at
 	 * once when the system refuses it; < -1: EINVAL. Applies to instances of a GENERAL
@@ -286,9 +289,9 @@ struct ps_mem_config {
  * docs/prudence.md §2), and no bound. */
 #define PS_MEM_PENDING_BOUND_DEFAULT 25
 #define PS_MEM_PENDING_BOUND_OFF (-1)
-/* The pending bound applies only once this many slabs' worth of objects are pending: an
- * instance with almost nothing live (one object per thread) does not wait for every
- * grace period to save a slab. */
+/* The pending bound applies only once m holds this many slabs' worth of objects beyond
+ * its live ones: an instance with almost nothing live (one object per thread) does not
+ * wait for every grace period to save a slab. */
 #define PS_MEM_BOUND_FLOOR_SLABS 16
 
 /*
@@ -351,11 +354,12 @@ void ps_mem_destroy(struct ps_mem *m);
  *             slab or fail:
  *              - the pending bound (cfg->pending_bound_pct, on by default on GENERAL
  *                instances that reclaim INLINE with no reclaim_period_ns): a new slab
- *                is needed, the objects of m waiting for their grace period exceed the
- *                bound, some of them are in the caller's own quiescence queue (those
- *                its wait can make reusable), and the caller is not inside a section of
- *                m's ps. Then it waits before mapping. When the wait times out, or the
- *                pending objects fell below the bound meanwhile, it maps the slab (one
+ *                is needed, what m holds beyond its live objects (objects waiting for
+ *                their grace period, free slots out of the caller's reach) exceeds the
+ *                bound, objects wait in the caller's own quiescence queue (those its
+ *                wait can make reusable), and the caller is not inside a section of
+ *                m's ps. Then it waits before mapping. When the wait times out, or m
+ *                fell below the bound meanwhile, it maps the slab (one
  *                slab: the next one needed past the bound waits again, so a section that
  *                holds the grace period back for seconds slows the allocating threads to
  *                a slab per limit_wait_ms instead of letting their garbage grow);

@@ -1263,6 +1263,55 @@ static bool bound_was_freed(const struct bound_run *b, const void *p)
 	return false;
 }
 
+/* Fill a bound_run's objects from the holder's thread (HOLD_CALL). */
+static void bound_fill_there(void *arg)
+{
+	struct bound_run *b = arg;
+	for (size_t i = 0; i < b->n; i++)
+		CHECK((b->objs[i] = ps_alloc(b->m)) != NULL);
+}
+
+static void test_bound_unreachable(struct ps *ps, struct holder *h)
+{
+	struct ps_mem_config c = small_cfg();
+	c.limit_wait_ms = 20000;
+	struct bound_run b = {.m = ps_mem_create(ps, 200, &c)};
+	CHECK(b.m != NULL);
+	unsigned nobj = ps_mem_slab_objects(b.m);
+	void **theirs = calloc((size_t)BOUND_LIVE * nobj, sizeof *theirs);
+	CHECK(theirs != NULL);
+	struct bound_run t = {.m = b.m, .objs = theirs, .n = (size_t)BOUND_LIVE * nobj};
+	h->fn = bound_fill_there;
+	h->arg = &t;
+	holder_do(h, HOLD_CALL); /* its slabs */
+	for (size_t i = 0; i < t.n; i++)
+		ps_free_now(b.m, theirs[i]); /* never published: free at once, onto its lists */
+	b.n = (size_t)BOUND_LIVE * nobj;
+	b.objs = calloc(b.n, sizeof *b.objs);
+	CHECK(b.objs != NULL);
+	for (size_t i = 0; i < b.n; i++)
+		CHECK((b.objs[i] = ps_alloc(b.m)) != NULL);
+	holder_do(h, HOLD_ENTER);
+	b.freed = 10;
+	for (size_t i = 0; i < b.freed; i++)
+		ps_free(b.m, b.objs[i]);
+	struct ps_mem_stats s0 = mstats(b.m), s1;
+	CHECK_EQ(s0.pending, b.freed); /* below the floor of 16 slabs' worth */
+	CHECK_GT(s0.freed, (uint64_t)PS_MEM_BOUND_FLOOR_SLABS * nobj);
+	struct bound_releaser r = {.h = h, .m = b.m};
+	pthread_t rel = test_spawn(release_on_wait, &r);
+	void *p = bound_alloc_slow(&b, &s0, &s1);
+	atomic_store_explicit(&r.stop, 1, memory_order_release);
+	test_join(rel);
+	CHECK_MSG(s1.slab_grows == s0.slab_grows,
+		  "mapped a slab with %" PRIu64 " pending and %" PRIu64 " free slots for %" PRIu64
+		  " live objects", s0.pending, s0.freed, s0.live);
+	CHECK_EQ(s1.alloc_waits, 1);
+	CHECK_MSG(bound_was_freed(&b, p), "the wait handed out %p, not a freed object", p);
+	bound_done(&b, p);
+	free(theirs);
+}
+
 static void test_bound(struct ps *ps)
 {
 	enum { WAIT_MS = 20000 };
@@ -1336,7 +1385,13 @@ static void test_bound(struct ps *ps)
 	holder_do(&h, HOLD_EXIT);
 	bound_done(&b, p);
 
-	/* 5. a bad value is refused */
+	/* 5. free slots the caller cannot reach count as well as pending objects: another
+	 * thread's slabs whose objects sit free on its remote lists (it allocated them, the
+	 * caller freed them at once, it never allocates again) and a few frees pending -
+	 * too few to pass the floor alone - still make the allocation wait and reuse */
+	test_bound_unreachable(ps, &h);
+
+	/* 6. a bad value is refused */
 	struct ps_mem_config c = small_cfg();
 	c.pending_bound_pct = -2;
 	CHECK_CREATE_FAILS(ps, 200, &c, EINVAL);
