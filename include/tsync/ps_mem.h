@@ -275,7 +275,7 @@ struct ps_mem_config {
 	 * slabs' worth), ps_alloc first waits for a grace period (see ps_alloc: how long,
 	 * and when it maps anyway); so does an allocation that the system refused a slab.
 	 * 0 (default):
-	 * PS_MEM_PENDING_BOUND_DEFAULT (25 %); PS_MEM_PENDING_BOUND_OFF (-1): no bound -
+	 * PS_MEM_PENDING_BOUND_DEFAULT (10 %); PS_MEM_PENDING_BOUND_OFF (-1): no bound -
 	 * take fresh memory rather than wait (ParSec (EuroSys 2016) §3.2), and fail at
 	 * once when the system refuses it; < -1: EINVAL. Applies to instances of a GENERAL
 	 * ps with reclaim_mode INLINE and no reclaim_period_ns; the others (RT, TEMPORAL,
@@ -285,9 +285,10 @@ struct ps_mem_config {
 #define PS_MEM_CONFIG_INIT                                                                 \
 	{sizeof(struct ps_mem_config), 0, 0, 0, 0, 0, 0, 0, PS_MEM_ACCOUNT_AUTO, NULL, NULL, \
 	 0, NULL, NULL, NULL, NULL, 0, 0, 0, PS_MEM_RECLAIM_INLINE, 0}
-/* cfg->pending_bound_pct: the default (pending bytes beyond 25 % of live bytes; why 25:
- * docs/prudence.md §2), and no bound. */
-#define PS_MEM_PENDING_BOUND_DEFAULT 25
+/* cfg->pending_bound_pct: the default (beyond the live objects, at most 10 % more held as
+ * pending objects and free slots out of reach before a wait; why 10: docs/prudence.md
+ * §2), and no bound. */
+#define PS_MEM_PENDING_BOUND_DEFAULT 10
 #define PS_MEM_PENDING_BOUND_OFF (-1)
 /* The pending bound applies only once m holds this many slabs' worth of objects beyond
  * its live ones: an instance with almost nothing live (one object per thread) does not

@@ -210,7 +210,7 @@ int main(void)
 	CHECK(g_ps != NULL);
 	struct ps_mem_config mc = PS_MEM_CONFIG_INIT;
 	stress_small_mem(&mc);
-	/* the default bound (pending_bound_pct 0: 25 % of the live nodes, and 16 slabs'
+	/* the default bound (pending_bound_pct 0: 10 % of the live nodes, and 16 slabs'
 	 * worth); a deadline far above the naps (a few ms after a wait is seen), so that
 	 * waits end by reuse, not by mapping */
 	mc.limit_wait_ms = 5000;

@@ -1190,7 +1190,7 @@ static void *release_on_wait(void *arg)
 
 /* The set-up of the bound's tests: 200-byte objects on 4 KiB slabs, BOUND_LIVE slabs'
  * worth of objects live and BOUND_FREED slabs' worth freed with ps_free - past the
- * default bound (25 % of the live objects) and its floor (PS_MEM_BOUND_FLOOR_SLABS
+ * default bound (10 % of the live objects) and its floor (PS_MEM_BOUND_FLOOR_SLABS
  * slabs' worth) - with every slab full, so that the next allocations use up the cache
  * and the last slab and then need a new one. The caller holds a section (its own or a
  * holder's) that keeps the freed objects pending. */
