@@ -156,6 +156,12 @@ for suite in "$@"; do
 		# ps_kmem with a memory limit (max_bytes = 1.4 x the live set): bounded by waiting.
 		run prudence endurance --allocators ps-kmem,ps-kmem-max --threads 2 --readers 1 \
 			--seconds 60 --repeat 2 --out "$pr/bounded"
+		# The pending bound (on by default) against none, 1 and 2 writers with the reader
+		# pinned beside writer 0, then 2 writers with the reader left to the scheduler.
+		run prudence endurance --allocators ps-kmem,ps-kmem-unbounded --threads 1,2 \
+			--readers 1 --seconds 20 --out "$pr/bound"
+		run prudence endurance --allocators ps-kmem,ps-kmem-unbounded --threads 2 \
+			--readers 1 --seconds 20 --no-pin-readers --out "$pr/bound-unpinned"
 		# glibc malloc + ps_call (tsync's call_rcu: ParSec's reclamation, no recycling)
 		# against the glibc-malloc peers and tsync's allocators, 5 interleaved repeats at
 		# 1 and 2 threads (issue 26: ps-call >= 2x malloc-call-rcu at 2 threads); then the
@@ -178,7 +184,7 @@ for suite in "$@"; do
 			TSYNC_BENCH_OUT="$pr/cache" $f cache --variants ps --threads 2 --set-pct 50 \
 				--seconds 10 --prudence on,off --mem-csv "$pr/cache/mem.csv" --csv /dev/null
 		done
-		for d in "$pr"/{pairs,endurance,endurance-limit,ablation,pairs-onoff,onoff,bounded,cache} \
+		for d in "$pr"/{pairs,endurance,endurance-limit,ablation,pairs-onoff,onoff,bounded,bound,bound-unpinned,cache} \
 			"$pc"/{call-pairs,call-endurance}; do
 			"$py" bench/prudence/plot_prudence.py "$d" --doc docs/prudence.md
 		done

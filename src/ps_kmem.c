@@ -250,6 +250,9 @@ int ps_kmem_stats(struct ps_kmem *k, struct ps_mem_stats *out)
 		out->frees_now += s.frees_now;
 		out->cache_misses += s.cache_misses;
 		out->cache_hits += s.cache_hits;
+		out->merge_hits += s.merge_hits;
+		out->alloc_waits += s.alloc_waits;
+		out->wait_timeouts += s.wait_timeouts;
 		out->cache_churn += s.cache_churn;
 		out->slab_churn += s.slab_churn;
 		out->slab_bytes += s.slab_bytes;

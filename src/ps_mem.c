@@ -56,6 +56,7 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	if (TSYNC_UNLIKELY(ps__thread_prepare(m->ps, me) != 0))
 		return NULL; /* errno = ENOMEM */
 	cnt_add(&pt->c_misses, 1);
+	uint64_t refills = atomic_load_explicit(&pt->c_refills, memory_order_relaxed);
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
 		ps_mem__task_sync(m, pt);
 	/* the queue steps need qlock (a thief detaching it: skip them this time) */
@@ -75,15 +76,28 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 			if (got && due)
 				reclaim(m, me, pt, m->batch, RECLAIM_ALLOC);
 		}
-		/* 3. nothing quiesced and no free object: fresh memory, never wait - unless
-		 * cfg->max_bytes forbids a new slab */
-		if (pt->cache == NULL && ps_mem__refill(m, me, pt) == 0) {
-			if (errno == ENOSPC && !own) {
-				ps_mem__qlock_own(m, pt); /* limit_wait reclaims: it waits anyway */
+		/* 3. nothing quiesced and no free object: fresh memory (ParSec (EuroSys
+		 * 2016) §3.2) - but past the pending bound, first wait for a grace period
+		 * (Prudence (ASPLOS 2016) Algorithm 1 lines 31-32); at cfg->max_bytes, or
+		 * when the system refuses a slab under the bound, wait instead of failing.
+		 * limit_wait reclaims: it needs our queue lock (it waits anyway). */
+		if (pt->cache == NULL && m->bound_pct && ps_mem__bound_due(m, pt)) {
+			if (!own) {
+				ps_mem__qlock_own(m, pt);
 				own = true;
 			}
-			if (errno != ENOSPC || !ps_mem__limit_wait(m, me, pt)) {
-				int e = errno;
+			ps_mem__limit_wait(m, me, pt, PS_MEM_WAIT_BOUND); /* false: map */
+		}
+		if (pt->cache == NULL && ps_mem__refill(m, me, pt) == 0) {
+			int why = errno == ENOSPC		      ? PS_MEM_WAIT_LIMIT
+				  : errno == ENOMEM && m->bound_pct ? PS_MEM_WAIT_NOMEM
+								    : -1;
+			if (why >= 0 && !own) {
+				ps_mem__qlock_own(m, pt);
+				own = true;
+			}
+			if (why < 0 || !ps_mem__limit_wait(m, me, pt, why)) {
+				int e = why < 0 ? ENOMEM : errno;
 				if (own)
 					qlock_drop(m, pt);
 				errno = e;
@@ -94,6 +108,9 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	}
 	if (own)
 		qlock_drop(m, pt);
+	/* served without a refill: by what our reclamation merged into the cache */
+	if (atomic_load_explicit(&pt->c_refills, memory_order_relaxed) == refills)
+		cnt_add(&pt->c_merge_hits, 1);
 	return cache_pop(pt);
 }
 
@@ -472,7 +489,7 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	m->rt = ps_policy(ps) != PS_POLICY_GENERAL;
 	m->stamp_batch = c.stamp_batch ? c.stamp_batch : m->rt ? 1 : m->batch;
 	if (c.accounting < PS_MEM_ACCOUNT_AUTO || c.accounting > PS_MEM_ACCOUNT_EXACT ||
-	    c.limit_wait_ms < -1 ||
+	    c.limit_wait_ms < -1 || c.pending_bound_pct < PS_MEM_PENDING_BOUND_OFF ||
 	    (c.pending_fn && c.pending_threshold == 0) ||
 	    (c.pending_threshold && c.pending_fn == NULL) ||
 	    (c.pending_fn && c.accounting == PS_MEM_ACCOUNT_PER_THREAD) ||
@@ -495,6 +512,12 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	m->reclaim_arg = c.reclaim_arg;
 	m->max_slabs = c.max_bytes ? (c.max_bytes / slab ? c.max_bytes / slab : 1) : 0;
 	m->limit_wait_ms = c.limit_wait_ms ? c.limit_wait_ms : 100;
+	/* the pending bound: GENERAL instances that reclaim INLINE without a period (the
+	 * others keep the rules docs/rt.md analyses) */
+	if (!m->rt && c.reclaim_mode == PS_MEM_RECLAIM_INLINE && m->period == 0 &&
+	    c.pending_bound_pct != PS_MEM_PENDING_BOUND_OFF)
+		m->bound_pct = c.pending_bound_pct > 0 ? (unsigned)c.pending_bound_pct
+						       : PS_MEM_PENDING_BOUND_DEFAULT;
 	m->prudence = c.prudence == 0 ? PS_MEM_PRUDENCE_DEFAULT : c.prudence & PS_MEM_PRUDENCE_ALL;
 	m->mode = c.reclaim_mode;
 	m->ext = m->rt || m->exact || m->period || m->grace_fn || m->pending_fn || m->reclaim_fn ||

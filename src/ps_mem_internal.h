@@ -102,6 +102,9 @@ struct ps_mem_pt {
 	uint64_t pf_allocs, pf_frees;      /* c_allocs, c_frees at the last pre-flush */
 	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
 	    c_flushes, c_remote, c_max_wait, c_frees_now, c_misses, c_preflushed;
+	/* ps_alloc slow paths served without a refill (Prudence's Fig. 7), that waited for
+	 * a grace period, and whose wait timed out */
+	_Atomic uint64_t c_merge_hits, c_waits, c_wait_timeouts;
 	/* Stall summary of the last reclamation attempt (ps_stall_report): blocker id + 1
 	 * (0: none), its enter time, objects it left queued; objects the hook held back. */
 	_Atomic uint64_t c_blocker1, c_blocker_enter, c_blocked, c_hook_blocked, c_refused;
@@ -159,6 +162,8 @@ struct ps_mem {
 	uint64_t period;  /* reclamation period q in ticks, 0: every free */
 	uint64_t max_slabs; /* cfg->max_bytes in slabs, 0: no limit */
 	int limit_wait_ms;
+	unsigned bound_pct; /* the pending bound, % of live objects; 0: none (also RT,
+			     * TEMPORAL, TASK/BOTH, a period: cfg->pending_bound_pct) */
 	ps_mem_grace_fn grace_fn;
 	void *grace_arg;
 	uint64_t threshold;
@@ -383,9 +388,18 @@ void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned ta
 /* Pre-flush, from ps_mem_reclaim when a free scheduled it (pt->pf_due): latent objects to
  * their latent slabs now when they would overflow the cache after their grace period. */
 void ps_mem__preflush(struct ps_mem *m, struct ps_mem_pt *pt);
-/* At cfg->max_bytes with an empty cache: wait for a grace period. True once the cache
- * holds an object; false with errno = ENOMEM or EDEADLK. */
-bool ps_mem__limit_wait(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
+/* Why ps_alloc waits for a grace period (ps_mem__limit_wait). */
+enum { PS_MEM_WAIT_LIMIT, PS_MEM_WAIT_BOUND, PS_MEM_WAIT_NOMEM };
+/* Wait for a grace period with an empty cache, `why`: at cfg->max_bytes, at the pending
+ * bound (before mapping a slab), or after the system refused a slab. True once the cache
+ * holds an object; false otherwise - at the bound: map now; else errno = ENOMEM or
+ * EDEADLK (at max_bytes inside a section). Caller holds its qlock. */
+bool ps_mem__limit_wait(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, int why);
+/* With the pending bound on (m->bound_pct) and an empty cache: should the caller wait
+ * (PS_MEM_WAIT_BOUND) before its refill - would the refill map a slab, is m past the
+ * bound, does the caller's own queue hold pending objects, and is it outside every
+ * section of m's ps? */
+bool ps_mem__bound_due(struct ps_mem *m, struct ps_mem_pt *pt);
 
 /* ---- ps_mem_slab.c: object cache <-> owned slabs <-> pool <-> system ---------------- */
 

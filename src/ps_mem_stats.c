@@ -34,6 +34,10 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 		out->cache_flushes += fl;
 		out->cache_churn += rf < fl ? rf : fl;
 		out->cache_misses += atomic_load_explicit(&pt->c_misses, memory_order_relaxed);
+		out->merge_hits += atomic_load_explicit(&pt->c_merge_hits, memory_order_relaxed);
+		out->alloc_waits += atomic_load_explicit(&pt->c_waits, memory_order_relaxed);
+		out->wait_timeouts +=
+		    atomic_load_explicit(&pt->c_wait_timeouts, memory_order_relaxed);
 		out->remote_frees += atomic_load_explicit(&pt->c_remote, memory_order_relaxed);
 		out->grace_refusals += atomic_load_explicit(&pt->c_refused, memory_order_relaxed);
 		out->preflushed += atomic_load_explicit(&pt->c_preflushed, memory_order_relaxed);

@@ -8,7 +8,8 @@ Reads what `tsync-bench prudence pairs|endurance --out DIR` wrote there:
                          to malloc + call_rcu and to the best of jemalloc / tcmalloc /
                          mimalloc + call_rcu; ps-call's (glibc malloc + ps_call) to
                          malloc + call_rcu and to the best glibc-malloc peer; p99, helper
-                         CPU, peak RSS), pairs.png
+                         CPU, peak RSS; tsync's object-cache hit rate, Fig. 7, and share
+                         of deferred frees, Fig. 12), pairs.png
   endurance.csv,         summary_endurance.md (per run: outcome, updates Mops/s, live set,
   endurance_series.csv,  peak RSS and its ratio to the live set, the RSS slope over the
   endurance_runs.csv     second half of the run, and where a run was killed, when),
@@ -19,7 +20,7 @@ With --doc FILE, the summary also replaces FILE's block between the lines
 (docs/prudence.md quotes its figures this way, so they cannot drift from the data).
 
 Exits 0, or 3 when matplotlib is missing (the tables are written first), 1 when DIR
-holds none of these files. Prudence (ASPLOS 2016) §5, Figs. 3 and 6.
+holds none of these files. Prudence (ASPLOS 2016) §5, Figs. 3, 6, 7 and 12.
 """
 import os
 import sys
@@ -58,12 +59,64 @@ def order(names):
     return tp.ordered(names, ALLOCATORS)
 
 
+def with_rates(rows):
+    """Each row with its two Prudence (ASPLOS 2016) §5 rates, None where the row has no
+    counts (a peer, or a CSV from before the columns): hit_pct, Fig. 7, the % of
+    allocations served from the object cache without a refill ((cache_hits + merge_hits) /
+    allocs: a merge of reclaimed objects into the cache counts as a hit, as Prudence's
+    latent-cache merge does); deferred_pct, Fig. 12, the % of frees that are deferred
+    (frees / (frees + frees_now))."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        a, h, mh, f, fn = (num(r.get(c)) for c in ("allocs", "cache_hits", "merge_hits",
+                                                    "frees", "frees_now"))
+        r["hit_pct"] = 100.0 * (h + (mh or 0)) / a if a and h is not None else None
+        total = (f or 0) + (fn or 0)
+        r["deferred_pct"] = 100.0 * f / total if f is not None and total else None
+        out.append(r)
+    return out
+
+
 def pairs_medians(rows):
-    """{(allocator, threads, readers, size): {column: median}} over the repeats."""
-    return tp.medians(rows, lambda r: (r["allocator"], int(r["threads"]), int(r["readers"]),
-                                       int(r["size"])),
+    """{(allocator, threads, readers, size): {column: median}} over the repeats (the rates
+    of with_rates: the median of each run's rate)."""
+    return tp.medians(with_rates(rows),
+                      lambda r: (r["allocator"], int(r["threads"]), int(r["readers"]),
+                                 int(r["size"])),
                       ("mops", "p50_ns", "p99_ns", "p999_ns", "helper_cpu_pct", "peak_rss_kib",
-                       "slab_churn"), num)
+                       "slab_churn", "hit_pct", "deferred_pct"), num)
+
+
+def rate_lines(med):
+    """Prudence (ASPLOS 2016) Fig. 7 and Fig. 12 from the pairs: per (threads, readers,
+    size), each tsync allocator's object-cache hit rate and share of deferred frees.
+    Empty when no row has counts."""
+    allocs = order({k[0] for k, v in med.items() if v.get("hit_pct") is not None})
+    if not allocs:
+        return []
+    pts = sorted({k[1:] for k, v in med.items() if v.get("hit_pct") is not None})
+    head = "| threads | readers | size | " + " | ".join(allocs) + " |"
+    rule = "|---|---|---|" + "---|" * len(allocs)
+
+    def table(col):
+        return [head, rule] + [
+            f"| {thr} | {rd} | {sz} | "
+            + " | ".join(fmt(med.get((a, thr, rd, sz), {}).get(col), ".1f") for a in allocs)
+            + " |" for thr, rd, sz in pts]
+    return (["## Object-cache hits (Prudence (ASPLOS 2016) Fig. 7)", "",
+             "% of allocations served from the thread's object cache without a refill from "
+             "slabs - cache hits, and the slow path's merges of reclaimed objects into the "
+             "cache (Prudence's latent cache merged after its grace period) - median of the "
+             "repeats. tsync's allocators only: the peers have no such counter.", ""]
+            + table("hit_pct") + [""]
+            + ["## Deferred frees (Prudence (ASPLOS 2016) Fig. 12)", "",
+               "% of frees that are deferred (`ps_free`, Prudence's `kfree_deferred`) "
+               "rather than immediate (`ps_free_now`, `kfree`), median of the repeats. The "
+               "pairs free every object deferred, so this reads 100 % by construction; "
+               "Prudence measured 4.4 % (PostgreSQL) to 24.4 % (Postmark) in applications.",
+               ""]
+            + table("deferred_pct") + [""])
 
 
 def pair_ratios(med, thr, rd, s):
@@ -160,8 +213,8 @@ def pairs_summary(med):
              "Mops/s, median of the repeats. `vs malloc` is ps-kmem / malloc-call-rcu; "
              "`vs best` is ps-kmem / the best of jemalloc, tcmalloc and mimalloc + call_rcu "
              "at that size.", ""]
-    if set(allocs) == {TSYNC, ALL_OFF}:  # an on/off run: that table alone
-        return "\n".join(lines[:1] + [""] + pairs_onoff_lines(med))
+    if set(allocs) == {TSYNC, ALL_OFF}:  # an on/off run: its tables alone
+        return "\n".join(lines[:1] + [""] + pairs_onoff_lines(med) + rate_lines(med))
     if CALL in allocs:
         lines[2] += (f" `{CALL} vs malloc` is {CALL} (glibc malloc + ps_call) / "
                      f"{BASELINE}; `{CALL} vs best` is {CALL} / the best of "
@@ -206,7 +259,7 @@ def pairs_summary(med):
                          f"{fmt(m['p999_ns'], '.0f')} | {fmt(m['helper_cpu_pct'], '.1f')} | "
                          f"{fmt(rss, '.1f')} | {fmt(m['slab_churn'], '.0f', '')} |")
         lines.append("")
-    lines += pairs_onoff_lines(med)
+    lines += pairs_onoff_lines(med) + rate_lines(med)
     return "\n".join(lines)
 
 
@@ -258,6 +311,8 @@ def endurance_runs(runs, rows, series):
             "cache_churn": num(r.get("cache_churn")),
             "peak_slabs": num(r.get("peak_slabs")),
             "ft": num(r.get("ft")),
+            "alloc_waits": num(r.get("alloc_waits")),
+            "wait_timeouts": num(r.get("wait_timeouts")),
             "points": pts,
         })
     return out
@@ -268,12 +323,15 @@ def endurance_summary(runs):
              "", "Peak RSS is the process's (getrusage); the slope is the least-squares RSS "
              "slope over the second half of the samples; a killed run's last sample is when "
              "it died. Slab churn (grow/shrink pairs), object-cache churn (refill/flush "
-             "pairs), peak slabs and f_t (slab bytes / live bytes at the end) are "
-             "`ps_mem_stats`' and apply to tsync's allocators only.", "",
+             "pairs), peak slabs, f_t (slab bytes / live bytes at the end) and the "
+             "allocations that waited for a grace period (timed out: those whose wait "
+             "reached `limit_wait_ms`) are `ps_mem_stats`' and apply to tsync's allocators "
+             "only.", "",
              "| allocator | threads | readers | limit MiB | outcome | updates Mops/s | live MiB | "
              "peak RSS MiB | peak / live | RSS slope KiB/s | last sample s | peak pending | "
-             "helper CPU % | slab churn | object-cache churn | peak slabs | f_t |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "helper CPU % | slab churn | object-cache churn | peak slabs | f_t | "
+             "waits (timed out) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     names = order({r["allocator"] for r in runs})
     for r in sorted(runs, key=lambda r: (r["limit_mib"], r["threads"], r["readers"],
                                          names.index(r["allocator"]), r["repeat"])):
@@ -286,9 +344,17 @@ def endurance_summary(runs):
             f"{fmt(r['end_t_s'], '.2f')} | {fmt(r['peak_pending'], '.0f')} | "
             f"{fmt(r['helper_cpu_pct'], '.1f')} | {fmt(r['slab_churn'], '.0f', '')} | "
             f"{fmt(r['cache_churn'], '.0f', '')} | {fmt(r['peak_slabs'], '.0f', '')} | "
-            f"{fmt(r['ft'], '.2f', '')} |")
+            f"{fmt(r['ft'], '.2f', '')} | {waits_text(r)} |")
     lines.append("")
     return "\n".join(lines)
+
+
+def waits_text(r):
+    """An endurance run's waits for a grace period, "waits (timed out)"; empty for the
+    peers and for runs files from before the columns."""
+    if r.get("alloc_waits") is None:
+        return ""
+    return f"{r['alloc_waits']:.0f} ({fmt(r.get('wait_timeouts'), '.0f', '0')})"
 
 
 def line_style(allocator):

@@ -15,6 +15,10 @@
  *              --sample-ms into a series file; --limit-mib puts the run in a memory
  *              cgroup with that limit, so a run whose garbage outgrows it is killed (the
  *              seed's SLUB running out of memory after 196 s).
+ * Pinning (--pin, the default): writer i on the i-th allowed CPU, reader j on the
+ * (threads + j)-th modulo their number - on 2 CPUs with 2 writers, the reader shares
+ * writer 0's CPU, and a reader preempted inside its section holds every grace period
+ * for a time slice; --no-pin-readers leaves the readers to the scheduler.
  *
  * Allocators (--list): the deferred free of every peer is what a user-space program uses
  * today - liburcu's call_rcu (memb flavour; its callbacks run on call_rcu worker
@@ -32,7 +36,7 @@
  * repeats interleaved (this VM is bimodal); each run is one CSV row:
  *
  *   workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,helper_cpu_pct,
- *   peak_rss_kib,slab_churn
+ *   peak_rss_kib,slab_churn,allocs,cache_hits,merge_hits,frees,frees_now
  *
  *   mops            ops (pairs, or copy-on-write updates) of all threads per second / 1e6
  *   p50/p99/p999_ns one op's latency, every 16th op timed (two clock reads around it)
@@ -41,6 +45,12 @@
  *   peak_rss_kib    the child's peak resident set (getrusage)
  *   slab_churn      ps_mem_stats' slab grow/shrink pairs; empty for the peers and
  *                   ps-call(-free), which have no ps_mem
+ *   allocs, cache_hits, merge_hits, frees, frees_now
+ *                   ps_mem_stats' counts at the end of the timed window (empty for the
+ *                   peers): allocations, those served by the object cache, and by what
+ *                   the slow path's reclamation merged into it (no refill: Prudence's
+ *                   Fig. 7 counts both as object-cache hits), deferred (ps_free) and
+ *                   immediate (ps_free_now) frees (Fig. 12: the deferred share)
  * --ops-column appends `ops`, the operations of all writers (each writer does at least
  * one batch of 256, however late it starts), for the smoke test.
  * A run that did not finish (killed under --limit-mib, an allocation failed, or no end
@@ -48,12 +58,13 @@
  * outcome ok, killed-oom, enomem, timeout or failed. endurance also writes, under --out, endurance_series.csv
  * (allocator,threads,readers,size,repeat,t_s,rss_kib,pending) and endurance_runs.csv
  * (allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn,
- * cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,slab_premoves: ps_mem_stats'
- * object-cache churn, misses and peak slabs and the total fragmentation f_t = slab bytes /
- * live bytes at the end of the timed window - Prudence's Figs. 8-11 measures - peak_slabs
- * x the slab size of the run's size class (slab sizes follow the object size), and the
- * objects the pre-flush moved and the slabs pre-movement moved (what those two policies
- * did in the run); empty for the peers).
+ * cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,slab_premoves,alloc_waits,wait_timeouts:
+ * ps_mem_stats' object-cache churn, misses and peak slabs and the total fragmentation f_t =
+ * slab bytes / live bytes at the end of the timed window - Prudence's Figs. 8-11 measures -
+ * peak_slabs x the slab size of the run's size class (slab sizes follow the object size),
+ * the objects the pre-flush moved and the slabs pre-movement moved (what those two policies
+ * did in the run), and the allocations that waited for a grace period (the pending bound,
+ * max_bytes) and those whose wait timed out; empty for the peers).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -106,12 +117,12 @@
 #define WHO "tsync-bench prudence"
 #define CSV_HEADER                                                                          \
 	"workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,helper_cpu_pct," \
-	"peak_rss_kib,slab_churn"
+	"peak_rss_kib,slab_churn,allocs,cache_hits,merge_hits,frees,frees_now"
 #define OPS_COLUMN ",ops"
 #define SERIES_HEADER "allocator,threads,readers,size,repeat,t_s,rss_kib,pending"
 #define RUNS_HEADER                                                                 \
 	"allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn," \
-	"cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,slab_premoves"
+	"cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,slab_premoves,alloc_waits,wait_timeouts"
 #define MAX_THREADS 64u
 #define MAX_LIST 32u
 #define LAT_EVERY 16u     /* time every 16th op: a clock read costs 10-30 ns under KVM */
@@ -126,6 +137,9 @@
 #define IDLE_MS 10u
 
 enum workload { W_PAIRS, W_ENDURANCE };
+/* A ps_kmem row's memory limit: the default (the pending bound of ps_mem_config), also
+ * max_bytes = BOUNDED_FACTOR x the endurance live set, or no pending bound. */
+enum mem_limit { LIM_DEFAULT, LIM_MAX, LIM_UNBOUNDED };
 static const char *const workload_name[] = {"pairs", "endurance"};
 
 /* ==== allocators ==== */
@@ -150,7 +164,8 @@ struct palloc {
 	bool (*mem_stats)(struct ps_mem_stats *out); /* false: not a ps_mem */
 	unsigned prudence; /* tsync: ps_mem_config.prudence (0: the default policies) */
 	bool ablation;     /* a ps_kmem with policies off: in `ablation`, not in `all` */
-	bool bounded;      /* ps_kmem with max_bytes: only when named */
+	int limit;         /* enum mem_limit: a ps_kmem with max_bytes or without the
+			    * pending bound runs only when named */
 };
 
 /* Deferred frees issued (each writer's own counter, summed) and completed (callbacks). */
@@ -244,7 +259,7 @@ static void nothing(void)
 	{                                                                               \
 		nm, pre, wh, rcu_init, rcu_fini, rcu_thread_init, rcu_thread_fini,      \
 		    libc_alloc, rcu_free_deferred, rcu_lock, rcu_unlock, nothing, NULL, \
-		    peer_pending, no_stats, 0, false, false                                 \
+		    peer_pending, no_stats, 0, false, LIM_DEFAULT                           \
 	}
 
 /* ---- ck_epoch_call + ck_epoch_poll + free ---- */
@@ -324,7 +339,7 @@ static int psm_init(size_t size, unsigned n)
  * holds every node), so slabs for the live set, their headers and the deferred objects
  * share 40 % above it; a writer at the limit waits for a grace period (up to 1 s). */
 #define BOUNDED_FACTOR 1.4
-static bool g_bounded;
+static int g_limit;              /* enum mem_limit of the running allocator */
 static uint64_t g_bounded_nodes; /* nodes of every writer (run_child sets both) */
 
 static int psk_init(size_t size, unsigned n)
@@ -332,9 +347,11 @@ static int psk_init(size_t size, unsigned n)
 	(void)n;
 	struct ps_kmem_config c = PS_KMEM_CONFIG_INIT;
 	c.mem.prudence = g_prudence;
-	if (g_bounded) {
+	if (g_limit == LIM_MAX) {
 		c.mem.max_bytes = (size_t)(BOUNDED_FACTOR * (double)size * (double)g_bounded_nodes);
 		c.mem.limit_wait_ms = 1000;
+	} else if (g_limit == LIM_UNBOUNDED) {
+		c.mem.pending_bound_pct = PS_MEM_PENDING_BOUND_OFF;
 	}
 	g_ps = ps_create(NULL);
 	g_k = g_ps ? ps_kmem_create(g_ps, &c) : NULL;
@@ -444,7 +461,7 @@ static const struct palloc allocators[] = {
      "glibc malloc + liburcu call_rcu (memb), a worker per CPU (create_all_cpu_call_rcu_data)",
      rcu_init_all, rcu_fini_all, rcu_thread_init, rcu_thread_fini, libc_alloc,
      rcu_free_deferred, rcu_lock, rcu_unlock, nothing, NULL, peer_pending, no_stats, 0, false,
-     false},
+     LIM_DEFAULT},
     RCU_ALLOC("jemalloc-call-rcu", TSYNC_PRELOAD_JEMALLOC,
 	      "jemalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
     RCU_ALLOC("tcmalloc-call-rcu", TSYNC_PRELOAD_TCMALLOC,
@@ -453,26 +470,26 @@ static const struct palloc allocators[] = {
 	      "mimalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
     {"ck-epoch", NULL, "glibc malloc + ck_epoch_call, ck_epoch_poll every 64 calls",
      cke_init, cke_fini, cke_thread_init, cke_thread_fini, libc_alloc, cke_free_deferred,
-     cke_lock, cke_unlock, cke_drain, NULL, peer_pending, no_stats, 0, false, false},
+     cke_lock, cke_unlock, cke_drain, NULL, peer_pending, no_stats, 0, false, LIM_DEFAULT},
     {"ps-call", NULL, "glibc malloc + tsync ps_call, the callback free()s (no recycling)",
      psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free, ps_lock, ps_unlock,
-     nothing, NULL, psc_pending, no_stats, 0, false, false},
+     nothing, NULL, psc_pending, no_stats, 0, false, LIM_DEFAULT},
     {"ps-call-free", NULL, "glibc malloc + tsync ps_call_free (kfree_rcu-style, no callback)",
      psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free_off, ps_lock,
-     ps_unlock, nothing, NULL, psc_pending, no_stats, 0, false, false},
+     ps_unlock, nothing, NULL, psc_pending, no_stats, 0, false, LIM_DEFAULT},
     {"ps-mem", NULL, "tsync ps_mem, Prudence's policies off: one object size, ps_alloc + ps_free",
      psm_init, psm_fini, ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock,
-     nothing, psm_idle, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false, false},
+     nothing, psm_idle, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false, LIM_DEFAULT},
 /* Every ps_kmem row: its policies (prud), whether `--allocators ablation` runs it (abl),
- * and whether it has ps-kmem-max's memory limit (bounded, run only when named). */
-#define PSK(name, what, prud, abl, bounded)                                                     \
+ * and its memory limit (enum mem_limit; other than the default, run only when named). */
+#define PSK(name, what, prud, abl, limit)                                                       \
 	{name, NULL, "tsync ps_kmem, " what, psk_init, psk_fini, ps_thread_init, nothing,         \
 	 psk_alloc, psk_free, ps_lock, ps_unlock, nothing, psk_idle, ps_pending, ps_stats_of,      \
-	 prud, abl, bounded}
+	 prud, abl, limit}
     PSK("ps-kmem", "Prudence's policies on (the default): size classes, ps_kmalloc + ps_kfree",
-	0, false, false),
+	0, false, LIM_DEFAULT),
 /* The ablation: ps_kmem with every policy off, and with each one off in turn. */
-#define PSK_ABL(name, what, prud) PSK(name, what, prud, true, false)
+#define PSK_ABL(name, what, prud) PSK(name, what, prud, true, LIM_DEFAULT)
     PSK_ABL("ps-kmem-off", "every Prudence policy off", PS_MEM_PRUDENCE_NONE),
     PSK_ABL("ps-kmem-no-latent-slab", "all but the latent-slab bound",
 	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_LATENT_SLAB),
@@ -487,7 +504,10 @@ static const struct palloc allocators[] = {
     PSK_ABL("ps-kmem-no-frag-refill", "all but the fragmentation-aware refill",
 	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_FRAG_REFILL),
     PSK("ps-kmem-max", "policies on, max_bytes = 1.4 x the endurance live set: at the limit "
-	"ps_alloc waits for a grace period (only when named)", 0, false, true),
+	"ps_alloc waits for a grace period (only when named)", 0, false, LIM_MAX),
+    PSK("ps-kmem-unbounded", "policies on, no pending bound (pending_bound_pct = "
+	"PS_MEM_PENDING_BOUND_OFF): ParSec's rule, a new slab rather than a wait (only when "
+	"named)", 0, false, LIM_UNBOUNDED),
 };
 #define NALLOC (sizeof allocators / sizeof allocators[0])
 
@@ -523,7 +543,7 @@ struct run {
 	unsigned sample_ms;
 	unsigned repeat;
 	FILE *series;
-	bool pin, ops_col;
+	bool pin, pin_readers, ops_col;
 };
 
 static struct run g_run;
@@ -628,7 +648,7 @@ static void *reader(void *arg)
 	g_rtid[idx] = gettid_();
 	const struct palloc *a = g_run.a;
 	int cpus[CPU_SETSIZE];
-	unsigned ncpu = g_run.pin ? bench_affinity_cpus(cpus) : 0;
+	unsigned ncpu = g_run.pin && g_run.pin_readers ? bench_affinity_cpus(cpus) : 0;
 	if (ncpu)
 		bench_pin_self(cpus[(g_run.threads + idx) % ncpu]);
 	a->thread_init(g_run.threads + idx);
@@ -739,7 +759,7 @@ static int child_run(void)
 	}
 	unsigned nthr = g_run.threads + g_run.readers;
 	g_prudence = a->prudence;
-	g_bounded = a->bounded;
+	g_limit = a->limit;
 	g_bounded_nodes = (uint64_t)g_run.nodes * g_run.threads;
 	if (a->init(g_run.size, nthr) != 0) {
 		fprintf(stderr, WHO ": %s: init failed: %s\n", a->name, strerror(errno));
@@ -837,19 +857,23 @@ static int child_run(void)
 	}
 	double wall_s = (double)tsync_ticks_to_ns(end_tick - start_tick) / 1e9;
 	double helper_pct = 100.0 * (double)(helper1 - helper0) / (double)(stop_ns - start_ns);
-	char churn_s[32] = "";
+	char mem_s[160] = ",,,,,";
 	if (has_stats) {
-		snprintf(churn_s, sizeof churn_s, "%" PRIu64, st.slab_churn);
+		snprintf(mem_s, sizeof mem_s,
+			 "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+			 st.slab_churn, st.allocs, st.cache_hits, st.merge_hits, st.frees,
+			 st.frees_now);
 		/* for the parent's endurance_runs.csv (Prudence's Figs. 8-11 measures) */
 		/* the slab size of the run's class: one size per run, so one class */
 		size_t slab = g_k ? ps_mem_slab_size(ps_kmem_class(
 					g_k, (unsigned)ps_kmem_class_of(g_k, g_run.size)))
 			      : g_m ? ps_mem_slab_size(g_m) : 0;
 		printf("#stats %" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64
-		       ",%" PRIu64 "\n",
+		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
 		       st.cache_churn, st.cache_misses, st.peak_slabs,
 		       st.live_bytes ? (double)st.slab_bytes / (double)st.live_bytes : 0.0,
-		       st.peak_slabs * (uint64_t)slab / 1024, st.preflushed, st.slab_premoves);
+		       st.peak_slabs * (uint64_t)slab / 1024, st.preflushed, st.slab_premoves,
+		       st.alloc_waits, st.wait_timeouts);
 	}
 	char ops_s[32] = "";
 	if (g_run.ops_col && !failed)
@@ -858,14 +882,14 @@ static int child_run(void)
 		snprintf(ops_s, sizeof ops_s, ",");
 	if (failed) {
 		printf("%s,%s,%u,%u,%zu,,,,,%.1f,,%s%s\n", workload_name[g_run.w], a->name,
-		       g_run.threads, g_run.readers, g_run.size, helper_pct, churn_s, ops_s);
+		       g_run.threads, g_run.readers, g_run.size, helper_pct, mem_s, ops_s);
 	} else {
 		printf("%s,%s,%u,%u,%zu,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,,%s%s\n",
 		       workload_name[g_run.w], a->name, g_run.threads, g_run.readers, g_run.size,
 		       wall_s > 0 ? (double)ops / wall_s / 1e6 : 0.0,
 		       tsync_ticks_to_ns(hist_quantile(lat, 0.50)),
 		       tsync_ticks_to_ns(hist_quantile(lat, 0.99)),
-		       tsync_ticks_to_ns(hist_quantile(lat, 0.999)), helper_pct, churn_s, ops_s);
+		       tsync_ticks_to_ns(hist_quantile(lat, 0.999)), helper_pct, mem_s, ops_s);
 	}
 	fflush(stdout);
 	free(lat);
@@ -888,7 +912,7 @@ struct opts {
 	double seconds;
 	unsigned repeat, nodes, sample_ms, limit_mib;
 	const char *csv, *out;
-	bool pin, ops_col;
+	bool pin, pin_readers, ops_col;
 };
 
 /* The memory cgroup this process is in, as a directory, and the file that limits it:
@@ -999,7 +1023,7 @@ static void row_set_field(char *row, size_t cap, unsigned idx, const char *val)
 struct outcome {
 	char row[512];
 	char stats[160]; /* cache_churn,cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,
-			  * slab_premoves, or ",,,,,," */
+			  * slab_premoves,alloc_waits,wait_timeouts, or ",,,,,,,," */
 	const char *what; /* ok, killed-oom, enomem, failed */
 	double wall_s;
 };
@@ -1045,6 +1069,8 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 	}
 	if (!o->pin)
 		argv[n++] = "--no-pin";
+	if (!o->pin_readers)
+		argv[n++] = "--no-pin-readers";
 	if (o->ops_col)
 		argv[n++] = "--ops-column";
 	argv[n] = NULL;
@@ -1117,7 +1143,7 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 	res->wall_s = (double)(mono_ns() - t0) / 1e9;
 	if (cg[0])
 		cgroup_remove(cg);
-	snprintf(res->stats, sizeof res->stats, ",,,,,,");
+	snprintf(res->stats, sizeof res->stats, ",,,,,,,,");
 	char *st = strstr(buf, "#stats ");
 	if (st) {
 		size_t sl = strcspn(st + 7, "\n");
@@ -1143,7 +1169,7 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 		res->what = "failed";
 	if (strncmp(line, workload_name[o->w], strlen(workload_name[o->w])) != 0) {
 		/* no row: a run that died; what is known */
-		snprintf(res->row, sizeof res->row, "%s,%s,%u,%u,%u,,,,,,,%s", workload_name[o->w],
+		snprintf(res->row, sizeof res->row, "%s,%s,%u,%u,%u,,,,,,,,,,,,%s", workload_name[o->w],
 			 a->name, threads, readers, size, o->ops_col ? "," : "");
 	} else {
 		size_t ll = strlen(line);
@@ -1182,6 +1208,8 @@ static void usage(FILE *f)
 		"  --limit-mib M      endurance: run each child in a memory cgroup of M MiB\n"
 		"  --pin / --no-pin   pin writer i to the i-th allowed CPU and the readers to the\n"
 		"                     next ones (default --pin)\n"
+		"  --no-pin-readers   with --pin, pin the writers only: the readers run where the\n"
+		"                     scheduler puts them (--pin-readers: the default)\n"
 		"  --ops-column       append a column ops: the operations of all writers\n"
 		"  --csv FILE|-       rows to FILE (default: stdout unless --out)\n"
 		"  --out DIR          DIR/<workload>.csv (and endurance's series), then plots\n"
@@ -1213,7 +1241,7 @@ static int parse_allocators(const char *arg, struct opts *o)
 	if (all || abl) {
 		o->nalloc = 0;
 		for (unsigned i = 0; i < NALLOC; i++)
-			if (available(&allocators[i]) && !allocators[i].bounded &&
+			if (available(&allocators[i]) && allocators[i].limit == LIM_DEFAULT &&
 			    (all ? !allocators[i].ablation
 				 : allocators[i].ablation || strcmp(allocators[i].name, "ps-kmem") == 0))
 				o->alloc[o->nalloc++] = i;
@@ -1253,6 +1281,7 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 	o.nodes = 16384;
 	o.sample_ms = 10;
 	o.pin = true;
+	o.pin_readers = true;
 	parse_allocators("all", &o);
 	const struct bench_opt opts[] = {
 		BENCH_O_FN("allocators", 0, BENCH_OPT_CALL, opt_allocators),
@@ -1272,6 +1301,8 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 		BENCH_O_NUM("repeat-index", 0, BENCH_OPT_UINT, &rep_index, 0, 100000),
 		BENCH_O_SET("pin", 0, &o.pin),
 		BENCH_O_CLEAR("no-pin", 0, &o.pin),
+		BENCH_O_SET("pin-readers", 0, &o.pin_readers),
+		BENCH_O_CLEAR("no-pin-readers", 0, &o.pin_readers),
 		BENCH_O_SET("ops-column", 0, &o.ops_col),
 		BENCH_O_END,
 	};
@@ -1282,7 +1313,7 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 	if (list) {
 		for (unsigned i = 0; i < NALLOC; i++)
 			printf("%-26s %s%s%s\n", allocators[i].name, allocators[i].what,
-			       allocators[i].bounded    ? " [by name only]"
+			       allocators[i].limit      ? " [by name only]"
 			       : allocators[i].ablation ? " [in --allocators ablation]"
 							: "",
 			       available(&allocators[i]) ? "" : " [not built: library not found]");
@@ -1332,6 +1363,7 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 		g_run.sample_ms = o.sample_ms;
 		g_run.repeat = rep_index;
 		g_run.pin = o.pin;
+		g_run.pin_readers = o.pin_readers;
 		g_run.ops_col = o.ops_col;
 		if (series) {
 			g_run.series = fopen(series, "a");

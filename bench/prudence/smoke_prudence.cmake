@@ -3,8 +3,9 @@
 # Checks shape, not speed. Fails unless: pairs gives one well-formed row per allocator
 # that --list names as built and per (size, readers), each with an operation count
 # (--ops-column) of at least one batch of 256 (every writer does one before it looks at
-# the clock) and slab_churn filled exactly for tsync's ps_mem/ps_kmem allocators (not for
-# ps-call and ps-call-free: glibc malloc + ps_call, no ps_mem); the ablation gives one
+# the clock) and slab_churn and the counts (allocs, cache and merge hits, deferred and
+# immediate frees: consistent) filled exactly for tsync's ps_mem/ps_kmem allocators (not
+# for ps-call and ps-call-free: glibc malloc + ps_call, no ps_mem); the ablation gives one
 # row per variant with the default header; endurance writes its series and runs files,
 # every run ends "ok" and has well-formed series samples (at least one each, times never
 # decreasing); ps-kmem-max's slabs never pass its limit; and, where a memory cgroup can
@@ -12,12 +13,13 @@
 # its row's mops empty. ps-kmem-max may also end "enomem" - at its limit ps_alloc waits up
 # to 1 s for a grace period, then fails, the documented outcome when a reader is
 # preempted inside its section that long - and then only if the run lasted that second
-# (ctest: Skipped); an "enomem" sooner fails. Everything runs --no-pin.
-# Time limits: 20 + 100 + 60 + 60 + 40 + 60 s, inside the test's TIMEOUT of 400 s.
+# (ctest: Skipped); an "enomem" sooner fails. Everything else runs --no-pin.
+# ps-kmem-unbounded (no pending bound) runs with --no-pin-readers (writers pinned).
+# Time limits: 20 + 100 + 60 + 60 + 40 + 40 + 60 s, inside the test's TIMEOUT of 400 s.
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/../smoke_common.cmake)
 
-set(header "workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,helper_cpu_pct,peak_rss_kib,slab_churn")
+set(header "workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,helper_cpu_pct,peak_rss_kib,slab_churn,allocs,cache_hits,merge_hits,frees,frees_now")
 set(BENCH_SMOKE_DEFAULT_TIMEOUT 20)
 # --out runs end with plot_prudence.py: nothing here checks its plots and tables
 # (bench_prudence_plot_pytest does), and loading matplotlib takes tens of seconds on a
@@ -60,23 +62,40 @@ foreach(a IN LISTS allocs)
       continue()
     endif()
     # workload,allocator,threads,readers,size,mops,p50,p99,p999,helper_cpu_pct,
-    # peak_rss_kib,slab_churn (empty for a peer),ops
+    # peak_rss_kib,slab_churn,allocs,cache_hits,merge_hits,frees,frees_now (the last six
+    # empty for a peer),ops
     set(lat "[0-9]+,[0-9]+,[0-9]+")
-    if(NOT r MATCHES "^pairs,${a},1,(0|1),(16|4096),${num},${lat},${num},([0-9]+),([0-9]*),([0-9]+)$")
+    set(cnt "([0-9]*,[0-9]*,[0-9]*,[0-9]*,[0-9]*)") # one group: CMake allows 9
+    if(NOT r MATCHES "^pairs,${a},1,(0|1),(16|4096),${num},${lat},${num},([0-9]+),([0-9]*),${cnt},([0-9]+)$")
       message(FATAL_ERROR "malformed row: ${r}")
     endif()
     list(APPEND keys "${CMAKE_MATCH_1}/${CMAKE_MATCH_2}")
     set(rss ${CMAKE_MATCH_3})
     set(churn "${CMAKE_MATCH_4}")
-    set(ops ${CMAKE_MATCH_5})
+    set(ops ${CMAKE_MATCH_6})
+    string(REPLACE "," ";" counts "${CMAKE_MATCH_5}")
+    list(GET counts 0 nalloc)
+    list(GET counts 1 hits)
+    list(GET counts 2 merges)
+    list(GET counts 3 nfree)
+    list(GET counts 4 nnow)
     if(rss LESS 1000 OR ops LESS 256)
       message(FATAL_ERROR "peak_rss_kib ${rss} (a process holds more than 1 MB), ops ${ops} "
                           "(a writer does at least a batch of 256): ${r}")
     endif()
-    if(a MATCHES "^ps-(mem|kmem)" AND churn STREQUAL "")
-      message(FATAL_ERROR "${a} without slab_churn: ${r}")
-    elseif(NOT a MATCHES "^ps-(mem|kmem)" AND NOT churn STREQUAL "")
-      message(FATAL_ERROR "${a} with a slab_churn it cannot have: ${r}")
+    if(a MATCHES "^ps-(mem|kmem)")
+      if(churn STREQUAL "" OR nalloc STREQUAL "")
+        message(FATAL_ERROR "${a} without slab_churn or counts: ${r}")
+      endif()
+      # the counts are taken at the end of the timed window (a writer the scheduler let
+      # wait may have done none by then); every free of a pair is deferred (Fig. 12)
+      math(EXPR served "${hits} + ${merges}")
+      if(served GREATER nalloc OR nfree GREATER nalloc OR NOT nnow EQUAL 0)
+        message(FATAL_ERROR "${a}: counts allocs ${nalloc}, cache hits ${hits} + merge hits "
+                            "${merges}, frees ${nfree}, frees_now ${nnow}: ${r}")
+      endif()
+    elseif(NOT "${churn}${nalloc}${hits}${merges}${nfree}${nnow}" STREQUAL "")
+      message(FATAL_ERROR "${a} with a slab_churn or counts it cannot have: ${r}")
     endif()
   endforeach()
   list(LENGTH keys n)
@@ -98,7 +117,7 @@ bench_smoke_csv(arows HEADER "${header}" TIMEOUT 60 COMMAND
 foreach(a IN LISTS ablation)
   set(n 0)
   foreach(r IN LISTS arows)
-    if(r MATCHES "^pairs,${a},1,0,64,${num},[0-9]+,[0-9]+,[0-9]+,${num},[0-9]+,[0-9]+$")
+    if(r MATCHES "^pairs,${a},1,0,64,${num},[0-9]+,[0-9]+,[0-9]+,${num},[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+$")
       math(EXPR n "${n} + 1")
     endif()
   endforeach()
@@ -156,8 +175,8 @@ bench_smoke_run(_m TIMEOUT 40 COMMAND
   --seconds 0.3 --no-pin --out ${out}/max)
 file(STRINGS ${out}/max/endurance_runs.csv mruns)
 list(GET mruns 1 mr)
-# (then preflushed and slab_premoves: counts)
-if(NOT mr MATCHES "^ps-kmem-max,1,1,512,0,4096,0,(ok|enomem),(${num}),[0-9]+,[0-9]+,([0-9]+),${num},([0-9]+),[0-9]+,[0-9]+$")
+# (then preflushed, slab_premoves, alloc_waits and wait_timeouts: counts)
+if(NOT mr MATCHES "^ps-kmem-max,1,1,512,0,4096,0,(ok|enomem),(${num}),[0-9]+,[0-9]+,([0-9]+),${num},([0-9]+),[0-9]+,[0-9]+,[0-9]+,[0-9]+$")
   message(FATAL_ERROR "ps-kmem-max run: ${mr}")
 endif()
 set(outcome ${CMAKE_MATCH_1})
@@ -178,6 +197,17 @@ if(outcome STREQUAL "enomem")
   endif()
   bench_smoke_skip("ps-kmem-max ended enomem after ${wall} s: its writer waited out the "
                    "1 s limit wait (a reader preempted inside its section that long)")
+endif()
+
+# ps-kmem-unbounded (by name: no pending bound) with the writer pinned and the reader
+# left to the scheduler (--no-pin-readers): the run ends ok.
+bench_smoke_run(_u TIMEOUT 40 COMMAND
+  prudence endurance --allocators ps-kmem-unbounded --threads 1 --readers 1 --nodes 512
+  --seconds 0.3 --no-pin-readers --out ${out}/unbounded)
+file(STRINGS ${out}/unbounded/endurance_runs.csv uruns)
+list(GET uruns 1 ur)
+if(NOT ur MATCHES "^ps-kmem-unbounded,1,1,512,0,256,0,ok,")
+  message(FATAL_ERROR "ps-kmem-unbounded run: ${ur}")
 endif()
 
 # Under a 48 MiB memory cgroup, 64 MiB of live nodes cannot fit.

@@ -99,6 +99,57 @@ def test_pairs_onoff(tmp_path):
     assert "vs malloc" not in md  # an on/off run has no peer tables
 
 
+COUNTS = ",allocs,cache_hits,merge_hits,frees,frees_now"
+
+
+def test_pairs_fig7_fig12(tmp_path):
+    # the counts columns: Fig. 7 (object-cache hits without a refill) and Fig. 12 (the
+    # deferred share of frees) per tsync allocator, the median of each run's rate
+    rows = [HEADER + COUNTS]
+    for a, counts in (("ps-mem", ((1000, 900, 50, 1000, 0), (1000, 800, 0, 1000, 0),
+                                  (1000, 960, 0, 1000, 0))),
+                      ("ps-kmem", ((2000, 1000, 600, 300, 100),) * 3)):
+        for c in counts:
+            rows.append(f"pairs,{a},2,1,64,10,50,100,200,0.0,4096,7," + ",".join(map(str, c)))
+    for v in (1, 2, 3):  # a peer: no counts
+        rows.append(f"pairs,malloc-call-rcu,2,1,64,{v},50,100,200,12.5,4096,,,,,,")
+    write(tmp_path / "pairs.csv", rows)
+    assert pp.main([str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    med = pp.pairs_medians(pp.tp.read_dicts(tmp_path / "pairs.csv"))
+    # ps-mem's runs: 95 %, 80 %, 96 % -> 95; ps-kmem: 1600 / 2000 = 80 %, 300 / 400 = 75 %
+    assert med[("ps-mem", 2, 1, 64)]["hit_pct"] == pytest.approx(95.0)
+    assert med[("ps-kmem", 2, 1, 64)]["hit_pct"] == pytest.approx(80.0)
+    assert med[("ps-kmem", 2, 1, 64)]["deferred_pct"] == pytest.approx(75.0)
+    assert med[("malloc-call-rcu", 2, 1, 64)]["hit_pct"] is None
+    md = (tmp_path / "summary_pairs.md").read_text()
+    fig7 = md.index("## Object-cache hits (Prudence (ASPLOS 2016) Fig. 7)")
+    fig12 = md.index("## Deferred frees (Prudence (ASPLOS 2016) Fig. 12)")
+    assert fig7 < fig12
+    assert "| threads | readers | size | ps-mem | ps-kmem |" in md[fig7:]  # no peer column
+    assert "| 2 | 1 | 64 | 95.0 | 80.0 |" in md[fig7:fig12]
+    assert "| 2 | 1 | 64 | 100.0 | 75.0 |" in md[fig12:]
+
+
+def test_pairs_rates_absent(tmp_path):
+    # a CSV from before the counts columns: no Fig. 7 / Fig. 12 tables
+    write(tmp_path / "pairs.csv", pairs_rows())
+    pp.main([str(tmp_path)])
+    assert "Fig. 7" not in (tmp_path / "summary_pairs.md").read_text()
+
+
+def test_pairs_onoff_rates(tmp_path):
+    # Prudence on against off (the paper's Fig. 7 compares Prudence with SLUB)
+    rows = [HEADER + COUNTS]
+    for a, hits in (("ps-kmem", 900), ("ps-kmem-off", 600)):
+        for _ in range(3):
+            rows.append(f"pairs,{a},1,1,256,10,50,100,200,0.0,4096,3,1000,{hits},0,1000,0")
+    write(tmp_path / "pairs.csv", rows)
+    assert pp.main([str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    md = (tmp_path / "summary_pairs.md").read_text()
+    assert "| 1 | 1 | 256 | 90.0 | 60.0 |" in md
+    assert "| 1 | 1 | 256 | 10.00 | 10.00 | 1.00x | 3 | 3 |" in md
+
+
 def test_pairs_target_short():
     med = {("ps-kmem", 1, r, s): {"mops": m} for r, s, m in ((0, 16, 6.0), (1, 16, 9.0))}
     med.update({("malloc-call-rcu", 1, r, 16): {"mops": 2.0} for r in (0, 1)})
@@ -163,6 +214,21 @@ def test_endurance_summary(tmp_path):
     md = (tmp_path / "summary_endurance.md").read_text()
     assert "| ps-kmem | 1 | 1 | 8 | ok | 2.500 |" in md
     assert "| 4 | 12 | 33 | 1.25 |" in md
+
+
+def test_endurance_waits(tmp_path):
+    # the runs file's alloc_waits and wait_timeouts: "waits (timed out)", empty for a peer
+    endurance_files(tmp_path, killed=False)
+    runs = (tmp_path / "endurance_runs.csv").read_text().splitlines()
+    runs[0] += ",peak_slab_kib,alloc_waits,wait_timeouts"
+    runs[1] += ",1056,12,3"
+    runs[2] += ",,,"
+    write(tmp_path / "endurance_runs.csv", runs)
+    assert pp.main([str(tmp_path)]) in (0, pp.NO_MATPLOTLIB)
+    md = (tmp_path / "summary_endurance.md").read_text()
+    assert "| 4 | 12 | 33 | 1.25 | 12 (3) |" in md
+    assert next(line for line in md.splitlines()
+                if line.startswith("| malloc-call-rcu |")).endswith("|  |  |  |  |  |")
 
 
 def test_endurance_killed_run(tmp_path):

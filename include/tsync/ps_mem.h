@@ -9,7 +9,10 @@
  * time). Objects leave that queue - a bounded batch per call, never waiting on another
  * thread - once quiescence (<tsync/ps.h>) says every section active at their free time
  * has ended. When nothing has quiesced, ps_alloc takes fresh memory rather than wait
- * (ParSec (EuroSys 2016) §3.2).
+ * (ParSec (EuroSys 2016) §3.2) - unless the objects waiting for their grace period (with
+ * the free slots out of the caller's reach) pass the pending bound
+ * (cfg->pending_bound_pct, on by default): then it first waits for a grace period, for a
+ * bounded time (Prudence (ASPLOS 2016) Algorithm 1 lines 31-32).
  *
  * Layers, each with countable events (Prudence (ASPLOS 2016) §4's policies, enum
  * ps_mem_prudence, act on them):
@@ -253,13 +256,15 @@ struct ps_mem_config {
 	ps_mem_reclaim_fn reclaim_fn;  /* reclamation observer, or NULL */
 	void *reclaim_arg;
 	/* Memory limit (Prudence (ASPLOS 2016) §4, "wait instead of failing"): 0 (default):
-	 * none, and ps_alloc keeps ParSec's rule - never wait, take fresh memory. > 0: m holds
-	 * at most max_bytes of slabs (rounded down to whole slabs, at least one); at the
-	 * limit, while objects freed with ps_free still wait for their grace period, ps_alloc
-	 * waits for them (up to limit_wait_ms) instead of failing. See ps_alloc. */
+	 * none (the pending bound below still applies). > 0: m holds at most max_bytes of
+	 * slabs (rounded down to whole slabs, at least one); at the limit, while objects
+	 * freed with ps_free still wait for their grace period, ps_alloc waits for them (up
+	 * to limit_wait_ms) instead of failing. See ps_alloc. */
 	size_t max_bytes;
-	int limit_wait_ms;    /* with max_bytes: longest wait of one ps_alloc, ms (default
-			       * 100; -1: fail at once) */
+	int limit_wait_ms;    /* longest wait of one ps_alloc for a grace period, ms, at
+			       * max_bytes, at the pending bound or after the system refused
+			       * a slab (default 100; -1: never wait - at max_bytes fail at
+			       * once, at the pending bound map a slab) */
 	/* Prudence's policies on (enum ps_mem_prudence bits; bits outside
 	 * PS_MEM_PRUDENCE_ALL are ignored): 0 (default): PS_MEM_PRUDENCE_DEFAULT;
 	 * PS_MEM_PRUDENCE_NONE: none. */
@@ -267,10 +272,33 @@ struct ps_mem_config {
 	/* Who reclaims: enum ps_mem_reclaim_mode (default PS_MEM_RECLAIM_INLINE). TASK and
 	 * BOTH need a σ attached (ps_reclaimer_attach) to differ from INLINE. */
 	int reclaim_mode;
+	/* The pending bound (Prudence (ASPLOS 2016) Algorithm 1 lines 31-32; memory bounded
+	 * by default): when an allocation would map a new slab while what m holds beyond
+	 * its live objects - the objects waiting for their grace period, and free slots out
+	 * of the caller's reach (other threads' caches, slabs and remote lists) - exceeds
+	 * pending_bound_pct percent of its live objects (and PS_MEM_BOUND_FLOOR_SLABS
+	 * slabs' worth), ps_alloc first waits for a grace period (see ps_alloc: how long,
+	 * and when it maps anyway); so does an allocation that the system refused a slab.
+	 * 0 (default):
+	 * PS_MEM_PENDING_BOUND_DEFAULT (10 %); PS_MEM_PENDING_BOUND_OFF (-1): no bound -
+	 * take fresh memory rather than wait (ParSec (EuroSys 2016) §3.2), and fail at
+	 * once when the system refuses it; < -1: EINVAL. Applies to instances of a GENERAL
+	 * ps with reclaim_mode INLINE and no reclaim_period_ns; the others (RT, TEMPORAL,
+	 * σ, a reclamation period: docs/rt.md's analysis) have no bound whatever it says. */
+	int pending_bound_pct;
 };
 #define PS_MEM_CONFIG_INIT                                                                 \
 	{sizeof(struct ps_mem_config), 0, 0, 0, 0, 0, 0, 0, PS_MEM_ACCOUNT_AUTO, NULL, NULL, \
-	 0, NULL, NULL, NULL, NULL, 0, 0, 0, PS_MEM_RECLAIM_INLINE}
+	 0, NULL, NULL, NULL, NULL, 0, 0, 0, PS_MEM_RECLAIM_INLINE, 0}
+/* cfg->pending_bound_pct: the default (beyond the live objects, at most 10 % more held as
+ * pending objects and free slots out of reach before a wait; why 10: docs/prudence.md
+ * §2), and no bound. */
+#define PS_MEM_PENDING_BOUND_DEFAULT 10
+#define PS_MEM_PENDING_BOUND_OFF (-1)
+/* The pending bound applies only once m holds this many slabs' worth of objects beyond
+ * its live ones: an instance with almost nothing live (one object per thread) does not
+ * wait for every grace period to save a slab. */
+#define PS_MEM_BOUND_FLOOR_SLABS 16
 
 /*
  * ps_mem_create - an allocator of obj_size-byte objects reclaimed through ps.
@@ -280,7 +308,8 @@ struct ps_mem_config {
  *             in a slab). cfg: the configuration, or NULL for the defaults.
  * Returns:    the allocator; NULL with errno = EINVAL (ps NULL, obj_size 0 or too large
  *             for a slab, bad alignment or slab size, bad cfg->size, an unknown
- *             accounting or reclaim mode, limit_wait_ms < -1, pending_fn without
+ *             accounting or reclaim mode, limit_wait_ms < -1, pending_bound_pct < -1,
+ *             pending_fn without
  *             pending_threshold or the reverse, pending_fn with PER_THREAD accounting)
  *             or ENOMEM (also when the records of the explicitly registered threads,
  *             allocated now, cannot be: <tsync/thread.h>).
@@ -313,36 +342,63 @@ void ps_mem_destroy(struct ps_mem *m);
  *
  * Returns:    the object, its contents unspecified (they may hold values from an earlier
  *             incarnation, but no reader can still see that incarnation); NULL with
- *             errno = ENOMEM when the system refuses more memory or the limit wait
- *             below times out, or EDEADLK at cfg->max_bytes inside a section of m's ps.
- *             A lazily registered thread's first ps_alloc on m (and a refill that first
- *             needs its records in m's ps) allocates its per-thread records: NULL with
- *             errno = ENOMEM if that fails, or EAGAIN if the thread is not registered
- *             and the registry is full (an explicitly registered thread has them
- *             already: <tsync/thread.h>).
+ *             errno = ENOMEM when the system refuses more memory and no grace period
+ *             brings an object back in time (below), or at cfg->max_bytes when the
+ *             wait below times out, or EDEADLK at cfg->max_bytes inside a section of
+ *             m's ps. A lazily registered thread's first ps_alloc on m (and a refill
+ *             that first needs its records in m's ps) allocates its per-thread
+ *             records: NULL with errno = ENOMEM if that fails, or EAGAIN if the thread
+ *             is not registered and the registry is full (an explicitly registered
+ *             thread has them already: <tsync/thread.h>).
  * Progress:   wait-free on the fast path (pop from the thread's object cache). A refill
  *             reclaims at most reclaim_batch quiesced objects (with at most one
  *             ps_quiesce scan, whatever the queue length), takes remote-freed objects
- *             with one exchange per list, and only then takes the pool mutex or maps a
- *             new slab. Without cfg->max_bytes it never waits for quiescence. At
- *             cfg->max_bytes (no free object in reach and no slab may be mapped) it
- *             fails at once with ENOMEM if no object of m is waiting for its grace
- *             period (in any thread's quiescence queue), and with EDEADLK if the caller
- *             is inside a section of m's ps (its own section could hold that grace
- *             period back: free memory or leave the section first). Otherwise it waits,
- *             up to cfg->limit_wait_ms: it reclaims its own queue (with ps_quiesce
- *             scans), takes the objects other threads returned to its slabs and the
- *             pool's slabs, and naps briefly between tries (an implementation constant);
- *             ENOMEM when the time is up. Objects that other threads reclaimed into
- *             their own object caches come back only when those threads flush or exit.
- *             The slow path also adopts every orphaned queue and looks at one other
- *             thread's queue (ps_mem_reclaim: "Exited and idle threads").
+ *             with one exchange per list, then free objects of its own slabs and the
+ *             pool's (the pool mutex), and only then maps a new slab. It may wait for a
+ *             grace period - for other threads' sections to end; no reader is asked to
+ *             do anything - in three cases, all of them where it would otherwise map a
+ *             slab or fail:
+ *              - the pending bound (cfg->pending_bound_pct, on by default on GENERAL
+ *                instances that reclaim INLINE with no reclaim_period_ns): a new slab
+ *                is needed, what m holds beyond its live objects (objects waiting for
+ *                their grace period, free slots out of the caller's reach) exceeds the
+ *                bound, objects wait in the caller's own quiescence queue (those its
+ *                wait can make reusable), and the caller is not inside a section of
+ *                m's ps. Then it waits before mapping. When the wait times out, or m
+ *                fell below the bound meanwhile, it maps the slab (one
+ *                slab: the next one needed past the bound waits again, so a section that
+ *                holds the grace period back for seconds slows the allocating threads to
+ *                a slab per limit_wait_ms instead of letting their garbage grow);
+ *              - cfg->max_bytes (no free object in reach and no slab may be mapped): it
+ *                fails at once with ENOMEM if no object of m is waiting for its grace
+ *                period (in any thread's quiescence queue), and with EDEADLK if the
+ *                caller is inside a section of m's ps (its own section could hold that
+ *                grace period back: free memory or leave the section first); otherwise
+ *                it waits, and fails with ENOMEM when the wait times out;
+ *              - the system refused a slab (mmap's ENOMEM), where the pending bound
+ *                applies and is not turned off: it waits and maps again, unless no
+ *                object is pending or the caller is inside a section of m's ps (ENOMEM
+ *                at once); ENOMEM when the wait times out.
+ *             Inside a section of m's ps it never waits: at the bound it maps. A wait
+ *             repeats, until the cache holds an object: reclaim the caller's queue
+ *             (quiescence computed lazily - at most one read barrier per read interval
+ *             in the domain, none while a section holds the grace period back), take
+ *             the objects other threads returned to its slabs, orphaned queues and the
+ *             pool's slabs, then nap with an exponential backoff (4 us doubling to
+ *             1 ms). It ends at the latest once cfg->limit_wait_ms (default 100 ms)
+ *             has passed since it began: one ps_alloc waits at most limit_wait_ms plus
+ *             one nap and one try. limit_wait_ms = -1: no wait at all. Objects that
+ *             other threads reclaimed into their own object caches come back only when
+ *             those threads flush or exit. The slow path also adopts every orphaned
+ *             queue and looks at one other thread's queue (ps_mem_reclaim: "Exited and
+ *             idle threads").
  * Ordering:   every access a reader made to the object's previous incarnation
  *             happens-before the return (quiescence is proven with acquire loads and
  *             objects change hands by release/acquire; docs/design.md §3).
  * Caller:     any thread, inside or outside a section.
- * Implements: ParSec (EuroSys 2016) §3.4 (and §3.2: take fresh memory rather than wait);
- *             the memory limit: Prudence (ASPLOS 2016) §4.
+ * Implements: ParSec (EuroSys 2016) §3.4 (and §3.2: take fresh memory rather than wait,
+ *             which the pending bound tempers); the pending bound and the memory limit:
+ *             Prudence (ASPLOS 2016) §4, Algorithm 1 lines 31-32.
  */
 void *ps_alloc(struct ps_mem *m);
 
@@ -536,7 +592,8 @@ struct ps_mem_stats {
 	uint64_t grace_refusals; /* custom grace hook refusals, count */
 	uint64_t exact;          /* 1 if accounting is EXACT, else 0 */
 	uint64_t frees_now;      /* ps_free_now calls (immediate frees); the deferred share
-				  * of frees is frees / (frees + frees_now) */
+				  * of frees is frees / (frees + frees_now) (Prudence
+				  * (ASPLOS 2016) Fig. 12) */
 	/* Prudence (ASPLOS 2016) §5's measures: */
 	uint64_t cache_misses;   /* ps_alloc calls that found the object cache empty */
 	uint64_t cache_hits;     /* ps_alloc calls served by the cache: allocs -
@@ -581,6 +638,18 @@ struct ps_mem_stats {
 				  * latent slabs */
 	uint64_t slab_premoves;  /* slabs pre-movement moved between lists ahead of their
 				  * latent objects' return */
+	/* Prudence (ASPLOS 2016) Fig. 7's object-cache hits, with the merge of the latent
+	 * cache counted as Prudence counts it (its merge runs when the grace period ends,
+	 * before the allocation that finds the objects): the share of allocations served
+	 * without a refill is (cache_hits + merge_hits) / allocs. */
+	uint64_t merge_hits;     /* ps_alloc calls that found the object cache empty and were
+				  * served, without a refill from slabs, by objects that their
+				  * own reclamation had just moved into it */
+	/* Waiting for a grace period (ps_alloc: the pending bound, max_bytes, a refused
+	 * slab): */
+	uint64_t alloc_waits;    /* allocation slow paths that waited, count */
+	uint64_t wait_timeouts;  /* of those, waits that reached limit_wait_ms (at the
+				  * pending bound a slab was then mapped; otherwise ENOMEM) */
 };
 /*
  * ps_mem_stats - m's counters.

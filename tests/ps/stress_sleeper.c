@@ -6,7 +6,8 @@
  * since its enter (however long the scheduler makes that take), then SLEEP_MS more.
  * Meanwhile: every object freed after the reader's enter stays pending (checked exactly,
  * with the writers paused outside their sections for a quiet snapshot), the writers keep
- * going on fresh memory (ps_alloc never waits: they would never reach MIN_FREES
+ * going on fresh memory (they allocate inside their sections, where ps_alloc never waits
+ * for a grace period - not even past the pending bound: they would never reach MIN_FREES
  * otherwise), ps_alloc never hands out a node unlinked after the enter (pin generation,
  * tests/common/slist.h), and the nodes the sleeper holds keep their incarnations. After
  * the sleeper exits, reclamation resumes: pending falls back below a bound while updates

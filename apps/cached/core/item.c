@@ -238,6 +238,11 @@ int make_classes(struct cache *c)
 	kc.mem.reclaim_period_ns = g->reclaim_period_ns;
 	kc.mem.reclaim_fn = on_reclaim;
 	kc.mem.reclaim_arg = c;
+	/* No pending bound in ps_alloc: the cache bounds its memory itself (mem_limit, and
+	 * mem_reserve's wait for garbage, made only by callers that hold no stripe lock),
+	 * and APPEND/incr/... allocate under a stripe lock, where a wait for a grace period
+	 * would break I4 (a stripe holder waits only for list locks). */
+	kc.mem.pending_bound_pct = PS_MEM_PENDING_BOUND_OFF;
 	c->kmem = ps_kmem_create(c->ps, &kc);
 	if (c->kmem == NULL)
 		return -1;
