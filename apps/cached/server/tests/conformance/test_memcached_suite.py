@@ -22,8 +22,36 @@ def result(out, rc=255, notok=0, passed=False):
     return dict(out=out, rc=rc, notok=notok, passed=passed, ok=2194, why="perl exit 255")
 
 
+# the same race at the section's GAT (set 'toast2' with a 1 s expiry, then GAT) and at
+# its first touch (right after the section's flush): seen under load-hunt
+GAT_BLOCK = b"\n".join([
+    b"ok 2177 - Flags is set properly",
+    b"ok 2178 - toast = toast",
+    b"ok 2179 - Expected read length",
+    b"ok 2180 - Got proper response magic",
+    b"ok 2181 - Expected read length",
+    b"ok 2182 - Got proper response magic",
+    b"ok 2183 - Expected opaque",
+    b"Memcache Error (1): Not found",
+    b"# Looks like your test exited with 255 just after 2183.",
+])
+FIRST_TOUCH_BLOCK = b"\n".join([
+    b"ok 2166 - Expected error state of 'exists' (2)",
+    b"ok 2167 - Expected read length",
+    b"ok 2168 - Got proper response magic",
+    b"ok 2169 - Expected read length",
+    b"ok 2170 - Got proper response magic",
+    b"Memcache Error (1): Not found",
+])
+
+
 def test_touch_race_is_recognised():
     assert ms.known_race("binary.t", result(TOUCH_BLOCK)) is not None
+    assert ms.known_race("binary.t", result(GAT_BLOCK)) is not None
+    assert ms.known_race("binary.t", result(FIRST_TOUCH_BLOCK)) is not None
+    # the GAT's race with another error is a failure
+    assert ms.known_race("binary.t", result(
+        GAT_BLOCK.replace(b"Memcache Error (1)", b"Memcache Error (5)"))) is None
 
 
 def test_other_files_and_failures_are_not():
