@@ -522,7 +522,8 @@ static void run_alias(double secs)
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s revoke|alias ps|global|frame model|memfd\n", argv[0]);
+		fprintf(stderr, "usage: %s revoke|alias ps|global|frame|rwlock|frame-ticket "
+			"model|memfd\n", argv[0]);
 		return 2;
 	}
 	bool alias = strcmp(argv[1], "alias") == 0;
