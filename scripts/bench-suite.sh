@@ -19,10 +19,11 @@
 #          then the ablation of Prudence's policies on the endurance run, Prudence (ASPLOS
 #          2016) §5, and glibc malloc + ps_call against its peers (docs/results/prudence-call);
 #          refreshes docs/prudence.md's figures
-#   vmdb   tsync-bench vmdb: the mapping database (ps, global-lock, frame-lock) against a
-#          liburcu design and Linux mmap/munmap on a Metis-like trace, ParSec (EuroSys 2016)
-#          §5.3 (Figs. 9-10): the model backend, then real memory (memfd); refreshes
-#          docs/vmdb.md's targets
+#   vmdb   tsync-bench vmdb: the mapping database (ps, rwlock, global-lock, frame-lock,
+#          frame-ticket) against a liburcu design and Linux mmap/munmap on a Metis-like
+#          trace, ParSec (EuroSys 2016) §5.3 (Figs. 9-10): the model backend, then real
+#          memory (memfd), each in the shared layout (one address space, the paper's) and
+#          the private one; refreshes docs/vmdb.md's targets
 #   hash   tsync-bench hash: ps_hash against liburcu's rculfhash, CK's ck_hs and a pthread
 #          rwlock table at 0/10/50 % updates over 1 k, 64 k and 1 M keys (2 threads), then
 #          the grow-from-empty and shrink runs (issue 31, docs/hash.md §7)
@@ -192,13 +193,21 @@ for suite in "$@"; do
 		;;
 	vmdb)
 		# Every design on the model backend (synchronisation alone): 650 MB per thread
-		# and round, 10 rounds. Then real memory (memfd: every page mapped with mmap and
-		# written) for tsync's three designs and Linux, the full trace but 3 rounds (a
-		# round of 650 MB per thread takes seconds there); its rows join the model's in
-		# vmdb.csv, and the plots and table.md cover both.
-		run vmdb --backend model --threads "$THREADS" --out docs/results/vmdb
-		again vmdb --backend memfd --designs ps,global-lock,frame-lock,linux \
-			--threads "$THREADS" --repeat 3 --out docs/results/vmdb
+		# and round, 10 rounds, in the shared layout (every thread in one address
+		# space: ParSec's Metis) and the private one. Then real memory (memfd: every
+		# page mapped with mmap and written) for tsync's designs and Linux, the full
+		# trace but 3 rounds (a round of 650 MB per thread takes seconds there), in both
+		# layouts; each run's rows join the others' in vmdb.csv, and the plots and
+		# table.md cover them all.
+		run vmdb --backend model --layout shared --threads "$THREADS" \
+			--out docs/results/vmdb
+		again vmdb --backend model --layout private --threads "$THREADS" \
+			--out docs/results/vmdb
+		for layout in shared private; do
+			again vmdb --backend memfd --layout "$layout" \
+				--designs ps,rwlock,global-lock,frame-lock,frame-ticket,linux \
+				--threads "$THREADS" --repeat 3 --out docs/results/vmdb
+		done
 		"$py" bench/vmdb/plot_vmdb.py docs/results/vmdb --doc docs/vmdb.md
 		echo "bench: docs/vmdb.md targets refreshed"
 		;;

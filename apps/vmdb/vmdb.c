@@ -12,17 +12,21 @@
  * VMDB_SYNC_PS: an operation finds its node through the namespaces inside a section
  * and locks only that node (and, to unlink it, its parent first: parent before child,
  * the only lock order anywhere). The locked peers (GLOBAL, FRAME) run the same code
- * with node locks replaced by their coarser locks. docs/vmdb.md argues correctness.
+ * with node locks replaced by their coarser locks: each design is a table of operations
+ * (struct vm_ops) that the shared code calls where it synchronises. docs/vmdb.md argues
+ * correctness.
  */
 #include "vmdb.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include <tsync/arch.h>
 #include <tsync/ps_lock.h>
 #include <tsync/ps_ns.h>
 
@@ -55,9 +59,25 @@ struct vm_va {
 	_Atomic(struct vm_node *) node;
 };
 
+/* The per-frame lock of the designs that take one (their ops' frame_lock bytes follow
+ * root; the frame namespace's objects are only as large as the design needs). */
+union vm_frame_lock {
+	pthread_mutex_t mx; /* VMDB_SYNC_FRAME: guards the whole mapping tree */
+	struct ps_lock tk;  /* VMDB_SYNC_FRAME_TICKET: likewise, FIFO */
+};
+
+/* A FIFO ("task-fair") reader-writer ticket lock (Mellor-Crummey & Scott, PPoPP 1991,
+ * the centralised fair reader-writer lock): a writer waits for every earlier reader and
+ * writer, a reader for every earlier writer, so nobody is overtaken. req packs the read
+ * and write requests so that one atomic step both takes a ticket and reads the other. */
+struct tk_rw {
+	_Atomic uint64_t req;         /* write requests << 32 | read requests, each mod 2^32 */
+	_Atomic uint32_t rdone, wdone; /* completed reads and writes */
+};
+
 struct vm_frame {
 	_Atomic(struct vm_node *) root;
-	pthread_mutex_t tree; /* VMDB_SYNC_FRAME: guards the whole mapping tree */
+	union vm_frame_lock lk[];
 };
 
 struct vm_pid {
@@ -70,16 +90,23 @@ struct vm_space {
 	_Atomic int dying;
 	_Atomic uint64_t *pt; /* model: page table, frame + 1 per page (0: none) */
 	char *region;         /* memfd: 2^va_bits pages of address space */
-	pthread_rwlock_t rw;  /* VMDB_SYNC_FRAME */
+	union {
+		pthread_rwlock_t rw; /* VMDB_SYNC_FRAME, VMDB_SYNC_RWLOCK */
+		struct tk_rw tk;     /* VMDB_SYNC_FRAME_TICKET */
+	} lk;
 	struct vm_pid *entry;
 };
 
+struct vm_ops;
+
 struct vmdb {
 	struct vmdb_config cfg;
+	const struct vm_ops *ops; /* the design's (cfg.sync) */
 	struct ps *ps;
 	struct ps_ns *pids, *frames;
 	struct ps_mem *nodes;
 	pthread_mutex_t global; /* VMDB_SYNC_GLOBAL */
+	pthread_mutex_t rmap;   /* VMDB_SYNC_RWLOCK: every mapping tree */
 	int fd;                 /* memfd */
 	tsync_tick_t skew;
 	_Atomic uint64_t last_flush, epoch, tlb_refusals, lock_failures;
@@ -135,6 +162,364 @@ static void *flusher_main(void *arg)
 	}
 	pthread_mutex_unlock(&db->stop_lock);
 	return NULL;
+}
+
+/* ---- the designs: one table of operations each ---------------------------------------- */
+
+/*
+ * What a design does at each point where the shared code synchronises. A NULL hook does
+ * nothing. Every operation runs inside a section (op_begin); then:
+ *   op_lock/op_unlock      around the whole operation, lookups included (GLOBAL)
+ *   sp_rd/sp_wr ... _done  around a look at / a change of one space's page namespace
+ *                          entries and page table (never two spaces at once)
+ *   tree_lock/tree_unlock  around a change of a frame's mapping tree, before any space
+ *                          lock (the order: tree, then space)
+ *   node_take/node_release a node found by lookup: false if it was freed meanwhile
+ *   node_free              a removed node (held by node_take)
+ * frame_lock: bytes of per-frame lock that frames carry (frame_init makes one unlocked
+ * when a grant creates the frame's tree); sp_init/sp_fini: a space's lock.
+ */
+struct vm_ops {
+	size_t frame_lock;
+	void (*op_lock)(struct vmdb *db);
+	void (*op_unlock)(struct vmdb *db);
+	void (*sp_init)(struct vm_space *sp);
+	void (*sp_fini)(struct vm_space *sp);
+	void (*sp_rd)(struct vmdb *db, struct vm_space *sp);
+	void (*sp_rd_done)(struct vm_space *sp);
+	void (*sp_wr)(struct vmdb *db, struct vm_space *sp);
+	void (*sp_wr_done)(struct vm_space *sp);
+	void (*frame_init)(struct vm_frame *f);
+	void (*tree_lock)(struct vmdb *db, struct vm_frame *f);
+	void (*tree_unlock)(struct vmdb *db, struct vm_frame *f);
+	bool (*node_take)(struct vm_node *n);
+	void (*node_release)(struct vm_node *n);
+	void (*node_free)(struct vmdb *db, struct vm_node *n);
+};
+
+/* VMDB_SYNC_PS: the node's own ticket lock, which fails on a freed node (§3.5). */
+static bool ps_node_take(struct vm_node *n)
+{
+	return ps_lock_take(n, &n->lock);
+}
+
+static void ps_node_release(struct vm_node *n)
+{
+	ps_lock_release(n, &n->lock);
+}
+
+static void ps_node_free(struct vmdb *db, struct vm_node *n)
+{
+	(void)db;
+	ps_lock_release_free(n, &n->lock); /* marks it: later ps_lock_take fails */
+}
+
+/* The locked designs: a coarser lock is held; a freed node is recognised by its mark. */
+static bool mark_node_take(struct vm_node *n)
+{
+	return !ps_lock_is_freed(n);
+}
+
+static void mark_node_free(struct vmdb *db, struct vm_node *n)
+{
+	ps_free(db->nodes, n); /* marks it too (ps_lock_is_freed) */
+}
+
+/*
+ * Lock acquisitions of the locked designs. With cfg.lock_wait, an acquisition that could
+ * not take its lock at once reports how long it waited (the study's longest wait: where
+ * an unfair lock starves a thread, the mean and p99.9 move, not the p99); without it,
+ * the plain lock call.
+ */
+static void waited(struct vmdb *db, tsync_tick_t t0)
+{
+	db->cfg.lock_wait(db->cfg.lock_wait_arg, tsync_now() - t0);
+}
+
+static void mx_take(struct vmdb *db, pthread_mutex_t *m)
+{
+	if (db->cfg.lock_wait == NULL) {
+		pthread_mutex_lock(m);
+		return;
+	}
+	if (pthread_mutex_trylock(m) == 0)
+		return;
+	tsync_tick_t t0 = tsync_now();
+	pthread_mutex_lock(m);
+	waited(db, t0);
+}
+
+/* Spin briefly, then yield: with more threads than CPUs the holder, or the thread whose
+ * turn is next, may be preempted, and a FIFO lock cannot let us overtake it. */
+static inline void spin(unsigned *k)
+{
+	if (++*k < 128u)
+		tsync_arch_relax();
+	else
+		sched_yield();
+}
+
+/* VMDB_SYNC_GLOBAL */
+static void global_lock(struct vmdb *db)
+{
+	mx_take(db, &db->global);
+}
+
+static void global_unlock(struct vmdb *db)
+{
+	pthread_mutex_unlock(&db->global);
+}
+
+/* VMDB_SYNC_FRAME: pthread reader-writer lock per space, mutex per frame tree */
+static void rw_init(struct vm_space *sp)
+{
+	pthread_rwlock_init(&sp->lk.rw, NULL);
+}
+
+static void rw_fini(struct vm_space *sp)
+{
+	pthread_rwlock_destroy(&sp->lk.rw);
+}
+
+static void rw_rd(struct vmdb *db, struct vm_space *sp)
+{
+	if (db->cfg.lock_wait == NULL) {
+		pthread_rwlock_rdlock(&sp->lk.rw);
+		return;
+	}
+	if (pthread_rwlock_tryrdlock(&sp->lk.rw) == 0)
+		return;
+	tsync_tick_t t0 = tsync_now();
+	pthread_rwlock_rdlock(&sp->lk.rw);
+	waited(db, t0);
+}
+
+static void rw_wr(struct vmdb *db, struct vm_space *sp)
+{
+	if (db->cfg.lock_wait == NULL) {
+		pthread_rwlock_wrlock(&sp->lk.rw);
+		return;
+	}
+	if (pthread_rwlock_trywrlock(&sp->lk.rw) == 0)
+		return;
+	tsync_tick_t t0 = tsync_now();
+	pthread_rwlock_wrlock(&sp->lk.rw);
+	waited(db, t0);
+}
+
+static void rw_done(struct vm_space *sp)
+{
+	pthread_rwlock_unlock(&sp->lk.rw);
+}
+
+static void fmx_init(struct vm_frame *f)
+{
+	pthread_mutex_init(&f->lk[0].mx, NULL);
+}
+
+static void fmx_lock(struct vmdb *db, struct vm_frame *f)
+{
+	mx_take(db, &f->lk[0].mx);
+}
+
+static void fmx_unlock(struct vmdb *db, struct vm_frame *f)
+{
+	(void)db;
+	pthread_mutex_unlock(&f->lk[0].mx);
+}
+
+/* VMDB_SYNC_RWLOCK: the pthread rwlock per space, and one mutex for every tree */
+static void rmap_lock(struct vmdb *db, struct vm_frame *f)
+{
+	(void)f;
+	mx_take(db, &db->rmap);
+}
+
+static void rmap_unlock(struct vmdb *db, struct vm_frame *f)
+{
+	(void)f;
+	pthread_mutex_unlock(&db->rmap);
+}
+
+/* VMDB_SYNC_FRAME_TICKET: struct tk_rw per space, a ticket lock per frame tree */
+static void tk_init(struct vm_space *sp)
+{
+	atomic_init(&sp->lk.tk.req, 0);
+	atomic_init(&sp->lk.tk.rdone, 0);
+	atomic_init(&sp->lk.tk.wdone, 0);
+}
+
+static void tk_rd(struct vmdb *db, struct vm_space *sp)
+{
+	struct tk_rw *l = &sp->lk.tk;
+	uint64_t o = atomic_load_explicit(&l->req, memory_order_relaxed), n;
+	do /* one more read request, without carrying into the write half */
+		n = (o & ~(uint64_t)UINT32_MAX) | (uint32_t)(o + 1);
+	while (!atomic_compare_exchange_weak_explicit(&l->req, &o, n, memory_order_relaxed,
+						      memory_order_relaxed));
+	uint32_t w = (uint32_t)(o >> 32); /* the writers before us */
+	/* acquire: the last writer's critical section happens-before ours */
+	if (atomic_load_explicit(&l->wdone, memory_order_acquire) == w)
+		return;
+	tsync_tick_t t0 = tsync_now();
+	unsigned k = 0;
+	while (atomic_load_explicit(&l->wdone, memory_order_acquire) != w)
+		spin(&k);
+	if (db->cfg.lock_wait)
+		waited(db, t0);
+}
+
+static void tk_rd_done(struct vm_space *sp)
+{
+	atomic_fetch_add_explicit(&sp->lk.tk.rdone, 1, memory_order_release);
+}
+
+static inline bool tk_wr_ready(struct tk_rw *l, uint32_t w, uint32_t r)
+{
+	/* acquire both: every earlier writer's and reader's critical section comes first */
+	return atomic_load_explicit(&l->wdone, memory_order_acquire) == w &&
+	       atomic_load_explicit(&l->rdone, memory_order_acquire) == r;
+}
+
+static void tk_wr(struct vmdb *db, struct vm_space *sp)
+{
+	struct tk_rw *l = &sp->lk.tk;
+	uint64_t o = atomic_fetch_add_explicit(&l->req, (uint64_t)1 << 32, memory_order_relaxed);
+	uint32_t w = (uint32_t)(o >> 32), r = (uint32_t)o;
+	if (tk_wr_ready(l, w, r))
+		return;
+	tsync_tick_t t0 = tsync_now();
+	unsigned k = 0;
+	while (!tk_wr_ready(l, w, r))
+		spin(&k);
+	if (db->cfg.lock_wait)
+		waited(db, t0);
+}
+
+static void tk_wr_done(struct vm_space *sp)
+{
+	struct tk_rw *l = &sp->lk.tk;
+	/* only the writer holding the lock stores wdone */
+	uint32_t w = atomic_load_explicit(&l->wdone, memory_order_relaxed);
+	atomic_store_explicit(&l->wdone, w + 1, memory_order_release);
+}
+
+static void ftk_init(struct vm_frame *f)
+{
+	ps_lock_init(&f->lk[0].tk);
+}
+
+static void ftk_lock(struct vmdb *db, struct vm_frame *f)
+{
+	if (ps_lock_trylock(&f->lk[0].tk))
+		return;
+	tsync_tick_t t0 = tsync_now();
+	ps_lock_lock(&f->lk[0].tk);
+	if (db->cfg.lock_wait)
+		waited(db, t0);
+}
+
+static void ftk_unlock(struct vmdb *db, struct vm_frame *f)
+{
+	(void)db;
+	ps_lock_unlock(&f->lk[0].tk);
+}
+
+/* indexed by enum vmdb_sync */
+static const struct vm_ops vm_ops[] = {
+    [VMDB_SYNC_PS] = {.node_take = ps_node_take,
+		      .node_release = ps_node_release,
+		      .node_free = ps_node_free},
+    [VMDB_SYNC_GLOBAL] = {.op_lock = global_lock,
+			  .op_unlock = global_unlock,
+			  .node_take = mark_node_take,
+			  .node_free = mark_node_free},
+    [VMDB_SYNC_FRAME] = {.frame_lock = sizeof(pthread_mutex_t),
+			 .sp_init = rw_init,
+			 .sp_fini = rw_fini,
+			 .sp_rd = rw_rd,
+			 .sp_rd_done = rw_done,
+			 .sp_wr = rw_wr,
+			 .sp_wr_done = rw_done,
+			 .frame_init = fmx_init,
+			 .tree_lock = fmx_lock,
+			 .tree_unlock = fmx_unlock,
+			 .node_take = mark_node_take,
+			 .node_free = mark_node_free},
+    [VMDB_SYNC_RWLOCK] = {.sp_init = rw_init,
+			  .sp_fini = rw_fini,
+			  .sp_rd = rw_rd,
+			  .sp_rd_done = rw_done,
+			  .sp_wr = rw_wr,
+			  .sp_wr_done = rw_done,
+			  .tree_lock = rmap_lock,
+			  .tree_unlock = rmap_unlock,
+			  .node_take = mark_node_take,
+			  .node_free = mark_node_free},
+    [VMDB_SYNC_FRAME_TICKET] = {.frame_lock = sizeof(struct ps_lock),
+				.sp_init = tk_init,
+				.sp_rd = tk_rd,
+				.sp_rd_done = tk_rd_done,
+				.sp_wr = tk_wr,
+				.sp_wr_done = tk_wr_done,
+				.frame_init = ftk_init,
+				.tree_lock = ftk_lock,
+				.tree_unlock = ftk_unlock,
+				.node_take = mark_node_take,
+				.node_free = mark_node_free},
+};
+
+static void op_begin(struct vmdb *db)
+{
+	ps_enter(db->ps);
+	if (db->ops->op_lock)
+		db->ops->op_lock(db);
+}
+
+static void op_end(struct vmdb *db)
+{
+	if (db->ops->op_unlock)
+		db->ops->op_unlock(db);
+	ps_exit(db->ps);
+}
+
+static inline void sp_rd(struct vmdb *db, struct vm_space *sp)
+{
+	if (db->ops->sp_rd)
+		db->ops->sp_rd(db, sp);
+}
+
+static inline void sp_rd_done(struct vmdb *db, struct vm_space *sp)
+{
+	if (db->ops->sp_rd_done)
+		db->ops->sp_rd_done(sp);
+}
+
+static inline void sp_wr(struct vmdb *db, struct vm_space *sp)
+{
+	if (db->ops->sp_wr)
+		db->ops->sp_wr(db, sp);
+}
+
+static inline void sp_wr_done(struct vmdb *db, struct vm_space *sp)
+{
+	if (db->ops->sp_wr_done)
+		db->ops->sp_wr_done(sp);
+}
+
+/* Take a node found by lookup, unless it was freed; counts the failures. */
+static bool node_take(struct vmdb *db, struct vm_node *n)
+{
+	bool ok = db->ops->node_take(n);
+	if (!ok)
+		atomic_fetch_add_explicit(&db->lock_failures, 1, memory_order_relaxed);
+	return ok;
+}
+
+static void node_release(struct vmdb *db, struct vm_node *n)
+{
+	if (db->ops->node_release)
+		db->ops->node_release(n);
 }
 
 /* ---- backends ---------------------------------------------------------------------------- */
@@ -197,7 +582,8 @@ static void space_free(struct vmdb *db, struct vm_space *sp)
 		munmap(sp->pt, pages * sizeof(uint64_t));
 	if (sp->region)
 		munmap(sp->region, pages * VMDB_PAGE_SIZE);
-	pthread_rwlock_destroy(&sp->rw);
+	if (db->ops->sp_fini)
+		db->ops->sp_fini(sp);
 	free(sp);
 }
 
@@ -215,7 +601,8 @@ int vmdb_space_create(struct vmdb *db, int *pid)
 		atomic_fetch_sub_explicit(&db->nspaces, 1, memory_order_relaxed);
 		return -1;
 	}
-	pthread_rwlock_init(&sp->rw, NULL);
+	if (db->ops->sp_init)
+		db->ops->sp_init(sp);
 	struct ps_ns_config nc = PS_NS_CONFIG_INIT;
 	nc.id_bits = db->cfg.va_bits;
 	nc.max_order = db->cfg.va_bits < ORDER_MAX ? db->cfg.va_bits : ORDER_MAX;
@@ -262,57 +649,6 @@ fail:;
 	return -1;
 }
 
-/* ---- locking of the three designs ------------------------------------------------------ */
-
-static inline bool is_ps(struct vmdb *db) { return db->cfg.sync == VMDB_SYNC_PS; }
-static inline bool is_frame(struct vmdb *db) { return db->cfg.sync == VMDB_SYNC_FRAME; }
-
-static void op_begin(struct vmdb *db)
-{
-	ps_enter(db->ps);
-	if (db->cfg.sync == VMDB_SYNC_GLOBAL)
-		pthread_mutex_lock(&db->global);
-}
-
-static void op_end(struct vmdb *db)
-{
-	if (db->cfg.sync == VMDB_SYNC_GLOBAL)
-		pthread_mutex_unlock(&db->global);
-	ps_exit(db->ps);
-}
-
-static inline void sp_rd(struct vmdb *db, struct vm_space *sp)
-{
-	if (is_frame(db))
-		pthread_rwlock_rdlock(&sp->rw);
-}
-static inline void sp_wr(struct vmdb *db, struct vm_space *sp)
-{
-	if (is_frame(db))
-		pthread_rwlock_wrlock(&sp->rw);
-}
-static inline void sp_unlock(struct vmdb *db, struct vm_space *sp)
-{
-	if (is_frame(db))
-		pthread_rwlock_unlock(&sp->rw);
-}
-
-/* VMDB_SYNC_PS: take a node's lock unless it was freed. Other designs: their coarser
- * lock is held; a freed node is recognised by its mark. */
-static bool node_take(struct vmdb *db, struct vm_node *n)
-{
-	bool ok = is_ps(db) ? ps_lock_take(n, &n->lock) : !ps_lock_is_freed(n);
-	if (!ok)
-		atomic_fetch_add_explicit(&db->lock_failures, 1, memory_order_relaxed);
-	return ok;
-}
-
-static void node_release(struct vmdb *db, struct vm_node *n)
-{
-	if (is_ps(db))
-		ps_lock_release(n, &n->lock);
-}
-
 /* The node mapped at sp's page v (inside a section; under sp's read lock for FRAME). */
 static struct vm_node *node_at(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v)
 {
@@ -342,7 +678,7 @@ static void run_flush(struct vmdb *db, struct unmap_run *r)
 		return;
 	sp_wr(db, r->sp);
 	backend_unmap(db, r->sp, r->start, r->n);
-	sp_unlock(db, r->sp);
+	sp_wr_done(db, r->sp);
 	for (size_t i = 0; i < r->n; i++)
 		ps_ns_free(r->sp->va, r->va[i]); /* after quiescence and the next TLB flush */
 	r->n = 0;
@@ -358,7 +694,7 @@ static void unmap_node(struct vmdb *db, struct vm_node *n, struct unmap_run *r)
 	atomic_store_explicit(&n->va->node, NULL, memory_order_relaxed);
 	if (r == NULL)
 		backend_unmap(db, sp, n->vaddr, 1);
-	sp_unlock(db, sp);
+	sp_wr_done(db, sp);
 	if (r == NULL) {
 		ps_ns_free(sp->va, n->va); /* the page: after quiescence and the next TLB flush */
 	} else {
@@ -378,10 +714,7 @@ static void unmap_node(struct vmdb *db, struct vm_node *n, struct unmap_run *r)
 
 static void node_free(struct vmdb *db, struct vm_node *n)
 {
-	if (is_ps(db))
-		ps_lock_release_free(n, &n->lock); /* marks it: later ps_lock_take fails */
-	else
-		ps_free(db->nodes, n); /* marks it too (ps_lock_is_freed) */
+	db->ops->node_free(db, n);
 }
 
 /* Remove every descendant of n (held). Children are locked parent-first; a child
@@ -391,8 +724,8 @@ static long remove_children(struct vmdb *db, struct vm_node *n)
 	long count = 0;
 	struct vm_node *c;
 	while ((c = n->child) != NULL) {
-		/* cannot fail: freeing c needs n's lock, which we hold */
-		if (is_ps(db) && !ps_lock_take(c, &c->lock))
+		/* cannot fail: freeing c needs n's lock (or the coarser lock), which we hold */
+		if (!db->ops->node_take(c))
 			abort();
 		count += remove_children(db, c);
 		n->child = c->next;
@@ -415,20 +748,20 @@ static void unlink_child(struct vm_node *p, struct vm_node *n)
 		n->next->prev = n->prev;
 }
 
-/* Lock the tree of n's frame (FRAME) after finding n under sp's read lock; re-check n. */
+/* Lock the tree of n's frame after finding n (the design's tree lock, if it has one);
+ * the caller then re-checks n with node_take. The frame stays valid within the section. */
 static struct vm_frame *tree_lock(struct vmdb *db, struct vm_node *n)
 {
-	if (!is_frame(db))
-		return NULL;
 	struct vm_frame *f = n->frame;
-	pthread_mutex_lock(&f->tree);
+	if (db->ops->tree_lock)
+		db->ops->tree_lock(db, f);
 	return f;
 }
 
-static void tree_unlock(struct vm_frame *f)
+static void tree_unlock(struct vmdb *db, struct vm_frame *f)
 {
-	if (f)
-		pthread_mutex_unlock(&f->tree);
+	if (db->ops->tree_unlock)
+		db->ops->tree_unlock(db, f);
 }
 
 /* Remove the mapping at sp's page v: with_self: it and its descendants (release), else
@@ -438,7 +771,7 @@ static long remove_at(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v, bool
 {
 	sp_rd(db, sp);
 	struct vm_node *n = node_at(db, sp, v);
-	sp_unlock(db, sp);
+	sp_rd_done(db, sp);
 	if (n == NULL)
 		return 0;
 	struct vm_frame *f = tree_lock(db, n);
@@ -463,7 +796,7 @@ out_p:
 	if (p)
 		node_release(db, p);
 out:
-	tree_unlock(f);
+	tree_unlock(db, f);
 	return count;
 }
 
@@ -559,8 +892,8 @@ int vmdb_grant(struct vmdb *db, int pid, size_t npages, vmdb_vaddr_t *vaddr)
 		struct vm_node *n = node_new(db, sp, vas[i], vbase + i, f, NULL);
 		if (n == NULL)
 			break;
-		if (is_frame(db))
-			pthread_mutex_init(&f->tree, NULL);
+		if (db->ops->frame_init)
+			db->ops->frame_init(f);
 		atomic_store_explicit(&f->root, n, memory_order_relaxed);
 		atomic_store_explicit(&((struct vm_va *)vas[i])->node, n, memory_order_relaxed);
 	}
@@ -569,7 +902,7 @@ int vmdb_grant(struct vmdb *db, int pid, size_t npages, vmdb_vaddr_t *vaddr)
 		for (size_t j = 0; j < i; j++)
 			ps_free_now(db->nodes, atomic_load_explicit(
 						   &((struct vm_va *)vas[j])->node, memory_order_relaxed));
-		sp_unlock(db, sp);
+		sp_wr_done(db, sp);
 		for (size_t j = 0; j < npages; j++) {
 			ps_ns_free(sp->va, vas[j]);
 			ps_ns_free(db->frames, frs[j]);
@@ -581,7 +914,7 @@ int vmdb_grant(struct vmdb *db, int pid, size_t npages, vmdb_vaddr_t *vaddr)
 		ps_ns_publish(db->frames, frs[i]);
 		ps_ns_publish(sp->va, vas[i]);
 	}
-	sp_unlock(db, sp);
+	sp_wr_done(db, sp);
 	*vaddr = vbase;
 	rc = 0;
 out:
@@ -600,21 +933,21 @@ static int alias_one(struct vmdb *db, struct vm_space *from, vmdb_vaddr_t s, str
 {
 	sp_rd(db, from);
 	struct vm_node *src = node_at(db, from, s);
-	sp_unlock(db, from);
+	sp_rd_done(db, from);
 	if (src == NULL) {
 		errno = ENOENT;
 		return -1;
 	}
 	struct vm_frame *f = tree_lock(db, src);
 	if (!node_take(db, src)) {
-		tree_unlock(f);
+		tree_unlock(db, f);
 		errno = ENOENT;
 		return -1;
 	}
 	struct vm_node *n = node_new(db, to, va, d, src->frame, src);
 	if (n == NULL) {
 		node_release(db, src);
-		tree_unlock(f);
+		tree_unlock(db, f);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -627,7 +960,7 @@ static int alias_one(struct vmdb *db, struct vm_space *from, vmdb_vaddr_t s, str
 	int rc = backend_map(db, to, d, frame_no(db, src->frame), 1);
 	if (rc == 0)
 		ps_ns_publish(to->va, va);
-	sp_unlock(db, to);
+	sp_wr_done(db, to);
 	if (rc != 0) { /* undo: unlink and free the node; the caller frees va */
 		int e = errno;
 		src->child = n->next;
@@ -638,7 +971,7 @@ static int alias_one(struct vmdb *db, struct vm_space *from, vmdb_vaddr_t s, str
 		errno = e;
 	}
 	node_release(db, src);
-	tree_unlock(f);
+	tree_unlock(db, f);
 	return rc;
 }
 
@@ -724,7 +1057,7 @@ static inline int lookup_at(struct vmdb *db, int pid, vmdb_vaddr_t vaddr, vmdb_f
 		} else {
 			errno = ENOENT;
 		}
-		sp_unlock(db, sp);
+		sp_rd_done(db, sp);
 	}
 	op_end(db);
 	return rc;
@@ -803,7 +1136,8 @@ struct vmdb *vmdb_create(const struct vmdb_config *cfg)
 		c.frame_bits = 22;
 	if (c.max_spaces == 0)
 		c.max_spaces = 1024;
-	if ((c.sync != VMDB_SYNC_PS && c.sync != VMDB_SYNC_GLOBAL && c.sync != VMDB_SYNC_FRAME) ||
+	if (c.sync < 0 || (size_t)c.sync >= sizeof vm_ops / sizeof vm_ops[0] ||
+	    vm_ops[c.sync].node_take == NULL ||
 	    (c.backend != VMDB_BACKEND_MODEL && c.backend != VMDB_BACKEND_MEMFD) ||
 	    c.va_bits > 36 || c.frame_bits > 36 || c.max_spaces > (1u << 20)) {
 		errno = EINVAL;
@@ -813,8 +1147,10 @@ struct vmdb *vmdb_create(const struct vmdb_config *cfg)
 	if (db == NULL)
 		return NULL;
 	db->cfg = c;
+	db->ops = &vm_ops[c.sync];
 	db->fd = -1;
 	pthread_mutex_init(&db->global, NULL);
+	pthread_mutex_init(&db->rmap, NULL);
 	pthread_mutex_init(&db->stop_lock, NULL);
 	pthread_cond_init(&db->stop_cond, NULL);
 	/* pids: twice max_spaces, so that as many destroyed pids can wait for quiescence */
@@ -837,7 +1173,8 @@ struct vmdb *vmdb_create(const struct vmdb_config *cfg)
 	int err = ENOMEM;
 	if ((db->ps = ps_create(NULL)) == NULL ||
 	    (db->pids = ps_ns_create(db->ps, sizeof(struct vm_pid), &pc)) == NULL ||
-	    (db->frames = ps_ns_create(db->ps, sizeof(struct vm_frame), &fc)) == NULL ||
+	    (db->frames = ps_ns_create(db->ps, sizeof(struct vm_frame) + db->ops->frame_lock,
+				       &fc)) == NULL ||
 	    (db->nodes = ps_mem_create(db->ps, sizeof(struct vm_node), &mc)) == NULL)
 		goto fail;
 	db->skew = ps_skew_ticks(db->ps);
@@ -891,6 +1228,7 @@ void vmdb_destroy(struct vmdb *db)
 	if (db->fd >= 0)
 		close(db->fd);
 	pthread_mutex_destroy(&db->global);
+	pthread_mutex_destroy(&db->rmap);
 	pthread_mutex_destroy(&db->stop_lock);
 	pthread_cond_destroy(&db->stop_cond);
 	free(db);

@@ -23,8 +23,11 @@
  * page and frame namespaces' grace hook refuses ids freed after the last flush.
  *
  * Peers, for the study (cfg->sync): the same database under one global mutex
- * (VMDB_SYNC_GLOBAL), and with a reader-writer lock per address space and a mutex per
- * frame tree (VMDB_SYNC_FRAME, the "reasonable" design §4 describes).
+ * (VMDB_SYNC_GLOBAL); with a reader-writer lock per address space and one mutex for
+ * every mapping tree (VMDB_SYNC_RWLOCK, as Linux's mmap_lock); and with a reader-writer
+ * lock per address space and a lock per frame tree (the "reasonable" design §4
+ * describes), with pthread locks (VMDB_SYNC_FRAME) or FIFO ticket locks
+ * (VMDB_SYNC_FRAME_TICKET). cfg->lock_wait reports the locked designs' waits.
  *
  * Backends (cfg->backend): VMDB_BACKEND_MODEL keeps a page table per address space as
  * an array of frame numbers (it isolates synchronisation: the default for the study);
@@ -61,7 +64,13 @@ enum vmdb_sync {
 	VMDB_SYNC_GLOBAL = 1, /* every operation, lookups included, under one mutex */
 	VMDB_SYNC_FRAME = 2,  /* rwlock per address space (lookups read-lock it) and a
 			       * mutex per frame's mapping tree; lock order frame, then
-			       * address spaces in pid order */
+			       * one address space at a time (pthread locks) */
+	VMDB_SYNC_RWLOCK = 3, /* pthread rwlock per address space (lookups read-lock it,
+			       * page-table changes write-lock it) and one mutex for
+			       * every mapping tree (alias, revoke, release), taken first */
+	VMDB_SYNC_FRAME_TICKET = 4, /* VMDB_SYNC_FRAME with FIFO locks: a ticket
+				     * reader-writer lock per space, a ticket lock
+				     * (ps_lock_lock) per frame tree */
 };
 enum vmdb_backend {
 	VMDB_BACKEND_MODEL = 0, /* page tables are arrays */
@@ -83,9 +92,14 @@ struct vmdb_config {
 				 * model: writes its page-table entry again) */
 	bool no_tlb_thread;     /* tests: no flusher thread; vmdb_tlb_flush advances the
 				 * epoch by hand */
+	/* The locked designs (not VMDB_SYNC_PS): called by a thread that had to wait for a
+	 * lock, once it holds it, with the wait in tsync_now() ticks (NULL: no timing). */
+	void (*lock_wait)(void *arg, uint64_t ticks);
+	void *lock_wait_arg;
 };
 #define VMDB_CONFIG_INIT                                                                    \
-	{sizeof(struct vmdb_config), VMDB_SYNC_PS, VMDB_BACKEND_MODEL, 0, 0, 0, 10000000u, false, false}
+	{sizeof(struct vmdb_config), VMDB_SYNC_PS, VMDB_BACKEND_MODEL, 0, 0, 0, 10000000u, false, \
+	 false, NULL, NULL}
 
 /* vmdb_create: a database (and its TLB flusher thread unless tlb_period_ns is 0 or
  * no_tlb_thread). NULL with errno = EINVAL (bad field) or ENOMEM (or the memfd/mmap

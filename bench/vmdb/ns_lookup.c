@@ -184,7 +184,7 @@ static void *lworker_main(void *arg)
 	return NULL;
 }
 
-int ns_lookup_bench(unsigned threads, unsigned rounds, const char *backend,
+int ns_lookup_bench(unsigned threads, unsigned rounds, const char *backend, const char *layout,
 		    FILE *const outs[2])
 {
 	int rc = 1;
@@ -262,11 +262,15 @@ int ns_lookup_bench(unsigned threads, unsigned rounds, const char *backend,
 		}
 		for (int k = 0; k < 2; k++)
 			if (outs[k]) {
-				fprintf(outs[k], "%s,%s,%u,lookup,1,%" PRIu64 ",%.1f,%.1f,%.1f,%.1f\n",
-					lname[d], backend, threads, n, (double)sum / (double)n / tpn,
+				fprintf(outs[k],
+					"%s,%s,%s,%u,lookup,1,%" PRIu64
+					",%.1f,%.1f,%.1f,%.1f,%.1f\n",
+					lname[d], backend, layout, threads, n,
+					(double)sum / (double)n / tpn,
 					(double)hist_quantile(&h, 0.5) / SUB / tpn,
 					(double)hist_quantile(&h, 0.99) / SUB / tpn,
-					(double)hist_quantile(&h, 0.999) / SUB / tpn);
+					(double)hist_quantile(&h, 0.999) / SUB / tpn,
+					(double)hist_quantile(&h, 1.0) / SUB / tpn);
 				fflush(outs[k]);
 			}
 	}

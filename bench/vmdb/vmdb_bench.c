@@ -1,29 +1,46 @@
 /*
  * bench/vmdb/vmdb_bench.c - `tsync-bench vmdb`: ParSec (EuroSys 2016) §5.3, Figs. 9-10.
- * The virtual-memory mapping database (apps/vmdb/vmdb.h) under its three
- * synchronisation designs, a liburcu peer and Linux mmap/munmap, replaying a synthetic
- * Metis-like trace of memory grants.
+ * The virtual-memory mapping database (apps/vmdb/vmdb.h) under its synchronisation
+ * designs, a liburcu peer and Linux mmap/munmap, replaying a synthetic Metis-like trace
+ * of memory grants.
  *
- * Workload, per thread and per round (every thread works in its own address space):
+ * Layouts (--layout): who shares an address space; the work is the same.
+ *   shared   (the default; ParSec's Metis runs, one process) every thread maps, looks up,
+ *            aliases, revokes and unmaps in one address space, so the space's locks and
+ *            the frames' trees are shared and freed pages and frames come back through the
+ *            TLB grace across threads. Thread i's lookups and alias trees use the pages of
+ *            thread i+1 (mod the thread count): the phases (map, lookups and trees, unmap)
+ *            are separated by a barrier of the workers, so those pages stay mapped while
+ *            they are used; the trees' aliases go into the same space.
+ *   private  every thread works in its own address spaces (one for its grants, one per
+ *            tree node); no phase barriers.
+ *
+ * Workload, per thread and per round:
  *
  *   map     the thread's trace: single-page grants and 1024-page grants, 3 % of the
  *           requests being 1024 pages (the paper: fewer than 5 %), 650 MB x --scale in
  *           all, in a random order fixed per thread index (the same for every design and
- *           round); each vmdb_grant is timed (op map, pages 1 or 1024). The databases run
- *           with touch = true: every granted page is written after it is mapped.
+ *           round); each vmdb_grant is timed (op map, pages 1 or 1024) with the touch
+ *           that follows it: every granted page is written after it is mapped, by the
+ *           worker, outside the database's locks (vmdb: cfg.touch off and a store to
+ *           each page at vmdb_page(), memfd; the model backend has no page memory, so
+ *           nothing; urcu: its touch, made after it drops its locks; linux:
+ *           MAP_POPULATE).
  *   lookup  as many vmdb_lookup calls as the trace has requests, each of a page drawn
  *           uniformly from the pages mapped (op lookup, pages 1).
  *   trees   256 x --scale (at least 3) alias trees: the first page of a random granted
- *           region is aliased --tree-fanout times into other address spaces of the same
- *           thread, each alias again, --tree-depth levels deep (vmdb_alias, destination
+ *           region is aliased --tree-fanout times (private: into other address spaces of
+ *           the same thread; shared: into the one space), each alias again,
+ *           --tree-depth levels deep (vmdb_alias, destination
  *           VMDB_ANY; each timed: op alias, pages 1); then one vmdb_revoke of the root's
  *           page removes the whole tree (op revoke; pages = the mappings that call
  *           removed, fanout + fanout^2 + ... + fanout^depth: 14 by default).
  *   unmap   vmdb_release of every granted region (op unmap, pages 1 or 1024).
  *
  * Each design gets one database per thread count (cfg.sync, cfg.backend from --backend,
- * touch = true, the rest default unless --scale needs larger address or frame spaces);
- * each worker creates its address spaces once (1 + the tree's nodes) and keeps them.
+ * the rest default unless --scale needs larger address or frame spaces);
+ * the address spaces are made once and kept (private: each worker's 1 + the tree's
+ * nodes; shared: one).
  * A warm-up round per design comes first and is not recorded; then --repeat rounds,
  * the designs interleaved within each round (the order rotates from round to round:
  * this VM is bimodal, so every design sees both modes). Every worker starts a round
@@ -32,8 +49,10 @@
  *
  * Designs (--designs):
  *   ps           vmdb, VMDB_SYNC_PS (the seed's design)
+ *   rwlock       vmdb, VMDB_SYNC_RWLOCK (a pthread rwlock per space, as Linux's mmap_lock)
  *   global-lock  vmdb, VMDB_SYNC_GLOBAL
- *   frame-lock   vmdb, VMDB_SYNC_FRAME
+ *   frame-lock   vmdb, VMDB_SYNC_FRAME (pthread locks)
+ *   frame-ticket vmdb, VMDB_SYNC_FRAME_TICKET (frame-lock with FIFO ticket locks)
  *   urcu         bench/vmdb/urcu_vmdb.c: rculfhash keyed by (pid, vaddr), a mutex per
  *                frame tree, call_rcu (urcu_vmdb.h describes it); honours --backend
  *   linux        mmap(PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_POPULATE) and
@@ -48,10 +67,15 @@
  * CSV, one row per design, thread count and (op, pages), over every recorded round and
  * every thread:
  *
- *   design,backend,threads,op,pages,count,avg_ns,p50_ns,p99_ns,p999_ns
+ *   design,backend,layout,threads,op,pages,count,avg_ns,p50_ns,p99_ns,p999_ns,max_ns
  *
  *   count     ops timed; avg_ns their mean; p50/p99/p999_ns quantiles from a log-linear
- *             histogram (bench/hist.h: the bucket's midpoint, within 6.25 %)
+ *             histogram (bench/hist.h: the bucket's midpoint, within 6.25 %); max_ns the
+ *             longest (ns-lookup, ns-walk, bare-trie: the largest batch mean, within
+ *             6.25 %)
+ *   op wait   (pages 0) the locked designs' lock waits (vmdb_config.lock_wait): every
+ *             acquisition that could not take its lock at once, timed from the failed
+ *             attempt until it held the lock; no row when no thread ever waited
  *
  * --out DIR writes DIR/vmdb.csv - keeping the rows of other backends that a run before
  * wrote there, so that `make bench` can put the model and memfd runs in one file - and
@@ -92,7 +116,8 @@
 #endif
 
 #define WHO "tsync-bench vmdb"
-#define CSV_HEADER "design,backend,threads,op,pages,count,avg_ns,p50_ns,p99_ns,p999_ns"
+#define CSV_HEADER \
+	"design,backend,layout,threads,op,pages,count,avg_ns,p50_ns,p99_ns,p999_ns,max_ns"
 #define BIG_PAGES 1024u     /* the large grant (the page namespace's largest extent) */
 #define BIG_FRACTION 0.03   /* of the requests */
 #define MB_PER_THREAD 650.0 /* mapped per thread and round at --scale 1 */
@@ -113,22 +138,38 @@ struct design {
 static const struct design designs[] = {
     {"ps", D_VMDB, VMDB_SYNC_PS,
      "vmdb, VMDB_SYNC_PS: namespaces, wait-free lookups, a ps_lock per node"},
+    {"rwlock", D_VMDB, VMDB_SYNC_RWLOCK,
+     "vmdb, VMDB_SYNC_RWLOCK: an rwlock per address space, one mutex for the trees"},
     {"global-lock", D_VMDB, VMDB_SYNC_GLOBAL, "vmdb, VMDB_SYNC_GLOBAL: one mutex"},
     {"frame-lock", D_VMDB, VMDB_SYNC_FRAME,
      "vmdb, VMDB_SYNC_FRAME: an rwlock per address space, a mutex per frame tree"},
+    {"frame-ticket", D_VMDB, VMDB_SYNC_FRAME_TICKET,
+     "vmdb, VMDB_SYNC_FRAME_TICKET: frame-lock with FIFO ticket locks"},
     {"urcu", D_URCU, 0,
      "liburcu rculfhash keyed by (pid, vaddr), a mutex per frame tree, call_rcu"},
     {"linux", D_LINUX, 0, "mmap(MAP_PRIVATE|MAP_ANONYMOUS|MAP_POPULATE) / munmap"},
 };
 #define ND (sizeof designs / sizeof designs[0])
 
-enum op { OP_MAP1, OP_MAP_BIG, OP_UNMAP1, OP_UNMAP_BIG, OP_ALIAS, OP_REVOKE, OP_LOOKUP, NOPS };
-static const char *const op_name[NOPS] = {"map", "map", "unmap", "unmap", "alias", "revoke",
-					  "lookup"};
+enum op {
+	OP_MAP1,
+	OP_MAP_BIG,
+	OP_UNMAP1,
+	OP_UNMAP_BIG,
+	OP_ALIAS,
+	OP_REVOKE,
+	OP_LOOKUP,
+	OP_WAIT,
+	NOPS
+};
+static const char *const op_name[NOPS] = {"map",    "map",    "unmap", "unmap",
+					  "alias",  "revoke", "lookup", "wait"};
 static const char *const backend_name[] = {"model", "memfd"};
+enum layout { L_SHARED, L_PRIVATE };
+static const char *const layout_name[] = {"shared", "private"};
 
 struct lat {
-	uint64_t sum; /* ticks */
+	uint64_t sum, max; /* ticks */
 	struct hist h;
 };
 
@@ -136,6 +177,7 @@ struct opts {
 	unsigned design[ND], nd;
 	unsigned threads[MAX_LIST], nthreads;
 	int backend;
+	int layout;
 	unsigned repeat;
 	double scale;
 	unsigned depth, fanout;
@@ -161,7 +203,9 @@ struct worker {
 	size_t nreq;
 	uint64_t *cum;    /* cum[i]: pages of requests before i; cum[nreq]: all */
 	uint64_t *region; /* the first page (linux: the address) of each request's grant */
-	int *pids[ND];    /* per instance: [0] the thread's space, [1..] the tree's */
+	size_t nmapped;   /* requests of this round granted (all, unless one failed) */
+	int *pids[ND];    /* per instance: [0] the thread's space, [1..] the tree's
+			   * (shared: [0] only, the one space) */
 	int *tpid;        /* a tree being built: its nodes' spaces and pages */
 	uint64_t *tva;
 	struct lat lat[ND][NOPS];
@@ -176,6 +220,8 @@ static struct {
 	pthread_barrier_t bar;
 	int cur;     /* the instance of this round; -1: the workers exit */
 	bool record; /* false in the warm-up round */
+	bool shared; /* --layout shared */
+	pthread_barrier_t phase; /* shared: the workers, between a round's phases */
 	_Atomic bool failed;
 	unsigned depth, fanout, tree_nodes, trees;
 } g;
@@ -261,6 +307,21 @@ static long do_release(struct inst *in, int pid, uint64_t va, size_t np)
 	return -1;
 }
 
+/* The caller's per-page work after a grant: write every page (vmdb, memfd backend), out
+ * of the database and its locks, so that a locked design's critical section does not
+ * include the page faults. The model backend has no page memory; urcu and linux touch
+ * in their grant (after its locks; MAP_POPULATE). */
+static void do_touch(struct inst *in, int pid, uint64_t va, size_t np)
+{
+	if (in->d->kind != D_VMDB)
+		return;
+	char *a = vmdb_page(in->v, pid, va);
+	if (a == NULL)
+		return;
+	for (size_t i = 0; i < np; i++)
+		*(volatile uint64_t *)(void *)(a + i * VMDB_PAGE_SIZE) = va + i;
+}
+
 static int do_lookup(struct inst *in, int pid, uint64_t va, uint64_t *frame)
 {
 #if TSYNC_VMDB_HAVE_URCU
@@ -311,13 +372,50 @@ static long long mappings_left(struct inst *in)
 
 /* ==== the workers ==== */
 
+static inline void rec_ticks(struct lat *l, uint64_t d)
+{
+	l->sum += d;
+	if (d > l->max)
+		l->max = d;
+	hist_add(&l->h, d);
+}
+
 static inline void rec(struct lat *l, bool on, uint64_t t0, uint64_t t1)
 {
-	if (!on)
-		return;
-	uint64_t d = t1 - t0;
-	l->sum += d;
-	hist_add(&l->h, d);
+	if (on)
+		rec_ticks(l, t1 - t0);
+}
+
+/* The worker's lock-wait histogram of this round (NULL: not recording); vmdb calls
+ * on_wait in the thread that waited (vmdb_config.lock_wait). */
+static _Thread_local struct lat *wait_lat;
+
+static void on_wait(void *arg, uint64_t ticks)
+{
+	(void)arg;
+	if (wait_lat)
+		rec_ticks(wait_lat, ticks);
+}
+
+/* shared: wait for every worker between phases, so that the pages of the neighbour a
+ * worker uses are mapped until it is done with them */
+static void phase_wait(void)
+{
+	if (g.shared)
+		pthread_barrier_wait(&g.phase);
+}
+
+/* The worker whose grants this one's lookups and trees use: the next one (shared), or
+ * itself (private). */
+static const struct worker *source_of(const struct worker *w)
+{
+	return g.shared ? g.w[(w->idx + 1) % g.threads] : w;
+}
+
+/* The space of worker w in instance di: its own, or the one shared space. */
+static int pid_of(const struct worker *w, unsigned di)
+{
+	return g.shared ? g.w[0]->pids[di][0] : w->pids[di][0];
 }
 
 /* Index of the request holding page r of the trace: the last i with cum[i] <= r. */
@@ -339,17 +437,18 @@ static void round_trees(struct worker *w, unsigned di)
 	struct inst *in = &g.inst[di];
 	struct lat *L = w->lat[di];
 	const bool on = g.record;
-	const int pid = w->pids[di][0];
+	const int pid = pid_of(w, di);
+	const struct worker *src = source_of(w);
 	for (unsigned t = 0; t < g.trees && !failed(); t++) {
-		size_t idx = (size_t)(bench_xorshift64s(&w->rng) % w->nreq);
-		uint64_t root = w->region[idx];
+		size_t idx = (size_t)(bench_xorshift64s(&w->rng) % src->nreq);
+		uint64_t root = src->region[idx];
 		w->tpid[0] = pid;
 		w->tva[0] = root;
 		unsigned n = 1, lstart = 0, lend = 1;
 		for (unsigned l = 0; l < g.depth; l++) {
 			for (unsigned p = lstart; p < lend; p++) {
 				for (unsigned f = 0; f < g.fanout; f++) {
-					int to = w->pids[di][n];
+					int to = g.shared ? pid : w->pids[di][n];
 					uint64_t mt;
 					uint64_t t0 = tsync_now();
 					int rc = do_alias(in, w->tpid[p], w->tva[p], to, &mt);
@@ -382,46 +481,62 @@ static void round_trees(struct worker *w, unsigned di)
 	}
 }
 
+static void round_lookups(struct worker *w, unsigned di)
+{
+	struct inst *in = &g.inst[di];
+	struct lat *L = w->lat[di];
+	const bool on = g.record;
+	const int pid = pid_of(w, di);
+	const struct worker *src = source_of(w);
+	for (size_t k = 0; k < src->nreq && !failed(); k++) {
+		uint64_t r = bench_xorshift64s(&w->rng) % src->cum[src->nreq];
+		size_t idx = region_of(src, r);
+		uint64_t va = src->region[idx] + (r - src->cum[idx]), frame;
+		uint64_t t0 = tsync_now();
+		int rc = do_lookup(in, pid, va, &frame);
+		uint64_t t1 = tsync_now();
+		if (rc != 0) {
+			fail("%s: lookup of mapped page (%d, %" PRIu64 "): %s", in->d->name, pid,
+			     va, strerror(errno));
+			break;
+		}
+		rec(&L[OP_LOOKUP], on, t0, t1);
+	}
+}
+
+/* One round of the trace. Every worker reaches the same phase barriers whatever fails
+ * (a failure stops the work, not the barriers), and unmaps what it mapped. */
 static void round_run(struct worker *w, unsigned di)
 {
 	struct inst *in = &g.inst[di];
 	struct lat *L = w->lat[di];
 	const bool on = g.record;
-	const int pid = w->pids[di][0];
-	for (size_t i = 0; i < w->nreq; i++) {
+	const int pid = pid_of(w, di);
+	wait_lat = on ? &L[OP_WAIT] : NULL;
+	w->nmapped = 0;
+	for (size_t i = 0; i < w->nreq && !failed(); i++) {
 		size_t np = w->trace[i];
 		uint64_t t0 = tsync_now();
 		int rc = do_grant(in, pid, np, &w->region[i]);
+		if (rc == 0)
+			do_touch(in, pid, w->region[i], np);
 		uint64_t t1 = tsync_now();
 		if (rc != 0) {
 			fail("%s: grant of %zu pages (request %zu of %zu): %s", in->d->name, np, i,
 			     w->nreq, strerror(errno));
-			/* unmap what this round mapped, so the database can be destroyed */
-			for (size_t j = 0; j < i; j++)
-				(void)do_release(in, pid, w->region[j], w->trace[j]);
-			return;
+			break;
 		}
+		w->nmapped = i + 1;
 		rec(&L[np == 1 ? OP_MAP1 : OP_MAP_BIG], on, t0, t1);
 	}
-	if (in->d->kind != D_LINUX) {
-		for (size_t k = 0; k < w->nreq && !failed(); k++) {
-			uint64_t r = bench_xorshift64s(&w->rng) % w->cum[w->nreq];
-			size_t idx = region_of(w, r);
-			uint64_t va = w->region[idx] + (r - w->cum[idx]), frame;
-			uint64_t t0 = tsync_now();
-			int rc = do_lookup(in, pid, va, &frame);
-			uint64_t t1 = tsync_now();
-			if (rc != 0) {
-				fail("%s: lookup of mapped page (%d, %" PRIu64 "): %s", in->d->name, pid,
-				     va, strerror(errno));
-				break;
-			}
-			rec(&L[OP_LOOKUP], on, t0, t1);
-		}
+	phase_wait();
+	if (in->d->kind != D_LINUX && !failed()) {
+		round_lookups(w, di);
 		if (!failed())
 			round_trees(w, di);
 	}
-	for (size_t i = 0; i < w->nreq; i++) {
+	phase_wait();
+	for (size_t i = 0; i < w->nmapped; i++) {
 		size_t np = w->trace[i];
 		uint64_t t0 = tsync_now();
 		long n = do_release(in, pid, w->region[i], np);
@@ -434,6 +549,7 @@ static void round_run(struct worker *w, unsigned di)
 		}
 		rec(&L[np == 1 ? OP_UNMAP1 : OP_UNMAP_BIG], on, t0, t1);
 	}
+	wait_lat = NULL;
 }
 
 #if TSYNC_VMDB_HAVE_URCU
@@ -456,7 +572,10 @@ static void *worker_main(void *arg)
 		uvm_thread_online();
 #endif
 	for (unsigned i = 0; i < g.ninst && !failed(); i++) {
-		unsigned nsp = g.inst[i].d->kind == D_LINUX ? 1 : 1 + g.tree_nodes;
+		/* shared: worker 0 makes the one space; the others use it after the barrier */
+		unsigned nsp = g.inst[i].d->kind == D_LINUX || g.shared ? 1 : 1 + g.tree_nodes;
+		if (g.shared && w->idx != 0)
+			nsp = 0;
 		for (unsigned s = 0; s < nsp; s++)
 			if (do_space(&g.inst[i], &w->pids[i][s]) != 0) {
 				fail("%s: vmdb_space_create: %s", g.inst[i].d->name, strerror(errno));
@@ -468,8 +587,9 @@ static void *worker_main(void *arg)
 		pthread_barrier_wait(&g.bar);
 		if (g.cur < 0)
 			break;
-		if (!failed())
-			round_run(w, (unsigned)g.cur);
+		/* always: round_run stops its work on a failure but meets the phase barriers
+		 * that the other workers wait at */
+		round_run(w, (unsigned)g.cur);
 		pthread_barrier_wait(&g.bar);
 	}
 #if TSYNC_VMDB_HAVE_URCU
@@ -561,8 +681,10 @@ static void emit_rows(const struct opts *o, FILE *const outs[2])
 			struct lat all;
 			memset(&all, 0, sizeof all);
 			for (unsigned t = 0; t < g.threads; t++) {
-				all.sum += g.w[t]->lat[i][op].sum;
-				hist_merge(&all.h, &g.w[t]->lat[i][op].h);
+				const struct lat *l = &g.w[t]->lat[i][op];
+				all.sum += l->sum;
+				all.max = l->max > all.max ? l->max : all.max;
+				hist_merge(&all.h, &l->h);
 			}
 			uint64_t n = hist_count(&all.h);
 			if (n == 0)
@@ -572,14 +694,21 @@ static void emit_rows(const struct opts *o, FILE *const outs[2])
 				pages = BIG_PAGES;
 			else if (op == OP_REVOKE)
 				pages = g.tree_nodes;
+			else if (op == OP_WAIT)
+				pages = 0;
 			for (int k = 0; k < 2; k++)
 				if (outs[k]) {
-					fprintf(outs[k], "%s,%s,%u,%s,%u,%" PRIu64 ",%.1f,%.0f,%.0f,%.0f\n",
-						g.inst[i].d->name, backend_name[o->backend], g.threads,
-						op_name[op], pages, n, (double)all.sum / (double)n / tpn,
+					fprintf(outs[k],
+						"%s,%s,%s,%u,%s,%u,%" PRIu64
+						",%.1f,%.0f,%.0f,%.0f,%.0f\n",
+						g.inst[i].d->name, backend_name[o->backend],
+						layout_name[o->layout], g.threads, op_name[op],
+						pages, n,
+						(double)all.sum / (double)n / tpn,
 						(double)hist_quantile(&all.h, 0.5) / tpn,
 						(double)hist_quantile(&all.h, 0.99) / tpn,
-						(double)hist_quantile(&all.h, 0.999) / tpn);
+						(double)hist_quantile(&all.h, 0.999) / tpn,
+						(double)all.max / tpn);
 					fflush(outs[k]);
 				}
 		}
@@ -625,6 +754,7 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 	memset(&g.inst, 0, sizeof g.inst);
 	g.ninst = 0;
 	g.threads = threads;
+	g.shared = o->layout == L_SHARED;
 	g.cur = 0;
 	atomic_store(&g.failed, false);
 	g.w = calloc(threads, sizeof *g.w);
@@ -665,9 +795,10 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 	for (unsigned t = 0; t < threads; t++)
 		g.w[t]->cpu = ncpu ? cpus[t % ncpu] : -1;
 
-	/* Room: 4x the pages a thread maps (grace periods hold pages back, extents are
-	 * never merged), the defaults where they suffice. */
-	unsigned va_bits = bits_for(4 * most), frame_bits = bits_for(4 * most * threads);
+	/* Room: 4x the pages a space holds (grace periods hold pages back, extents are
+	 * never merged; shared: every thread's in one), the defaults where they suffice. */
+	unsigned va_bits = bits_for(4 * most * (g.shared ? threads : 1));
+	unsigned frame_bits = bits_for(4 * most * threads);
 	va_bits = va_bits < 20 ? 0 : va_bits;
 	frame_bits = frame_bits < 22 ? 0 : frame_bits;
 	unsigned spaces = threads * (1 + g.tree_nodes) + 8;
@@ -678,10 +809,11 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 			struct vmdb_config cfg = VMDB_CONFIG_INIT;
 			cfg.sync = in->d->sync;
 			cfg.backend = o->backend;
-			cfg.touch = true;
+			cfg.touch = false; /* the worker touches, outside the locks (do_touch) */
 			cfg.va_bits = va_bits;
 			cfg.frame_bits = frame_bits;
 			cfg.max_spaces = spaces > 1024 ? spaces : 0;
+			cfg.lock_wait = on_wait; /* the locked designs' waits (ps: never called) */
 			in->v = vmdb_create(&cfg);
 			if (in->v == NULL) {
 				fprintf(stderr, WHO ": vmdb_create (%s, %s): %s\n", in->d->name,
@@ -710,6 +842,10 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 
 	if (pthread_barrier_init(&g.bar, NULL, threads + 1) != 0)
 		goto out;
+	if (pthread_barrier_init(&g.phase, NULL, threads) != 0) {
+		pthread_barrier_destroy(&g.bar);
+		goto out;
+	}
 	unsigned started = 0;
 	for (; started < threads; started++)
 		if (pthread_create(&g.w[started]->th, NULL, worker_main, g.w[started]) != 0) {
@@ -718,8 +854,9 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 		}
 	pthread_barrier_wait(&g.bar); /* address spaces made */
 	for (unsigned r = 0; r <= o->repeat && !failed(); r++) {
-		fprintf(stderr, WHO ": %u thread(s), %s backend, %s %u/%u\n", threads,
-			backend_name[o->backend], r ? "round" : "warm-up", r, o->repeat);
+		fprintf(stderr, WHO ": %u thread(s), %s backend, %s layout, %s %u/%u\n",
+			threads, backend_name[o->backend], layout_name[o->layout],
+			r ? "round" : "warm-up", r, o->repeat);
 		for (unsigned j = 0; j < g.ninst && !failed(); j++) {
 			unsigned i = (j + r) % g.ninst;
 			g.cur = (int)i;
@@ -737,6 +874,7 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 	for (unsigned t = 0; t < threads; t++)
 		pthread_join(g.w[t]->th, NULL);
 	pthread_barrier_destroy(&g.bar);
+	pthread_barrier_destroy(&g.phase);
 	if (!failed()) {
 		emit_rows(o, outs);
 		rc = 0;
@@ -760,8 +898,7 @@ static void usage(FILE *f)
 		"pages and, for 3 %% of the requests, 1024 pages; 650 MB per thread at --scale 1,\n"
 		"every page written after it is mapped), then lookups of random mapped pages,\n"
 		"alias trees and their revoke, then the release of every grant; one warm-up round,\n"
-		"then --repeat rounds, the designs interleaved. Every thread maps into its own\n"
-		"address space; each operation is timed alone.\n"
+		"then --repeat rounds, the designs interleaved. Each operation is timed alone.\n"
 		"  --designs LIST      comma-separated (default all):\n");
 	for (unsigned i = 0; i < ND; i++) {
 		bool missing = !TSYNC_VMDB_HAVE_URCU && designs[i].kind == D_URCU;
@@ -773,6 +910,11 @@ static void usage(FILE *f)
 		"                      with ps, a model run adds lookup rows ns-lookup (a\n"
 		"                      section per ps_ns_lookup), ns-walk (the walk alone) and\n"
 		"                      bare-trie (a plain radix trie of the same shape)\n"
+		"  --layout L          shared (the default, ParSec's Metis: every thread maps,\n"
+		"                      aliases, revokes and unmaps in one address space; thread\n"
+		"                      i's lookups and trees use thread i+1's pages; a barrier\n"
+		"                      between the phases) or private (every thread in its own\n"
+		"                      address spaces)\n"
 		"  --threads LIST      thread counts (default 1,2)\n"
 		"  --backend B         model (page tables are arrays: synchronisation alone; the\n"
 		"                      default) or memfd (frames are memfd pages really mapped)\n"
@@ -782,14 +924,16 @@ static void usage(FILE *f)
 		"  --tree-depth D      alias tree depth, 0..8 (default 3; 0: no trees)\n"
 		"  --tree-fanout F     aliases per node, 1..16 (default 2); at most %u nodes\n"
 		"  --csv FILE|-        rows to FILE (default: stdout unless --out)\n"
-		"  --out DIR           DIR/vmdb.csv (rows of other backends already there are kept,\n"
-		"                      this backend's replaced), then plot_vmdb.py: DIR/table.md and\n"
-		"                      DIR/vmdb_<backend>.png, DIR/vmdb_<backend>_tail.png\n"
+		"  --out DIR           DIR/vmdb.csv (rows of other backends and layouts already\n"
+		"                      there are kept, this run's replaced), then plot_vmdb.py:\n"
+		"                      DIR/table.md, DIR/vmdb_<backend>_<layout>.png and\n"
+		"                      DIR/vmdb_<backend>_<layout>_tail.png\n"
 		"  --pin / --no-pin    pin worker i to the i-th allowed CPU (default --pin)\n"
 		"CSV: " CSV_HEADER "\n"
 		"  op: map, unmap (pages 1 or 1024), lookup, alias (pages 1), revoke (pages: the\n"
-		"  mappings one revoke removed, the tree's nodes below the root); avg_ns is the\n"
-		"  mean, p50/p99/p999_ns histogram quantiles (within 6.25 %%), over every recorded\n"
+		"  mappings one revoke removed, the tree's nodes below the root), wait (pages 0:\n"
+		"  the locked designs' lock waits, when any); avg_ns is the mean, p50/p99/p999_ns\n"
+		"  histogram quantiles (within 6.25 %%), max_ns the longest, over every recorded\n"
 		"  round and thread.\n",
 		MAX_TREE_NODES);
 }
@@ -808,7 +952,7 @@ static int check_built(unsigned i, const char *item)
 
 static const struct bench_names design_names = {
 	.what = "design",
-	.hint = "ps, global-lock, frame-lock, urcu, linux",
+	.hint = "ps, rwlock, global-lock, frame-lock, frame-ticket, urcu, linux",
 	BENCH_NAMES_OF(designs, name),
 	.unique = true,
 #if !TSYNC_VMDB_HAVE_URCU
@@ -846,8 +990,22 @@ static int opt_backend(const char *arg, void *ctx)
 	return 0;
 }
 
-/* --out: DIR/vmdb.csv with the rows of other backends that it holds kept. */
-static FILE *open_out_csv(const char *dir, int backend)
+static int opt_layout(const char *arg, void *ctx)
+{
+	struct opts *o = ctx;
+	if (strcmp(arg, "shared") == 0) {
+		o->layout = L_SHARED;
+	} else if (strcmp(arg, "private") == 0) {
+		o->layout = L_PRIVATE;
+	} else {
+		fprintf(stderr, WHO ": bad --layout '%s' (shared or private)\n", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* --out: DIR/vmdb.csv with the rows of other backends and layouts that it holds kept. */
+static FILE *open_out_csv(const char *dir, int backend, int layout)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/vmdb.csv", dir);
@@ -858,11 +1016,12 @@ static FILE *open_out_csv(const char *dir, int backend)
 		FILE *k = open_memstream(&kept, &klen);
 		char line[1024];
 		bool header_ok = fgets(line, sizeof line, old) && strcmp(line, CSV_HEADER "\n") == 0;
+		char mine[64]; /* ",backend,layout," of this run's rows */
+		snprintf(mine, sizeof mine, ",%s,%s,", backend_name[backend], layout_name[layout]);
 		while (k && header_ok && fgets(line, sizeof line, old)) {
 			const char *b = strchr(line, ',');
-			size_t bl = strlen(backend_name[backend]);
-			if (b && strncmp(b + 1, backend_name[backend], bl) == 0 && b[1 + bl] == ',')
-				continue; /* this backend's row: replaced */
+			if (b && strncmp(b, mine, strlen(mine)) == 0)
+				continue; /* this run's backend and layout: replaced */
 			fputs(line, k);
 		}
 		if (k)
@@ -904,6 +1063,7 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 		BENCH_O_FN("designs", 0, BENCH_OPT_CALL, opt_designs),
 		BENCH_O_LIST("threads", 0, BENCH_OPT_UINTS, o.threads, &o.nthreads, 1, MAX_THREADS, 0),
 		BENCH_O_FN("backend", 0, BENCH_OPT_CALL, opt_backend),
+		BENCH_O_FN("layout", 0, BENCH_OPT_CALL, opt_layout),
 		BENCH_O_NUM("repeat", 0, BENCH_OPT_UINT, &o.repeat, 1, 100000),
 		BENCH_O_DBL("scale", 0, BENCH_OPT_POS, &o.scale, MAX_SCALE),
 		BENCH_O_NUM("tree-depth", 0, BENCH_OPT_UINT, &o.depth, 0, 8),
@@ -948,7 +1108,7 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 			bench_csv_close(&out);
 			return 1;
 		}
-		if (!(out.f[1] = open_out_csv(o.out, o.backend))) {
+		if (!(out.f[1] = open_out_csv(o.out, o.backend, o.layout))) {
 			bench_csv_close(&out);
 			return 1;
 		}
@@ -991,7 +1151,8 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline)
 		rc = run_threads(&o, o.threads[t], outs);
 		/* the lookup's floor: ps_ns_lookup against a bare trie walk (model runs) */
 		if (rc == 0 && with_ps && o.backend == VMDB_BACKEND_MODEL)
-			rc = ns_lookup_bench(o.threads[t], o.repeat, backend_name[o.backend], outs);
+			rc = ns_lookup_bench(o.threads[t], o.repeat, backend_name[o.backend],
+					     layout_name[o.layout], outs);
 	}
 #if TSYNC_VMDB_HAVE_URCU
 	if (urcu)

@@ -12,8 +12,9 @@ int vmdb_bench_main(int argc, char **argv, const char *cmdline);
 
 /* ns_lookup.c: ps_ns_lookup with and without a section per lookup against a bare
  * radix-trie walk, at `threads` threads, `rounds` recorded rounds; rows to outs[0..1]
- * (either may be NULL) with the backend column `backend`. 0, or 1 on failure. */
-int ns_lookup_bench(unsigned threads, unsigned rounds, const char *backend,
+ * (either may be NULL) with the backend and layout columns `backend` and `layout` (the
+ * run's: the walk itself shares nothing). 0, or 1 on failure. */
+int ns_lookup_bench(unsigned threads, unsigned rounds, const char *backend, const char *layout,
 		    FILE *const outs[2]);
 
 #endif

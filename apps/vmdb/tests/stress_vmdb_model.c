@@ -1122,7 +1122,9 @@ static void run_phase2(double secs)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s ps|global|frame model|memfd [lookup]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s ps|global|frame|rwlock|frame-ticket model|memfd [lookup]\n",
+			argv[0]);
 		return 2;
 	}
 	bool lookup = argc > 3 && strcmp(argv[3], "lookup") == 0;

@@ -1,7 +1,8 @@
 /*
  * apps/vmdb/tests/stress_vmdb_race.c - races between revoke, release and alias (stress).
  *
- *   stress_vmdb_race revoke|alias SYNC BACKEND     Duration: TSYNC_STRESS_SECONDS (default 3)
+ *   stress_vmdb_race revoke|alias|shared SYNC BACKEND   Duration: TSYNC_STRESS_SECONDS
+ *                                                     (default 3)
  *
  * revoke (race test (a)): each round builds an alias tree of depth 3 and fan-out 2 whose
  *   nodes are P-page mappings (P in 1..4, one per run: see run_revoke) in four spaces (15P
@@ -35,12 +36,36 @@
  *   a successful 2-page alias of R may lose one page to a racing revoke and keep the
  *   other: counted per page. The TLB epoch advances only between rounds (no_tlb_thread,
  *   the main thread flushes), so no page is reused within a round.
+ *
+ * shared (the layout of `tsync-bench vmdb --layout shared`, ParSec's Metis: one address
+ *   space for every thread): NS threads work in one space S[0]. Each round, phase A:
+ *   every thread grants NREG regions of 1 or 2 pages (concurrent maps of one space);
+ *   phase B: thread i builds alias trees (depth 2, fan-out 2, single pages, VMDB_ANY into
+ *   the same space) on the first page of a region of thread i+1 (cross-thread aliases)
+ *   while, by variant:
+ *     variant 0: nobody removes anything meanwhile; thread i then revokes its tree: it
+ *                must remove exactly the 6 aliases it made, and every lookup of thread
+ *                i+1's pages and of the tree's must give the granted frame;
+ *     variant 1: every thread releases its own regions one by one between its alias
+ *                steps (the owner unmaps the roots of the trees a neighbour is building:
+ *                an alias must succeed or fail with ENOENT);
+ *     variant 2: likewise with revokes of its own regions, and thread i revokes its tree
+ *                root at the end (concurrent revokes of one tree split its mappings);
+ *   phase C: every thread releases the regions it has not released (variant 0: exactly
+ *   their pages). Checks after each round (a quiescent point): the mappings created
+ *   (pages granted, aliases made) equal the mappings the calls removed (each removed by
+ *   exactly one call), no mapping or frame is left (stats every round; a scan of S[0]
+ *   every round, every 16th in sanitizer builds); a deadlock trips the watchdog. The
+ *   flusher runs every 100 us, so pages and frames come back through the TLB grace from
+ *   one thread to another within a run.
  */
 #include "vmdb_test.h"
 
 #define NT 4     /* revoke: threads */
 #define NA 3     /* alias: aliasers */
 #define MAXREC 12
+#define NS 4     /* shared: threads */
+#define NREG 6   /* shared: regions per thread and round */
 
 static struct vmdb *db;
 static uint64_t npages;
@@ -519,14 +544,243 @@ static void run_alias(double secs)
 		 gone_pages, survived, enoent, transient_seen, enospc_total, st.lock_failures);
 }
 
+/* ---- shared ------------------------------------------------------------------------ */
+struct sreg {
+	vmdb_vaddr_t v;
+	size_t n;
+	vmdb_frame_t f; /* the frame of its first page */
+	bool gone;      /* released this round */
+};
+
+struct sthread {
+	int id;
+	uint64_t rng;
+	struct sreg reg[NREG];
+	long created, removed; /* this round: mappings made, mappings the calls removed */
+	uint64_t aliases, enoent, lookups;
+};
+
+static struct sthread sth[NS];
+static test_barrier bar_phase; /* the NS workers, between the phases of a round */
+
+/* vmdb_config.lock_wait: the locked designs report their waits; ps takes no lock, so it
+ * must never call it. Counted and logged (how often threads wait is not a promise). */
+static int s_sync;
+static _Atomic uint64_t s_waits, s_wait_max;
+
+static void s_on_wait(void *arg, uint64_t ticks)
+{
+	(void)arg;
+	CHECK_MSG(s_sync != VMDB_SYNC_PS, "lock_wait called under VMDB_SYNC_PS (no locks)");
+	atomic_fetch_add(&s_waits, 1);
+	uint64_t m = atomic_load(&s_wait_max);
+	while (ticks > m && !atomic_compare_exchange_weak(&s_wait_max, &m, ticks))
+		;
+}
+
+static long s_remove(bool self, vmdb_vaddr_t v, size_t n)
+{
+	errno = 0;
+	long got = self ? vmdb_release(db, S[0], v, n) : vmdb_revoke(db, S[0], v, n);
+	CHECK_MSG(got >= 0, "shared: %s(%d, %" PRIu64 ", %zu): %ld errno %s",
+		  self ? "release" : "revoke", S[0], v, n, got, strerror(errno));
+	return got;
+}
+
+/* A single-page alias of S[0]'s page src into S[0] (VMDB_ANY): 0 with its page in *out,
+ * or -1 when the source was removed (ENOENT); ENOSPC (pages in their grace period) is
+ * waited out. */
+static int s_alias(struct sthread *t, vmdb_vaddr_t src, vmdb_vaddr_t *out)
+{
+	uint64_t dl = test_now_ns() + EVENTUALLY_NS;
+	for (;;) {
+		vmdb_vaddr_t d = VMDB_ANY;
+		errno = 0;
+		if (vmdb_alias(db, S[0], src, S[0], &d, 1) == 0) {
+			t->created++;
+			t->aliases++;
+			*out = d;
+			return 0;
+		}
+		if (errno == ENOENT) {
+			t->enoent++;
+			return -1;
+		}
+		CHECK_MSG(errno == ENOSPC,
+			  "shared: alias of %" PRIu64 ": errno %s (ENOENT or ENOSPC)", src,
+			  strerror(errno));
+		CHECK_MSG(test_now_ns() < dl, "shared: alias: ENOSPC for %d s", EVENTUALLY_S);
+		test_sleep_ms(1);
+	}
+}
+
+/* Remove (variant 1: release, 2: revoke) own region k, once. */
+static void s_own(struct sthread *t, int k, int v)
+{
+	struct sreg *r = &t->reg[k];
+	if (r->gone)
+		return;
+	t->removed += s_remove(v == 1, r->v, r->n);
+	r->gone = v == 1;
+}
+
+static void shared_round(struct sthread *t, int v)
+{
+	/* phase A: grants into the one space */
+	for (int k = 0; k < NREG; k++) {
+		struct sreg *r = &t->reg[k];
+		r->n = 1 + (size_t)(test_rand(&t->rng) % 2);
+		r->v = build_one(0, 0, S[0], r->n, true);
+		r->f = vt_lookup(db, S[0], r->v).frame;
+		r->gone = false;
+		t->created += (long)r->n;
+	}
+	test_barrier_wait(&bar_phase);
+	/* phase B: a tree on a page of the next thread's */
+	const struct sthread *nb = &sth[(t->id + 1) % NS];
+	const struct sreg *root = &nb->reg[test_rand(&t->rng) % NREG];
+	vmdb_vaddr_t node[7];
+	bool ok[7];
+	node[0] = root->v;
+	ok[0] = true;
+	int made = 0;
+	for (int i = 1; i < 7; i++) {
+		int p = (i - 1) / 2;
+		ok[i] = ok[p] && s_alias(t, node[p], &node[i]) == 0;
+		made += ok[i];
+		if (v != 0)
+			s_own(t, i - 1, v);
+		if (test_rand(&t->rng) % 4 == 0)
+			sched_yield();
+	}
+	if (v == 0) {
+		CHECK_EQ_I(made, 6); /* nobody removed anything: ENOENT is impossible */
+		for (int k = 0; k < NREG; k++) {
+			CHECK_EQ(vt_lookup(db, S[0], nb->reg[k].v).frame, nb->reg[k].f);
+			t->lookups++;
+		}
+		for (int i = 1; i < 7; i++) {
+			struct vmdb_mapping m = vt_lookup(db, S[0], node[i]);
+			CHECK_EQ(m.frame, root->f);
+			CHECK_EQ(m.parent_vaddr, node[(i - 1) / 2]);
+			t->lookups++;
+		}
+		long got = s_remove(false, root->v, 1);
+		CHECK_MSG(got == 6, "shared: revoke of a tree of 6 aliases removed %ld", got);
+		t->removed += got;
+	} else if (v == 2) {
+		t->removed += s_remove(false, root->v, 1);
+	}
+	test_barrier_wait(&bar_phase);
+	/* phase C: unmap what is left of the own regions */
+	for (int k = 0; k < NREG; k++) {
+		struct sreg *r = &t->reg[k];
+		if (r->gone)
+			continue;
+		long got = s_remove(true, r->v, r->n);
+		if (v == 0)
+			CHECK_MSG(got == (long)r->n, "shared: release of %zu pages removed %ld",
+				  r->n, got);
+		t->removed += got;
+		r->gone = true;
+	}
+}
+
+static _Atomic int s_variant;
+
+static void *shared_thread(void *arg)
+{
+	struct sthread *t = arg;
+	for (;;) {
+		test_barrier_wait(&bar_go);
+		if (atomic_load(&finished))
+			return NULL;
+		shared_round(t, atomic_load(&s_variant));
+		test_barrier_wait(&bar_done);
+	}
+}
+
+static void run_shared(double secs)
+{
+	uint64_t rounds = 0, vcount[3] = {0}, created = 0;
+	uint64_t end = test_now_ns() + (uint64_t)(secs * 1e9);
+	test_barrier_init(&bar_go, NS + 1);
+	test_barrier_init(&bar_done, NS + 1);
+	test_barrier_init(&bar_phase, NS);
+	atomic_store(&finished, 0);
+	pthread_t pt[NS];
+	for (int i = 0; i < NS; i++) {
+		memset(&sth[i], 0, sizeof sth[i]);
+		sth[i].id = i;
+		sth[i].rng = test_seed(3000 + (uint64_t)i);
+		pt[i] = test_spawn(shared_thread, &sth[i]);
+	}
+	while (test_now_ns() < end || rounds < 9) {
+		int v = (int)(rounds % 3);
+		atomic_store(&s_variant, v);
+		for (int i = 0; i < NS; i++)
+			sth[i].created = sth[i].removed = 0;
+		test_barrier_wait(&bar_go);
+		test_barrier_wait(&bar_done);
+		long made = 0, gone = 0;
+		for (int i = 0; i < NS; i++) {
+			made += sth[i].created;
+			gone += sth[i].removed;
+		}
+		CHECK_MSG(made == gone,
+			  "shared round %" PRIu64 " (variant %d): %ld mappings made, the calls "
+			  "removed %ld (each must be removed by exactly one call)",
+			  rounds, v, made, gone);
+		struct vmdb_stats rs = vt_stats(db);
+		CHECK_MSG(rs.mappings == 0 && rs.frames_live == 0,
+			  "shared round %" PRIu64 " (variant %d): %" PRIu64 " mappings and %" PRIu64
+			  " frames remain",
+			  rounds, v, rs.mappings, rs.frames_live);
+		if (!TEST_SMALL || rounds % 16 == 0) {
+			struct vt_scan sc;
+			vt_scan_spaces(db, S, 1, npages, &sc);
+			CHECK_MSG(sc.n == 0, "shared round %" PRIu64 ": %zu mappings remain",
+				  rounds, sc.n);
+			vt_scan_free(&sc);
+		}
+		created += (uint64_t)made;
+		vcount[v]++;
+		rounds++;
+	}
+	atomic_store(&finished, 1);
+	test_barrier_wait(&bar_go);
+	uint64_t aliases = 0, enoent = 0, lookups = 0;
+	for (int i = 0; i < NS; i++) {
+		test_join(pt[i]);
+		aliases += sth[i].aliases;
+		enoent += sth[i].enoent;
+		lookups += sth[i].lookups;
+	}
+	test_barrier_destroy(&bar_go);
+	test_barrier_destroy(&bar_done);
+	test_barrier_destroy(&bar_phase);
+	struct vmdb_stats st = vt_stats(db);
+	test_log("shared: %" PRIu64 " rounds (variants %" PRIu64 "/%" PRIu64 "/%" PRIu64
+		 "), %" PRIu64 " mappings made and removed, %" PRIu64
+		 " cross-thread aliases (%" PRIu64 " ENOENT), %" PRIu64
+		 " lookups; lock failures %" PRIu64 ", tlb refusals %" PRIu64
+		 ", tlb epoch %" PRIu64 "; %" PRIu64 " lock waits, the longest %" PRIu64 " ticks",
+		 rounds, vcount[0], vcount[1], vcount[2], created, aliases, enoent, lookups,
+		 st.lock_failures, st.tlb_refusals, st.tlb_epoch, atomic_load(&s_waits),
+		 atomic_load(&s_wait_max));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s revoke|alias ps|global|frame model|memfd\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s revoke|alias|shared ps|global|frame|rwlock|frame-ticket "
+			"model|memfd\n",
+			argv[0]);
 		return 2;
 	}
-	bool alias = strcmp(argv[1], "alias") == 0;
-	CHECK(alias || strcmp(argv[1], "revoke") == 0);
+	bool alias = strcmp(argv[1], "alias") == 0, shared = strcmp(argv[1], "shared") == 0;
+	CHECK(alias || shared || strcmp(argv[1], "revoke") == 0);
 	double secs = test_stress_seconds(3);
 	test_watchdog((unsigned)(secs * 10) + 120);
 	struct vmdb_config c = VMDB_CONFIG_INIT;
@@ -537,12 +791,18 @@ int main(int argc, char **argv)
 	c.max_spaces = 16;
 	c.tlb_period_ns = alias ? 1000000 : 100000;
 	c.no_tlb_thread = alias;
+	if (shared) {
+		c.lock_wait = s_on_wait;
+		s_sync = c.sync;
+	}
 	npages = 1ull << c.va_bits;
 	db = vt_create(&c);
 	for (int i = 0; i < 4; i++)
 		S[i] = vt_space(db);
 	if (alias)
 		run_alias(secs);
+	else if (shared)
+		run_shared(secs);
 	else
 		run_revoke(secs);
 	for (int i = 0; i < 4; i++)

@@ -2,7 +2,8 @@
  * apps/vmdb/tests/test_vmdb.c - the contract of vmdb.h, call by call, in one sync mode
  * and one backend (unit).
  *
- *   test_vmdb SYNC BACKEND [PART...]   SYNC: ps | global | frame; BACKEND: model | memfd
+ *   test_vmdb SYNC BACKEND [PART...]   SYNC: ps | global | frame | rwlock | frame-ticket;
+ *                                      BACKEND: model | memfd
  *
  * PART: core (the default: everything below but the last paragraph), or one of the reuse
  * checks, each its own ctest entry (they fail against the implementation of the time of
@@ -110,8 +111,8 @@ static void test_create(void)
 		CHECK_EQ_I(errno, EINVAL);
 	}
 	c = cfg_base();
-	c.sync = 3;
-	create_fails(&c, EINVAL, "sync 3");
+	c.sync = 5;
+	create_fails(&c, EINVAL, "sync 5");
 	c.sync = -1;
 	create_fails(&c, EINVAL, "sync -1");
 	c = cfg_base();

@@ -38,7 +38,12 @@ static inline int vt_parse_sync(const char *s)
 		return VMDB_SYNC_GLOBAL;
 	if (strcmp(s, "frame") == 0)
 		return VMDB_SYNC_FRAME;
-	test_fail_(__FILE__, __LINE__, "unknown sync mode '%s' (ps|global|frame)", s);
+	if (strcmp(s, "rwlock") == 0)
+		return VMDB_SYNC_RWLOCK;
+	if (strcmp(s, "frame-ticket") == 0)
+		return VMDB_SYNC_FRAME_TICKET;
+	test_fail_(__FILE__, __LINE__,
+		   "unknown sync mode '%s' (ps|global|frame|rwlock|frame-ticket)", s);
 }
 
 static inline int vt_parse_backend(const char *s)
@@ -52,7 +57,8 @@ static inline int vt_parse_backend(const char *s)
 
 static inline const char *vt_sync_name(int s)
 {
-	return s == VMDB_SYNC_PS ? "ps" : s == VMDB_SYNC_GLOBAL ? "global" : s == VMDB_SYNC_FRAME ? "frame" : "?";
+	static const char *const names[] = {"ps", "global", "frame", "rwlock", "frame-ticket"};
+	return s >= 0 && s < (int)(sizeof names / sizeof names[0]) ? names[s] : "?";
 }
 
 static inline const char *vt_backend_name(int b)
