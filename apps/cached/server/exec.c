@@ -8,7 +8,11 @@
  * with a ref held, so in the ps variants it never sits inside a parallel section while
  * blocked (cache.h, struct cache_ref).
  */
-#include "server.h"
+#include "connreg.h"
+#include "exec.h"
+#include "srv_state.h"
+#include "stats_prefix.h"
+#include "watch.h"
 
 #include <event2/buffer.h>
 #include <event2/event.h>
