@@ -101,8 +101,8 @@ void connreg_each(int self_fd, void (*fn)(void *arg, int fd, const char *name, c
 					    : atomic_load_explicit(&s->state, memory_order_relaxed);
 		fn(arg, (int)fd, "state", state_names[st]);
 		char secs[24];
-		snprintf(secs, sizeof secs, "%lld",
-			 (long long)(now - atomic_load_explicit(&s->last_cmd, memory_order_relaxed)));
+		int64_t last = atomic_load_explicit(&s->last_cmd, memory_order_relaxed);
+		snprintf(secs, sizeof secs, "%lld", (long long)(now - last));
 		fn(arg, (int)fd, "secs_since_last_cmd", secs);
 	}
 	pthread_mutex_unlock(&reg_lock);
