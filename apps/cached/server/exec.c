@@ -6,10 +6,12 @@
  * evbuffer. The meta commands are exec_meta.c's, stats/slabs/watch exec_stats.c's, the
  * binary protocol exec_bin.c's; the reply builders are reply.c's.
  *
- * Reads: a cache_ref is held only while its value is copied into the output buffer
- * (evbuffer_add copies), then released at once - the worker never waits on a socket
- * with a ref held, so in the ps variants it never sits inside a parallel section while
- * blocked (cache.h, struct cache_ref).
+ * Reads (here and in exec_meta.c, exec_bin.c): a cache_ref is held only while its value
+ * is copied into the output buffer (evbuffer_add copies), then released at once - the
+ * worker never waits on a socket with a ref held, so in the ps variants it never sits
+ * inside a parallel section while blocked (cache.h, struct cache_ref). What a get
+ * records - the "stats detail" count (a mutex) and the watchers' line (their lock) - is
+ * done after the release, from values copied out of the ref (exec_record_get).
  */
 #include "exec.h"
 
@@ -23,7 +25,6 @@
 #include "exec_stats.h"
 #include "reply.h"
 #include "stats_prefix.h"
-#include "watch.h"
 
 #define GET_REPLY_MAX (64u << 20) /* output one get request may queue (plus one value) */
 
@@ -55,13 +56,10 @@ static void exec_get(struct conn_ctx *cx, const struct mc_ascii_req *req, struct
 		struct cache_ref ref;
 		enum cache_status st = touch ? cache_gat(c, key, nkey, req->exptime, &ref)
 					     : cache_get(c, key, nkey, &ref);
-		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
-			prefix_stats_record(key, nkey, PREFIX_GET, st == CACHE_OK);
-		if (watching(cx->srv, WATCH_FETCHERS))
-			exec_log_get(cx, key, nkey, st == CACHE_OK,
-				     st == CACHE_OK ? ref.nbytes : 0);
-		if (st != CACHE_OK)
+		if (st != CACHE_OK) {
+			exec_record_get(cx, key, nkey, false, 0);
 			continue;
+		}
 		char hdr[64];
 		int n = with_cas ? snprintf(hdr, sizeof hdr,
 					    " %" PRIu32 " %" PRIu32 " %" PRIu64 "\r\n",
@@ -72,8 +70,10 @@ static void exec_get(struct conn_ctx *cx, const struct mc_ascii_req *req, struct
 		evbuffer_add(out, key, nkey);
 		evbuffer_add(out, hdr, (size_t)n);
 		evbuffer_add(out, ref.value, ref.nbytes);
+		uint32_t nbytes = ref.nbytes;
 		cache_release(c, &ref);
 		evbuffer_add(out, "\r\n", 2);
+		exec_record_get(cx, key, nkey, true, nbytes);
 	}
 	evbuffer_add(out, "END\r\n", 5);
 }

@@ -14,7 +14,6 @@
 #include "exec_stats.h"
 #include "reply.h"
 #include "stats_prefix.h"
-#include "watch.h"
 
 void exec_bin_error(struct conn_ctx *cx, uint8_t opcode, uint32_t opaque,
 		    const struct mc_parse_res *res, struct evbuffer *out)
@@ -57,14 +56,10 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 			req->op == MC_OP_GET
 				? cache_get(c, req->key, req->keylen, &ref)
 				: cache_gat(c, req->key, req->keylen, req->exptime, &ref);
-		if (req->op != MC_OP_TOUCH &&
-		    atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
-			prefix_stats_record((const char *)req->key, req->keylen, PREFIX_GET,
-					    st == CACHE_OK);
-		if (req->op != MC_OP_TOUCH && watching(cx->srv, WATCH_FETCHERS))
-			exec_log_get(cx, (const char *)req->key, req->keylen, st == CACHE_OK,
-				     st == CACHE_OK ? ref.nbytes : 0);
+		bool record = req->op != MC_OP_TOUCH; /* a get's bookkeeping: not TOUCH's */
 		if (st != CACHE_OK) {
+			if (record)
+				exec_record_get(cx, (const char *)req->key, req->keylen, false, 0);
 			if (req->quiet)
 				return;
 			if (req->with_key) { /* GETK miss: the key in the body, as memcached */
@@ -86,7 +81,10 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 		if (kl)
 			evbuffer_add(out, req->key, kl);
 		evbuffer_add(out, ref.value, vl);
+		uint32_t nbytes = ref.nbytes;
 		cache_release(c, &ref);
+		if (record)
+			exec_record_get(cx, (const char *)req->key, req->keylen, true, nbytes);
 		return;
 	}
 	case MC_OP_SET:

@@ -2,11 +2,12 @@
  * apps/cached/server/exec_common.c - what the ASCII, meta and binary executors share
  * around the cache: the store every protocol's storage commands go through (a failed set
  * drops the old value, as memcached's; watchers see the lookup and the outcome), the
- * mapping of a storage command to its cache operation, and the watchers' item_get line
- * (memcached's formats; watch.c sends them).
+ * mapping of a storage command to its cache operation, and what a get records (the
+ * "stats detail" count, the watchers' item_get line in memcached's format).
  */
 #include "exec_common.h"
 
+#include "stats_prefix.h"
 #include "watch.h"
 
 /* memcached's class ids start at 1; 0 = none */
@@ -24,6 +25,15 @@ void exec_log_get(struct conn_ctx *cx, const char *key, size_t nkey, bool found,
 	watch_log(cx->srv, WATCH_FETCHERS, "type=item_get key=%s status=%s clsid=%u cfd=%d size=%u",
 		  k, found ? "found" : "not_found", found ? clsid_of(cx, nkey, nbytes) : 0,
 		  cx->fd, found ? nbytes : 0);
+}
+
+void exec_record_get(struct conn_ctx *cx, const char *key, size_t nkey, bool hit,
+		     uint32_t nbytes)
+{
+	if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
+		prefix_stats_record(key, nkey, PREFIX_GET, hit);
+	if (watching(cx->srv, WATCH_FETCHERS))
+		exec_log_get(cx, key, nkey, hit, hit ? nbytes : 0);
 }
 
 /* A store as memcached's do_store_item logs it: the lookup of the old item (fetchers),

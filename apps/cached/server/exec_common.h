@@ -1,7 +1,7 @@
 /*
  * apps/cached/server/exec_common.h - what the ASCII, meta and binary executors share
  * around the cache (exec_common.c): the logged store, a storage command's cache
- * operation, the watchers' item_get line.
+ * operation, a get's bookkeeping.
  */
 #ifndef TSYNC_CACHED_EXEC_COMMON_H
 #define TSYNC_CACHED_EXEC_COMMON_H
@@ -19,6 +19,12 @@
  * the watchers' lock. */
 void exec_log_get(struct conn_ctx *cx, const char *key, size_t nkey, bool found,
 		  uint32_t nbytes);
+
+/* A get's bookkeeping, once its read section has ended (no cache_ref held: both take a
+ * lock): the "stats detail" count when it is on, and the item_get line when anyone
+ * watches fetchers. hit: the key was found, its value nbytes long. */
+void exec_record_get(struct conn_ctx *cx, const char *key, size_t nkey, bool hit,
+		     uint32_t nbytes);
 
 /* cache_store_meta as memcached's do_store_item: the old item's lookup logged for
  * watchers of fetchers, the outcome for watchers of mutations, and a set that cannot be
