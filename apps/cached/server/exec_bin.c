@@ -3,7 +3,7 @@
  * (proto.h) becomes cache.h calls and memcached 1.6's binary response; a request the
  * parser rejected gets its error response.
  */
-#include "exec.h"
+#include "exec_bin.h"
 
 #include <event2/buffer.h>
 #include <inttypes.h>

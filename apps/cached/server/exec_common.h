@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "cache.h"
-#include "exec.h"
+#include "conn_ctx.h"
 #include "proto.h"
 
 /* memcached's item_get line for watchers of fetchers (found: the value had nbytes).

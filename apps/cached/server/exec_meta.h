@@ -4,7 +4,7 @@
 #ifndef TSYNC_CACHED_EXEC_META_H
 #define TSYNC_CACHED_EXEC_META_H
 
-#include "exec.h"
+#include "conn_ctx.h"
 #include "proto.h"
 
 struct evbuffer;

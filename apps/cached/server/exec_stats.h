@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "exec.h"
+#include "conn_ctx.h"
 #include "proto.h"
 #include "reply.h"
 

@@ -28,8 +28,10 @@
  * then the cache is destroyed; exit status 0, with every descriptor closed and every
  * allocation freed (tests/test_server.py races accepts against shutdown under ASan).
  */
+#include "conn_ctx.h"
 #include "connreg.h"
 #include "exec.h"
+#include "exec_bin.h"
 #include "srv_state.h"
 #include "watch.h"
 
