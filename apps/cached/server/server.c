@@ -28,7 +28,12 @@
  * then the cache is destroyed; exit status 0, with every descriptor closed and every
  * allocation freed (tests/test_server.py races accepts against shutdown under ASan).
  */
-#include "server.h"
+#include "conn_ctx.h"
+#include "connreg.h"
+#include "exec.h"
+#include "exec_bin.h"
+#include "srv_state.h"
+#include "watch.h"
 
 #include <errno.h>
 #include <event2/buffer.h>

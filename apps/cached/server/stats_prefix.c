@@ -4,15 +4,16 @@
  *
  * A key's prefix is what comes before its first ':' (memcached's default
  * stat_key_prefix); a key without one is not counted. Counting is off by default and
- * then costs one relaxed atomic load per command (server.h, srv->detail_enabled). When
+ * then costs one relaxed atomic load per command (srv_state.h, srv->detail_enabled). When
  * on, every counted command takes one process-wide mutex, as memcached's STATS_LOCK does:
  * this is a diagnostic mode, not a fast path. The table is bounded: past
  * PREFIX_MAX distinct prefixes, new ones are not counted (memcached's grows without
  * bound).
  */
-#include "server.h"
+#include "stats_prefix.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1226,6 +1226,51 @@ def test_stats_detail_cachedump_slabs(srv, mc):
     s.close()
 
 
+def test_gets_record_detail_and_fetchers(srv):
+    """What each get path records, after its read section (exec_record_get): mg, the
+    binary GET, GETK and GAT each log one item_get line (found with the value's size, or
+    not_found) and the binary gets count in "stats detail"; TOUCH records nothing, and
+    mg is not counted per prefix (as memcached)."""
+    w = srv.conn()
+    w.sendall(b"watch fetchers\r\n")
+    assert recv_until(w, b"\r\n") == b"OK\r\n"
+    c = srv.conn()
+    c.sendall(b"flush_all\r\nstats detail on\r\nset rec:a 0 0 5\r\nhello\r\n"
+              b"mg rec:a v\r\nmg rec:b v\r\n")
+    assert recv_until(c, b"EN\r\n") == b"OK\r\nOK\r\nSTORED\r\nVA 5\r\nhello\r\nEN\r\n"
+    b = srv.conn()
+    b.sendall(bin_req(0x00, b"rec:a"))  # GET hit
+    assert bin_read(b)["value"] == b"hello"
+    b.sendall(bin_req(0x0c, b"rec:b"))  # GETK miss
+    assert bin_read(b)["status"] == 1
+    b.sendall(bin_req(0x1d, b"rec:a", struct.pack(">I", 0)))  # GAT hit
+    assert bin_read(b)["value"] == b"hello"
+    b.sendall(bin_req(0x1c, b"rec:a", struct.pack(">I", 0)))  # TOUCH: not a get
+    assert bin_read(b)["status"] == 0
+    c.sendall(b"stats detail dump\r\n")
+    dump = recv_until(c, b"END\r\n")
+    assert b"PREFIX rec get 3 hit 2 set 1 del 0\r\n" in dump, dump
+    # a last get, after the detail count is off, marks the end of the log lines
+    c.sendall(b"stats detail off\r\nget rec:end\r\n")
+    assert recv_until(c, b"END\r\n") == b"OK\r\nEND\r\n"
+    got = b""
+    while b"key=rec%3Aend " not in got:
+        chunk = w.recv(4096)
+        assert chunk, got
+        got += chunk
+    lines = [re.sub(r"^ts=\d+\.\d+ gid=\d+ ", "", ln) for ln in got.decode().splitlines()]
+    hit = r"type=item_get key=rec%3Aa status=found clsid=[1-9]\d* cfd=\d+ size=5$"
+    miss = r"type=item_get key=rec%3A{} status=not_found clsid=0 cfd=\d+ size=0$"
+    # the set's lookup of the old item, mg hit, mg miss, GET, GETK miss, GAT, the last get
+    want = [miss.format("a"), hit, miss.format("b"), hit, miss.format("b"), hit,
+            miss.format("end")]
+    assert len(lines) == len(want), lines
+    for ln, pat in zip(lines, want):
+        assert re.match(pat, ln), lines
+    for s in (w, c, b):
+        s.close()
+
+
 def test_http_line_closes(srv):
     s = srv.conn()
     s.sendall(b"GET / HTTP/1.0\r\n")
