@@ -161,6 +161,30 @@ static inline unsigned tsync__self(void)
 }
 
 /*
+ * tsync_thread_self - the calling thread's id, for indexing per-thread data on a fast
+ * path; registers the thread lazily if it is not registered, and never fails.
+ *
+ * The id tsync's own calls use (ps_enter, ps_alloc, ...): a thread not yet registered
+ * is registered lazily, as by its first such call (only an id is taken; a lazily
+ * registered thread stays so). The id is the caller's until it unregisters or exits;
+ * then it may be handed to another thread.
+ *
+ * Returns:    the id in [0, capacity). If the thread cannot be registered (capacity
+ *             exhausted) the call prints a diagnostic and aborts, like ps_enter: a
+ *             thread that must not abort registers explicitly first
+ *             (tsync_thread_register), or calls tsync_thread_id, which reports the
+ *             error instead.
+ * Progress:   wait-free once registered (one thread-local load); the first call of an
+ *             unregistered thread blocks on the registry mutex.
+ * Caller:     any thread.
+ * Implements: infrastructure (no paper section).
+ */
+static inline unsigned tsync_thread_self(void)
+{
+	return tsync__self();
+}
+
+/*
  * tsync_thread_set_capacity - set the maximum number of simultaneously registered
  * threads.
  *

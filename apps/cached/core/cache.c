@@ -84,7 +84,7 @@ int cache_variant_parse(const char *name, enum cache_variant *out)
 static inline void fill_ref(const struct cache *c, struct cache_ref *ref, struct item *it,
 			    bool update)
 {
-	ref->value = item_value(it);
+	ref->value = cache__item_value(it);
 	ref->nbytes = it->nbytes;
 	ref->flags = it->flags;
 	ref->cas = it->cas;
@@ -124,14 +124,14 @@ static inline void count_state(struct cache *c, int st)
 static inline enum cache_status get_impl(struct cache *c, const void *key, size_t nkey,
 					 struct cache_ref *ref, bool update)
 {
-	if (TSYNC_UNLIKELY(!key_ok(nkey)))
+	if (TSYNC_UNLIKELY(!cache__key_ok(nkey)))
 		return CACHE_BAD_KEY;
-	uint64_t h = key_hash(key, nkey);
+	uint64_t h = cache__key_hash(key, nkey);
 	const struct cache_ops *ops = c->ops;
 	if (ops->parsec) {
 		ps_enter(c->ps);
-		struct item *it = lookup(c, h, key, nkey);
-		int st = it ? item_state(c, it) : LIVE;
+		struct item *it = cache__lookup(c, h, key, nkey);
+		int st = it ? cache__item_state(c, it) : LIVE;
 		if (it && st == LIVE) {
 			/* The only store of a get (ps: clock_bump): once per CLOCK period, to
 			 * the item's line. */
@@ -150,11 +150,11 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 	}
 	/* the stripe's lock, or its read side (pf-rw) */
 	struct ck_spinlock_mcs qn;
-	struct stripe *s = stripe_of(c, h);
+	struct stripe *s = cache__stripe_of(c, h);
 	ops->stripe_rdlock(s, &qn);
 	struct item *_Atomic *pp;
-	struct item *it = find_locked(c, h, key, nkey, &pp);
-	int st = it ? item_state(c, it) : LIVE;
+	struct item *it = cache__find_locked(c, h, key, nkey, &pp);
+	int st = it ? cache__item_state(c, it) : LIVE;
 	if (it && st == LIVE) {
 		ops->pin(c, it);
 		if (update)
@@ -168,10 +168,10 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 	 * leaves it to the next update */
 	bool unlink = it && !ops->shared_reads;
 	if (unlink)
-		unlink_locked(c, it, pp);
+		cache__unlink_locked(c, it, pp);
 	ops->stripe_rdunlock(s, &qn);
 	if (unlink)
-		item_drop_dead(c, it);
+		cache__item_drop_dead(c, it);
 	if (it)
 		count_state(c, st);
 	else
@@ -220,10 +220,10 @@ static struct item *find_live_locked(struct cache *c, uint64_t h, const void *ke
 				     size_t nkey, struct item *_Atomic **pp,
 				     struct item **dead)
 {
-	struct item *it = find_locked(c, h, key, nkey, pp);
+	struct item *it = cache__find_locked(c, h, key, nkey, pp);
 	*dead = NULL;
-	if (it && item_state(c, it) != LIVE) {
-		unlink_locked(c, it, *pp);
+	if (it && cache__item_state(c, it) != LIVE) {
+		cache__unlink_locked(c, it, *pp);
 		*dead = it;
 		it = NULL;
 	}
@@ -233,7 +233,7 @@ static struct item *find_live_locked(struct cache *c, uint64_t h, const void *ke
 static void drop_dead(struct cache *c, struct item *dead)
 {
 	if (dead)
-		item_drop_dead(c, dead);
+		cache__item_drop_dead(c, dead);
 }
 
 /*
@@ -246,13 +246,13 @@ static void drop_dead(struct cache *c, struct item *dead)
 static struct item *touch_item(struct cache *c, const void *key, size_t nkey, int64_t exptime,
 			       bool take_ref)
 {
-	uint64_t h = key_hash(key, nkey);
+	uint64_t h = cache__key_hash(key, nkey);
 	uint32_t e = rel_time(c, exptime);
 	struct ck_spinlock_mcs qn;
-	struct stripe *s = stripe_of(c, h);
+	struct stripe *s = cache__stripe_of(c, h);
 	struct item *_Atomic *pp, *dead;
 	ST_INC(c, S_CMD_TOUCH);
-	stripe_lock(c, s, &qn);
+	cache__stripe_lock(c, s, &qn);
 	struct item *it = find_live_locked(c, h, key, nkey, &pp, &dead);
 	if (it) {
 		atomic_store_explicit(&it->exptime, e, RELAXED);
@@ -267,7 +267,7 @@ static struct item *touch_item(struct cache *c, const void *key, size_t nkey, in
 			c->ops->bump(c, it);
 		}
 	}
-	stripe_unlock(c, s, &qn);
+	cache__stripe_unlock(c, s, &qn);
 	drop_dead(c, dead);
 	ST_INC(c, it ? S_TOUCH_HITS : S_TOUCH_MISSES);
 	return it;
@@ -277,7 +277,7 @@ static struct item *touch_item(struct cache *c, const void *key, size_t nkey, in
 static enum cache_status gat_impl(struct cache *c, const void *key, size_t nkey,
 				  int64_t exptime, struct cache_ref *ref, bool update)
 {
-	if (!key_ok(nkey))
+	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
 	struct item *it = touch_item(c, key, nkey, exptime, true);
 	if (it) {
@@ -313,19 +313,19 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 				    unsigned xflags)
 {
 	uint8_t mflags = (uint8_t)(xflags & 0xffu);
-	if (!key_ok(nkey))
+	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
 	if (op == CACHE_SET && cas_in != 0)
 		op = CACHE_CAS;
 	ST_INC(c, S_CMD_SET);
-	uint64_t h = key_hash(key, nkey);
+	uint64_t h = cache__key_hash(key, nkey);
 	uint32_t e = rel_time(c, exptime);
 	bool concat = op == CACHE_APPEND || op == CACHE_PREPEND;
 	struct item *nw = NULL;
 	enum cache_status st;
 	if (!concat) {
 		/* Allocate and fill before taking the lock: the common path holds it briefly. */
-		st = item_alloc(c, h, key, nkey, nbytes, flags, true, &nw);
+		st = cache__item_alloc(c, h, key, nkey, nbytes, flags, true, &nw);
 		if (st != CACHE_OK) {
 			ST_INC(c, st == CACHE_TOO_LARGE ? S_TOO_LARGE : S_NO_MEMORY);
 			if (op == CACHE_SET) /* memcached: do not keep serving the stale value */
@@ -337,14 +337,14 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 		memcpy(nw->data + nkey, data, nbytes);
 		nw->flags = flags;
 		atomic_store_explicit(&nw->exptime, e, RELAXED);
-		nw->time = clock_tick(c);
+		nw->time = cache__clock_tick(c);
 		atomic_store_explicit(&nw->atime, nw->time, RELAXED);
 		atomic_store_explicit(&nw->mflags, mflags, RELAXED);
 	}
 	struct ck_spinlock_mcs qn;
-	struct stripe *s = stripe_of(c, h);
+	struct stripe *s = cache__stripe_of(c, h);
 	struct item *_Atomic *pp, *dead;
-	stripe_lock(c, s, &qn);
+	cache__stripe_lock(c, s, &qn);
 	struct item *old = find_live_locked(c, h, key, nkey, &pp, &dead);
 	st = CACHE_STORED;
 	switch (op) {
@@ -395,8 +395,8 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 			st = CACHE_EXISTS;
 			break;
 		}
-		st = item_alloc(c, h, key, nkey, (size_t)old->nbytes + nbytes, old->flags, false,
-				&nw);
+		st = cache__item_alloc(c, h, key, nkey, (size_t)old->nbytes + nbytes, old->flags,
+				       false, &nw);
 		if (st != CACHE_OK) {
 			ST_INC(c, st == CACHE_TOO_LARGE ? S_TOO_LARGE : S_NO_MEMORY);
 			nw = NULL;
@@ -404,11 +404,11 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 		}
 		st = CACHE_STORED;
 		if (op == CACHE_APPEND) {
-			memcpy(nw->data + nkey, item_value(old), old->nbytes);
+			memcpy(nw->data + nkey, cache__item_value(old), old->nbytes);
 			memcpy(nw->data + nkey + old->nbytes, data, nbytes);
 		} else {
 			memcpy(nw->data + nkey, data, nbytes);
-			memcpy(nw->data + nkey + nbytes, item_value(old), old->nbytes);
+			memcpy(nw->data + nkey + nbytes, cache__item_value(old), old->nbytes);
 		}
 		nw->flags = old->flags;
 		atomic_store_explicit(&nw->exptime, atomic_load_explicit(&old->exptime, RELAXED),
@@ -417,19 +417,19 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 		break;
 	}
 	if (st == CACHE_STORED) {
-		link_locked(c, nw, old, pp);
+		cache__link_locked(c, nw, old, pp);
 		if (cas_out)
 			*cas_out = nw->cas;
 	}
-	stripe_unlock(c, s, &qn);
+	cache__stripe_unlock(c, s, &qn);
 	drop_dead(c, dead);
 	if (st == CACHE_STORED) {
 		if (old)
-			item_drop(c, old);
+			cache__item_drop(c, old);
 		else
-			maybe_grow(c);
+			cache__maybe_grow(c);
 	} else if (nw) {
-		item_retire(c, nw); /* never published: no reader holds it */
+		cache__item_retire(c, nw); /* never published: no reader holds it */
 	}
 	return st;
 }
@@ -463,10 +463,10 @@ enum cache_status cache_cas_invalidating(struct cache *c, const void *key, size_
 enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
 			     struct cache_meta *m, struct cache_ref *ref)
 {
-	if (!key_ok(nkey))
+	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
 	m->won = m->stale = m->token_sent = m->created = false;
-	(void)clock_tick(c); /* a fresh tick: mg l is measured against it */
+	(void)cache__clock_tick(c); /* a fresh tick: mg l is measured against it */
 	for (unsigned tries = 0;; tries++) {
 		enum cache_status st = m->touch ? gat_impl(c, key, nkey, m->ttl, ref, !m->no_update)
 						: get_impl(c, key, nkey, ref, !m->no_update);
@@ -512,13 +512,13 @@ enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
 enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey,
 				   uint64_t cas_in, bool set_ttl, int64_t exptime)
 {
-	if (!key_ok(nkey))
+	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
-	uint64_t h = key_hash(key, nkey);
+	uint64_t h = cache__key_hash(key, nkey);
 	struct ck_spinlock_mcs qn;
-	struct stripe *s = stripe_of(c, h);
+	struct stripe *s = cache__stripe_of(c, h);
 	struct item *_Atomic *pp, *dead, *nw = NULL;
-	stripe_lock(c, s, &qn);
+	cache__stripe_lock(c, s, &qn);
 	struct item *old = find_live_locked(c, h, key, nkey, &pp, &dead);
 	enum cache_status st = CACHE_NOT_FOUND;
 	if (old && cas_in && old->cas != cas_in) {
@@ -526,9 +526,9 @@ enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey
 	} else if (old) {
 		/* A copy, as every update makes (items are immutable once published): same
 		 * value, flags and store time, a new CAS id, stale, its token not yet sent. */
-		st = item_alloc(c, h, key, nkey, old->nbytes, old->flags, false, &nw);
+		st = cache__item_alloc(c, h, key, nkey, old->nbytes, old->flags, false, &nw);
 		if (st == CACHE_OK) {
-			memcpy(nw->data + nkey, item_value(old), old->nbytes);
+			memcpy(nw->data + nkey, cache__item_value(old), old->nbytes);
 			nw->flags = old->flags;
 			atomic_store_explicit(&nw->exptime,
 					      set_ttl ? rel_time(c, exptime)
@@ -541,16 +541,16 @@ enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey
 					      (uint8_t)((atomic_load_explicit(&old->mflags, RELAXED) &
 							 M_FETCHED) | M_STALE),
 					      RELAXED);
-			link_locked(c, nw, old, pp);
+			cache__link_locked(c, nw, old, pp);
 		} else {
 			ST_INC(c, st == CACHE_TOO_LARGE ? S_TOO_LARGE : S_NO_MEMORY);
 			nw = NULL;
 		}
 	}
-	stripe_unlock(c, s, &qn);
+	cache__stripe_unlock(c, s, &qn);
 	drop_dead(c, dead);
 	if (nw)
-		item_drop(c, old);
+		cache__item_drop(c, old);
 	if (st == CACHE_OK || st == CACHE_NOT_FOUND)
 		ST_INC(c, st == CACHE_OK ? S_DELETE_HITS : S_DELETE_MISSES);
 	return st;
@@ -558,26 +558,26 @@ enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey
 
 enum cache_status cache_delete(struct cache *c, const void *key, size_t nkey, uint64_t cas_in)
 {
-	if (!key_ok(nkey))
+	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
-	uint64_t h = key_hash(key, nkey);
+	uint64_t h = cache__key_hash(key, nkey);
 	struct ck_spinlock_mcs qn;
-	struct stripe *s = stripe_of(c, h);
+	struct stripe *s = cache__stripe_of(c, h);
 	struct item *_Atomic *pp, *dead;
-	stripe_lock(c, s, &qn);
+	cache__stripe_lock(c, s, &qn);
 	struct item *it = find_live_locked(c, h, key, nkey, &pp, &dead);
 	enum cache_status st = CACHE_NOT_FOUND;
 	if (it && cas_in && it->cas != cas_in) {
 		st = CACHE_EXISTS;
 		it = NULL;
 	} else if (it) {
-		unlink_locked(c, it, pp);
+		cache__unlink_locked(c, it, pp);
 		st = CACHE_OK;
 	}
-	stripe_unlock(c, s, &qn);
+	cache__stripe_unlock(c, s, &qn);
 	drop_dead(c, dead);
 	if (it)
-		item_drop(c, it);
+		cache__item_drop(c, it);
 	ST_INC(c, st == CACHE_OK ? S_DELETE_HITS : S_DELETE_MISSES);
 	return st;
 }
@@ -621,22 +621,22 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 			     uint64_t delta, uint64_t cas_in, uint64_t *result,
 			     uint64_t *cas_out)
 {
-	if (!key_ok(nkey))
+	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
-	uint64_t h = key_hash(key, nkey);
+	uint64_t h = cache__key_hash(key, nkey);
 	struct ck_spinlock_mcs qn;
-	struct stripe *s = stripe_of(c, h);
+	struct stripe *s = cache__stripe_of(c, h);
 	struct item *_Atomic *pp, *dead;
 	struct item *nw = NULL;
 	enum cache_status st;
-	stripe_lock(c, s, &qn);
+	cache__stripe_lock(c, s, &qn);
 	struct item *old = find_live_locked(c, h, key, nkey, &pp, &dead);
 	uint64_t v = 0;
 	if (!old) {
 		st = CACHE_NOT_FOUND;
 	} else if (cas_in && old->cas != cas_in) {
 		st = CACHE_EXISTS;
-	} else if (!parse_u64(item_value(old), old->nbytes, &v)) {
+	} else if (!parse_u64(cache__item_value(old), old->nbytes, &v)) {
 		st = CACHE_NON_NUMERIC;
 	} else {
 		if (decr)
@@ -653,14 +653,14 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 		} while (x);
 		for (size_t i = 0; i < n; i++)
 			buf[i] = tmp[n - 1 - i];
-		st = item_alloc(c, h, key, nkey, n, old->flags, false, &nw);
+		st = cache__item_alloc(c, h, key, nkey, n, old->flags, false, &nw);
 		if (st == CACHE_OK) {
 			memcpy(nw->data + nkey, buf, n);
 			nw->flags = old->flags;
 			atomic_store_explicit(&nw->exptime,
 					      atomic_load_explicit(&old->exptime, RELAXED), RELAXED);
 			nw->time = old->time;
-			link_locked(c, nw, old, pp);
+			cache__link_locked(c, nw, old, pp);
 			if (result)
 				*result = v;
 			if (cas_out)
@@ -670,10 +670,10 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 			nw = NULL;
 		}
 	}
-	stripe_unlock(c, s, &qn);
+	cache__stripe_unlock(c, s, &qn);
 	drop_dead(c, dead);
 	if (nw)
-		item_drop(c, old);
+		cache__item_drop(c, old);
 	if (st == CACHE_NOT_FOUND)
 		ST_INC(c, decr ? S_DECR_MISSES : S_INCR_MISSES);
 	else if (st == CACHE_OK)
@@ -683,7 +683,7 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 
 enum cache_status cache_touch(struct cache *c, const void *key, size_t nkey, int64_t exptime)
 {
-	if (!key_ok(nkey))
+	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
 	return touch_item(c, key, nkey, exptime, false) ? CACHE_OK : CACHE_NOT_FOUND;
 }
@@ -766,11 +766,12 @@ struct cache *cache_create(const struct cache_config *cfg)
 		errno = EINVAL;
 		return NULL;
 	}
-	struct cache *c = aligned_alloc(TSYNC_CACHE_LINE, round_up(sizeof(*c), TSYNC_CACHE_LINE));
+	struct cache *c = aligned_alloc(TSYNC_CACHE_LINE,
+					cache__round_up(sizeof(*c), TSYNC_CACHE_LINE));
 	if (c == NULL)
 		return NULL;
 	memset(c, 0, sizeof(*c));
-	c->ops = cache_variant_ops[g.variant];
+	c->ops = cache__variant_ops[g.variant];
 	c->cfg = g;
 	c->cfg.size = sizeof(struct cache_config);
 	struct timespec ts;
@@ -786,7 +787,7 @@ struct cache *cache_create(const struct cache_config *cfg)
 	c->ps = ps_create(&pc);
 	if (c->ps == NULL)
 		goto fail;
-	if (make_classes(c) != 0)
+	if (cache__make_classes(c) != 0)
 		goto fail;
 	uint64_t ns = (uint64_t)1 << g.hash_power;
 	if (ns > MAX_STRIPES)
@@ -812,7 +813,7 @@ struct cache *cache_create(const struct cache_config *cfg)
 	if (c->ts == NULL)
 		goto fail;
 	memset(c->ts, 0, c->nts * sizeof(struct tstats));
-	struct table *t = table_new(g.hash_power);
+	struct table *t = cache__table_new(g.hash_power);
 	if (t == NULL)
 		goto fail;
 	atomic_store_explicit(&c->tab, t, RELEASE);
@@ -854,7 +855,9 @@ void cache_destroy(struct cache *c)
 
 int cache_class_for(const struct cache *c, size_t nkey, size_t nbytes)
 {
-	return size_ok(c, nkey, nbytes, 0) ? class_of(c, ITEM_HDR + nkey + nbytes) : -1;
+	if (!cache__size_ok(c, nkey, nbytes, 0))
+		return -1;
+	return cache__class_of(c, ITEM_HDR + nkey + nbytes);
 }
 
 unsigned cache_nclasses(const struct cache *c)
@@ -894,38 +897,38 @@ void cache_stats(struct cache *c, struct cache_stats *o)
 	o->bytes = used > garbage ? used - garbage : 0;
 	o->mem_charged = used;
 	o->mem_garbage_bytes = garbage;
-	o->total_items = st_sum(c, S_TOTAL_ITEMS);
-	o->evictions = st_sum(c, S_EVICTIONS);
-	o->reclaimed = st_sum(c, S_RECLAIMED);
+	o->total_items = cache__st_sum(c, S_TOTAL_ITEMS);
+	o->evictions = cache__st_sum(c, S_EVICTIONS);
+	o->reclaimed = cache__st_sum(c, S_RECLAIMED);
 	o->sweeper_runs = atomic_load_explicit(&c->sweeper_runs, RELAXED);
-	o->get_hits = st_sum(c, S_GET_HITS);
-	o->get_misses = st_sum(c, S_GET_MISSES);
+	o->get_hits = cache__st_sum(c, S_GET_HITS);
+	o->get_misses = cache__st_sum(c, S_GET_MISSES);
 	o->cmd_get = o->get_hits + o->get_misses;
-	o->get_expired = st_sum(c, S_GET_EXPIRED);
-	o->get_flushed = st_sum(c, S_GET_FLUSHED);
-	o->cmd_set = st_sum(c, S_CMD_SET);
-	o->cmd_touch = st_sum(c, S_CMD_TOUCH);
-	o->touch_hits = st_sum(c, S_TOUCH_HITS);
-	o->touch_misses = st_sum(c, S_TOUCH_MISSES);
-	o->delete_hits = st_sum(c, S_DELETE_HITS);
-	o->delete_misses = st_sum(c, S_DELETE_MISSES);
-	o->incr_hits = st_sum(c, S_INCR_HITS);
-	o->incr_misses = st_sum(c, S_INCR_MISSES);
-	o->decr_hits = st_sum(c, S_DECR_HITS);
-	o->decr_misses = st_sum(c, S_DECR_MISSES);
-	o->cas_hits = st_sum(c, S_CAS_HITS);
-	o->cas_misses = st_sum(c, S_CAS_MISSES);
-	o->cas_badval = st_sum(c, S_CAS_BADVAL);
-	o->cmd_flush = st_sum(c, S_CMD_FLUSH);
-	o->store_too_large = st_sum(c, S_TOO_LARGE);
-	o->store_no_memory = st_sum(c, S_NO_MEMORY);
-	o->nomem_full = st_sum(c, S_NOMEM_FULL);
-	o->nomem_garbage = st_sum(c, S_NOMEM_GARBAGE);
-	o->nomem_busy = st_sum(c, S_NOMEM_BUSY);
-	o->nomem_system = st_sum(c, S_NOMEM_SYSTEM);
-	o->evict_waits = st_sum(c, S_EVICT_WAITS);
-	o->mem_waits = st_sum(c, S_MEM_WAITS);
-	int64_t linked = (int64_t)st_sum(c, S_LINKED);
+	o->get_expired = cache__st_sum(c, S_GET_EXPIRED);
+	o->get_flushed = cache__st_sum(c, S_GET_FLUSHED);
+	o->cmd_set = cache__st_sum(c, S_CMD_SET);
+	o->cmd_touch = cache__st_sum(c, S_CMD_TOUCH);
+	o->touch_hits = cache__st_sum(c, S_TOUCH_HITS);
+	o->touch_misses = cache__st_sum(c, S_TOUCH_MISSES);
+	o->delete_hits = cache__st_sum(c, S_DELETE_HITS);
+	o->delete_misses = cache__st_sum(c, S_DELETE_MISSES);
+	o->incr_hits = cache__st_sum(c, S_INCR_HITS);
+	o->incr_misses = cache__st_sum(c, S_INCR_MISSES);
+	o->decr_hits = cache__st_sum(c, S_DECR_HITS);
+	o->decr_misses = cache__st_sum(c, S_DECR_MISSES);
+	o->cas_hits = cache__st_sum(c, S_CAS_HITS);
+	o->cas_misses = cache__st_sum(c, S_CAS_MISSES);
+	o->cas_badval = cache__st_sum(c, S_CAS_BADVAL);
+	o->cmd_flush = cache__st_sum(c, S_CMD_FLUSH);
+	o->store_too_large = cache__st_sum(c, S_TOO_LARGE);
+	o->store_no_memory = cache__st_sum(c, S_NO_MEMORY);
+	o->nomem_full = cache__st_sum(c, S_NOMEM_FULL);
+	o->nomem_garbage = cache__st_sum(c, S_NOMEM_GARBAGE);
+	o->nomem_busy = cache__st_sum(c, S_NOMEM_BUSY);
+	o->nomem_system = cache__st_sum(c, S_NOMEM_SYSTEM);
+	o->evict_waits = cache__st_sum(c, S_EVICT_WAITS);
+	o->mem_waits = cache__st_sum(c, S_MEM_WAITS);
+	int64_t linked = (int64_t)cache__st_sum(c, S_LINKED);
 	o->curr_items = linked > 0 ? (uint64_t)linked : 0;
 	ps_enter(c->ps); /* the table is freed only after a grace period */
 	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);

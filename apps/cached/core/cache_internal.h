@@ -2,6 +2,8 @@
  * apps/cached/core/cache_internal.h - the cache core's private structures and the inline
  * helpers its files share (item.c, table.c, evict.c, sweep.c, cache.c; docs/cached.md,
  * "Cache core"). Not installed, not a contract for anything outside apps/cached/core.
+ * Names: what the core's files share is cache__<name> (its public API, cache.h, is
+ * cache_<name>), so that no name here is read as one of the library's (src/).
  *
  * Invariants the code relies on (each argued in docs/cached.md; each file names those it
  * maintains):
@@ -109,7 +111,7 @@ struct item {
 #define MC_ITEM_HDR 48u /* memcached 1.6's sizeof(item) on 64-bit: its first class is
 			 * MC_ITEM_HDR + chunk_min */
 
-static inline const char *item_value(const struct item *it)
+static inline const char *cache__item_value(const struct item *it)
 {
 	return it->data + it->nkey;
 }
@@ -164,7 +166,7 @@ enum {
 	S_CAS_BADVAL, S_CMD_FLUSH, S_TOO_LARGE, S_NO_MEMORY, S_EVICTIONS, S_RECLAIMED,
 	S_LINKED, /* items linked minus unlinked by this thread (wraps; summed) */
 	S_ADDS,   /* link events since the last growth check (owner only) */
-	/* mem_reserve / item_alloc (item.c): refusals by cause, and the waits */
+	/* mem_reserve / cache__item_alloc (item.c): refusals by cause, and the waits */
 	S_NOMEM_FULL, S_NOMEM_GARBAGE, S_NOMEM_BUSY, S_NOMEM_SYSTEM, S_EVICT_WAITS, S_MEM_WAITS,
 	S_N
 };
@@ -188,7 +190,7 @@ struct sclass {
 
 struct cache_ops;
 
-/* An eviction attempt (evict_one, a variant's evict_scan). In: held, a stripe the caller
+/* An eviction attempt (cache__evict_one, a variant's evict_scan). In: held, a stripe the caller
  * locked before the list lock (the order I4 allows), whose items it evicts without a
  * trylock; or NULL. Out: the victim's class when it evicted one; when it did not, busy
  * is the stripe of a candidate it passed over because another thread held that stripe's
@@ -225,7 +227,7 @@ struct cache {
 	_Atomic uint32_t flush_at;    /* delayed flush: items stored before it die at it */
 	_Atomic uint32_t time_offset; /* cache_time_advance */
 	_Atomic uint32_t tick;        /* cache_now() as last read by an update or the
-				       * maintenance thread (clock_tick): gets stamp
+				       * maintenance thread (cache__clock_tick): gets stamp
 				       * access times with it instead of reading the clock */
 
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t cas_next;
@@ -296,21 +298,21 @@ struct cache_ops {
 };
 
 /* variant.c: indexed by enum cache_variant */
-extern const struct cache_ops *const cache_variant_ops[CACHE_PF_RW + 1];
+extern const struct cache_ops *const cache__variant_ops[CACHE_PF_RW + 1];
 
 /* ---- per-thread counters ---------------------------------------------------------------- */
 
-static inline struct tstats *my_stats(struct cache *c)
+static inline struct tstats *cache__my_stats(struct cache *c)
 {
-	unsigned id = tsync__self();
+	unsigned id = tsync_thread_self();
 	return &c->ts[id < c->nts ? id : c->nts - 1];
 }
 
 /* Owner-only increment: a load and a store, no read-modify-write. Threads beyond the
  * counter array share its last slot: increments are then atomic RMWs. */
-static inline void st_add(struct cache *c, unsigned k, uint64_t d)
+static inline void cache__st_add(struct cache *c, unsigned k, uint64_t d)
 {
-	unsigned id = tsync__self();
+	unsigned id = tsync_thread_self();
 	if (TSYNC_LIKELY(id < c->nts - 1)) {
 		_Atomic uint64_t *p = &c->ts[id].v[k];
 		atomic_store_explicit(p, atomic_load_explicit(p, RELAXED) + d, RELAXED);
@@ -318,9 +320,9 @@ static inline void st_add(struct cache *c, unsigned k, uint64_t d)
 		atomic_fetch_add_explicit(&c->ts[c->nts - 1].v[k], d, RELAXED);
 	}
 }
-#define ST_INC(c, k) st_add((c), (k), 1)
+#define ST_INC(c, k) cache__st_add((c), (k), 1)
 
-static inline uint64_t st_sum(const struct cache *c, unsigned k)
+static inline uint64_t cache__st_sum(const struct cache *c, unsigned k)
 {
 	uint64_t s = 0;
 	for (unsigned i = 0; i < c->nts; i++)
@@ -331,7 +333,7 @@ static inline uint64_t st_sum(const struct cache *c, unsigned k)
 /* ---- time ------------------------------------------------------------------------------- */
 
 /* cache_now(), published as the cache's tick (one store per second at most). */
-static inline uint32_t clock_tick(struct cache *c)
+static inline uint32_t cache__clock_tick(struct cache *c)
 {
 	uint32_t now = cache_now(c);
 	if (atomic_load_explicit(&c->tick, RELAXED) != now)
@@ -341,7 +343,7 @@ static inline uint32_t clock_tick(struct cache *c)
 
 enum { LIVE, EXPIRED, FLUSHED };
 
-static inline int item_state(const struct cache *c, const struct item *it)
+static inline int cache__item_state(const struct cache *c, const struct item *it)
 {
 	if (it->cas <= atomic_load_explicit(&c->oldest_cas, ACQUIRE))
 		return FLUSHED;
@@ -359,45 +361,47 @@ static inline int item_state(const struct cache *c, const struct item *it)
 
 /* ---- stripe locks ----------------------------------------------------------------------- */
 
-static inline struct stripe *stripe_of(struct cache *c, uint64_t hash)
+static inline struct stripe *cache__stripe_of(struct cache *c, uint64_t hash)
 {
 	return &c->stripes[hash & c->smask];
 }
 
-static inline void stripe_lock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
+static inline void cache__stripe_lock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	c->ops->stripe_lock(s, n);
 }
 
-static inline bool stripe_trylock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
+static inline bool cache__stripe_trylock(struct cache *c, struct stripe *s,
+					  struct ck_spinlock_mcs *n)
 {
 	return c->ops->stripe_trylock(s, n);
 }
 
-static inline void stripe_unlock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
+static inline void cache__stripe_unlock(struct cache *c, struct stripe *s,
+					 struct ck_spinlock_mcs *n)
 {
 	c->ops->stripe_unlock(s, n);
 }
 
 /* ---- lists: CLOCK (ps, mcs-clock) and LRU (locked) -------------------------------------- */
 
-static inline bool has_list(const struct cache *c)
+static inline bool cache__has_list(const struct cache *c)
 {
 	return c->ops->has_list;
 }
 
-static inline struct plist *list_of(struct cache *c, uint64_t hash)
+static inline struct plist *cache__list_of(struct cache *c, uint64_t hash)
 {
 	/* Bits 26-31: independent of the stripe bits (at most 12 low bits). */
 	return &c->lists[((uint32_t)hash >> 26) & (c->nlists - 1)];
 }
 
-static inline void plist_lock(struct cache *c, struct plist *l)
+static inline void cache__plist_lock(struct cache *c, struct plist *l)
 {
 	c->ops->list_lock(l);
 }
 
-static inline void plist_unlock(struct cache *c, struct plist *l)
+static inline void cache__plist_unlock(struct cache *c, struct plist *l)
 {
 	c->ops->list_unlock(l);
 }
@@ -405,7 +409,7 @@ static inline void plist_unlock(struct cache *c, struct plist *l)
 /* ---- items and memory (item.c) ---------------------------------------------------------- */
 
 /* ps_free an item whose charge becomes garbage until its reclamation. */
-static inline void item_retire(struct cache *c, struct item *it)
+static inline void cache__item_retire(struct cache *c, struct item *it)
 {
 	atomic_fetch_sub_explicit(&c->cls[it->cls].requested, ITEM_HDR + it->nkey + it->nbytes,
 				  RELAXED);
@@ -416,41 +420,41 @@ static inline void item_retire(struct cache *c, struct item *it)
 /* ps_mem's reclamation observer: `collected` objects of one class became reusable. */
 /* memcached's item_size_ok: its header, the CAS, the key's NUL, the flags if not 0 and the
  * value's "\r\n" count against -I; so the largest value that fits is memcached's. */
-static inline bool size_ok(const struct cache *c, size_t nkey, size_t nbytes, uint32_t flags)
+static inline bool cache__size_ok(const struct cache *c, size_t nkey, size_t nbytes, uint32_t flags)
 {
 	return MC_ITEM_HDR + 8 + nkey + 1 + (flags ? 4 : 0) + nbytes + 2 <= c->cfg.item_size_max;
 }
 
 /* Free an unlinked item: ps variants defer reuse through ParSec (I3); the refcounted
  * variants drop the table's reference. */
-static inline void item_drop(struct cache *c, struct item *it)
+static inline void cache__item_drop(struct cache *c, struct item *it)
 {
 	c->ops->drop(c, it);
 }
 
 /* ---- hash table ------------------------------------------------------------------------- */
 
-static inline uint64_t key_hash(const void *key, size_t nkey)
+static inline uint64_t cache__key_hash(const void *key, size_t nkey)
 {
 	return XXH3_64bits(key, nkey);
 }
 
-static inline bool key_ok(size_t nkey)
+static inline bool cache__key_ok(size_t nkey)
 {
 	return nkey >= 1 && nkey <= CACHE_KEY_MAX;
 }
 
-static inline bool item_is(const struct item *it, uint64_t h, const void *key, size_t nkey)
+static inline bool cache__item_is(const struct item *it, uint64_t h, const void *key, size_t nkey)
 {
 	return it->hash == (uint32_t)h && it->nkey == nkey && memcmp(it->data, key, nkey) == 0;
 }
 
-static inline struct item *chain_find(struct item *_Atomic *head, uint64_t h, const void *key,
-				      size_t nkey)
+static inline struct item *cache__chain_find(struct item *_Atomic *head, uint64_t h,
+					     const void *key, size_t nkey)
 {
 	for (struct item *it = atomic_load_explicit(head, ACQUIRE); it;
 	     it = atomic_load_explicit(&it->hnext, ACQUIRE))
-		if (item_is(it, h, key, nkey))
+		if (cache__item_is(it, h, key, nkey))
 			return it;
 	return NULL;
 }
@@ -462,22 +466,22 @@ static inline struct item *chain_find(struct item *_Atomic *head, uint64_t h, co
  * between publishing the new table and moving anything: so an item linked throughout the
  * lookup is found (docs/cached.md, "Growth").
  */
-static inline struct item *lookup(struct cache *c, uint64_t h, const void *key, size_t nkey)
+static inline struct item *cache__lookup(struct cache *c, uint64_t h, const void *key, size_t nkey)
 {
 	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
 	struct table *o = atomic_load_explicit(&c->old, ACQUIRE);
 	struct item *it = NULL;
 	if (TSYNC_UNLIKELY(o != NULL))
-		it = chain_find(&o->b[h & o->mask], h, key, nkey);
+		it = cache__chain_find(&o->b[h & o->mask], h, key, nkey);
 	if (it == NULL)
-		it = chain_find(&t->b[h & t->mask], h, key, nkey);
+		it = cache__chain_find(&t->b[h & t->mask], h, key, nkey);
 	return it;
 }
 
 /* Under the stripe lock: find the item and the link that points to it. */
 /* ---- sizes ------------------------------------------------------------------------------ */
 
-static inline size_t round_up(size_t v, size_t a)
+static inline size_t cache__round_up(size_t v, size_t a)
 {
 	return (v + a - 1) / a * a;
 }
@@ -485,29 +489,32 @@ static inline size_t round_up(size_t v, size_t a)
 /* ---- across files ----------------------------------------------------------------------- */
 
 /* item.c */
-int make_classes(struct cache *c);
-int class_of(const struct cache *c, size_t total);
-enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key, size_t nkey,
-			     size_t nbytes, uint32_t flags, bool may_wait, struct item **out);
-void item_drop_dead(struct cache *c, struct item *it);
+int cache__make_classes(struct cache *c);
+int cache__class_of(const struct cache *c, size_t total);
+enum cache_status cache__item_alloc(struct cache *c, uint64_t hash, const void *key,
+				    size_t nkey, size_t nbytes, uint32_t flags, bool may_wait,
+				    struct item **out);
+void cache__item_drop_dead(struct cache *c, struct item *it);
 
 /* table.c */
-struct table *table_new(unsigned power);
-struct item *find_locked(struct cache *c, uint64_t h, const void *key, size_t nkey,
-			 struct item *_Atomic **pp_out);
-struct item *_Atomic *find_link(struct cache *c, const struct item *target);
-void unlink_locked(struct cache *c, struct item *it, struct item *_Atomic *pp);
-void link_locked(struct cache *c, struct item *nw, struct item *old, struct item *_Atomic *pp);
-void maybe_grow(struct cache *c);
+struct table *cache__table_new(unsigned power);
+struct item *cache__find_locked(struct cache *c, uint64_t h, const void *key, size_t nkey,
+				struct item *_Atomic **pp_out);
+struct item *_Atomic *cache__find_link(struct cache *c, const struct item *target);
+void cache__unlink_locked(struct cache *c, struct item *it, struct item *_Atomic *pp);
+void cache__link_locked(struct cache *c, struct item *nw, struct item *old,
+			 struct item *_Atomic *pp);
+void cache__maybe_grow(struct cache *c);
 
 /* evict.c */
-void list_insert_locked(struct cache *c, struct plist *l, struct item *it);
-void list_remove_locked(struct cache *c, struct plist *l, struct item *it);
-void list_replace_locked(struct cache *c, struct plist *l, struct item *old, struct item *nw);
-void lru_bump(struct cache *c, struct item *it);
-bool evict_one(struct cache *c, struct evict_res *r);
-bool clock_evict_locked(struct cache *c, struct plist *l, struct evict_res *r);
-bool lru_evict_locked(struct cache *c, struct plist *l, struct evict_res *r);
-void evict_classes_init(struct cache *c); /* each class's credit and band */
+void cache__list_insert_locked(struct cache *c, struct plist *l, struct item *it);
+void cache__list_remove_locked(struct cache *c, struct plist *l, struct item *it);
+void cache__list_replace_locked(struct cache *c, struct plist *l, struct item *old,
+				struct item *nw);
+void cache__lru_bump(struct cache *c, struct item *it);
+bool cache__evict_one(struct cache *c, struct evict_res *r);
+bool cache__clock_evict_locked(struct cache *c, struct plist *l, struct evict_res *r);
+bool cache__lru_evict_locked(struct cache *c, struct plist *l, struct evict_res *r);
+void cache__evict_classes_init(struct cache *c); /* each class's credit and band */
 
 #endif /* TSYNC_CACHE_INTERNAL_H */

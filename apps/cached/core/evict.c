@@ -24,7 +24,7 @@ static inline bool gdsf(const struct cache *c)
 }
 
 /* Each class's credit and ring: band b holds charges in [64 * 4^b, 64 * 4^(b+1)). */
-void evict_classes_init(struct cache *c)
+void cache__evict_classes_init(struct cache *c)
 {
 	for (unsigned i = 0; i < c->nclasses; i++) {
 		struct sclass *k = &c->cls[i];
@@ -51,10 +51,10 @@ static inline struct ring *ring_of(struct cache *c, struct plist *l, const struc
 /* Insert: LRU at the head (most recent); CLOCK just behind the hand (visited last), so
  * the hand meets a ring's items oldest first - and under GreedyDual-Size-Frequency those
  * of lowest priority, as priorities within a band grow with L at their last access. */
-void list_insert_locked(struct cache *c, struct plist *l, struct item *it)
+void cache__list_insert_locked(struct cache *c, struct plist *l, struct item *it)
 {
 	struct ring *r = ring_of(c, l, it);
-	it->prio = gds_priority(c, l, it); /* the count is 1 from item_alloc */
+	it->prio = gds_priority(c, l, it); /* the count is 1 from cache__item_alloc */
 	if (r->hand == NULL) {
 		it->lprev = it->lnext = it;
 		r->hand = it;
@@ -70,7 +70,7 @@ void list_insert_locked(struct cache *c, struct plist *l, struct item *it)
 	r->n++;
 }
 
-void list_remove_locked(struct cache *c, struct plist *l, struct item *it)
+void cache__list_remove_locked(struct cache *c, struct plist *l, struct item *it)
 {
 	struct ring *r = ring_of(c, l, it);
 	if (it->lnext == it) {
@@ -87,12 +87,12 @@ void list_remove_locked(struct cache *c, struct plist *l, struct item *it)
 
 /* new replaces old (same list: same hash): CLOCK in old's place when both are in one
  * ring; otherwise (the LRU, or another size band) it is inserted as new. */
-void list_replace_locked(struct cache *c, struct plist *l, struct item *old, struct item *nw)
+void cache__list_replace_locked(struct cache *c, struct plist *l, struct item *old, struct item *nw)
 {
 	struct ring *r = ring_of(c, l, old);
 	if (c->ops->lru || r != ring_of(c, l, nw)) {
-		list_remove_locked(c, l, old);
-		list_insert_locked(c, l, nw);
+		cache__list_remove_locked(c, l, old);
+		cache__list_insert_locked(c, l, nw);
 		return;
 	}
 	nw->prio = gds_priority(c, l, nw);
@@ -110,13 +110,13 @@ void list_replace_locked(struct cache *c, struct plist *l, struct item *old, str
 }
 
 /* locked: move to the LRU head. Caller holds the item's stripe lock (I1). */
-void lru_bump(struct cache *c, struct item *it)
+void cache__lru_bump(struct cache *c, struct item *it)
 {
 	struct plist *l = &c->lists[0];
 	pthread_mutex_lock(&l->x);
 	if (l->r[0].hand != it) {
-		list_remove_locked(c, l, it);
-		list_insert_locked(c, l, it);
+		cache__list_remove_locked(c, l, it);
+		cache__list_insert_locked(c, l, it);
 	}
 	pthread_mutex_unlock(&l->x);
 }
@@ -130,25 +130,25 @@ static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v,
 			     struct evict_res *r)
 {
 	struct ck_spinlock_mcs qn;
-	struct stripe *s = stripe_of(c, v->hash);
+	struct stripe *s = cache__stripe_of(c, v->hash);
 	bool mine = s == r->held;
 	r->cls = v->cls; /* read before the eviction frees it */
-	if (!mine && !stripe_trylock(c, s, &qn)) {
+	if (!mine && !cache__stripe_trylock(c, s, &qn)) {
 		r->busy = s;
 		return false;
 	}
-	struct item *_Atomic *pp = find_link(c, v);
+	struct item *_Atomic *pp = cache__find_link(c, v);
 	if (pp == NULL) { /* cannot happen by I1; be safe */
 		if (!mine)
-			stripe_unlock(c, s, &qn);
+			cache__stripe_unlock(c, s, &qn);
 		return false;
 	}
 	atomic_store_explicit(pp, atomic_load_explicit(&v->hnext, RELAXED), RELEASE);
-	list_remove_locked(c, l, v);
+	cache__list_remove_locked(c, l, v);
 	if (!mine)
-		stripe_unlock(c, s, &qn);
-	st_add(c, S_LINKED, (uint64_t)-1);
-	if (item_state(c, v) == LIVE) {
+		cache__stripe_unlock(c, s, &qn);
+	cache__st_add(c, S_LINKED, (uint64_t)-1);
+	if (cache__item_state(c, v) == LIVE) {
 		ST_INC(c, S_EVICTIONS);
 		atomic_fetch_add_explicit(&c->cls[v->cls].evicted, 1, RELAXED);
 		if (c->cfg.evict_fn) {
@@ -162,16 +162,16 @@ static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v,
 			    .idle = now > at ? now - at : 0};
 			c->cfg.evict_fn(c->cfg.evict_arg, &ev);
 		}
-		item_drop(c, v);
+		cache__item_drop(c, v);
 	} else {
-		item_drop_dead(c, v);
+		cache__item_drop_dead(c, v);
 	}
 	return true;
 }
 
 /* LRU (locked), under l's lock: the first of up to 50 items from the tail (least
  * recently used) whose stripe can be taken. */
-bool lru_evict_locked(struct cache *c, struct plist *l, struct evict_res *r)
+bool cache__lru_evict_locked(struct cache *c, struct plist *l, struct evict_res *r)
 {
 	bool done = false;
 	struct item *v = l->r[0].hand ? l->r[0].hand->lprev : NULL;
@@ -210,7 +210,7 @@ static bool evict_lowest(struct cache *c, struct plist *l, struct item **cand, u
 /*
  * CLOCK (ps, mcs-clock), under l's lock; each ring's hand goes at most once round, so
  * what it clears waits for a later pass (and a list whose items were all referenced gives
- * up nothing this time: evict_one tries the next).
+ * up nothing this time: cache__evict_one tries the next).
  * Plain CLOCK (ParSec (EuroSys 2016) §5.2): move the hand past items whose reference bit
  * is set, clearing it, to the first whose bit is clear, and evict it.
  * GreedyDual-Size-Frequency: in each size band's ring the hand moves past referenced
@@ -222,7 +222,7 @@ static bool evict_lowest(struct cache *c, struct plist *l, struct item **cand, u
  * oldest items of each band stand for their band, so the comparison sees every size
  * however rare. Items the hand passed stay where they are, for its next round.
  */
-bool clock_evict_locked(struct cache *c, struct plist *l, struct evict_res *res)
+bool cache__clock_evict_locked(struct cache *c, struct plist *l, struct evict_res *res)
 {
 	struct item *cand[EVICT_BANDS * EVICT_WINDOW_MAX], *due[EVICT_BANDS];
 	unsigned nc = 0, nd = 0, want = gdsf(c) ? c->cfg.evict_window : 1;
@@ -266,16 +266,16 @@ bool clock_evict_locked(struct cache *c, struct plist *l, struct evict_res *res)
  * candidate from it (NULL: no candidate was locked - the lists were empty, or every item
  * was referenced again during the two sweeps).
  */
-bool evict_one(struct cache *c, struct evict_res *r)
+bool cache__evict_one(struct cache *c, struct evict_res *r)
 {
 	static _Thread_local unsigned cursor;
 	unsigned start = cursor++;
 	r->busy = NULL;
 	for (unsigned k = 0; k < 2 * c->nlists; k++) {
 		struct plist *l = &c->lists[(start + k) & (c->nlists - 1)];
-		plist_lock(c, l);
+		cache__plist_lock(c, l);
 		bool done = c->ops->evict_scan(c, l, r);
-		plist_unlock(c, l);
+		cache__plist_unlock(c, l);
 		if (done)
 			return true;
 	}

@@ -19,7 +19,7 @@ static void on_reclaim(struct ps_mem *m, const struct ps_mem_reclaim_info *info,
 {
 	struct cache *c = arg;
 	if (info->collected != 0) {
-		const struct sclass *k = &c->cls[class_of(c, ps_mem_obj_size(m))];
+		const struct sclass *k = &c->cls[cache__class_of(c, ps_mem_obj_size(m))];
 		uint64_t b = info->collected * k->charge;
 		atomic_fetch_sub_explicit(&c->mem_garbage, b, RELAXED);
 		atomic_fetch_sub_explicit(&c->mem_used, b, RELAXED);
@@ -28,13 +28,13 @@ static void on_reclaim(struct ps_mem *m, const struct ps_mem_reclaim_info *info,
 		c->cfg.reclaim_fn(c->cfg.reclaim_arg, info);
 }
 
-/* item_drop for an item found expired or flushed: counted as reclaimed, in all and in
+/* cache__item_drop for an item found expired or flushed: counted as reclaimed, in all and in
  * its class (read before the drop: a refcounted variant may free it at once). */
-void item_drop_dead(struct cache *c, struct item *it)
+void cache__item_drop_dead(struct cache *c, struct item *it)
 {
 	atomic_fetch_add_explicit(&c->cls[it->cls].reclaimed, 1, RELAXED);
 	ST_INC(c, S_RECLAIMED);
-	item_drop(c, it);
+	cache__item_drop(c, it);
 }
 
 /* Garbage above mem_limit / GARBAGE_SHARE stops eviction: evicting a live item then only
@@ -114,9 +114,10 @@ static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
 		rounds = 0;
 		uint64_t g = atomic_load_explicit(&c->mem_garbage, RELAXED);
 		bool busy = false;
-		if (has_list(c) && !c->cfg.no_evict && g <= c->cfg.mem_limit / GARBAGE_SHARE) {
+		if (cache__has_list(c) && !c->cfg.no_evict &&
+		    g <= c->cfg.mem_limit / GARBAGE_SHARE) {
 			struct evict_res r = {.held = NULL};
-			bool done = evict_one(c, &r);
+			bool done = cache__evict_one(c, &r);
 			if (!done && r.busy && may_wait) {
 				/* Every candidate was locked: wait for the holder of one, and
 				 * evict again holding that stripe (stripe, then list lock: I4).
@@ -126,9 +127,9 @@ static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
 				struct ck_spinlock_mcs qn;
 				ST_INC(c, S_EVICT_WAITS);
 				r.held = r.busy;
-				stripe_lock(c, r.held, &qn);
-				done = evict_one(c, &r);
-				stripe_unlock(c, r.held, &qn);
+				cache__stripe_lock(c, r.held, &qn);
+				done = cache__evict_one(c, &r);
+				cache__stripe_unlock(c, r.held, &qn);
 				if (!done)
 					continue;
 			}
@@ -170,20 +171,20 @@ static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
 	}
 }
 
-int class_of(const struct cache *c, size_t total)
+int cache__class_of(const struct cache *c, size_t total)
 {
 	return ps_kmem_class_of(c->kmem, total);
 }
 
 /* A new, unpublished item of total value length nbytes (key copied, value not). */
-enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key,
+enum cache_status cache__item_alloc(struct cache *c, uint64_t hash, const void *key,
 				    size_t nkey, size_t nbytes, uint32_t flags, bool may_wait,
 				    struct item **out)
 {
 	size_t total = ITEM_HDR + nkey + nbytes;
-	if (!size_ok(c, nkey, nbytes, flags) || nbytes > UINT32_MAX)
+	if (!cache__size_ok(c, nkey, nbytes, flags) || nbytes > UINT32_MAX)
 		return CACHE_TOO_LARGE;
-	int k = class_of(c, total);
+	int k = cache__class_of(c, total);
 	if (k < 0)
 		return CACHE_TOO_LARGE;
 	if (!mem_reserve(c, c->cls[k].charge, may_wait))
@@ -215,21 +216,21 @@ enum cache_status item_alloc(struct cache *c, uint64_t hash, const void *key,
 }
 
 
-int make_classes(struct cache *c)
+int cache__make_classes(struct cache *c)
 {
 	const struct cache_config *g = &c->cfg;
 	/* memcached's sequence (a ps_kmem follows it): its item header (48 bytes) + -n, times
 	 * -f, 8-aligned, while at most the largest / -f; so a class id names the same chunk
 	 * size as in memcached's "stats slabs" (to its largest class, slab_chunk_max, above
-	 * which memcached chunks items). The largest class holds the largest item size_ok()
+	 * which memcached chunks items). The largest class holds the largest item cache__size_ok()
 	 * admits: -I counted memcached's way, plus what tsync's header takes beyond
 	 * memcached's. Slabs: 64 KiB or more for chunks up to 8 KiB, a page-granular slab of
 	 * its own for a larger one; object caches of 16 KiB per class and thread, one empty
 	 * slab kept per class (docs/cached.md, "Memory limit"). */
 	size_t slack = ITEM_HDR > MC_ITEM_HDR + 11 ? ITEM_HDR - (MC_ITEM_HDR + 11) : 0;
 	struct ps_kmem_config kc = PS_KMEM_CONFIG_INIT;
-	kc.min_size = round_up(MC_ITEM_HDR + g->chunk_min, 8);
-	kc.max_size = round_up(g->item_size_max + slack, 8);
+	kc.min_size = cache__round_up(MC_ITEM_HDR + g->chunk_min, 8);
+	kc.max_size = cache__round_up(g->item_size_max + slack, 8);
 	kc.growth_factor = g->growth_factor;
 	kc.cache_bytes = 16 * 1024;
 	kc.max_classes = MAX_CLASSES;
@@ -256,6 +257,6 @@ int make_classes(struct cache *c)
 		unsigned nobj = ps_mem_slab_objects(k->mem);
 		k->charge = (k->slab + nobj - 1) / nobj;
 	}
-	evict_classes_init(c);
+	cache__evict_classes_init(c);
 	return 0;
 }

@@ -20,23 +20,23 @@ static size_t sweep_range(struct cache *c, uint64_t from, uint64_t n)
 		struct ck_spinlock_mcs qn;
 		struct stripe *s = &c->stripes[i & c->smask];
 		struct item *dead = NULL;
-		stripe_lock(c, s, &qn);
+		cache__stripe_lock(c, s, &qn);
 		struct item *_Atomic *pp = &t->b[i];
 		struct item *it;
 		while ((it = atomic_load_explicit(pp, RELAXED)) != NULL) {
-			if (item_state(c, it) != LIVE) {
-				unlink_locked(c, it, pp);
+			if (cache__item_state(c, it) != LIVE) {
+				cache__unlink_locked(c, it, pp);
 				it->lnext = dead; /* off the list now: reuse the link */
 				dead = it;
 			} else {
 				pp = &it->hnext;
 			}
 		}
-		stripe_unlock(c, s, &qn);
+		cache__stripe_unlock(c, s, &qn);
 		while (dead) {
 			struct item *nx = dead->lnext;
 			dead->lnext = NULL;
-			item_drop_dead(c, dead);
+			cache__item_drop_dead(c, dead);
 			removed++;
 			dead = nx;
 		}
@@ -61,10 +61,10 @@ long cache_dump_class(struct cache *c, unsigned cls, unsigned long limit,
 			continue;
 		struct ck_spinlock_mcs qn;
 		struct stripe *s = &c->stripes[i & c->smask];
-		stripe_lock(c, s, &qn);
+		cache__stripe_lock(c, s, &qn);
 		for (struct item *it = atomic_load_explicit(&t->b[i], RELAXED); it && more;
 		     it = atomic_load_explicit(&it->hnext, RELAXED)) {
-			if (it->cls != cls || item_state(c, it) != LIVE)
+			if (it->cls != cls || cache__item_state(c, it) != LIVE)
 				continue;
 			uint32_t e = atomic_load_explicit(&it->exptime, RELAXED);
 			int64_t ttl = e == 0 ? -1 : (e > now ? (int64_t)(e - now) : 0);
@@ -73,7 +73,7 @@ long cache_dump_class(struct cache *c, unsigned cls, unsigned long limit,
 			if (limit && (unsigned long)n >= limit)
 				more = false;
 		}
-		stripe_unlock(c, s, &qn);
+		cache__stripe_unlock(c, s, &qn);
 	}
 	pthread_mutex_unlock(&c->grow_mx);
 	return n;
@@ -105,7 +105,7 @@ static void *maint_main(void *arg)
 			break;
 		bool grow = atomic_exchange_explicit(&c->grow_req, 0, RELAXED);
 		pthread_mutex_unlock(&c->mmx);
-		(void)clock_tick(c); /* keeps access times current when no update runs */
+		(void)cache__clock_tick(c); /* keeps access times current when no update runs */
 		if (grow)
 			(void)cache_grow_now(c);
 		/* The whole table per interval up to SWEEP_CHUNK buckets (a bucket costs one

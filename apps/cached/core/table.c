@@ -8,7 +8,7 @@
 #define GROW_CHECK_EVERY 256u
 
 /* Under the stripe lock: find the item and the link that points to it. */
-struct item *find_locked(struct cache *c, uint64_t h, const void *key, size_t nkey,
+struct item *cache__find_locked(struct cache *c, uint64_t h, const void *key, size_t nkey,
 				struct item *_Atomic **pp_out)
 {
 	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
@@ -20,7 +20,7 @@ struct item *find_locked(struct cache *c, uint64_t h, const void *key, size_t nk
 		struct item *_Atomic *pp = &tabs[i]->b[h & tabs[i]->mask];
 		for (struct item *it = atomic_load_explicit(pp, RELAXED); it;
 		     pp = &it->hnext, it = atomic_load_explicit(pp, RELAXED))
-			if (item_is(it, h, key, nkey)) {
+			if (cache__item_is(it, h, key, nkey)) {
 				*pp_out = pp;
 				return it;
 			}
@@ -29,7 +29,7 @@ struct item *find_locked(struct cache *c, uint64_t h, const void *key, size_t nk
 }
 
 /* Under the stripe lock: the link pointing to `target` (which must be hashed, I1). */
-struct item *_Atomic *find_link(struct cache *c, const struct item *target)
+struct item *_Atomic *cache__find_link(struct cache *c, const struct item *target)
 {
 	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
 	struct table *o = atomic_load_explicit(&c->old, ACQUIRE);
@@ -48,16 +48,16 @@ struct item *_Atomic *find_link(struct cache *c, const struct item *target)
 
 /* Under the stripe lock: unlink from the chain and the list (I1). The item's own hnext is
  * kept, so a reader standing on it continues down the chain. */
-void unlink_locked(struct cache *c, struct item *it, struct item *_Atomic *pp)
+void cache__unlink_locked(struct cache *c, struct item *it, struct item *_Atomic *pp)
 {
 	atomic_store_explicit(pp, atomic_load_explicit(&it->hnext, RELAXED), RELEASE);
-	if (has_list(c)) {
-		struct plist *l = list_of(c, it->hash);
-		plist_lock(c, l);
-		list_remove_locked(c, l, it);
-		plist_unlock(c, l);
+	if (cache__has_list(c)) {
+		struct plist *l = cache__list_of(c, it->hash);
+		cache__plist_lock(c, l);
+		cache__list_remove_locked(c, l, it);
+		cache__plist_unlock(c, l);
 	}
-	st_add(c, S_LINKED, (uint64_t)-1);
+	cache__st_add(c, S_LINKED, (uint64_t)-1);
 }
 
 
@@ -66,7 +66,7 @@ void unlink_locked(struct cache *c, struct item *it, struct item *_Atomic *pp)
  * fully initialised; the release store that makes it reachable orders those stores
  * before any reader's acquire load that finds it (I3).
  */
-void link_locked(struct cache *c, struct item *nw, struct item *old,
+void cache__link_locked(struct cache *c, struct item *nw, struct item *old,
 			struct item *_Atomic *pp)
 {
 	nw->cas = atomic_fetch_add_explicit(&c->cas_next, 1, RELAXED) + 1;
@@ -85,25 +85,25 @@ void link_locked(struct cache *c, struct item *nw, struct item *old,
 		atomic_store_explicit(&nw->hnext, atomic_load_explicit(head, RELAXED), RELAXED);
 		atomic_store_explicit(head, nw, RELEASE);
 	}
-	if (has_list(c)) {
-		struct plist *l = list_of(c, nw->hash);
-		plist_lock(c, l);
+	if (cache__has_list(c)) {
+		struct plist *l = cache__list_of(c, nw->hash);
+		cache__plist_lock(c, l);
 		if (old)
-			list_replace_locked(c, l, old, nw);
+			cache__list_replace_locked(c, l, old, nw);
 		else
-			list_insert_locked(c, l, nw);
-		plist_unlock(c, l);
+			cache__list_insert_locked(c, l, nw);
+		cache__plist_unlock(c, l);
 	}
 	ST_INC(c, S_TOTAL_ITEMS);
 	if (!old) {
-		st_add(c, S_LINKED, 1);
+		cache__st_add(c, S_LINKED, 1);
 		ST_INC(c, S_ADDS);
 	}
 }
 
 /* ---- growth ----------------------------------------------------------------------------- */
 
-struct table *table_new(unsigned power)
+struct table *cache__table_new(unsigned power)
 {
 	struct table *t = calloc(1, sizeof(*t) + ((size_t)1 << power) * sizeof(t->b[0]));
 	if (t) {
@@ -124,7 +124,7 @@ static void migrate_bucket(struct cache *c, struct table *o, struct table *t, ui
 {
 	struct ck_spinlock_mcs qn;
 	struct stripe *s = &c->stripes[i & c->smask];
-	stripe_lock(c, s, &qn);
+	cache__stripe_lock(c, s, &qn);
 	for (;;) {
 		struct item *_Atomic *pp = &o->b[i];
 		struct item *x = atomic_load_explicit(pp, RELAXED);
@@ -140,7 +140,7 @@ static void migrate_bucket(struct cache *c, struct table *o, struct table *t, ui
 		atomic_store_explicit(head, x, RELEASE);
 		atomic_store_explicit(pp, NULL, RELEASE);
 	}
-	stripe_unlock(c, s, &qn);
+	cache__stripe_unlock(c, s, &qn);
 }
 
 int cache_grow_now(struct cache *c)
@@ -155,7 +155,7 @@ int cache_grow_now(struct cache *c)
 		errno = ERANGE;
 		return -1;
 	}
-	struct table *t = table_new(o->power + 1);
+	struct table *t = cache__table_new(o->power + 1);
 	if (t == NULL) {
 		pthread_mutex_unlock(&c->grow_mx);
 		errno = ENOMEM;
@@ -175,8 +175,8 @@ int cache_grow_now(struct cache *c)
 	 * this pass; later holders see old == NULL. */
 	for (uint64_t i = 0; i <= c->smask; i++) {
 		struct ck_spinlock_mcs qn;
-		stripe_lock(c, &c->stripes[i], &qn);
-		stripe_unlock(c, &c->stripes[i], &qn);
+		cache__stripe_lock(c, &c->stripes[i], &qn);
+		cache__stripe_unlock(c, &c->stripes[i], &qn);
 	}
 	free(o);
 	atomic_fetch_add_explicit(&c->expansions, 1, RELAXED);
@@ -184,11 +184,11 @@ int cache_grow_now(struct cache *c)
 	return 0;
 }
 
-void maybe_grow(struct cache *c)
+void cache__maybe_grow(struct cache *c)
 {
 	if (c->cfg.no_grow)
 		return;
-	struct tstats *me = my_stats(c);
+	struct tstats *me = cache__my_stats(c);
 	if (atomic_load_explicit(&me->v[S_ADDS], RELAXED) < GROW_CHECK_EVERY)
 		return;
 	atomic_store_explicit(&me->v[S_ADDS], 0, RELAXED);
@@ -198,7 +198,7 @@ void maybe_grow(struct cache *c)
 	uint64_t nb = t->mask + 1;
 	unsigned power = t->power;
 	ps_exit(c->ps);
-	uint64_t items = st_sum(c, S_LINKED);
+	uint64_t items = cache__st_sum(c, S_LINKED);
 	if ((int64_t)items <= 0 || items <= nb + nb / 2 || power >= MAX_POWER)
 		return;
 	pthread_mutex_lock(&c->mmx);

@@ -203,7 +203,7 @@ static void ref_pin(struct cache *c, struct item *it)
 static void ref_put(struct cache *c, struct item *it)
 {
 	if (atomic_fetch_sub_explicit(&it->refcount, 1, ACQ_REL) == 1)
-		item_retire(c, it);
+		cache__item_retire(c, it);
 }
 
 /* ---- replacement: the mark a hit leaves ------------------------------------------------- */
@@ -237,13 +237,13 @@ static const struct cache_ops ops_ps = {
 	.parsec = true,
 	.pin = ps_pin,
 	.unpin = ps_unpin,
-	.drop = item_retire,
+	.drop = cache__item_retire,
 	.has_list = true,
 	.nlists = CACHE_CLOCK_LISTS,
 	.list_lock = tlist_lock,
 	.list_unlock = tlist_unlock,
 	.bump = clock_bump,
-	.evict_scan = clock_evict_locked,
+	.evict_scan = cache__clock_evict_locked,
 };
 
 /* ps without lists and reference bits: no eviction. */
@@ -257,12 +257,12 @@ static const struct cache_ops ops_ps_nocrp = {
 	.parsec = true,
 	.pin = ps_pin,
 	.unpin = ps_unpin,
-	.drop = item_retire,
+	.drop = cache__item_retire,
 	.nlists = 1,
 	.list_lock = tlist_lock,
 	.list_unlock = tlist_unlock,
 	.bump = no_bump,
-	.evict_scan = clock_evict_locked,
+	.evict_scan = cache__clock_evict_locked,
 };
 
 /* "modified memcached": MCS stripe locks in gets too, reference counts, one CLOCK list. */
@@ -281,7 +281,7 @@ static const struct cache_ops ops_mcs_clock = {
 	.list_lock = tlist_lock,
 	.list_unlock = tlist_unlock,
 	.bump = clock_bump,
-	.evict_scan = clock_evict_locked,
+	.evict_scan = cache__clock_evict_locked,
 };
 
 /* stock memcached: mutex stripe locks, reference counts, one LRU list under one mutex. */
@@ -301,8 +301,8 @@ static const struct cache_ops ops_locked = {
 	.nlists = 1,
 	.list_lock = xlist_lock,
 	.list_unlock = xlist_unlock,
-	.bump = lru_bump,
-	.evict_scan = lru_evict_locked,
+	.bump = cache__lru_bump,
+	.evict_scan = cache__lru_evict_locked,
 };
 
 /* RT-SMR (RTAS 2018) §VII-C's "MCS lock": MCS stripe locks in gets too, reference counts,
@@ -321,7 +321,7 @@ static const struct cache_ops ops_mcs = {
 	.list_lock = tlist_lock,
 	.list_unlock = tlist_unlock,
 	.bump = no_bump,
-	.evict_scan = clock_evict_locked,
+	.evict_scan = cache__clock_evict_locked,
 };
 
 /* Its "RW lock": phase-fair stripe locks, gets on the read side, reference counts, no
@@ -341,10 +341,10 @@ static const struct cache_ops ops_pf_rw = {
 	.list_lock = tlist_lock,
 	.list_unlock = tlist_unlock,
 	.bump = no_bump,
-	.evict_scan = clock_evict_locked,
+	.evict_scan = cache__clock_evict_locked,
 };
 
-const struct cache_ops *const cache_variant_ops[CACHE_PF_RW + 1] = {
+const struct cache_ops *const cache__variant_ops[CACHE_PF_RW + 1] = {
 	[CACHE_PS] = &ops_ps,
 	[CACHE_PS_NOCRP] = &ops_ps_nocrp,
 	[CACHE_MCS_CLOCK] = &ops_mcs_clock,

@@ -99,7 +99,7 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 	case MC_OP_CAS: {
 		uint64_t cas_in = req->op == MC_OP_CAS ? (req->cas ? req->cas : UINT64_MAX) : 0;
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
-			prefix_stats_record(req->key, req->nkey, PREFIX_SET, false);
+			stats_prefix_record(req->key, req->nkey, PREFIX_SET, false);
 		r = reply_store(exec_store_logged(cx, exec_store_op(req->op), req->key, req->nkey,
 						  req->data, req->nbytes, req->flags, req->exptime,
 						  cas_in, NULL, false));
@@ -107,7 +107,7 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 	}
 	case MC_OP_DELETE: {
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
-			prefix_stats_record(req->key, req->nkey, PREFIX_DELETE, false);
+			stats_prefix_record(req->key, req->nkey, PREFIX_DELETE, false);
 		enum cache_status st = cache_delete(c, req->key, req->nkey, 0);
 		r = st == CACHE_OK ? "DELETED\r\n" : st == CACHE_NOT_FOUND ? "NOT_FOUND\r\n"
 									  : reply_store(st);

@@ -99,7 +99,7 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 			op = CACHE_CAS;
 		uint64_t cas_out = 0;
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
-			prefix_stats_record((const char *)req->key, req->keylen, PREFIX_SET, false);
+			stats_prefix_record((const char *)req->key, req->keylen, PREFIX_SET, false);
 		enum cache_status st = exec_store_logged(cx, op, req->key, req->keylen,
 							 req->value, req->vlen, req->flags,
 							 req->exptime, req->cas, &cas_out, false);
@@ -121,7 +121,7 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 	}
 	case MC_OP_DELETE: {
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
-			prefix_stats_record((const char *)req->key, req->keylen, PREFIX_DELETE,
+			stats_prefix_record((const char *)req->key, req->keylen, PREFIX_DELETE,
 					    false);
 		enum cache_status st = cache_delete(c, req->key, req->keylen, req->cas);
 		if (st == CACHE_OK) {

@@ -31,8 +31,8 @@ void exec_record_get(struct conn_ctx *cx, const char *key, size_t nkey, bool hit
 		     uint32_t nbytes)
 {
 	if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
-		prefix_stats_record(key, nkey, PREFIX_GET, hit);
-	if (watching(cx->srv, WATCH_FETCHERS))
+		stats_prefix_record(key, nkey, PREFIX_GET, hit);
+	if (watch_wants(cx->srv, WATCH_FETCHERS))
 		exec_log_get(cx, key, nkey, hit, hit ? nbytes : 0);
 }
 
@@ -78,7 +78,7 @@ enum cache_status exec_store_logged(struct conn_ctx *cx, enum cache_store_op op,
 				    uint32_t nbytes, uint32_t flags, int64_t exptime,
 				    uint64_t cas_in, uint64_t *cas_out, bool key_binary)
 {
-	if (watching(cx->srv, WATCH_FETCHERS))
+	if (watch_wants(cx->srv, WATCH_FETCHERS))
 		log_store_lookup(cx, key, nkey);
 	enum cache_status st = cache_store_meta(cx->srv->cache, op, key, nkey, data, nbytes,
 						flags, exptime, cas_in, cas_out, key_binary);
@@ -86,7 +86,7 @@ enum cache_status exec_store_logged(struct conn_ctx *cx, enum cache_store_op op,
 	 * old value, so no stale value is served */
 	if (op == CACHE_SET && (st == CACHE_TOO_LARGE || st == CACHE_NO_MEMORY))
 		cache_delete(cx->srv->cache, key, nkey, 0);
-	if (watching(cx->srv, WATCH_MUTATIONS))
+	if (watch_wants(cx->srv, WATCH_MUTATIONS))
 		log_store(cx, op, key, nkey, st, exptime, nbytes);
 	return st;
 }

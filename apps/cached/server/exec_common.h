@@ -15,7 +15,7 @@
 #include "proto.h"
 
 /* memcached's item_get line for watchers of fetchers (found: the value had nbytes).
- * Call only when watching(cx->srv, WATCH_FETCHERS), and with no cache_ref held: it takes
+ * Call only when watch_wants(cx->srv, WATCH_FETCHERS), and with no cache_ref held: it takes
  * the watchers' lock. */
 void exec_log_get(struct conn_ctx *cx, const char *key, size_t nkey, bool found,
 		  uint32_t nbytes);

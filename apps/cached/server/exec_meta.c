@@ -255,7 +255,7 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	}
 	enum cache_status st = cache_mget(c, req->key, req->nkey, &cm, &ref);
 	/* the fetchers' line: now for a miss (no section held), after the release for a hit */
-	if (st != CACHE_OK && watching(cx->srv, WATCH_FETCHERS))
+	if (st != CACHE_OK && watch_wants(cx->srv, WATCH_FETCHERS))
 		exec_log_get(cx, req->key, req->nkey, false, 0);
 	struct meta_vals v = {0};
 	if (st == CACHE_NO_MEMORY || st == CACHE_TOO_LARGE) { /* vivify found no room */
@@ -300,7 +300,7 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 		meta_line(out, "HD", req, &v);
 	}
 	cache_release(c, &ref);
-	if (watching(cx->srv, WATCH_FETCHERS))
+	if (watch_wants(cx->srv, WATCH_FETCHERS))
 		exec_log_get(cx, req->key, req->nkey, true, v.nbytes);
 }
 

@@ -279,7 +279,7 @@ static void stats_reset(struct server *s)
 	atomic_store(&s->total_conns, 0);
 	atomic_store(&s->rejected_conns, 0);
 	pthread_mutex_unlock(&reset_lock);
-	prefix_stats_clear();
+	stats_prefix_clear();
 }
 
 struct dump_out {
@@ -360,7 +360,7 @@ static void stats_detail_ascii(struct conn_ctx *cx, const char *sub, size_t n,
 		reply_str(out, "OK\r\n");
 	} else if (n == 4 && memcmp(sub, "dump", 4) == 0) {
 		size_t len;
-		char *d = prefix_stats_dump(&len);
+		char *d = stats_prefix_dump(&len);
 		if (!d) {
 			reply_str(out, "SERVER_ERROR out of memory writing stats\r\n");
 			return;
@@ -398,7 +398,7 @@ void exec_stats(struct conn_ctx *cx, const char *arg, size_t n, struct reply_sta
 			size_t sn = n - 6;
 			if (sn >= 5 && memcmp(sub, " dump", 5) == 0) {
 				size_t len;
-				char *d = prefix_stats_dump(&len);
+				char *d = stats_prefix_dump(&len);
 				if (!d) {
 					reply_bin_error(out, MC_BIN_STAT, so->opaque,
 							MC_BIN_ENOMEM);

@@ -121,7 +121,7 @@ static void conn_free(struct conn *c)
 		free(c->sink);
 	}
 	connreg_del(c->fd);
-	if (watching(w->srv, WATCH_CONNEVENTS))
+	if (watch_wants(w->srv, WATCH_CONNEVENTS))
 		watch_log(w->srv, WATCH_CONNEVENTS,
 			  "type=conn_close rip=%s rport=%u transport=tcp reason=%s cfd=%d", c->rip,
 			  c->rport, c->close_reason ? c->close_reason : "normal", (int)c->fd);
@@ -422,7 +422,7 @@ static void conn_adopt(struct worker *w, evutil_socket_t fd)
 		addr_text((struct sockaddr *)&ss, lip, sizeof lip, &lport);
 	snprintf(laddr, sizeof laddr, strchr(lip, ':') ? "tcp6:[%s]:%u" : "tcp:%s:%u", lip, lport);
 	connreg_add((int)fd, false, addr, laddr);
-	if (watching(w->srv, WATCH_CONNEVENTS))
+	if (watch_wants(w->srv, WATCH_CONNEVENTS))
 		watch_log(w->srv, WATCH_CONNEVENTS, "type=conn_new rip=%s rport=%u transport=tcp cfd=%d",
 			  c->rip, c->rport, (int)fd);
 	c->next = w->conns;
@@ -818,7 +818,7 @@ static int write_port_file(const struct sockaddr *sa)
 static void log_eviction(void *arg, const struct cache_evicted *e)
 {
 	struct server *srv = arg;
-	if (!watching(srv, WATCH_EVICTIONS))
+	if (!watch_wants(srv, WATCH_EVICTIONS))
 		return;
 	char k[3 * CACHE_KEY_MAX + 1];
 	watch_uriencode(e->key, e->nkey, k, sizeof k);

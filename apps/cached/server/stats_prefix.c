@@ -68,7 +68,7 @@ static struct prefix_stats *find(const char *key, size_t nkey)
 	return p;
 }
 
-void prefix_stats_record(const char *key, size_t nkey, enum prefix_op op, bool hit)
+void stats_prefix_record(const char *key, size_t nkey, enum prefix_op op, bool hit)
 {
 	pthread_mutex_lock(&lock);
 	struct prefix_stats *p = find(key, nkey);
@@ -89,7 +89,7 @@ void prefix_stats_record(const char *key, size_t nkey, enum prefix_op op, bool h
 	pthread_mutex_unlock(&lock);
 }
 
-void prefix_stats_clear(void)
+void stats_prefix_clear(void)
 {
 	pthread_mutex_lock(&lock);
 	for (unsigned b = 0; b < PREFIX_HASH_SIZE; b++) {
@@ -106,7 +106,7 @@ void prefix_stats_clear(void)
 	pthread_mutex_unlock(&lock);
 }
 
-char *prefix_stats_dump(size_t *len)
+char *stats_prefix_dump(size_t *len)
 {
 	static const char fmt[] = "PREFIX %s get %llu hit %llu set %llu del %llu\r\n";
 	pthread_mutex_lock(&lock);

@@ -39,7 +39,7 @@ __attribute__((format(printf, 3, 4)))
 void watch_log(struct server *srv, unsigned kind, const char *fmt, ...);
 /* memcached's uriencode for keys in log lines; dst of cap >= 3 * n + 1 bytes. */
 size_t watch_uriencode(const char *src, size_t n, char *dst, size_t cap);
-static inline bool watching(struct server *srv, unsigned kind)
+static inline bool watch_wants(struct server *srv, unsigned kind)
 {
 	return (atomic_load_explicit(&srv->watch_mask, memory_order_relaxed) & kind) != 0;
 }
