@@ -19,11 +19,13 @@
 #include "vmdb.h"
 
 #include <errno.h>
+#include <linux/futex.h>
+#include <stdint.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <tsync/arch.h>
@@ -73,6 +75,7 @@ union vm_frame_lock {
 struct tk_rw {
 	_Atomic uint64_t req;         /* write requests << 32 | read requests, each mod 2^32 */
 	_Atomic uint32_t rdone, wdone; /* completed reads and writes */
+	_Atomic uint32_t sleepers;     /* waiters asleep on rdone or wdone (tk_wait) */
 };
 
 struct vm_frame {
@@ -249,16 +252,6 @@ static void mx_take(struct vmdb *db, pthread_mutex_t *m)
 	waited(db, t0);
 }
 
-/* Spin briefly, then yield: with more threads than CPUs the holder, or the thread whose
- * turn is next, may be preempted, and a FIFO lock cannot let us overtake it. */
-static inline void spin(unsigned *k)
-{
-	if (++*k < 128u)
-		tsync_arch_relax();
-	else
-		sched_yield();
-}
-
 /* VMDB_SYNC_GLOBAL */
 static void global_lock(struct vmdb *db)
 {
@@ -347,6 +340,44 @@ static void tk_init(struct vm_space *sp)
 	atomic_init(&sp->lk.tk.req, 0);
 	atomic_init(&sp->lk.tk.rdone, 0);
 	atomic_init(&sp->lk.tk.wdone, 0);
+	atomic_init(&sp->lk.tk.sleepers, 0);
+}
+
+/*
+ * Wait until *word == want: spin briefly, then sleep on the word (futex). A FIFO lock
+ * cannot let a waiter overtake the thread whose turn it is, so a waiter that yields
+ * instead of sleeping keeps a CPU from that thread whenever there are more runnable
+ * threads than CPUs: every hand-off then costs a scheduler time slice (seen: a release of
+ * a few thousand pages took over a minute beside two busy loops). Asleep, the waiter
+ * leaves the CPU to whoever holds the turn, and the store that passes the turn wakes it.
+ * No lost wake-up: the waiter counts itself in `sleepers` before it reads the word it
+ * sleeps on, the releaser stores the word before it reads `sleepers`, both seq_cst (so
+ * one of them sees the other), and the kernel sleeps only while the word still holds the
+ * value read.
+ */
+static void tk_wait(struct tk_rw *l, _Atomic uint32_t *word, uint32_t want)
+{
+	for (unsigned k = 0; k < 128u; k++) {
+		if (atomic_load_explicit(word, memory_order_acquire) == want)
+			return;
+		tsync_arch_relax();
+	}
+	for (;;) {
+		atomic_fetch_add_explicit(&l->sleepers, 1, memory_order_seq_cst);
+		uint32_t v = atomic_load_explicit(word, memory_order_seq_cst);
+		if (v != want)
+			syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+		atomic_fetch_sub_explicit(&l->sleepers, 1, memory_order_relaxed);
+		if (atomic_load_explicit(word, memory_order_acquire) == want)
+			return;
+	}
+}
+
+/* After a store to rdone or wdone: wake every sleeper on it (each re-checks its turn). */
+static void tk_wake(struct tk_rw *l, _Atomic uint32_t *word)
+{
+	if (atomic_load_explicit(&l->sleepers, memory_order_seq_cst) != 0)
+		syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 static void tk_rd(struct vmdb *db, struct vm_space *sp)
@@ -362,16 +393,16 @@ static void tk_rd(struct vmdb *db, struct vm_space *sp)
 	if (atomic_load_explicit(&l->wdone, memory_order_acquire) == w)
 		return;
 	tsync_tick_t t0 = tsync_now();
-	unsigned k = 0;
-	while (atomic_load_explicit(&l->wdone, memory_order_acquire) != w)
-		spin(&k);
+	tk_wait(l, &l->wdone, w);
 	if (db->cfg.lock_wait)
 		waited(db, t0);
 }
 
 static void tk_rd_done(struct vm_space *sp)
 {
-	atomic_fetch_add_explicit(&sp->lk.tk.rdone, 1, memory_order_release);
+	/* seq_cst: ordered before tk_wake's load of sleepers (tk_wait) */
+	atomic_fetch_add_explicit(&sp->lk.tk.rdone, 1, memory_order_seq_cst);
+	tk_wake(&sp->lk.tk, &sp->lk.tk.rdone);
 }
 
 static inline bool tk_wr_ready(struct tk_rw *l, uint32_t w, uint32_t r)
@@ -389,9 +420,10 @@ static void tk_wr(struct vmdb *db, struct vm_space *sp)
 	if (tk_wr_ready(l, w, r))
 		return;
 	tsync_tick_t t0 = tsync_now();
-	unsigned k = 0;
-	while (!tk_wr_ready(l, w, r))
-		spin(&k);
+	/* earlier writers first (wdone reaches w only after them), then earlier readers: no
+	 * reader that waits for us can complete, so rdone stops at r */
+	tk_wait(l, &l->wdone, w);
+	tk_wait(l, &l->rdone, r);
 	if (db->cfg.lock_wait)
 		waited(db, t0);
 }
@@ -401,7 +433,9 @@ static void tk_wr_done(struct vm_space *sp)
 	struct tk_rw *l = &sp->lk.tk;
 	/* only the writer holding the lock stores wdone */
 	uint32_t w = atomic_load_explicit(&l->wdone, memory_order_relaxed);
-	atomic_store_explicit(&l->wdone, w + 1, memory_order_release);
+	/* seq_cst: ordered before tk_wake's load of sleepers (tk_wait) */
+	atomic_store_explicit(&l->wdone, w + 1, memory_order_seq_cst);
+	tk_wake(l, &l->wdone);
 }
 
 static void ftk_init(struct vm_frame *f)
