@@ -1,0 +1,271 @@
+/*
+ * bench/rt/rt_cache_admit.c - `tsync-bench rt-cache`: the admission interface (strict,
+ * relaxed). Measures the costs (a calibrate run, then a probe at the admitted periods),
+ * writes them as an admission task set (YAML, python/tsync_rta/admission.py's format),
+ * runs `tsync-rta admission FILE --json` and reads back the periods, σ's q and the
+ * memory bound G* (RT-SMR (RTAS 2018) §VII-C, Eq. 5).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "rt_cache_internal.h"
+
+static int write_yaml(const char *path, enum design d, unsigned cores, const struct result *cal,
+		      double q_us)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, WHO ": %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	/* obj_size: the item's chunk (header + 16-byte key + 32-byte value, class size) */
+	struct cache_config cfg = CACHE_CONFIG_INIT;
+	cfg.item_size_max = 1024; /* as rtc_run_one's */
+	struct cache *c = cache_create(&cfg);
+	uint32_t obj = 0;
+	if (c) {
+		int k = cache_class_for(c, KEY_LEN, VAL_LEN);
+		struct cache_class_stats cs;
+		if (k >= 0 && cache_class_stats(c, (unsigned)k, &cs) == 0)
+			obj = cs.chunk_size;
+		cache_destroy(c);
+	}
+	fprintf(f, "# tsync-bench rt-cache: admission for %s on %u core(s) (RT-SMR (RTAS 2018)\n"
+		   "# sec. VII-C); e, gamma: measured average costs (us), as the paper's soft\n"
+		   "# real-time analysis uses.\n",
+		rtc_dname[d], cores);
+	fprintf(f, "cores: %u\n", cores);
+	fprintf(f, "alpha: %.6g\n", d == D_RTPARSEC && !isnan(cal->alpha_us) ? cal->alpha_us : 0.0);
+	fprintf(f, "beta: %.6g\n", d == D_RTPARSEC && !isnan(cal->beta_us) ? cal->beta_us : 0.0);
+	fprintf(f, "obj_size: %u\n", obj ? obj : 128u);
+	fprintf(f, "policy: %s\n", rtc_dpolicy[d]);
+	fprintf(f, "tasks:\n");
+	/* a zero cost would be refused; the clock's resolution is far below a request */
+	double ge = cal->get_us > 0.001 ? cal->get_us : 0.001;
+	double se = cal->set_us > 0.001 ? cal->set_us : 0.001;
+	for (unsigned c2 = 0; c2 < cores; c2++) {
+		fprintf(f, "  - {name: get%u, e: %.6g, p: read, core: %u, prio: 2, gamma_r: %.6g}\n",
+			c2, ge, c2, ge);
+		fprintf(f,
+			"  - {name: set%u, e: %.6g, p: update, core: %u, prio: 1, gamma_w: %.6g, "
+			"a: 1}\n",
+			c2, se, c2, se);
+	}
+	fprintf(f, "admission:\n");
+	fprintf(f, "  update_periods: {min: %g, max: %g, steps: %d}\n", ADM_UPDATE_MIN,
+		ADM_UPDATE_MAX, ADM_UPDATE_STEPS);
+	fprintf(f, "  read_period: {min: %.6g, max: %g}\n", ge, ADM_READ_MAX);
+	if (q_us > 0)
+		fprintf(f, "  q: %.6g\n", q_us);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+/* Run `<rta> admission YAML --json` and parse its JSON. 0, or -1 (reported). */
+static int run_admission(const char *rta, const char *yaml, struct admission *a)
+{
+	/* the path goes to the shell single-quoted */
+	size_t n = strlen(rta) + 4 * strlen(yaml) + 64;
+	char *cmd = malloc(n), *p;
+	if (!cmd)
+		return -1;
+	p = cmd + sprintf(cmd, "%s admission '", rta);
+	for (const char *s = yaml; *s; s++)
+		p = *s == '\'' ? stpcpy(p, "'\\''") : (*p = *s, p + 1);
+	/* inflation: one write request per core and job here, where the ILP found the same
+	 * periods in every case compared, at a tenth of the time */
+	strcpy(p, "' --json --blocking inflation");
+	FILE *f = popen(cmd, "r");
+	if (!f) {
+		fprintf(stderr, WHO ": cannot run %s: %s\n", cmd, strerror(errno));
+		free(cmd);
+		return -1;
+	}
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	size_t got;
+	while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += got;
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	int st = pclose(f);
+	int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (!buf || (code != 0 && code != 1)) {
+		fprintf(stderr, WHO ": `%s` exited with %d (set --rta or TSYNC_RTA)\n", cmd, code);
+		free(buf);
+		free(cmd);
+		return -1;
+	}
+	buf[len] = '\0';
+	json_error_t err;
+	a->json = json_loads(buf, 0, &err);
+	free(buf);
+	if (!a->json || !json_is_object(a->json)) {
+		fprintf(stderr, WHO ": `%s`: no JSON object on stdout (%s)\n", cmd, err.text);
+		free(cmd);
+		return -1;
+	}
+	free(cmd);
+	json_t *j = a->json;
+	a->schedulable = json_is_true(json_object_get(j, "schedulable"));
+	if (a->schedulable != (code == 0)) {
+		fprintf(stderr, WHO ": admission: exit status %d but schedulable %s\n", code,
+			a->schedulable ? "true" : "false");
+		return -1;
+	}
+	if (!a->schedulable)
+		return 0;
+	json_t *u = json_object_get(j, "update_period_us"), *r = json_object_get(j, "read_period_us");
+	json_t *q = json_object_get(j, "q_us"), *b = json_object_get(j, "bound_objects");
+	if (!json_is_number(u) || !json_is_number(r)) {
+		fprintf(stderr, WHO ": admission: update_period_us / read_period_us missing\n");
+		return -1;
+	}
+	a->set_p_us = json_number_value(u);
+	a->get_p_us = json_number_value(r);
+	a->q_us = json_is_number(q) ? json_number_value(q) : 0;
+	a->have_bound = json_is_number(b);
+	a->bound = a->have_bound ? (long long)llround(json_number_value(b)) : 0;
+	return 0;
+}
+
+/* Calibrate (briefly), then the admission, or the given periods. 0 (a->schedulable says
+ * whether to run), or -1. */
+/* Write the admission task set of `cost` (its get_us/set_us/alpha_us/beta_us) as
+ * OUT/NAME.yaml, run the tool on it, keep its output as OUT/NAME.out.json. */
+static int admission_step(const struct opts *o, struct outs *out, enum design d, unsigned cores,
+			  const struct result *cost, const char *name, const char *tmpdir,
+			  struct admission *a)
+{
+	char yaml[4096];
+	json_decref(a->json);
+	memset(a, 0, sizeof *a);
+	a->q_us = o->q_us;
+	snprintf(yaml, sizeof yaml, "%s/%s.yaml", out->dir ? out->dir : tmpdir, name);
+	if (write_yaml(yaml, d, cores, cost, o->q_us) != 0)
+		return -1;
+	const char *rta = o->rta;
+	if (!rta || !*rta)
+		rta = getenv("TSYNC_RTA");
+	if (!rta || !*rta)
+		rta = "python3 -m tsync_rta";
+	if (run_admission(rta, yaml, a) != 0)
+		return -1;
+	if (out->dir) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s.out.json", out->dir, name);
+		rtc_write_json_file(path, a->json);
+	}
+	if (a->schedulable)
+		fprintf(stderr, "  admission %-9s %u core(s): get period %.3f us, set period %.3f us, "
+				"q %.3f us\n",
+			rtc_dname[d], cores, a->get_p_us, a->set_p_us, a->q_us);
+	else
+		fprintf(stderr, "  admission %-9s %u core(s): no candidate schedulable\n",
+			rtc_dname[d], cores);
+	return 0;
+}
+
+/* σ's period for design d under admission a: --q-us, else the admission's q, else the
+ * set period (0: no σ). */
+double rtc_sigma_q_us(const struct opts *o, enum design d, const struct admission *a)
+{
+	if (d != D_RTPARSEC)
+		return 0;
+	return o->q_us > 0 ? o->q_us : a->q_us > 0 ? a->q_us : a->set_p_us;
+}
+
+/*
+ * The periods of design d on `cores` cores: given (--get-period-us/--set-period-us), or
+ * chosen by `tsync-rta admission` from measured average costs, in two steps:
+ *  1. calibrate: requests back to back (get, set, α, β), and admit with those costs;
+ *  2. probe: run the tasks at the admitted periods for as long as calibrate ran, and
+ *     admit again with the average JOB costs measured there - from the executive's
+ *     dispatch decision to completion, so the clock reads and the priority decision that
+ *     every job of this schedule pays are in e - and that run's α and β. The same
+ *     requests cost more in the periodic schedule than back to back (each job starts
+ *     after a wait, its lines gone cold; measured here up to 2x for sets), so step 1's
+ *     periods alone overload the cores. Step 2's are the ones that run: the admission
+ *     rests on the average overheads (the paper's soft real-time analysis, §VII-C) of
+ *     the schedule it admits.
+ */
+int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned cores,
+	      const uint32_t *trace, uint64_t records, const char *tmpdir, struct admission *a)
+{
+	memset(a, 0, sizeof *a);
+	a->q_us = o->q_us;
+	if (o->set_p_us > 0 && (o->mode == M_RELAXED || o->get_p_us > 0)) {
+		a->set_p_us = o->set_p_us;
+		a->get_p_us = o->get_p_us;
+		a->schedulable = true;
+		a->have_bound = d == D_RTPARSEC; /* -1: not computed */
+		a->bound = -1;
+		return 0;
+	}
+	struct plan cp = {.mode = M_CAL};
+	double cq = 0;
+	if (d == D_RTPARSEC) {
+		cq = o->q_us > 0 ? o->q_us : CAL_Q_US;
+		cp.pq = rtc_us_ticks(cq);
+	}
+	struct result cal;
+	double cs = o->seconds < CAL_SECONDS ? o->seconds : CAL_SECONDS;
+	if (rtc_run_one(d, cores, trace, o->requests, records, &cp, cs, &cal) != 0)
+		return -1;
+	fprintf(stderr, "  calibrate %-9s %u core(s): get %.3f us, set %.3f us, alpha %.3f us, "
+			"beta %.4f us\n",
+		rtc_dname[d], cores, cal.get_us, cal.set_us, cal.alpha_us, cal.beta_us);
+	char name[256];
+	snprintf(name, sizeof name, "admission-%s-%u", rtc_dname[d], cores);
+	if (rtc_emit_json(out, rtc_run_json(M_CAL, d, cores, 0, 0, cq, 0, cs, &cal), name) != 0)
+		return -1;
+	if (admission_step(o, out, d, cores, &cal, name, tmpdir, a) != 0)
+		return -1;
+	if (!a->schedulable)
+		return 0;
+	/* step 2: the probe */
+	double pq = rtc_sigma_q_us(o, d, a);
+	struct plan pp = {.mode = M_STRICT,
+			  .pg = rtc_us_ticks(a->get_p_us),
+			  .ps = rtc_us_ticks(a->set_p_us),
+			  .pq = pq > 0 ? rtc_us_ticks(pq) : 0};
+	struct result pr;
+	if (rtc_run_one(d, cores, trace, o->requests, records, &pp, cs, &pr) != 0)
+		return -1;
+	struct result cost = pr;
+	cost.get_us = pr.get_job_us;
+	cost.set_us = pr.set_job_us;
+	if (d == D_RTPARSEC && (isnan(pr.alpha_us) || isnan(pr.beta_us))) {
+		cost.alpha_us = cal.alpha_us;
+		cost.beta_us = cal.beta_us;
+	}
+	fprintf(stderr, "  probe     %-9s %u core(s): get job %.3f us, set job %.3f us, alpha %.3f "
+			"us, beta %.4f us, misses %" PRIu64 "\n",
+		rtc_dname[d], cores, cost.get_us, cost.set_us, cost.alpha_us, cost.beta_us,
+		pr.misses);
+	snprintf(name, sizeof name, "admission-%s-%u-probe", rtc_dname[d], cores);
+	json_t *pj = rtc_run_json(M_STRICT, d, cores, a->get_p_us, a->set_p_us, pq, 0, cs, &pr);
+	json_object_set_new(pj, "get_job_us", json_real(pr.get_job_us));
+	json_object_set_new(pj, "set_job_us", json_real(pr.set_job_us));
+	if (rtc_emit_json(out, pj, name) != 0)
+		return -1;
+	return admission_step(o, out, d, cores, &cost, name, tmpdir, a);
+}

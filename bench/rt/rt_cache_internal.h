@@ -1,0 +1,193 @@
+/*
+ * bench/rt/rt_cache_internal.h - what the files of `tsync-bench rt-cache` share: the
+ * options, the plan of one run, one core's executive, a run's result, the outputs, the
+ * admission's answer, and the state of the run in progress. The study, its modes and
+ * its CSV are described in rt_cache.c; the files, one job each:
+ *   rt_cache.c        options and main: which runs, in which order, and their rows
+ *   rt_cache_run.c    one run: the cache, the executive threads, their merged result,
+ *                     and its CSV row and JSON
+ *   rt_cache_exec.c   the partitioned fixed-priority executive of one core
+ *   rt_cache_admit.c  the admission interface: task set out, `tsync-rta admission` in
+ */
+#ifndef TSYNC_BENCH_RT_CACHE_INTERNAL_H
+#define TSYNC_BENCH_RT_CACHE_INTERNAL_H
+
+#include <jansson.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tsync/ps_mem.h>
+
+#include "cache.h"
+#include "cache/ycsb.h"
+#include "common.h"
+#include "hist.h"
+
+#define WHO "tsync-bench rt-cache"
+#define CSV_HEADER                                                                         \
+	"mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,"   \
+	"get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses"
+#define MAX_LIST 64u
+#define MAX_CORES 1024u
+#define KEY_LEN 16u
+#define VAL_LEN 32u
+#define SET_BIT YCSB_SET_BIT
+#define SET_PCT 20u
+#define MAX_RECORDS 1000000u
+/* strict/relaxed calibrate first, for this long at most */
+#define CAL_SECONDS 0.5
+/* calibrate's σ period when neither --q-us nor a set period gives one */
+#define CAL_Q_US 100.0
+/* the admission's search ranges (us): update periods geometric, inclusive */
+#define ADM_UPDATE_MIN 2.0
+#define ADM_UPDATE_MAX 2000.0
+#define ADM_UPDATE_STEPS 31
+#define ADM_READ_MAX 100000.0
+/* the allocators' own reclamation period under rt-parsec: σ does the work */
+#define RT_HOLD_NS (3600ull * 1000000000ull)
+/* per executive: the disturbances and deadline misses logged (rt_cache_exec.c) */
+#define DIST_LOG 1024u
+#define MISS_LOG 4096u
+
+enum design { D_RTPARSEC, D_MCS, D_PFRW, ND };
+extern const char *const rtc_dname[ND];
+extern const char *const rtc_dpolicy[ND]; /* tsync-rta's names */
+
+enum mode { M_CAL, M_STRICT, M_RELAXED };
+extern const char *const rtc_mname[3];
+
+struct opts {
+	enum mode mode;
+	bool have_mode;
+	bool sel[ND], any_sel;
+	unsigned cores[MAX_LIST], ncores;
+	uint64_t rates[MAX_LIST]; /* relaxed: offered gets, kops per core */
+	unsigned nrates;
+	double seconds;
+	uint64_t requests;
+	double q_us, get_p_us, set_p_us; /* 0: not given */
+	const char *rta, *csv, *out;
+	bool pin;
+};
+
+/* What one run's executives do: periods in ticks, 0 = task absent. */
+struct plan {
+	enum mode mode;   /* M_CAL: back to back */
+	uint64_t pg, ps, pq, ia; /* get period, set period, σ period; relaxed: get spacing */
+};
+
+/* An interval on the TSC clock: a disturbance, or a missed job's [release, completion]. */
+struct span {
+	uint64_t a, b;
+};
+
+/* One core's executive. */
+struct exec {
+	_Alignas(64) unsigned core;
+	int cpu;
+	size_t lo, hi, gi, si; /* its trace partition, and the get / set cursors */
+	uint64_t rng;
+	/* results */
+	bool pinned, fifo;
+	int fifo_err;
+	uint64_t gets, sets, sigmas, get_misses; /* get_misses: a preloaded key not found */
+	uint64_t miss_g, miss_s, miss_q;         /* deadline misses (dropped jobs included) */
+	uint64_t dropped, dropped_g, dropped_s;  /* jobs dropped: deadline passed before start */
+	uint64_t get_ticks, set_ticks;           /* service time sums */
+	uint64_t get_job_ticks, set_job_ticks;   /* periodic: job costs, from the dispatch
+						  * decision to completion */
+	uint64_t alpha_ticks, alpha_n, beta_ticks, beta_n;
+	uint64_t peak_queue, backlog;
+	uint64_t paused; /* calibrate: ticks not running requests */
+	uint64_t end_tick; /* calibrate: when it stopped (rtc_end, or later: cal_needs_more) */
+	uint64_t sigma_max; /* σ's longest response, ticks */
+	struct span *dist, *miss; /* disturbances and deadline misses (periodic modes) */
+	unsigned ndist, nmiss;
+	uint64_t ndist_total, miss_unlogged, slow_requests, gap_max;
+	/* since its last disturbance the core has not been idle: a miss now is that
+	 * disturbance's backlog (explained) */
+	bool backlogged;
+	uint64_t miss_backlog;
+	struct hist *hg, *hs;   /* response (strict: completion - release; relaxed gets:
+				 * completion - arrival) */
+	struct hist *hgs, *hss; /* service times */
+};
+
+/* The run in progress (rt_cache_run.c sets it up, the executives read it). */
+extern struct cache *rtc_cache;
+extern const uint32_t *rtc_trace;
+extern const char *rtc_keys;
+extern struct plan rtc_plan;
+extern uint64_t rtc_t0, rtc_end;
+extern struct bench_run rtc_run; /* its deadline: rtc_end */
+/* The machine and how the executives run (rt_cache.c sets them from the options). */
+extern int rtc_cpus[CPU_SETSIZE];
+extern unsigned rtc_ncpus;
+extern bool rtc_pin; /* --no-pin clears it: executives left to the scheduler */
+extern bool rtc_try_fifo;
+/* why SCHED_FIFO is not tried (NULL: it is): the environment, or the kernel's RT
+ * throttling (see rtc_rt_throttled) */
+extern const char *rtc_no_fifo_why;
+
+struct result {
+	/* calibrate */
+	double get_us, set_us, alpha_us, beta_us; /* averages; α, β: NAN unless rt-parsec */
+	double get_job_us, set_job_us; /* periodic: average job costs (dispatch included) */
+	/* every mode */
+	uint64_t gets, sets, sigmas, misses, get_misses, backlog, peak_queue;
+	uint64_t miss_g, miss_s, miss_q; /* deadline misses by task: get, set, σ */
+	uint64_t dropped, dropped_g, dropped_s; /* jobs dropped (skip-over), counted in the misses */
+	uint64_t sigma_max_ns;           /* σ's longest response */
+	uint64_t unexplained;            /* misses overlapping no disturbance */
+	uint64_t disturbances, slow_requests, gap_max_ns;
+	uint64_t steal_ns;               /* hypervisor steal time on the executives' CPUs */
+	double get_kops, set_kops;
+	uint64_t get_p99_ns, set_p99_ns, get_max_ns, set_max_ns;
+	uint64_t get_svc_p99_ns, set_svc_p99_ns;
+	uint64_t peak_pending;
+	bool fifo;
+	int fifo_err;
+	unsigned pinned;
+};
+
+struct outs {
+	FILE *csv[2]; /* --csv, --out DIR/rt-cache.csv */
+	const char *dir;
+	json_t *runs; /* every run's JSON object */
+};
+
+struct admission {
+	double get_p_us, set_p_us, q_us;
+	bool schedulable;
+	long long bound;  /* G*, objects */
+	bool have_bound;
+	json_t *json;     /* the tool's output, owned */
+};
+
+/* rt_cache_exec.c */
+void *rtc_exec_main(void *arg);
+void rtc_on_reclaim(void *arg, const struct ps_mem_reclaim_info *info);
+
+/* rt_cache_run.c */
+double rtc_ticks_us(double t);
+uint64_t rtc_us_ticks(double us);
+int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t nreq,
+		uint64_t records, const struct plan *plan, double seconds, struct result *r);
+int rtc_write_json_file(const char *path, json_t *j);
+bool rtc_rt_throttled(void);
+const char *rtc_sched_line(const struct result *r, char *buf, size_t n);
+void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, double gp,
+		 double sp, double offered, const struct result *r, long long bound,
+		 bool have_bound);
+json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, double sp,
+		     double q, double offered, double seconds, const struct result *r);
+int rtc_emit_json(struct outs *o, json_t *j, const char *name);
+
+/* rt_cache_admit.c */
+int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned cores,
+	      const uint32_t *trace, uint64_t records, const char *tmpdir, struct admission *a);
+double rtc_sigma_q_us(const struct opts *o, enum design d, const struct admission *a);
+
+#endif /* TSYNC_BENCH_RT_CACHE_INTERNAL_H */
