@@ -71,8 +71,8 @@ static void usage(FILE *f)
 	fputs("usage: tsync-bench rt-cache --mode calibrate|strict|relaxed\n"
 	      "         [--designs rt-parsec,mcs,pf-rw] [--cores 1,2] [--get-rates KOPS,...]\n"
 	      "         [--seconds S] [--requests N] [--q-us Q]\n"
-	      "         [--get-period-us P --set-period-us P] [--rta CMD] [--csv FILE|-]\n"
-	      "         [--out DIR]\n"
+	      "         [--get-period-us P --set-period-us P] [--cost-percentile STAT]\n"
+	      "         [--slack F] [--util-cap U] [--rta CMD] [--csv FILE|-] [--out DIR]\n"
 	      "\n"
 	      "The memcached application study of RT-SMR (RTAS 2018) sec. VII-C (Figs. 14-15) on\n"
 	      "the tsync-cached core: per core a get task (higher priority) and a set task, one\n"
@@ -96,6 +96,12 @@ static void usage(FILE *f)
 	      "                    set period; calibrate: 100)\n"
 	      "  --get-period-us P, --set-period-us P\n"
 	      "                    skip the admission: strict needs both, relaxed the set period\n"
+	      "  --cost-percentile STAT\n"
+	      "                    the admission's costs: mean, max or pN of the measured job\n"
+	      "                    costs, alpha and beta (default p99.9)\n"
+	      "  --slack F         admit only periods at which every response time <= F x its\n"
+	      "                    period, 0 < F <= 1 (default 0.7; 1: the paper's zero slack)\n"
+	      "  --util-cap U      also keep each core's utilisation <= U (default: no cap)\n"
 	      "  --rta CMD         the admission command (default $TSYNC_RTA, else\n"
 	      "                    'python3 -m tsync_rta'); run as CMD admission FILE --json\n"
 	      "  --csv FILE|-      the CSV (default: stdout for strict/relaxed)\n"
@@ -142,6 +148,24 @@ static int opt_designs(const char *arg, void *ctx)
 	return bench_each_item(arg, select_design, ctx) == 0 ? 0 : -1;
 }
 
+/* --cost-percentile's statistic as a quantile: "max" 1, "pN" N/100 (0 < N < 100), "mean"
+ * -1 (tsync-rta's names, python/tsync_rta/admission.py). 0, or -1 when it is none. */
+static int cost_quantile(const char *stat, double *q)
+{
+	if (!strcmp(stat, "mean") || !strcmp(stat, "max")) {
+		*q = stat[1] == 'e' ? -1.0 : 1.0;
+		return 0;
+	}
+	if (stat[0] != 'p' || !stat[1])
+		return -1;
+	char *end;
+	double v = strtod(stat + 1, &end);
+	if (*end || !(v > 0 && v < 100))
+		return -1;
+	*q = v / 100.0;
+	return 0;
+}
+
 /* 0, BENCH_GETOPT_DONE (--help) or -1. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -157,6 +181,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		BENCH_O_DBL("q-us", 0, BENCH_OPT_POS, &o->q_us, 1e9),
 		BENCH_O_DBL("get-period-us", 0, BENCH_OPT_POS, &o->get_p_us, 1e9),
 		BENCH_O_DBL("set-period-us", 0, BENCH_OPT_POS, &o->set_p_us, 1e9),
+		BENCH_O_STR("cost-percentile", 0, &o->cost_stat),
+		BENCH_O_DBL("slack", 0, BENCH_OPT_POS, &o->slack, 1.0),
+		BENCH_O_DBL("util-cap", 0, BENCH_OPT_POS, &o->util_cap, 1e3),
 		BENCH_O_STR("rta", 0, &o->rta),
 		BENCH_O_STR("csv", 0, &o->csv),
 		BENCH_O_STR("out", 0, &o->out),
@@ -175,6 +202,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (o->mode == M_STRICT && (o->get_p_us > 0) != (o->set_p_us > 0)) {
 		fprintf(stderr, WHO ": strict: give both --get-period-us and --set-period-us, or "
 				"neither (admission)\n");
+		return -1;
+	}
+	if (cost_quantile(o->cost_stat, &rtc_cost_q) != 0) {
+		fprintf(stderr, WHO ": --cost-percentile '%s': mean, max or pN with 0 < N < 100 "
+				"(p99.9)\n", o->cost_stat);
 		return -1;
 	}
 	if (!o->any_sel)
@@ -339,7 +371,8 @@ static void remove_tmpdir(const struct opts *o, const char *tmpdir)
 
 int rt_cache_main(int argc, char **argv, const char *cmdline)
 {
-	struct opts o = {.seconds = 2.0, .requests = 10000000u, .pin = true};
+	struct opts o = {.seconds = 2.0, .requests = 10000000u, .pin = true,
+			 .cost_stat = "p99.9", .slack = 0.7};
 	rtc_ncpus = bench_cpus(rtc_cpus);
 	int prc = parse_opts(argc, argv, &o);
 	if (prc != 0)

@@ -20,8 +20,28 @@
 
 #include "rt_cache_internal.h"
 
-static int write_yaml(const char *path, enum design d, unsigned cores, const struct result *cal,
-		      double q_us)
+/* A cost's statistics as the admission's map, into buf: {mean, p99, p99.9, max} and the
+ * --cost-percentile one. Floored at 1 ns: a zero cost would be refused, and the clock's
+ * resolution is far below a request. */
+static const char *stats_yaml(char *buf, size_t n, const struct cost_stats *c, const char *stat)
+{
+	double v[5] = {c->mean, c->p99, c->p999, c->max, c->pick};
+	for (int i = 0; i < 5; i++)
+		v[i] = v[i] > 0.001 ? v[i] : 0.001;
+	int k = snprintf(buf, n, "{mean: %.6g, p99: %.6g, p99.9: %.6g, max: %.6g", v[0], v[1],
+			 v[2], v[3]);
+	bool listed = !strcmp(stat, "mean") || !strcmp(stat, "p99") || !strcmp(stat, "p99.9") ||
+		      !strcmp(stat, "max");
+	if (!listed && k > 0 && (size_t)k < n)
+		k += snprintf(buf + k, n - (size_t)k, ", %s: %.6g", stat, v[4]);
+	if (k > 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, "}");
+	return buf;
+}
+
+/* The admission task set of design d on `cores` cores with the costs of `cal`. */
+static int write_yaml(const char *path, const struct opts *o, enum design d, unsigned cores,
+		      const struct result *cal)
 {
 	FILE *f = fopen(path, "w");
 	if (!f) {
@@ -41,32 +61,42 @@ static int write_yaml(const char *path, enum design d, unsigned cores, const str
 		cache_destroy(c);
 	}
 	fprintf(f, "# tsync-bench rt-cache: admission for %s on %u core(s) (RT-SMR (RTAS 2018)\n"
-		   "# sec. VII-C); e, gamma: measured average costs (us), as the paper's soft\n"
-		   "# real-time analysis uses.\n",
+		   "# sec. VII-C). e, gamma, alpha, beta: statistics of the measured costs (us;\n"
+		   "# a job's from its dispatch decision to the end of its bookkeeping); the\n"
+		   "# admission takes `cost` of each, and keeps `slack` of every period free.\n",
 		rtc_dname[d], cores);
+	char ge[256], se[256], al[256], be[256];
+	stats_yaml(ge, sizeof ge, &cal->get_e, o->cost_stat);
+	stats_yaml(se, sizeof se, &cal->set_e, o->cost_stat);
+	stats_yaml(al, sizeof al, &cal->alpha, o->cost_stat);
+	stats_yaml(be, sizeof be, &cal->beta, o->cost_stat);
+	bool smr = d == D_RTPARSEC && cal->alpha.n && cal->beta.n;
 	fprintf(f, "cores: %u\n", cores);
-	fprintf(f, "alpha: %.6g\n", d == D_RTPARSEC && !isnan(cal->alpha_us) ? cal->alpha_us : 0.0);
-	fprintf(f, "beta: %.6g\n", d == D_RTPARSEC && !isnan(cal->beta_us) ? cal->beta_us : 0.0);
+	fprintf(f, "alpha: %s\n", smr ? al : "0");
+	fprintf(f, "beta: %s\n", smr ? be : "0");
 	fprintf(f, "obj_size: %u\n", obj ? obj : 128u);
 	fprintf(f, "policy: %s\n", rtc_dpolicy[d]);
 	fprintf(f, "tasks:\n");
-	/* a zero cost would be refused; the clock's resolution is far below a request */
-	double ge = cal->get_us > 0.001 ? cal->get_us : 0.001;
-	double se = cal->set_us > 0.001 ? cal->set_us : 0.001;
+	/* γ = e: a job runs to completion without preemption, so the whole job is the
+	 * section that blocks (and, for gets, delays quiescence) */
 	for (unsigned c2 = 0; c2 < cores; c2++) {
-		fprintf(f, "  - {name: get%u, e: %.6g, p: read, core: %u, prio: 2, gamma_r: %.6g}\n",
+		fprintf(f, "  - {name: get%u, e: %s, p: read, core: %u, prio: 2, gamma_r: %s}\n",
 			c2, ge, c2, ge);
-		fprintf(f,
-			"  - {name: set%u, e: %.6g, p: update, core: %u, prio: 1, gamma_w: %.6g, "
-			"a: 1}\n",
+		fprintf(f, "  - {name: set%u, e: %s, p: update, core: %u, prio: 1, gamma_w: %s, "
+			   "a: 1}\n",
 			c2, se, c2, se);
 	}
+	double rmin = cal->get_e.pick > 0.001 ? cal->get_e.pick : 0.001;
 	fprintf(f, "admission:\n");
 	fprintf(f, "  update_periods: {min: %g, max: %g, steps: %d}\n", ADM_UPDATE_MIN,
 		ADM_UPDATE_MAX, ADM_UPDATE_STEPS);
-	fprintf(f, "  read_period: {min: %.6g, max: %g}\n", ge, ADM_READ_MAX);
-	if (q_us > 0)
-		fprintf(f, "  q: %.6g\n", q_us);
+	fprintf(f, "  read_period: {min: %.6g, max: %g}\n", rmin, ADM_READ_MAX);
+	fprintf(f, "  cost: %s\n", o->cost_stat);
+	fprintf(f, "  slack: %.6g\n", o->slack);
+	if (o->util_cap > 0)
+		fprintf(f, "  util_cap: %.6g\n", o->util_cap);
+	if (o->q_us > 0)
+		fprintf(f, "  q: %.6g\n", o->q_us);
 	return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -147,9 +177,7 @@ static int run_admission(const char *rta, const char *yaml, struct admission *a)
 	return 0;
 }
 
-/* Calibrate (briefly), then the admission, or the given periods. 0 (a->schedulable says
- * whether to run), or -1. */
-/* Write the admission task set of `cost` (its get_us/set_us/alpha_us/beta_us) as
+/* Write the admission task set of `cost` (its get_e, set_e, alpha, beta) as
  * OUT/NAME.yaml, run the tool on it, keep its output as OUT/NAME.out.json. */
 static int admission_step(const struct opts *o, struct outs *out, enum design d, unsigned cores,
 			  const struct result *cost, const char *name, const char *tmpdir,
@@ -160,7 +188,7 @@ static int admission_step(const struct opts *o, struct outs *out, enum design d,
 	memset(a, 0, sizeof *a);
 	a->q_us = o->q_us;
 	snprintf(yaml, sizeof yaml, "%s/%s.yaml", out->dir ? out->dir : tmpdir, name);
-	if (write_yaml(yaml, d, cores, cost, o->q_us) != 0)
+	if (write_yaml(yaml, o, d, cores, cost) != 0)
 		return -1;
 	const char *rta = o->rta;
 	if (!rta || !*rta)
@@ -251,16 +279,15 @@ int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned co
 	if (rtc_run_one(d, cores, trace, o->requests, records, &pp, cs, &pr) != 0)
 		return -1;
 	struct result cost = pr;
-	cost.get_us = pr.get_job_us;
-	cost.set_us = pr.set_job_us;
-	if (d == D_RTPARSEC && (isnan(pr.alpha_us) || isnan(pr.beta_us))) {
-		cost.alpha_us = cal.alpha_us;
-		cost.beta_us = cal.beta_us;
+	if (d == D_RTPARSEC && (!pr.alpha.n || !pr.beta.n)) {
+		/* no σ activation (or collection) in the probe: calibrate's */
+		cost.alpha = cal.alpha;
+		cost.beta = cal.beta;
 	}
-	fprintf(stderr, "  probe     %-9s %u core(s): get job %.3f us, set job %.3f us, alpha %.3f "
-			"us, beta %.4f us, misses %" PRIu64 "\n",
-		rtc_dname[d], cores, cost.get_us, cost.set_us, cost.alpha_us, cost.beta_us,
-		pr.misses);
+	fprintf(stderr, "  probe     %-9s %u core(s): %s get job %.3f us, set job %.3f us, alpha "
+			"%.3f us, beta %.4f us, misses %" PRIu64 "\n",
+		rtc_dname[d], cores, o->cost_stat, cost.get_e.pick, cost.set_e.pick,
+		cost.alpha.pick, cost.beta.pick, pr.misses);
 	snprintf(name, sizeof name, "admission-%s-%u-probe", rtc_dname[d], cores);
 	json_t *pj = rtc_run_json(M_STRICT, d, cores, a->get_p_us, a->set_p_us, pq, 0, cs, &pr);
 	json_object_set_new(pj, "get_job_us", json_real(pr.get_job_us));

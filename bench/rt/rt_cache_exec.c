@@ -95,25 +95,34 @@ static void do_set(struct exec *x, const char *key, uint64_t stamp)
 	}
 }
 
-/* σ (RT-SMR §V-C): compute a quiescence point (α), then collect this thread's garbage up
- * to it (β per object, measured by the reclamation observer). */
-/* One activation of σ: one quiescence computation, then the collection of every size
- * class's queue of this thread. Its cost in the analysis is α + collected x β (Eq. 7),
- * so α here is the activation's whole fixed cost - the quiescence computation and the
+/* One activation of σ (RT-SMR §V-C): one quiescence computation, then the collection of
+ * every size class's queue of this thread. Its cost in the analysis is α + collected x β
+ * (Eq. 7), so α is the activation's whole fixed cost - the quiescence computation and the
  * visit of every size class's allocator - the activation minus the collection time the
- * reclamation observer reports for the objects it moved (β's samples). */
-static void sigma(struct exec *x)
+ * reclamation observer reports for the objects it moved (β's samples). Returns the
+ * ticks of that collection; the caller records α (sample_alpha), over the window it
+ * charges to the job. */
+static uint64_t sigma(struct exec *x)
 {
-	uint64_t a = tsync_now(), b0 = x->beta_ticks;
+	uint64_t b0 = x->beta_ticks;
 	(void)ps_quiesce_time(cache_ps(rtc_cache));
 	(void)cache_collect(rtc_cache);
-	uint64_t t = tsync_now() - a, b = x->beta_ticks - b0;
-	x->alpha_ticks += t > b ? t - b : 0;
-	x->alpha_n++;
 	x->sigmas++;
+	return x->beta_ticks - b0;
 }
 
-/* The cache's reclamation observer (rt-parsec only): β samples of the collecting core. */
+/* One α sample: an activation (with what the caller charges to it) of `ticks`, `coll`
+ * of them collecting. */
+static void sample_alpha(struct exec *x, uint64_t ticks, uint64_t coll)
+{
+	uint64_t a = ticks > coll ? ticks - coll : 0;
+	x->alpha_ticks += a;
+	x->alpha_n++;
+	hist_add(x->hqa, a);
+}
+
+/* The cache's reclamation observer (rt-parsec only): β samples of the collecting core,
+ * one per batch (its cost per object, rounded up) for the tail statistics. */
 void rtc_on_reclaim(void *arg, const struct ps_mem_reclaim_info *info)
 {
 	(void)arg;
@@ -121,6 +130,7 @@ void rtc_on_reclaim(void *arg, const struct ps_mem_reclaim_info *info)
 	if (x && info->collected) {
 		x->beta_ticks += info->collect_ticks;
 		x->beta_n += info->collected;
+		hist_add(x->hqb, (info->collect_ticks + info->collected - 1) / info->collected);
 	}
 }
 
@@ -181,22 +191,29 @@ static void run_calibrate(struct exec *x)
 			i = x->lo;
 		const char *key = rtc_keys + (size_t)(e & ~SET_BIT) * KEY_LEN;
 		uint64_t a = now;
+		/* back to back there is no dispatch: a job's cost is its request's */
 		if (e & SET_BIT) {
 			do_set(x, key, a);
 			now = tsync_now();
 			x->set_ticks += now - a;
+			x->set_job_ticks += now - a;
 			hist_add(x->hss, now - a);
+			hist_add(x->hsj, now - a);
 			x->sets++;
 		} else {
 			do_get(x, key);
 			now = tsync_now();
 			x->get_ticks += now - a;
+			x->get_job_ticks += now - a;
 			hist_add(x->hgs, now - a);
+			hist_add(x->hgj, now - a);
 			x->gets++;
 		}
 		if (pq && now >= nq) {
-			sigma(x);
+			a = now;
+			uint64_t coll = sigma(x);
 			now = tsync_now();
+			sample_alpha(x, now - a, coll);
 			nq += pq;
 			if (nq < now)
 				nq = now + pq;
@@ -279,6 +296,34 @@ static void missed(struct exec *x, uint64_t rel, uint64_t done)
 		x->miss_unlogged++;
 }
 
+/*
+ * A job's cost, as the admission must charge it: from the loop's clock reading that began
+ * the dispatch decision to the next one - the decision, the request, and the bookkeeping
+ * after it (clock reads, histograms, miss and disturbance records) that delays whatever
+ * runs next on the core just as the request does. σ's activation gives an α sample (its
+ * collection time is β's); a job dropped by skip-over ran nothing and gives none.
+ */
+enum job_kind { JOB_NONE = -1, JOB_GET, JOB_SIGMA, JOB_SET };
+
+static void job_cost(struct exec *x, enum job_kind k, uint64_t ticks, uint64_t coll)
+{
+	switch (k) {
+	case JOB_GET:
+		x->get_job_ticks += ticks;
+		hist_add(x->hgj, ticks);
+		break;
+	case JOB_SET:
+		x->set_job_ticks += ticks;
+		hist_add(x->hsj, ticks);
+		break;
+	case JOB_SIGMA:
+		sample_alpha(x, ticks, coll);
+		break;
+	default:
+		break;
+	}
+}
+
 /* Jobs of period p released in [t0, end): ceil((end - t0) / p). */
 static uint64_t njobs(uint64_t p)
 {
@@ -312,10 +357,15 @@ static void run_periodic(struct exec *x)
 	/* when the loop expected to run next: now, after a step; after a sleep, the release
 	 * it slept for (waking later than asked but before that release delays nothing) */
 	uint64_t expect = tsc0;
+	enum job_kind job = JOB_NONE; /* the job the last step ran */
+	uint64_t job_at = 0, job_coll = 0; /* its dispatch decision's clock reading; σ's
+					    * collection ticks */
 	for (;;) {
+		uint64_t now = tsync_now();
+		job_cost(x, job, now - job_at, job_coll);
+		job = JOB_NONE;
 		if (kg >= ng && ks >= ns && kq >= nq)
 			break;
-		uint64_t now = tsync_now();
 		if (now > expect + gap) {
 			disturbed(x, expect, now);
 			if (now - expect > x->gap_max)
@@ -386,13 +436,14 @@ static void run_periodic(struct exec *x)
 			}
 		}
 		uint64_t a = tsync_now(), done, rel;
+		job = (enum job_kind)run;
+		job_at = now;
 		switch (run) {
 		case 0:
 			rel = t0 + kg * pg;
 			do_get(x, next_key(x, false));
 			done = tsync_now();
 			x->get_ticks += done - a;
-			x->get_job_ticks += done - now;
 			hist_add(x->hgs, done - a);
 			hist_add(x->hg, done - rel);
 			if (!relaxed && done - rel > pg) {
@@ -404,7 +455,7 @@ static void run_periodic(struct exec *x)
 			break;
 		case 1:
 			rel = t0 + kq * P->pq;
-			sigma(x);
+			job_coll = sigma(x);
 			done = tsync_now();
 			if (done - rel > P->pq) {
 				x->miss_q++;
@@ -419,7 +470,6 @@ static void run_periodic(struct exec *x)
 			do_set(x, next_key(x, true), a);
 			done = tsync_now();
 			x->set_ticks += done - a;
-			x->set_job_ticks += done - now;
 			hist_add(x->hss, done - a);
 			hist_add(x->hs, done - rel);
 			if (done - rel > P->ps) {

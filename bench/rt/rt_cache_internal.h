@@ -70,6 +70,11 @@ struct opts {
 	double q_us, get_p_us, set_p_us; /* 0: not given */
 	const char *rta, *csv, *out;
 	bool pin;
+	/* the admission: which cost statistic (--cost-percentile: "mean", "max", "pN"), the
+	 * slack (every response time <= slack x period) and a per-core utilisation cap (0:
+	 * none); python/tsync_rta/admission.py */
+	const char *cost_stat;
+	double slack, util_cap;
 };
 
 /* What one run's executives do: periods in ticks, 0 = task absent. */
@@ -96,8 +101,7 @@ struct exec {
 	uint64_t miss_g, miss_s, miss_q;         /* deadline misses (dropped jobs included) */
 	uint64_t dropped, dropped_g, dropped_s;  /* jobs dropped: deadline passed before start */
 	uint64_t get_ticks, set_ticks;           /* service time sums */
-	uint64_t get_job_ticks, set_job_ticks;   /* periodic: job costs, from the dispatch
-						  * decision to completion */
+	uint64_t get_job_ticks, set_job_ticks;   /* job costs (rt_cache_exec.c, job_cost) */
 	uint64_t alpha_ticks, alpha_n, beta_ticks, beta_n;
 	uint64_t peak_queue, backlog;
 	uint64_t paused; /* calibrate: ticks not running requests */
@@ -113,6 +117,8 @@ struct exec {
 	struct hist *hg, *hs;   /* response (strict: completion - release; relaxed gets:
 				 * completion - arrival) */
 	struct hist *hgs, *hss; /* service times */
+	struct hist *hgj, *hsj; /* job costs */
+	struct hist *hqa, *hqb; /* σ: α per activation, β per object (per collected batch) */
 };
 
 /* The run in progress (rt_cache_run.c sets it up, the executives read it). */
@@ -130,11 +136,24 @@ extern bool rtc_try_fifo;
 /* why SCHED_FIFO is not tried (NULL: it is): the environment, or the kernel's RT
  * throttling (see rtc_rt_throttled) */
 extern const char *rtc_no_fifo_why;
+/* --cost-percentile as a quantile: (0, 1], or -1 for the mean (rt_cache.c sets it) */
+extern double rtc_cost_q;
+
+/* Statistics of a measured cost, us: what the admission task set offers tsync-rta (a
+ * map {mean, p99, p99.9, max, and the --cost-percentile one}). Tail statistics are the
+ * upper edge of their histogram bucket: a cost is never understated. */
+struct cost_stats {
+	double mean, p99, p999, max;
+	double pick; /* the --cost-percentile statistic */
+	uint64_t n;  /* samples */
+};
 
 struct result {
 	/* calibrate */
 	double get_us, set_us, alpha_us, beta_us; /* averages; α, β: NAN unless rt-parsec */
-	double get_job_us, set_job_us; /* periodic: average job costs (dispatch included) */
+	double get_job_us, set_job_us; /* average job costs (dispatch and bookkeeping included) */
+	/* the admission's costs: jobs (calibrate: requests back to back), α, β */
+	struct cost_stats get_e, set_e, alpha, beta;
 	/* every mode */
 	uint64_t gets, sets, sigmas, misses, get_misses, backlog, peak_queue;
 	uint64_t miss_g, miss_s, miss_q; /* deadline misses by task: get, set, σ */

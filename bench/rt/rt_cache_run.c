@@ -36,6 +36,7 @@ unsigned rtc_ncpus;
 bool rtc_pin = true;
 bool rtc_try_fifo;
 const char *rtc_no_fifo_why;
+double rtc_cost_q = 0.999;
 
 static uint64_t steal_ns(unsigned ncpu);
 
@@ -48,6 +49,35 @@ uint64_t rtc_us_ticks(double us)
 {
 	uint64_t t = tsync_ns_to_ticks((uint64_t)llround(us * 1000.0));
 	return t ? t : 1;
+}
+
+/* The largest value of the bucket that holds the q-quantile (rank ceil(q x count)), ticks:
+ * a cost statistic never below the costs it stands for. 0 when empty. */
+static uint64_t hist_upper(const struct hist *h, double q)
+{
+	uint64_t n = hist_count(h), rank = (uint64_t)ceil(q * (double)n), c = 0;
+	if (rank < 1)
+		rank = 1;
+	for (unsigned i = 0; n && i < HIST_BUCKETS; i++) {
+		c += h->b[i];
+		if (c >= rank)
+			return hist_bucket_low(i) + hist_bucket_width(i) - 1;
+	}
+	return 0;
+}
+
+/* A cost's statistics (us) from its histogram (ticks) and the sum of its samples. */
+static struct cost_stats cost_of(const struct hist *h, uint64_t sum)
+{
+	struct cost_stats c = {.n = hist_count(h)};
+	if (!c.n)
+		return c;
+	c.mean = rtc_ticks_us((double)sum / (double)c.n);
+	c.p99 = rtc_ticks_us((double)hist_upper(h, 0.99));
+	c.p999 = rtc_ticks_us((double)hist_upper(h, 0.999));
+	c.max = rtc_ticks_us((double)hist_upper(h, 1.0));
+	c.pick = rtc_cost_q < 0 ? c.mean : rtc_ticks_us((double)hist_upper(h, rtc_cost_q));
+	return c;
 }
 
 static uint64_t hist_ns(const struct hist *h, double q)
@@ -114,9 +144,14 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		x->hs = calloc(1, sizeof(struct hist));
 		x->hgs = calloc(1, sizeof(struct hist));
 		x->hss = calloc(1, sizeof(struct hist));
+		x->hgj = calloc(1, sizeof(struct hist));
+		x->hsj = calloc(1, sizeof(struct hist));
+		x->hqa = calloc(1, sizeof(struct hist));
+		x->hqb = calloc(1, sizeof(struct hist));
 		x->dist = calloc(DIST_LOG, sizeof(struct span));
 		x->miss = calloc(MISS_LOG, sizeof(struct span));
-		if (!x->hg || !x->hs || !x->hgs || !x->hss || !x->dist || !x->miss ||
+		if (!x->hg || !x->hs || !x->hgs || !x->hss || !x->hgj || !x->hsj || !x->hqa ||
+		    !x->hqb || !x->dist || !x->miss ||
 		    pthread_create(&th[i], NULL, rtc_exec_main, x) != 0) {
 			fprintf(stderr, WHO ": cannot start executive %u\n", i);
 			abort(); /* the barriers count on every thread */
@@ -131,6 +166,7 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 	uint64_t steal0 = steal_ns(started < rtc_ncpus ? started : rtc_ncpus);
 	bench_run_go(&rtc_run, rtc_end);
 	struct hist hg = {{0}}, hs = {{0}}, hgs = {{0}}, hss = {{0}};
+	struct hist hgj = {{0}}, hsj = {{0}}, hqa = {{0}}, hqb = {{0}};
 	uint64_t gt = 0, st = 0, at = 0, an = 0, bt = 0, bn = 0, gjt = 0, sjt = 0;
 	double cal_gk = 0, cal_sk = 0; /* calibrate: per-core rates over active time, summed */
 	r->fifo = true;
@@ -172,6 +208,10 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		hist_merge(&hs, x->hs);
 		hist_merge(&hgs, x->hgs);
 		hist_merge(&hss, x->hss);
+		hist_merge(&hgj, x->hgj);
+		hist_merge(&hsj, x->hsj);
+		hist_merge(&hqa, x->hqa);
+		hist_merge(&hqb, x->hqb);
 		r->gets += x->gets;
 		r->sets += x->sets;
 		r->sigmas += x->sigmas;
@@ -209,12 +249,24 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		free(x->hs);
 		free(x->hgs);
 		free(x->hss);
+		free(x->hgj);
+		free(x->hsj);
+		free(x->hqa);
+		free(x->hqb);
 		free(x->dist);
 		free(x->miss);
 	}
 	r->get_us = r->gets ? rtc_ticks_us((double)gt / (double)r->gets) : 0;
-	r->get_job_us = r->gets ? rtc_ticks_us((double)gjt / (double)r->gets) : 0;
-	r->set_job_us = r->sets ? rtc_ticks_us((double)sjt / (double)r->sets) : 0;
+	r->get_e = cost_of(&hgj, gjt);
+	r->set_e = cost_of(&hsj, sjt);
+	r->alpha = cost_of(&hqa, at);
+	/* β's mean is per object over every batch; its tail statistics are per batch */
+	r->beta = cost_of(&hqb, 0);
+	r->beta.mean = bn ? rtc_ticks_us((double)bt / (double)bn) : 0;
+	if (rtc_cost_q < 0)
+		r->beta.pick = r->beta.mean;
+	r->get_job_us = r->get_e.mean;
+	r->set_job_us = r->set_e.mean;
 	r->set_us = r->sets ? rtc_ticks_us((double)st / (double)r->sets) : 0;
 	r->alpha_us = d == D_RTPARSEC && an ? rtc_ticks_us((double)at / (double)an) : NAN;
 	r->beta_us = d == D_RTPARSEC && bn ? rtc_ticks_us((double)bt / (double)bn) : NAN;
@@ -352,6 +404,17 @@ void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, dou
 		}
 }
 
+static json_t *cost_json(const struct cost_stats *c)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "n", json_integer((json_int_t)c->n));
+	json_object_set_new(j, "mean", json_real(c->mean));
+	json_object_set_new(j, "p99", json_real(c->p99));
+	json_object_set_new(j, "p99.9", json_real(c->p999));
+	json_object_set_new(j, "max", json_real(c->max));
+	return j;
+}
+
 json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, double sp,
 		     double q, double offered, double seconds, const struct result *r)
 {
@@ -372,6 +435,15 @@ json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, doub
 	json_object_set_new(j, "set_us", json_real(r->set_us));
 	json_object_set_new(j, "alpha_us", num_or_null(r->alpha_us));
 	json_object_set_new(j, "beta_us", num_or_null(r->beta_us));
+	/* the admission's inputs: job costs (dispatch and bookkeeping included), α, β (us) */
+	json_t *costs = json_object();
+	json_object_set_new(costs, "get_job_us", cost_json(&r->get_e));
+	json_object_set_new(costs, "set_job_us", cost_json(&r->set_e));
+	if (d == D_RTPARSEC) {
+		json_object_set_new(costs, "alpha_us", cost_json(&r->alpha));
+		json_object_set_new(costs, "beta_us", cost_json(&r->beta));
+	}
+	json_object_set_new(j, "costs", costs);
 	json_object_set_new(j, "gets", json_integer((json_int_t)r->gets));
 	json_object_set_new(j, "sets", json_integer((json_int_t)r->sets));
 	json_object_set_new(j, "sigmas", json_integer((json_int_t)r->sigmas));

@@ -188,6 +188,7 @@ class Result:
     grace: Optional[float] = None
     q_tried: list = field(default_factory=list)
     note: str = ""
+    deadline_factor: float = 1.0
 
     def to_dict(self, ts: Optional[TaskSet] = None) -> dict:
         def num(x):
@@ -208,6 +209,8 @@ class Result:
             d["memory_bound"] = "not applicable: a lock defers no frees (no SMR, no G*)"
         if self.note:
             d["note"] = self.note
+        if self.deadline_factor != 1:
+            d["deadline_factor"] = self.deadline_factor
         if self.reason:
             d["reason"] = self.reason
         if self.q_tried:
@@ -298,7 +301,10 @@ def spin_bounds(jobs: list, cores: int, policy: str) -> dict:
 
 
 class _Analyzer:
-    def __init__(self, ts: TaskSet, policy: str, blocking: str, q: Optional[float]):
+    def __init__(self, ts: TaskSet, policy: str, blocking: str, q: Optional[float],
+                 deadline_factor: float = 1.0):
+        if not 0 < deadline_factor <= 1:
+            raise ValueError(f"deadline factor (slack): must be in (0, 1], got {deadline_factor!r}")
         if policy not in ALL_POLICIES:
             raise ValueError(f"policy: must be one of {', '.join(ALL_POLICIES)}, got {policy!r}")
         if blocking not in BLOCKING_METHODS:
@@ -312,6 +318,10 @@ class _Analyzer:
         elif q is None:
             raise ValueError(f"policy {policy} needs a quiescence period q")
         self.ts, self.policy, self.blocking, self.q = ts, policy, blocking, q
+        # every response time (tasks, σ, read requests) must stay within this share of
+        # its period: constrained deadlines D = f·p <= p, for which Eqs. 6-8 hold as they
+        # stand (one job per period is pending at a time); 1 is the paper's test
+        self.f = deadline_factor
         self.tasks = list(ts.tasks)
         self.writers = [t for t in self.tasks if t.writes > 0]
         self.hosts = reclaimer_hosts(ts, policy)
@@ -374,7 +384,8 @@ class _Analyzer:
 
     def run(self) -> Result:
         ts, pol = self.ts, self.policy
-        res = Result(pol, self.blocking, self.q, False, note=self.note)
+        res = Result(pol, self.blocking, self.q, False, note=self.note,
+                     deadline_factor=self.f)
         if not self.lock_policy and any(t.a for t in self.tasks) and not self.sigmas:
             res.reason = "tasks allocate (a > 0) but no task hosts a reclamation task"
             return res
@@ -413,7 +424,7 @@ class _Analyzer:
                     ghp = self._ghp_q(j)
                     new_r[j.name] = response_time(
                         j.e, b[j.name], hp, ghp, ts.alpha, ts.beta, A_of,
-                        with_collection=j.sigma or bool(ghp), limit=j.period)
+                        with_collection=j.sigma or bool(ghp), limit=self.f * j.period)
                 newD = {}
                 for j in self.jobs:                                  # lines 9-11
                     if not j.reads or self.lock_policy:  # locked reads: no Eq. 8
@@ -422,16 +433,19 @@ class _Analyzer:
                     ghp = self._ghp_q(j)
                     newD[j.name] = read_response_time(
                         j.gamma_r, hp, ghp, ts.alpha, ts.beta, A_of, bool(ghp),
-                        limit=j.period, hp_spin=self.hp_spin(j, r))
-                bad = [j for j in alljobs if new_r[j.name] > j.period] + \
-                      [j for j in self.jobs if j.name in newD and newD[j.name] > j.period]
+                        limit=self.f * j.period, hp_spin=self.hp_spin(j, r))
+                bad = [j for j in alljobs if new_r[j.name] > self.f * j.period] + \
+                      [j for j in self.jobs
+                       if j.name in newD and newD[j.name] > self.f * j.period]
                 if bad:                                              # lines 12-13
                     j = bad[0]
                     res.r = {t.name: new_r[t.name] for t in self.tasks}
                     res.Delta_r = newD
                     res.b = {t.name: b[t.name] for t in self.tasks}
                     what = "reclamation task " if j.sigma else "task "
-                    res.reason = (f"{what}{j.name} misses its deadline {j.period:g} us "
+                    dl = (f"{j.period:g} us" if self.f == 1 else
+                          f"{self.f * j.period:g} us (slack {self.f:g} x period {j.period:g})")
+                    res.reason = (f"{what}{j.name} misses its deadline {dl} "
                                   f"(response time above it)")
                     res.sigma = [{"host": s.host, "core": s.core, "q": s.period,
                                   "r": new_r[s.name]} for s in self.sigmas]
@@ -463,15 +477,16 @@ class _Analyzer:
 
 
 def schedulability_test(ts: TaskSet, q: Optional[float], policy: Optional[str] = None,
-                        blocking: str = "ilp") -> Result:
+                        blocking: str = "ilp", deadline_factor: float = 1.0) -> Result:
     """Fig. 16 lines 1-17: the global fixed point of blocking (ILP or inflation), task
     response times (Eqs. 6-7), read-request response times (Eq. 8) and δ (Eq. 3/4) at
     quiescence period q for every reclamation task. Result.schedulable is False as soon
     as a response time exceeds its period (line 13); otherwise Result carries r_i, Δʳ_i,
     δ and the memory bound G* (Eq. 5). Lock policies (mutex, pf-rw) ignore q: only the
-    blocking / response-time fixed point, no σ, δ or G* (None)."""
+    blocking / response-time fixed point, no σ, δ or G* (None). deadline_factor f < 1
+    (admission's slack): every response time must be <= f x its period instead."""
     return _Analyzer(ts, policy or ts.policy, blocking,
-                     None if q is None else float(q)).run()
+                     None if q is None else float(q), deadline_factor).run()
 
 
 def q_candidates(ts: TaskSet) -> list:
@@ -491,14 +506,15 @@ def q_candidates(ts: TaskSet) -> list:
 
 
 def select_quiescence_period(ts: TaskSet, policy: Optional[str] = None,
-                             blocking: str = "ilp", candidates=None) -> Result:
+                             blocking: str = "ilp", candidates=None,
+                             deadline_factor: float = 1.0) -> Result:
     """Fig. 16 lines 18-25: the smallest candidate q whose schedulability_test passes
     (smallest q = least memory, Fig. 13(d)). Returns that Result; if none passes, the
     Result of the smallest candidate (schedulable False, q_tried lists all tried)."""
     cands = list(candidates) if candidates is not None else q_candidates(ts)
     first = None
     for qp in cands:
-        res = schedulability_test(ts, qp, policy, blocking)
+        res = schedulability_test(ts, qp, policy, blocking, deadline_factor)
         if res.schedulable:
             res.q_tried = cands[:cands.index(qp) + 1]
             return res
@@ -511,12 +527,14 @@ def select_quiescence_period(ts: TaskSet, policy: Optional[str] = None,
 
 
 def analyze(ts: TaskSet, policy: Optional[str] = None, blocking: str = "ilp",
-            q: Optional[float] = None) -> Result:
+            q: Optional[float] = None, deadline_factor: float = 1.0) -> Result:
     """The `tsync-rta analyze` entry point: a fixed q (argument, else ts.q) is tested
-    (Fig. 16 lines 1-17); without one, Fig. 16 lines 18-25 choose it."""
+    (Fig. 16 lines 1-17); without one, Fig. 16 lines 18-25 choose it. deadline_factor:
+    see schedulability_test."""
     q = q if q is not None else ts.q
+    f = deadline_factor
     if (policy or ts.policy) in LOCK_POLICIES:
-        return schedulability_test(ts, None, policy, blocking)
+        return schedulability_test(ts, None, policy, blocking, f)
     if q is not None:
-        return schedulability_test(ts, q, policy, blocking)
-    return select_quiescence_period(ts, policy, blocking)
+        return schedulability_test(ts, q, policy, blocking, f)
+    return select_quiescence_period(ts, policy, blocking, deadline_factor=f)
