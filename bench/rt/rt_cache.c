@@ -37,7 +37,8 @@
  *              pending. Get latency = completion - arrival.
  * CSV (bench/README.md, "rt-cache"):
  *   mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,
- *   get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses
+ *   get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses,jobs,
+ *   misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms
  *
  * This file: the options and main - which designs, core counts and loads run, in which
  * order, and the rows they leave. The other files, one job each, are listed in
@@ -279,8 +280,8 @@ static int admitted_runs(struct study *st, enum design d, unsigned n)
 		/* a row that says so: empty periods and results */
 		for (int k = 0; k < 2; k++)
 			if (st->out.csv[k])
-				fprintf(st->out.csv[k], "%s,%s,%u,,,,,,,,,,\n", rtc_mname[o->mode],
-					rtc_dname[d], n);
+				fprintf(st->out.csv[k], "%s,%s,%u,,,,,,,,,,,,,,,\n",
+					rtc_mname[o->mode], rtc_dname[d], n);
 		json_decref(a.json);
 		return 0;
 	}
@@ -434,17 +435,18 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 	st.records = records;
 	fprintf(stderr, WHO ": %s, %" PRIu64 " requests, %" PRIu64 " records, %u CPUs\n",
 		rtc_mname[o.mode], o.requests, records, rtc_ncpus);
+	/* per core count, the designs back to back - each calibrated and admitted right
+	 * before its runs - so that they meet the machine in about the same state */
 	int status = 0;
-	for (int d = 0; d < ND && !status; d++) {
-		if (!o.sel[d])
-			continue;
-		for (unsigned ci = 0; ci < o.ncores && !status; ci++) {
+	for (unsigned ci = 0; ci < o.ncores && !status; ci++)
+		for (int d = 0; d < ND && !status; d++) {
+			if (!o.sel[d])
+				continue;
 			int rc = o.mode == M_CAL ? calibrate_one(&st, (enum design)d, o.cores[ci])
 						 : admitted_runs(&st, (enum design)d, o.cores[ci]);
 			if (rc != 0)
 				status = 1;
 		}
-	}
 	if (o.mode == M_CAL && !status && !(o.csv && strcmp(o.csv, "-") == 0)) {
 		json_t *root = json_object();
 		json_object_set_new(root, "command", json_string(cmdline));

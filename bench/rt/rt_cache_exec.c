@@ -263,13 +263,14 @@ static uint64_t idle_until(uint64_t now, uint64_t until, uint64_t tsc0, uint64_t
  * Disturbances: intervals in which the executive did not get its CPU - a gap of more
  * than DIST_GAP_NS between two steps of its loop (or after the wake-up it asked for), or
  * a request that took more than DIST_SLOW_NS (requests cost microseconds: such a one was
- * interrupted, or waited for a lock holder that was); both thresholds at most a quarter
- * and a half of the shortest period. In a VM the hypervisor takes the
+ * interrupted, or waited for a lock holder that was). The thresholds are fixed, not
+ * scaled to the periods: scaled down to a fraction of a few-microsecond period they
+ * counted ordinary requests as disturbances, and a miss that overlaps one counts as
+ * explained - "unexplained" was near 0 by construction. In a VM the hypervisor takes the
  * virtual CPU for milliseconds at a time (steal time), whatever the guest's scheduling
  * class. A deadline miss whose window [release, completion] overlaps no disturbance on
  * any core, and that is not the backlog of one (a miss on a core that has not been idle
- * since its last disturbance is), is "unexplained": the schedule itself missed (the smoke
- * tests require none).
+ * since its last disturbance is), is "unexplained": the schedule itself missed.
  */
 #define DIST_GAP_NS 20000u
 #define DIST_SLOW_NS 50000u
@@ -284,8 +285,11 @@ static void disturbed(struct exec *x, uint64_t a, uint64_t b)
 		x->dist[DIST_LOG - 1].b = b; /* widen the last: still covers every miss after */
 }
 
-static void missed(struct exec *x, uint64_t rel, uint64_t done)
+/* A job released at rel with deadline dl completed (or was dropped) at done > dl. */
+static void missed(struct exec *x, uint64_t rel, uint64_t dl, uint64_t done)
 {
+	if (done - dl > x->late_max)
+		x->late_max = done - dl;
 	if (x->backlogged) {
 		x->miss_backlog++; /* the work a disturbance delayed, not yet caught up */
 		return;
@@ -341,19 +345,10 @@ static void run_periodic(struct exec *x)
 	const uint64_t ng = njobs(pg), ns = njobs(P->ps), nq = njobs(P->pq);
 	uint64_t kg = 0, ks = 0, kq = 0; /* completed jobs: the oldest pending is number k */
 	const uint64_t tsc0 = tsync_now(), mono0 = mono_ns();
-	/* thresholds: at most a quarter (gaps) and half (requests) of the shortest period */
-	uint64_t pmin = UINT64_MAX;
-	if (pg && pg < pmin)
-		pmin = pg;
-	if (P->ps && P->ps < pmin)
-		pmin = P->ps;
-	if (P->pq && P->pq < pmin)
-		pmin = P->pq;
-	uint64_t gap = tsync_ns_to_ticks(DIST_GAP_NS), slow = tsync_ns_to_ticks(DIST_SLOW_NS);
-	if (gap > pmin / 4)
-		gap = pmin / 4;
-	if (slow > pmin / 2)
-		slow = pmin / 2;
+	const uint64_t gap = tsync_ns_to_ticks(DIST_GAP_NS);
+	const uint64_t slow = tsync_ns_to_ticks(DIST_SLOW_NS);
+	/* the periodic jobs released (relaxed: gets are requests in the slack, not jobs) */
+	x->jobs = (relaxed ? 0 : ng) + ns + nq;
 	/* when the loop expected to run next: now, after a step; after a sleep, the release
 	 * it slept for (waking later than asked but before that release delays nothing) */
 	uint64_t expect = tsc0;
@@ -414,7 +409,7 @@ static void run_periodic(struct exec *x)
 			x->miss_g++;
 			x->dropped++;
 			x->dropped_g++;
-			missed(x, t0 + kg * pg, now);
+			missed(x, t0 + kg * pg, t0 + kg * pg + pg, now);
 			kg++;
 			continue;
 		}
@@ -422,7 +417,7 @@ static void run_periodic(struct exec *x)
 			x->miss_s++;
 			x->dropped++;
 			x->dropped_s++;
-			missed(x, t0 + ks * P->ps, now);
+			missed(x, t0 + ks * P->ps, t0 + ks * P->ps + P->ps, now);
 			ks++;
 			continue;
 		}
@@ -431,6 +426,9 @@ static void run_periodic(struct exec *x)
 			if (last >= nq)
 				last = nq - 1;
 			if (last > kq) { /* the deadlines of kq .. last - 1 have passed */
+				uint64_t dl = t0 + kq * P->pq + P->pq; /* the oldest's */
+				if (now - dl > x->late_max)
+					x->late_max = now - dl;
 				x->miss_q += last - kq;
 				kq = last;
 			}
@@ -445,10 +443,12 @@ static void run_periodic(struct exec *x)
 			done = tsync_now();
 			x->get_ticks += done - a;
 			hist_add(x->hgs, done - a);
+			if (done - a > x->get_svc_max)
+				x->get_svc_max = done - a;
 			hist_add(x->hg, done - rel);
 			if (!relaxed && done - rel > pg) {
 				x->miss_g++;
-				missed(x, rel, done);
+				missed(x, rel, rel + pg, done);
 			}
 			kg++;
 			x->gets++;
@@ -459,7 +459,7 @@ static void run_periodic(struct exec *x)
 			done = tsync_now();
 			if (done - rel > P->pq) {
 				x->miss_q++;
-				missed(x, rel, done);
+				missed(x, rel, rel + P->pq, done);
 			}
 			if (done - rel > x->sigma_max)
 				x->sigma_max = done - rel;
@@ -472,9 +472,11 @@ static void run_periodic(struct exec *x)
 			x->set_ticks += done - a;
 			hist_add(x->hss, done - a);
 			hist_add(x->hs, done - rel);
+			if (done - rel > x->set_resp_max)
+				x->set_resp_max = done - rel;
 			if (done - rel > P->ps) {
 				x->miss_s++;
-				missed(x, rel, done);
+				missed(x, rel, rel + P->ps, done);
 			}
 			ks++;
 			x->sets++;
@@ -494,6 +496,33 @@ static void run_periodic(struct exec *x)
 			break;
 		}
 	}
+}
+
+/*
+ * Co-tenants: time another task had this thread's CPU while it was runnable - its run
+ * delay, the second field of /proc/thread-self/schedstat (ns) - and its involuntary
+ * context switches (/proc/thread-self/status). A disturbance of its own kind: the gaps
+ * record when, these say by whom (another task of this machine, not the hypervisor,
+ * whose share is steal time). Zeros where the kernel does not say.
+ */
+static void thread_sched(uint64_t *delay_ns, uint64_t *nivcsw)
+{
+	*delay_ns = *nivcsw = 0;
+	unsigned long long run = 0, wait = 0, v = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &run, &wait) == 2)
+			*delay_ns = wait;
+		fclose(f);
+	}
+	char line[256];
+	f = fopen("/proc/thread-self/status", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+			*nivcsw = v;
+	fclose(f);
 }
 
 void *rtc_exec_main(void *arg)
@@ -522,10 +551,16 @@ void *rtc_exec_main(void *arg)
 	x->gi = x->si = x->lo;
 	x->get_misses = 0;
 	x->beta_ticks = x->beta_n = 0; /* the warm-up's collection is not measured */
+	memset(x->hqb, 0, sizeof *x->hqb);
 	(void)bench_run_wait(&rtc_run); /* rtc_t0 and rtc_end are set */
+	uint64_t d0, n0, d1, n1;
+	thread_sched(&d0, &n0);
 	if (rtc_plan.mode == M_CAL)
 		run_calibrate(x);
 	else
 		run_periodic(x);
+	thread_sched(&d1, &n1);
+	x->run_delay_ns = d1 > d0 ? d1 - d0 : 0;
+	x->nivcsw = n1 > n0 ? n1 - n0 : 0;
 	return NULL;
 }

@@ -28,7 +28,8 @@
 #define WHO "tsync-bench rt-cache"
 #define CSV_HEADER                                                                         \
 	"mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,"   \
-	"get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses"
+	"get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses,jobs,"           \
+	"misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms"
 #define MAX_LIST 64u
 #define MAX_CORES 1024u
 #define KEY_LEN 16u
@@ -107,9 +108,14 @@ struct exec {
 	uint64_t paused; /* calibrate: ticks not running requests */
 	uint64_t end_tick; /* calibrate: when it stopped (rtc_end, or later: cal_needs_more) */
 	uint64_t sigma_max; /* σ's longest response, ticks */
+	uint64_t get_svc_max, set_resp_max; /* the longest get (rt-parsec: section) and set
+					     * response, ticks: Eq. 5's measured inputs */
 	struct span *dist, *miss; /* disturbances and deadline misses (periodic modes) */
 	unsigned ndist, nmiss;
 	uint64_t ndist_total, miss_unlogged, slow_requests, gap_max;
+	uint64_t jobs;     /* periodic jobs released (dropped and merged ones included) */
+	uint64_t late_max; /* the largest lateness (completion, or drop, - deadline), ticks */
+	uint64_t run_delay_ns, nivcsw; /* co-tenants on its CPU (rt_cache_exec.c) */
 	/* since its last disturbance the core has not been idle: a miss now is that
 	 * disturbance's backlog (explained) */
 	bool backlogged;
@@ -159,7 +165,14 @@ struct result {
 	uint64_t miss_g, miss_s, miss_q; /* deadline misses by task: get, set, σ */
 	uint64_t dropped, dropped_g, dropped_s; /* jobs dropped (skip-over), counted in the misses */
 	uint64_t sigma_max_ns;           /* σ's longest response */
+	/* Eq. 5 with measured inputs (rt-parsec, periodic modes; -1: not applicable):
+	 * the longest section Δ*, L* = r_set (the longest set response), q, r_σ* */
+	long long bound_measured;
+	uint64_t section_max_ns, set_resp_max_ns, q_ns;
 	uint64_t unexplained;            /* misses overlapping no disturbance */
+	uint64_t jobs;                   /* periodic jobs released */
+	uint64_t max_lateness_ns;
+	uint64_t run_delay_ns, nivcsw;   /* the executives' co-tenants, summed */
 	uint64_t disturbances, slow_requests, gap_max_ns;
 	uint64_t steal_ns;               /* hypervisor steal time on the executives' CPUs */
 	double get_kops, set_kops;
@@ -197,6 +210,7 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 int rtc_write_json_file(const char *path, json_t *j);
 bool rtc_rt_throttled(void);
 const char *rtc_sched_line(const struct result *r, char *buf, size_t n);
+double rtc_shared_cpu_ms(const struct result *r);
 void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, double gp,
 		 double sp, double offered, const struct result *r, long long bound,
 		 bool have_bound);

@@ -80,6 +80,23 @@ static struct cost_stats cost_of(const struct hist *h, uint64_t sum)
 	return c;
 }
 
+/*
+ * RT-SMR (RTAS 2018) Eq. 5 (Theorem 6.3) with measured inputs, the bound that holds for
+ * the run as it happened: G = Σ_i (1 + ⌈(δ + r_σ* + r_i) / p_i⌉) a_i over the set tasks
+ * (one per core, a_i = 1), δ = L* + Δ* + q* (Eq. 3), with Δ* the longest section
+ * measured (a get: rt-parsec's read-side section), L* = r_i the longest set response and
+ * r_σ* σ's longest response. The admission's G* is the same formula on the analysed
+ * values, so it holds only while no section is longer than its Δ*: a get stalled by
+ * an interrupt or the hypervisor holds back every σ for the whole stall.
+ * python/tsync_rta/analysis.py, garbage_bound, is the reference.
+ */
+static long long measured_bound(unsigned cores, uint64_t ps, uint64_t pq, uint64_t section,
+				uint64_t set_resp, uint64_t sigma_resp)
+{
+	uint64_t w = set_resp + section + pq + sigma_resp + set_resp;
+	return (long long)cores * (long long)(1 + (w + ps - 1) / ps);
+}
+
 static uint64_t hist_ns(const struct hist *h, double q)
 {
 	return hist_count(h) ? tsync_ticks_to_ns(hist_quantile(h, q)) : 0;
@@ -168,6 +185,7 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 	struct hist hg = {{0}}, hs = {{0}}, hgs = {{0}}, hss = {{0}};
 	struct hist hgj = {{0}}, hsj = {{0}}, hqa = {{0}}, hqb = {{0}};
 	uint64_t gt = 0, st = 0, at = 0, an = 0, bt = 0, bn = 0, gjt = 0, sjt = 0;
+	uint64_t sec_max = 0, set_max = 0, sig_max = 0; /* ticks */
 	double cal_gk = 0, cal_sk = 0; /* calibrate: per-core rates over active time, summed */
 	r->fifo = true;
 	for (unsigned i = 0; i < started; i++)
@@ -198,6 +216,11 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 			}
 		}
 		r->disturbances += x->ndist_total;
+		r->jobs += x->jobs;
+		r->run_delay_ns += x->run_delay_ns;
+		r->nivcsw += x->nivcsw;
+		if (tsync_ticks_to_ns(x->late_max) > r->max_lateness_ns)
+			r->max_lateness_ns = tsync_ticks_to_ns(x->late_max);
 		r->slow_requests += x->slow_requests;
 		if (tsync_ticks_to_ns(x->gap_max) > r->gap_max_ns)
 			r->gap_max_ns = tsync_ticks_to_ns(x->gap_max);
@@ -225,6 +248,9 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		r->dropped_s += x->dropped_s;
 		if (tsync_ticks_to_ns(x->sigma_max) > r->sigma_max_ns)
 			r->sigma_max_ns = tsync_ticks_to_ns(x->sigma_max);
+		sig_max = x->sigma_max > sig_max ? x->sigma_max : sig_max;
+		sec_max = x->get_svc_max > sec_max ? x->get_svc_max : sec_max;
+		set_max = x->set_resp_max > set_max ? x->set_resp_max : set_max;
 		r->backlog += x->backlog;
 		r->peak_queue = x->peak_queue > r->peak_queue ? x->peak_queue : r->peak_queue;
 		gt += x->get_ticks;
@@ -285,6 +311,13 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		r->get_max_ns = hist_ns(&hg, 1.0);
 		r->set_max_ns = hist_ns(&hs, 1.0);
 	}
+	r->section_max_ns = tsync_ticks_to_ns(sec_max);
+	r->set_resp_max_ns = tsync_ticks_to_ns(set_max);
+	r->q_ns = tsync_ticks_to_ns(plan->pq);
+	r->bound_measured = -1;
+	if (d == D_RTPARSEC && plan->mode != M_CAL && plan->ps && plan->pq)
+		r->bound_measured = measured_bound(started, plan->ps, plan->pq, sec_max, set_max,
+						   sig_max);
 	r->get_svc_p99_ns = hist_ns(&hgs, 0.99);
 	r->set_svc_p99_ns = hist_ns(&hss, 0.99);
 	/* the allocators' exact peaks (EXACT accounting under PS_POLICY_RT), summed over the
@@ -379,27 +412,41 @@ const char *rtc_sched_line(const struct result *r, char *buf, size_t n)
 /* One CSV row. Empty fields: not applicable (periods in calibrate, the offered load
  * outside relaxed, bound_objects for the lock designs); get_period_us is 0 in relaxed
  * (gets are not periodic there). */
+/* The run delay of the executives (ms) when another task preempted one of them (an
+ * involuntary context switch), else 0: the idle sleeps' wake-up latency is run delay
+ * too, but no co-tenant's. */
+double rtc_shared_cpu_ms(const struct result *r)
+{
+	return r->nivcsw ? (double)r->run_delay_ns / 1e6 : 0.0;
+}
+
 void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, double gp,
 		 double sp, double offered, const struct result *r, long long bound,
 		 bool have_bound)
 {
-	char gps[32] = "", sps[32] = "", off[32] = "", bnd[32] = "";
+	char gps[32] = "", sps[32] = "", off[32] = "", bnd[32] = "", bm[32] = "";
+	char jobs[32] = "", unx[32] = "", late[32] = "";
 	if (m != M_CAL) {
 		snprintf(gps, sizeof gps, "%.6g", gp);
 		snprintf(sps, sizeof sps, "%.6g", sp);
+		snprintf(jobs, sizeof jobs, "%" PRIu64, r->jobs);
+		snprintf(unx, sizeof unx, "%" PRIu64, r->unexplained);
+		snprintf(late, sizeof late, "%" PRIu64, r->max_lateness_ns);
 	}
 	if (m == M_RELAXED)
 		snprintf(off, sizeof off, "%.6g", offered);
 	if (have_bound)
 		snprintf(bnd, sizeof bnd, "%lld", bound);
+	if (r->bound_measured >= 0)
+		snprintf(bm, sizeof bm, "%lld", r->bound_measured);
 	for (int k = 0; k < 2; k++)
 		if (o->csv[k]) {
 			fprintf(o->csv[k],
 				"%s,%s,%u,%s,%s,%s,%.6g,%.6g,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-				",%s,%" PRIu64 "\n",
+				",%s,%" PRIu64 ",%s,%s,%s,%s,%.3f\n",
 				rtc_mname[m], rtc_dname[d], cores, gps, sps, off, r->get_kops,
-				r->set_kops,
-				r->get_p99_ns, r->set_p99_ns, r->peak_pending, bnd, r->misses);
+				r->set_kops, r->get_p99_ns, r->set_p99_ns, r->peak_pending, bnd,
+				r->misses, jobs, unx, late, bm, rtc_shared_cpu_ms(r));
 			fflush(o->csv[k]);
 		}
 }
@@ -464,10 +511,26 @@ json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, doub
 	json_object_set_new(j, "jobs_dropped_get", json_integer((json_int_t)r->dropped_g));
 	json_object_set_new(j, "jobs_dropped_set", json_integer((json_int_t)r->dropped_s));
 	json_object_set_new(j, "sigma_max_ns", json_integer((json_int_t)r->sigma_max_ns));
+	if (r->bound_measured >= 0) {
+		json_t *b = json_object();
+		json_object_set_new(b, "objects", json_integer(r->bound_measured));
+		json_object_set_new(b, "section_max_ns",
+				    json_integer((json_int_t)r->section_max_ns));
+		json_object_set_new(b, "L_star_ns", json_integer((json_int_t)r->set_resp_max_ns));
+		json_object_set_new(b, "r_sigma_ns", json_integer((json_int_t)r->sigma_max_ns));
+		json_object_set_new(b, "q_ns", json_integer((json_int_t)r->q_ns));
+		json_object_set_new(j, "bound_measured", b);
+	}
 	if (m != M_CAL) {
 		json_object_set_new(j, "misses_unexplained", json_integer((json_int_t)r->unexplained));
+		json_object_set_new(j, "jobs", json_integer((json_int_t)r->jobs));
+		json_object_set_new(j, "max_lateness_ns",
+				    json_integer((json_int_t)r->max_lateness_ns));
 		json_object_set_new(j, "disturbances", json_integer((json_int_t)r->disturbances));
 		json_object_set_new(j, "steal_ms", json_real((double)r->steal_ns / 1e6));
+		json_object_set_new(j, "run_delay_ms", json_real((double)r->run_delay_ns / 1e6));
+		json_object_set_new(j, "involuntary_switches", json_integer((json_int_t)r->nivcsw));
+		json_object_set_new(j, "shared_cpu_ms", json_real(rtc_shared_cpu_ms(r)));
 		json_object_set_new(j, "slow_requests", json_integer((json_int_t)r->slow_requests));
 		json_object_set_new(j, "gap_max_ns", json_integer((json_int_t)r->gap_max_ns));
 	}

@@ -9,7 +9,13 @@
 #             start) - are exactly ceil(0.3 s / period) per core; deadline misses count
 #             every dropped job; peak_pending >= 1 for rt-parsec (each executive's
 #             warm-up set frees a preloaded item; 0 for the locks), bound_objects -1 /
-#             empty; --out wrote rt-cache.csv and COMMAND.txt.
+#             empty; --out wrote rt-cache.csv and COMMAND.txt. The new columns: jobs is
+#             every periodic job released (gets, sets and, for rt-parsec, σ at q = the
+#             set period); misses_unexplained <= deadline_misses, as the JSON says;
+#             max_lateness_ns 0 when nothing missed; bound_measured_objects (Eq. 5 with
+#             measured inputs) >= 2 per core for rt-parsec (one set task per core, a
+#             window of at least q = one set period), empty for the locks;
+#             shared_cpu_ms a number.
 #  relaxed:   set period 400 us, gets offered at 20 and 40 kops per core: 12 rows; every
 #             offered get is served or left in the queue (served + get_backlog, none
 #             dropped) - exactly ceil(0.3 s x rate) per core - and the sets as in strict.
@@ -20,7 +26,7 @@
 # (TSYNC_BENCH_NO_FIFO=1, bench/rt/CMakeLists.txt).
 # Time limit 120 s, inside the test's TIMEOUT of 180 s.
 include(${CMAKE_CURRENT_LIST_DIR}/../smoke_common.cmake)
-set(_hdr "mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses")
+set(_hdr "mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses,jobs,misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms")
 set(_designs rt-parsec mcs pf-rw)
 set(_seconds_us 300000)
 
@@ -33,6 +39,22 @@ function(released what n cores per)
   bench_smoke_uint("${what}" "${n}")
   if(n LESS lo OR n GREATER hi)
     message(FATAL_ERROR "${what}: ${n}, expected ${lo} .. ${hi}\n${_j}")
+  endif()
+endfunction()
+
+# jobs_released(<what> <count> <cores> <period_us>...): fails unless count is what the
+# periodic tasks of those periods release in 0.3 s on each core (as released() per task)
+function(jobs_released what n cores)
+  set(lo 0)
+  set(hi 0)
+  foreach(per ${ARGN})
+    math(EXPR lo "${lo} + ${cores} * ((${_seconds_us} + ${per} - 1) / ${per})")
+    math(EXPR hi "${hi} + ${cores}")
+  endforeach()
+  math(EXPR hi "${hi} + ${lo}")
+  bench_smoke_uint("${what}" "${n}")
+  if(n LESS lo OR n GREATER hi)
+    message(FATAL_ERROR "${what}: ${n}, expected ${lo} .. ${hi}")
   endif()
 endfunction()
 
@@ -73,6 +95,12 @@ function(check_json f design cores)
   # the sets: run or dropped, one per release
   math(EXPR _s "${sets} + ${jobs_dropped_set}")
   released("${_n}: sets run + dropped" "${_s}" ${cores} 400)
+  # the CSV's jobs and unexplained misses are the JSON's
+  string(JSON _jobs GET "${_j}" jobs)
+  if(NOT _jobs EQUAL ${row_jobs} OR NOT misses_unexplained EQUAL ${row_unx})
+    message(FATAL_ERROR "${_n}: CSV jobs ${row_jobs} / unexplained ${row_unx}, JSON "
+                        "${_jobs} / ${misses_unexplained}\n${_j}")
+  endif()
   foreach(k gets sets jobs_dropped_get)
     set(${k} ${${k}} PARENT_SCOPE)
   endforeach()
@@ -82,24 +110,34 @@ endfunction()
 # the caller
 function(check_row r mode)
   bench_smoke_fields("${r}" 0 m 1 design 2 cores 3 gp 4 sp 5 off 6 gk 7 sk 8 gp99 9 sp99
-                     10 pk 11 bound 12 misses)
+                     10 pk 11 bound 12 misses 13 jobs 14 unx 15 late 16 bm 17 shared)
   if(NOT m STREQUAL mode OR NOT design IN_LIST _designs OR NOT cores MATCHES "^[12]$")
     message(FATAL_ERROR "bad mode, design or cores: ${r}")
   endif()
   bench_smoke_number("get_kops in ${r}" "${gk}")
   bench_smoke_number("set_kops in ${r}" "${sk}")
-  foreach(f gp99 sp99 pk misses)
+  foreach(f gp99 sp99 pk misses jobs unx late)
     bench_smoke_uint("${f} in ${r}" "${${f}}")
   endforeach()
+  bench_smoke_number("shared_cpu_ms in ${r}" "${shared}")
+  if(unx GREATER misses OR (misses EQUAL 0 AND NOT late EQUAL 0))
+    message(FATAL_ERROR "misses ${misses}, unexplained ${unx}, max lateness ${late}: ${r}")
+  endif()
   if(design STREQUAL "rt-parsec")
     # each executive's warm-up set replaced a preloaded item: ps_free'd, pending at once
     if(pk LESS 1 OR NOT bound STREQUAL "-1")
       message(FATAL_ERROR "rt-parsec: peak_pending ${pk}, bound_objects '${bound}': ${r}")
     endif()
-  elseif(NOT pk EQUAL 0 OR NOT bound STREQUAL "")
-    message(FATAL_ERROR "${design}: peak_pending ${pk}, bound_objects '${bound}': ${r}")
+    bench_smoke_uint("bound_measured_objects in ${r}" "${bm}")
+    math(EXPR _least "2 * ${cores}")
+    if(bm LESS _least)
+      message(FATAL_ERROR "rt-parsec: bound_measured_objects ${bm} < ${_least}: ${r}")
+    endif()
+  elseif(NOT pk EQUAL 0 OR NOT bound STREQUAL "" OR NOT bm STREQUAL "")
+    message(FATAL_ERROR "${design}: peak_pending ${pk}, bound_objects '${bound}', "
+                        "bound_measured_objects '${bm}': ${r}")
   endif()
-  foreach(v design cores gp sp off misses)
+  foreach(v design cores gp sp off misses jobs unx)
     set(${v} "${${v}}" PARENT_SCOPE)
   endforeach()
 endfunction()
@@ -127,10 +165,19 @@ if(RT_CACHE_MODE STREQUAL "strict")
       message(FATAL_ERROR "periods ${gp}/${sp}, offered '${off}' in: ${r}")
     endif()
     list(APPEND keys "${design}/${cores}")
+    set(row_jobs ${jobs})
+    set(row_unx ${unx})
     check_json("${_dir}/strict-${design}-${cores}.json" ${design} ${cores})
     # the gets: run or dropped, one per release
     math(EXPR _g "${gets} + ${jobs_dropped_get}")
     released("${design} ${cores}: gets run + dropped" "${_g}" ${cores} 200)
+    # the jobs: every get and set released, and σ's at q = the set period (rt-parsec)
+    if(design STREQUAL "rt-parsec")
+      set(_per 200 400 400)
+    else()
+      set(_per 200 400)
+    endif()
+    jobs_released("${design} ${cores}: jobs" "${jobs}" ${cores} ${_per})
   endforeach()
   check_keys("${keys}" 6)
   if(NOT EXISTS "${_dir}/rt-cache.csv" OR NOT EXISTS "${_dir}/COMMAND.txt")
@@ -155,7 +202,15 @@ elseif(RT_CACHE_MODE STREQUAL "relaxed")
       message(FATAL_ERROR "offered_get_kops ${off} on ${cores} cores: ${r}")
     endif()
     list(APPEND keys "${design}/${cores}/${_pc}")
+    set(row_jobs ${jobs})
+    set(row_unx ${unx})
     check_json("${_dir}/relaxed-${design}-${cores}-${_pc}.json" ${design} ${cores})
+    # relaxed: gets are requests in the slack, not jobs
+    if(design STREQUAL "rt-parsec")
+      jobs_released("${design} ${cores}: jobs" "${jobs}" ${cores} 400 400)
+    else()
+      jobs_released("${design} ${cores}: jobs" "${jobs}" ${cores} 400)
+    endif()
     # the gets offered: one every 1/rate, each served or still queued at the end
     string(JSON _bg GET "${_j}" get_backlog)
     bench_smoke_uint("${design} ${cores} ${_pc}: get_backlog" "${_bg}")
