@@ -206,12 +206,16 @@ def _pick(v: Any, stat: str, fname: str) -> Any:
 
 
 def resolve_costs(doc: dict, stat: str) -> dict:
-    """The document with every cost map (alpha, beta; a task's e, gamma_r, gamma_w)
-    replaced by its statistic `stat`."""
+    """The document with every cost map (alpha, beta; a task's e, gamma_r, gamma_w; an
+    interference's e) replaced by its statistic `stat`."""
     doc = dict(doc)
     for k in _COST_TOP:
         if k in doc:
             doc[k] = _pick(doc[k], stat, k)
+    if isinstance(doc.get("interference"), list):
+        doc["interference"] = [dict(x, e=_pick(x["e"], stat, f"interference[{i}].e"))
+                               if isinstance(x, dict) and "e" in x else x
+                               for i, x in enumerate(doc["interference"])]
     if isinstance(doc.get("tasks"), list):
         tasks = []
         for i, t in enumerate(doc["tasks"]):
@@ -346,11 +350,16 @@ def _up(x: float) -> float:
 
 
 def core_utilisation(ts: TaskSet, q: Optional[float], policy: str) -> dict:
-    """Per core: Σ e_i/p_i over its tasks, plus α/q for each reclamation task σ it hosts
-    (none for the lock policies; q: the quiescence period the analysis used)."""
+    """Per core: Σ e_i/p_i over its tasks and the platform's interference, plus α/q for
+    each reclamation task σ it hosts (none for the lock policies; q: the quiescence
+    period the analysis used)."""
     u = {c: 0.0 for c in range(ts.cores)}
     for t in ts.tasks:
         u[t.core] += t.e / t.p
+    for x in ts.interference:
+        for c in u:
+            if x.core in (None, c):
+                u[c] += x.e / x.p
     if policy not in LOCK_POLICIES and q:
         for h in reclaimer_hosts(ts, policy):
             u[h.core] += ts.alpha / q

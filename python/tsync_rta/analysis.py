@@ -31,6 +31,14 @@ Modelling choices the paper leaves open are listed in docs/rt-analysis.md; in sh
   maximum response time of writer tasks");
 * reclaim: on_free (reclamation tried at frees, at most every q, as tsync's ps_mem does)
   uses q* = q + max over writers (p_k + r_k) in Eq. 3/4.
+
+The platform, which the paper's model leaves out (docs/rt-analysis.md, "The platform"):
+* `interference:` tasks (the timer tick, interrupts) are top-priority work of a core: each
+  (p, e) is in the hp set of every job, σ and read request of that core (Eqs. 6-8);
+* `sigma_nonpreemptive: true`: σ runs to completion once started (as tsync-bench
+  rt-cache's executive runs it), so an activation, α + A(δ + q) β, is one more
+  lower-priority non-preemptive section in the arrival blocking of the higher-priority
+  tasks of its core (Fig. 16 line 6).
 """
 
 from __future__ import annotations
@@ -331,6 +339,12 @@ class _Analyzer:
                             sigma=True, host=h.name) for h in self.hosts]
         self.spin = spin_bounds(self.jobs, ts.cores, policy)
         self._ilp = lru_cache(maxsize=None)(ilp_blocking)
+        # the platform's top-priority work per core, (p, e): in every hp set (Eqs. 6, 8)
+        self.irq = {c: [(x.p, x.e) for x in ts.interference if x.core in (None, c)]
+                    for c in range(ts.cores)}
+        # a non-preemptive σ's longest activation per core, α + A(δ + q) β: set per
+        # iteration of the fixed point (it grows with δ and the response times)
+        self.sigma_np: dict = {}
 
     def _own_spin(self, j: _Job) -> float:
         s = self.spin[j.core]
@@ -352,6 +366,13 @@ class _Analyzer:
     def _lp_lockers(self, j: _Job) -> list:
         return [x for x in self.jobs if x.core == j.core and x.prio < j.prio and x.locks]
 
+    def _lp_sigma(self, j: _Job) -> float:
+        """The longest activation of a non-preemptive σ of lower priority on j's core
+        (0 when σ is preemptive): once started it delays j's start, as a lower-priority
+        non-preemptive section does."""
+        return max((self.sigma_np.get(s.name, 0.0) for s in self.sigmas
+                    if s.core == j.core and s.prio < j.prio and s is not j), default=0.0)
+
     def _query(self, j: _Job, window: float, r: dict, own: int, arrival: bool):
         remote = []
         for c in range(self.ts.cores):
@@ -364,8 +385,10 @@ class _Analyzer:
                 remote.append(reqs)
         n_spin = own + sum(math.ceil(window / h.period) * h.n_locks for h in self._hp(j)
                            if h.locks)
-        lp = tuple(sorted(length for x in self._lp_lockers(j)
-                          for (_k, length, n) in x.locks if n)) if arrival else ()
+        lp = tuple(sorted([length for x in self._lp_lockers(j)
+                           for (_k, length, n) in x.locks if n]
+                          + ([self._lp_sigma(j)] if self._lp_sigma(j) > 0 else []))
+                   ) if arrival else ()
         return BlockingQuery(tuple(remote), int(n_spin), lp)
 
     def blocking_of(self, j: _Job, window: float, r: dict) -> float:
@@ -374,7 +397,7 @@ class _Analyzer:
             s = self.spin[j.core]
             arrival = max((length + s[k] for x in self._lp_lockers(j)
                            for (k, length, n) in x.locks if n), default=0.0)
-            return self._own_spin(j) + arrival
+            return self._own_spin(j) + max(arrival, self._lp_sigma(j))
         return self._ilp(self._query(j, window, r, j.n_locks, True))
 
     def hp_spin(self, j: _Job, r: dict):
@@ -416,11 +439,14 @@ class _Analyzer:
                     # rt-single keeps e_σ = α: RT-ParSec's quiescence does not block
                     for s in self.sigmas:
                         s.e = ts.alpha + max(D.values(), default=0.0)
-                b = {j.name: self.blocking_of(j, r[j.name], r) for j in alljobs}  # line 6
                 A_of = (lambda W, _d=dlt, _r=dict(r): allocations(_d + W, self.tasks, _r))
+                if ts.sigma_nonpreemptive and not self.lock_policy:
+                    self.sigma_np = {s.name: ts.alpha + A_of(s.period) * ts.beta
+                                     for s in self.sigmas}
+                b = {j.name: self.blocking_of(j, r[j.name], r) for j in alljobs}  # line 6
                 new_r = {}
                 for j in alljobs:                                    # lines 7-8
-                    hp = [(x.period, self._e_eff(x)) for x in self._hp(j)]
+                    hp = [(x.period, self._e_eff(x)) for x in self._hp(j)] + self.irq[j.core]
                     ghp = self._ghp_q(j)
                     new_r[j.name] = response_time(
                         j.e, b[j.name], hp, ghp, ts.alpha, ts.beta, A_of,
@@ -429,7 +455,7 @@ class _Analyzer:
                 for j in self.jobs:                                  # lines 9-11
                     if not j.reads or self.lock_policy:  # locked reads: no Eq. 8
                         continue
-                    hp = [(x.period, self._e_eff(x)) for x in self._hp(j)]
+                    hp = [(x.period, self._e_eff(x)) for x in self._hp(j)] + self.irq[j.core]
                     ghp = self._ghp_q(j)
                     newD[j.name] = read_response_time(
                         j.gamma_r, hp, ghp, ts.alpha, ts.beta, A_of, bool(ghp),

@@ -1,0 +1,102 @@
+"""The platform in the analysis (docs/rt-analysis.md, "The platform"): interference tasks
+(the timer tick) and a non-preemptive σ; hand-computed, the arithmetic in the comments."""
+from dataclasses import replace
+
+import pytest
+
+from tsync_rta.admission import core_utilisation, parse_admission
+from tsync_rta.analysis import analyze
+from tsync_rta.model import TaskSetError, parse_taskset
+
+
+def one_task(e, **top):
+    doc = {"cores": 2, "alpha": 0.0, "beta": 0.0, "policy": "mutex",
+           "tasks": [{"name": "t", "e": e, "p": 10, "core": 0, "prio": 1}]}
+    doc.update(top)
+    return parse_taskset(doc)
+
+
+@pytest.mark.parametrize("e, without, with_tick", [
+    # r = e + ceil(r/4) * 1, from r = e:
+    (2, 2, 3),    # 2 -> 3 -> 2 + ceil(3/4) = 3
+    (3, 3, 4),    # 3 -> 4 -> 3 + ceil(4/4) = 4
+    (4, 4, 6),    # 4 -> 5 -> 4 + ceil(5/4) = 6 -> 4 + ceil(6/4) = 6
+])
+def test_tick_is_top_priority_interference(e, without, with_tick):
+    tick = [{"name": "tick", "e": 1, "p": 4}]
+    assert analyze(one_task(e), "mutex", "inflation").r["t"] == without
+    assert analyze(one_task(e, interference=tick), "mutex", "inflation").r["t"] == with_tick
+    # a tick of the other core only does not reach core 0
+    other = [dict(tick[0], core=1)]
+    assert analyze(one_task(e, interference=other), "mutex", "inflation").r["t"] == without
+
+
+def test_tick_can_make_a_task_set_unschedulable():
+    # e = 8, p = 10: 8 -> 10 -> 8 + ceil(10/4) = 11 > 10
+    assert analyze(one_task(8), "mutex", "inflation").schedulable
+    res = analyze(one_task(8, interference=[{"e": 1, "p": 4}]), "mutex", "inflation")
+    assert not res.schedulable and "misses its deadline" in res.reason
+
+
+# One core, rt, q = 10, α = 3, β = 0: get (e 1, Γʳ 0.5, prio 3) above σ (hosted by set:
+# prio 1.5, cost α = 3) above set (e 2, Γʷ 1, a 1, prio 1).
+#   σ preemptive: the get is blocked only by the set's section: b = 1, r = 1 + 1 = 2.
+#   σ non-preemptive: an activation, α + A(δ + q) β = 3, may have started just before
+#     the get's release: b = max(1, 3) = 3, r = 1 + 3 = 4.
+#   The set is below σ either way: r = 2 + ceil(r/10)·1 (get) + ceil(r/10)·3 (σ) = 6.
+def rt_doc(**top):
+    doc = {"cores": 1, "alpha": 3.0, "beta": 0.0, "policy": "rt", "q": 10,
+           "tasks": [{"name": "get", "e": 1, "p": 10, "core": 0, "prio": 3, "gamma_r": 0.5},
+                     {"name": "set", "e": 2, "p": 20, "core": 0, "prio": 1, "gamma_w": 1,
+                      "a": 1}]}
+    doc.update(top)
+    return parse_taskset(doc)
+
+
+def test_nonpreemptive_sigma_blocks_the_gets():
+    pre = analyze(rt_doc(), "rt", "inflation")
+    np_ = analyze(rt_doc(sigma_nonpreemptive=True), "rt", "inflation")
+    assert pre.schedulable and np_.schedulable
+    assert pre.b["get"] == 1 and pre.r["get"] == 2
+    assert np_.b["get"] == 3 and np_.r["get"] == 4
+    assert pre.r["set"] == np_.r["set"] == 6
+    assert np_.b["set"] == pre.b["set"] == 0      # σ is above the set: no blocking there
+
+
+def test_nonpreemptive_sigma_collection_counts():
+    # β = 0.5 adds A(δ + q) β to the activation; δ and r grow, so only a bound from below:
+    # at least one object (the set's own allocation) is in A(δ + q): b >= 3 + 0.5
+    np_ = analyze(rt_doc(beta=0.5, sigma_nonpreemptive=True), "rt", "inflation")
+    assert np_.b["get"] >= 3.5
+    assert np_.r["get"] == pytest.approx(1 + np_.b["get"])
+
+
+def test_interference_in_the_utilisation_and_the_cost_maps():
+    doc = {"cores": 1, "alpha": 0.0, "beta": 0.0, "policy": "mutex",
+           "interference": [{"name": "tick", "e": {"mean": 1, "max": 2}, "p": 10}],
+           "tasks": [{"name": "get", "e": 1, "p": "read", "core": 0, "prio": 2}],
+           "admission": {"read_period": {"min": 1, "max": 100}, "cost": "max"}}
+    ts, spec = parse_admission(doc)
+    assert ts.interference[0].e == 2
+    u = core_utilisation(ts.with_(tasks=tuple(replace(t, p=5.0) for t in ts.tasks)), None,
+                         "mutex")
+    assert u[0] == pytest.approx(1 / 5 + 2 / 10)
+
+
+@pytest.mark.parametrize("irq, field", [
+    ([{"e": 5, "p": 4}], "interference[0].e"),
+    ([{"e": 1}], "interference[0].p"),
+    ([{"e": 1, "p": 4, "core": 2}], "interference[0].core"),
+    ([{"e": 1, "p": 4, "every": 1}], "interference[0].every"),
+    ({"e": 1}, "interference"),
+])
+def test_bad_interference(irq, field):
+    with pytest.raises(TaskSetError) as ei:
+        one_task(2, interference=irq)
+    assert str(ei.value).startswith(field + ":")
+
+
+def test_round_trip():
+    ts = one_task(2, interference=[{"name": "tick", "e": 1, "p": 4, "core": 1}],
+                  sigma_nonpreemptive=True)
+    assert parse_taskset(ts.to_dict()) == ts
