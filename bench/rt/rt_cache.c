@@ -73,7 +73,8 @@ static void usage(FILE *f)
 	      "         [--designs rt-parsec,mcs,pf-rw] [--cores 1,2] [--get-rates KOPS,...]\n"
 	      "         [--seconds S] [--requests N] [--q-us Q]\n"
 	      "         [--get-period-us P --set-period-us P] [--cost-percentile STAT]\n"
-	      "         [--slack F] [--util-cap U] [--rta CMD] [--csv FILE|-] [--out DIR]\n"
+	      "         [--slack F] [--util-cap U] [--model-interference] [--rta CMD]\n"
+	      "         [--csv FILE|-] [--out DIR]\n"
 	      "\n"
 	      "The memcached application study of RT-SMR (RTAS 2018) sec. VII-C (Figs. 14-15) on\n"
 	      "the tsync-cached core: per core a get task (higher priority) and a set task, one\n"
@@ -103,6 +104,10 @@ static void usage(FILE *f)
 	      "  --slack F         admit only periods at which every response time <= F x its\n"
 	      "                    period, 0 < F <= 1 (default 0.7; 1: the paper's zero slack)\n"
 	      "  --util-cap U      also keep each core's utilisation <= U (default: no cap)\n"
+	      "  --model-interference\n"
+	      "                    admit with the timer tick and interrupts calibrate measured\n"
+	      "                    as a top-priority task on every core (default: measured and\n"
+	      "                    recorded only)\n"
 	      "  --rta CMD         the admission command (default $TSYNC_RTA, else\n"
 	      "                    'python3 -m tsync_rta'); run as CMD admission FILE --json\n"
 	      "  --csv FILE|-      the CSV (default: stdout for strict/relaxed)\n"
@@ -185,6 +190,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		BENCH_O_STR("cost-percentile", 0, &o->cost_stat),
 		BENCH_O_DBL("slack", 0, BENCH_OPT_POS, &o->slack, 1.0),
 		BENCH_O_DBL("util-cap", 0, BENCH_OPT_POS, &o->util_cap, 1e3),
+		BENCH_O_SET("model-interference", 0, &o->interference),
 		BENCH_O_STR("rta", 0, &o->rta),
 		BENCH_O_STR("csv", 0, &o->csv),
 		BENCH_O_STR("out", 0, &o->out),

@@ -76,6 +76,15 @@ static int write_yaml(const char *path, const struct opts *o, enum design d, uns
 	fprintf(f, "beta: %s\n", smr ? be : "0");
 	fprintf(f, "obj_size: %u\n", obj ? obj : 128u);
 	fprintf(f, "policy: %s\n", rtc_dpolicy[d]);
+	/* the executive runs σ's activation to completion, as it runs every job */
+	if (d == D_RTPARSEC)
+		fprintf(f, "sigma_nonpreemptive: true\n");
+	/* the timer tick and interrupts as calibrate's bare spin saw them (irq_probe) */
+	char ir[256];
+	if (cal->irq.n && cal->irq.max < cal->irq_period_us)
+		fprintf(f, "%sinterference: [{name: platform, e: %s, p: %.6g}]\n",
+			o->interference ? "" : "# measured, not modelled (--model-interference): ",
+			stats_yaml(ir, sizeof ir, &cal->irq, o->cost_stat), cal->irq_period_us);
 	fprintf(f, "tasks:\n");
 	/* γ = e: a job runs to completion without preemption, so the whole job is the
 	 * section that blocks (and, for gets, delays quiescence) */
@@ -279,6 +288,8 @@ int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned co
 	if (rtc_run_one(d, cores, trace, o->requests, records, &pp, cs, &pr) != 0)
 		return -1;
 	struct result cost = pr;
+	cost.irq = cal.irq; /* measured by calibrate only */
+	cost.irq_period_us = cal.irq_period_us;
 	if (d == D_RTPARSEC && (!pr.alpha.n || !pr.beta.n)) {
 		/* no σ activation (or collection) in the probe: calibrate's */
 		cost.alpha = cal.alpha;

@@ -525,6 +525,39 @@ static void thread_sched(uint64_t *delay_ns, uint64_t *nivcsw)
 	fclose(f);
 }
 
+/*
+ * The platform's interference (calibrate only, before the clock starts): the executive
+ * spins on the clock for IRQ_PROBE_NS and records every interruption of the spin - a gap
+ * between two clock reads - longer than IRQ_MIN_NS: the timer tick and the interrupts
+ * this core takes. Their count over the probe gives the mean period and their lengths
+ * the cost, for the admission's top-priority interference task
+ * (python/tsync_rta/model.py, interference). A gap longer than IRQ_MAX_NS is not the
+ * platform's periodic work but a preemption or the hypervisor's steal - outside every
+ * task model, handled by skip-over and counted as a disturbance - and is only counted
+ * (irq_long): taken as a cost it would make every task set unschedulable.
+ */
+#define IRQ_PROBE_NS 50000000u
+#define IRQ_MIN_NS 1500u
+#define IRQ_MAX_NS 100000u
+
+static void irq_probe(struct exec *x)
+{
+	const uint64_t lo = tsync_ns_to_ticks(IRQ_MIN_NS), hi = tsync_ns_to_ticks(IRQ_MAX_NS);
+	uint64_t t = tsync_now(), end = t + tsync_ns_to_ticks(IRQ_PROBE_NS), t0 = t;
+	while (t < end) {
+		uint64_t n = tsync_now(), g = n - t;
+		if (g > hi) {
+			x->irq_long++;
+		} else if (g > lo) {
+			hist_add(x->hirq, g);
+			x->irq_n++;
+			x->irq_ticks += g;
+		}
+		t = n;
+	}
+	x->irq_probe_ticks = t - t0;
+}
+
 void *rtc_exec_main(void *arg)
 {
 	struct exec *x = arg;
@@ -552,6 +585,8 @@ void *rtc_exec_main(void *arg)
 	x->get_misses = 0;
 	x->beta_ticks = x->beta_n = 0; /* the warm-up's collection is not measured */
 	memset(x->hqb, 0, sizeof *x->hqb);
+	if (rtc_plan.mode == M_CAL)
+		irq_probe(x);
 	(void)bench_run_wait(&rtc_run); /* rtc_t0 and rtc_end are set */
 	uint64_t d0, n0, d1, n1;
 	thread_sched(&d0, &n0);

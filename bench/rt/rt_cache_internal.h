@@ -76,6 +76,7 @@ struct opts {
 	 * none); python/tsync_rta/admission.py */
 	const char *cost_stat;
 	double slack, util_cap;
+	bool interference; /* --model-interference: the measured tick/interrupts as a task */
 };
 
 /* What one run's executives do: periods in ticks, 0 = task absent. */
@@ -125,6 +126,8 @@ struct exec {
 	struct hist *hgs, *hss; /* service times */
 	struct hist *hgj, *hsj; /* job costs */
 	struct hist *hqa, *hqb; /* σ: α per activation, β per object (per collected batch) */
+	struct hist *hirq;      /* calibrate: the interruptions of a bare spin (irq_probe) */
+	uint64_t irq_n, irq_ticks, irq_probe_ticks, irq_long;
 };
 
 /* The run in progress (rt_cache_run.c sets it up, the executives read it). */
@@ -160,6 +163,11 @@ struct result {
 	double get_job_us, set_job_us; /* average job costs (dispatch and bookkeeping included) */
 	/* the admission's costs: jobs (calibrate: requests back to back), α, β */
 	struct cost_stats get_e, set_e, alpha, beta;
+	/* calibrate: the platform's interference (the timer tick and interrupts) as the
+	 * executives' bare spin saw it: cost statistics and the mean period, us (0: none) */
+	struct cost_stats irq;
+	double irq_period_us;
+	uint64_t irq_long; /* interruptions too long to be the platform's (outside the model) */
 	/* every mode */
 	uint64_t gets, sets, sigmas, misses, get_misses, backlog, peak_queue;
 	uint64_t miss_g, miss_s, miss_q; /* deadline misses by task: get, set, σ */

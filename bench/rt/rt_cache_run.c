@@ -165,10 +165,11 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		x->hsj = calloc(1, sizeof(struct hist));
 		x->hqa = calloc(1, sizeof(struct hist));
 		x->hqb = calloc(1, sizeof(struct hist));
+		x->hirq = calloc(1, sizeof(struct hist));
 		x->dist = calloc(DIST_LOG, sizeof(struct span));
 		x->miss = calloc(MISS_LOG, sizeof(struct span));
 		if (!x->hg || !x->hs || !x->hgs || !x->hss || !x->hgj || !x->hsj || !x->hqa ||
-		    !x->hqb || !x->dist || !x->miss ||
+		    !x->hqb || !x->hirq || !x->dist || !x->miss ||
 		    pthread_create(&th[i], NULL, rtc_exec_main, x) != 0) {
 			fprintf(stderr, WHO ": cannot start executive %u\n", i);
 			abort(); /* the barriers count on every thread */
@@ -183,7 +184,8 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 	uint64_t steal0 = steal_ns(started < rtc_ncpus ? started : rtc_ncpus);
 	bench_run_go(&rtc_run, rtc_end);
 	struct hist hg = {{0}}, hs = {{0}}, hgs = {{0}}, hss = {{0}};
-	struct hist hgj = {{0}}, hsj = {{0}}, hqa = {{0}}, hqb = {{0}};
+	struct hist hgj = {{0}}, hsj = {{0}}, hqa = {{0}}, hqb = {{0}}, hirq = {{0}};
+	uint64_t irq_n = 0, irq_ticks = 0, irq_probe = 0;
 	uint64_t gt = 0, st = 0, at = 0, an = 0, bt = 0, bn = 0, gjt = 0, sjt = 0;
 	uint64_t sec_max = 0, set_max = 0, sig_max = 0; /* ticks */
 	double cal_gk = 0, cal_sk = 0; /* calibrate: per-core rates over active time, summed */
@@ -235,6 +237,11 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		hist_merge(&hsj, x->hsj);
 		hist_merge(&hqa, x->hqa);
 		hist_merge(&hqb, x->hqb);
+		hist_merge(&hirq, x->hirq);
+		irq_n += x->irq_n;
+		irq_ticks += x->irq_ticks;
+		irq_probe += x->irq_probe_ticks;
+		r->irq_long += x->irq_long;
 		r->gets += x->gets;
 		r->sets += x->sets;
 		r->sigmas += x->sigmas;
@@ -279,6 +286,7 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		free(x->hsj);
 		free(x->hqa);
 		free(x->hqb);
+		free(x->hirq);
 		free(x->dist);
 		free(x->miss);
 	}
@@ -291,6 +299,8 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 	r->beta.mean = bn ? rtc_ticks_us((double)bt / (double)bn) : 0;
 	if (rtc_cost_q < 0)
 		r->beta.pick = r->beta.mean;
+	r->irq = cost_of(&hirq, irq_ticks);
+	r->irq_period_us = irq_n ? rtc_ticks_us((double)irq_probe / (double)irq_n) : 0;
 	r->get_job_us = r->get_e.mean;
 	r->set_job_us = r->set_e.mean;
 	r->set_us = r->sets ? rtc_ticks_us((double)st / (double)r->sets) : 0;
@@ -489,6 +499,12 @@ json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, doub
 	if (d == D_RTPARSEC) {
 		json_object_set_new(costs, "alpha_us", cost_json(&r->alpha));
 		json_object_set_new(costs, "beta_us", cost_json(&r->beta));
+	}
+	if (m == M_CAL) {
+		json_t *irq = cost_json(&r->irq);
+		json_object_set_new(irq, "period_us", json_real(r->irq_period_us));
+		json_object_set_new(irq, "too_long", json_integer((json_int_t)r->irq_long));
+		json_object_set_new(costs, "interference_us", irq);
 	}
 	json_object_set_new(j, "costs", costs);
 	json_object_set_new(j, "gets", json_integer((json_int_t)r->gets));
