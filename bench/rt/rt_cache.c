@@ -32,9 +32,13 @@
  *              before it could start (skip-over, see run_periodic). --get-period-us/
  *              --set-period-us skip the admission.
  *   relaxed    (Fig. 15) sets (and σ) periodic at the admission's (or the given) update
- *              period; gets arrive at a fixed rate (one every 1/rate, YCSB's -target
- *              pacing) into a queue served in the slack: whenever no periodic job is
- *              pending. Get latency = completion - arrival.
+ *              period; gets served in the slack - whenever no periodic job is pending -
+ *              closed loop, as the paper's: one get per core outstanding, the next
+ *              issued when it completes. Get latency = completion - issue.
+ *   overload   the same periodic sets and σ; gets arrive open loop at a fixed rate
+ *              (one every 1/rate, YCSB's -target pacing) into a queue served in the
+ *              slack, at each --get-rates: above the slack the queue grows, and the
+ *              latency (completion - arrival) measures that backlog.
  * CSV (bench/README.md, "rt-cache"):
  *   mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,
  *   get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses,jobs,
@@ -63,13 +67,13 @@
 
 const char *const rtc_dname[ND] = {"rt-parsec", "mcs", "pf-rw"};
 const char *const rtc_dpolicy[ND] = {"rt", "mutex", "pf-rw"};
-const char *const rtc_mname[3] = {"calibrate", "strict", "relaxed"};
+const char *const rtc_mname[NMODE] = {"calibrate", "strict", "relaxed", "overload"};
 
 /* ---- options -------------------------------------------------------------------------- */
 
 static void usage(FILE *f)
 {
-	fputs("usage: tsync-bench rt-cache --mode calibrate|strict|relaxed\n"
+	fputs("usage: tsync-bench rt-cache --mode calibrate|strict|relaxed|overload\n"
 	      "         [--designs rt-parsec,mcs,pf-rw] [--cores 1,2] [--get-rates KOPS,...]\n"
 	      "         [--seconds S] [--requests N] [--q-us Q]\n"
 	      "         [--get-period-us P --set-period-us P] [--cost-percentile STAT]\n"
@@ -85,19 +89,23 @@ static void usage(FILE *f)
 	      "\n"
 	      "  --mode M          calibrate: average get/set cost, alpha, beta (JSON on stdout)\n"
 	      "                    strict: calibrate, admission (tsync-rta), run at its periods\n"
-	      "                    relaxed: sets periodic, gets at each --get-rates in the slack\n"
+	      "                    relaxed: sets periodic, gets in the slack, closed loop\n"
+	      "                    overload: sets periodic, gets offered at each --get-rates\n"
+	      "                    (open loop) into a queue served in the slack\n"
 	      "  --designs LIST    rt-parsec,mcs,pf-rw (default: all three)\n"
 	      "  --cores LIST      core counts (default 1..CPUs); core i runs on the i-th CPU\n"
-	      "  --get-rates LIST  relaxed: offered gets, kops PER CORE (default 50,100,200,400);\n"
+	      "  --get-rates LIST  overload: offered gets, kops PER CORE (default\n"
+	      "                    50,100,200,400);\n"
 	      "                    the CSV's offered_get_kops and get_kops are totals\n"
-	      "  --seconds S       each run's length (default 2; calibrate inside strict/relaxed:\n"
-	      "                    min(S, 0.5))\n"
+	      "  --seconds S       each run's length (default 2; the calibration of the other\n"
+	      "                    modes: min(S, 0.5))\n"
 	      "  --requests N      trace length, partitioned over the cores (default 10000000);\n"
 	      "                    records: min(N, 1000000)\n"
 	      "  --q-us Q          rt-parsec's sigma period (default: the admission's q, else the\n"
 	      "                    set period; calibrate: 100)\n"
 	      "  --get-period-us P, --set-period-us P\n"
-	      "                    skip the admission: strict needs both, relaxed the set period\n"
+	      "                    skip the admission: strict needs both, the others the set\n"
+	      "                    period\n"
 	      "  --cost-percentile STAT\n"
 	      "                    the admission's costs: mean, max or pN of the measured job\n"
 	      "                    costs, alpha and beta (default p99.9)\n"
@@ -110,7 +118,7 @@ static void usage(FILE *f)
 	      "                    recorded only)\n"
 	      "  --rta CMD         the admission command (default $TSYNC_RTA, else\n"
 	      "                    'python3 -m tsync_rta'); run as CMD admission FILE --json\n"
-	      "  --csv FILE|-      the CSV (default: stdout for strict/relaxed)\n"
+	      "  --csv FILE|-      the CSV (default: stdout, except for calibrate)\n"
 	      "  --out DIR         DIR/rt-cache.csv, per-run JSON, admission YAML/JSON, COMMAND.txt\n"
 	      "  --pin / --no-pin  pin core i's executive to the i-th allowed CPU (default\n"
 	      "                    --pin; --no-pin leaves them to the scheduler: not the\n"
@@ -124,9 +132,9 @@ static int opt_mode(const char *arg, void *ctx)
 {
 	struct opts *o = ctx;
 	int k;
-	for (k = 0; k < 3 && strcmp(arg, rtc_mname[k]) != 0; k++)
+	for (k = 0; k < NMODE && strcmp(arg, rtc_mname[k]) != 0; k++)
 		;
-	if (k == 3) {
+	if (k == NMODE) {
 		fprintf(stderr, WHO ": bad --mode '%s'\n", arg);
 		return -1;
 	}
@@ -271,8 +279,8 @@ static int calibrate_one(struct study *st, enum design d, unsigned n)
 	return rc;
 }
 
-/* strict, relaxed: admit design d on n cores, then run it (relaxed: at every offered
- * load), each run with its JSON and row. 0 or -1. */
+/* strict, relaxed, overload: admit design d on n cores, then run it (overload: at every
+ * offered load), each run with its JSON and row. 0 or -1. */
 static int admitted_runs(struct study *st, enum design d, unsigned n)
 {
 	const struct opts *o = st->o;
@@ -300,11 +308,11 @@ static int admitted_runs(struct study *st, enum design d, unsigned n)
 		p.pq = rtc_us_ticks(q);
 	}
 	int rc = 0;
-	unsigned nruns = o->mode == M_RELAXED ? o->nrates : 1;
+	unsigned nruns = o->mode == M_OVERLOAD ? o->nrates : 1;
 	for (unsigned ri = 0; ri < nruns && !rc; ri++) {
 		struct result r;
 		double offered = 0; /* kops, total */
-		if (o->mode == M_RELAXED) {
+		if (o->mode == M_OVERLOAD) {
 			p.ia = tsync_ns_to_ticks(1000000u) / o->rates[ri];
 			if (!p.ia)
 				p.ia = 1;
@@ -322,19 +330,20 @@ static int admitted_runs(struct study *st, enum design d, unsigned n)
 			"p99 get %" PRIu64 " ns set %" PRIu64 " ns, peak pending %" PRIu64
 			", misses %" PRIu64 " (%s)\n",
 			rtc_mname[o->mode], rtc_dname[d], n, gp, a.set_p_us,
-			o->mode == M_RELAXED ? ", offered kops " : ", q ",
-			o->mode == M_RELAXED ? offered : q, r.get_kops, r.set_kops, r.get_p99_ns,
+			o->mode == M_OVERLOAD ? ", offered kops " : ", q ",
+			o->mode == M_OVERLOAD ? offered : q, r.get_kops, r.set_kops, r.get_p99_ns,
 			r.set_p99_ns, r.peak_pending, r.misses, st->sched);
 		json_t *j = rtc_run_json(o->mode, d, n, gp, a.set_p_us, q, offered, o->seconds, &r);
 		json_object_set_new(j, "bound_objects",
 				    a.have_bound ? json_integer(a.bound) : json_null());
 		if (a.json)
 			json_object_set(j, "admission", a.json);
-		if (o->mode == M_RELAXED)
-			snprintf(name, sizeof name, "relaxed-%s-%u-%" PRIu64, rtc_dname[d], n,
+		if (o->mode == M_OVERLOAD)
+			snprintf(name, sizeof name, "overload-%s-%u-%" PRIu64, rtc_dname[d], n,
 				 o->rates[ri]);
 		else
-			snprintf(name, sizeof name, "strict-%s-%u", rtc_dname[d], n);
+			snprintf(name, sizeof name, "%s-%s-%u", rtc_mname[o->mode], rtc_dname[d],
+				 n);
 		if (rtc_emit_json(&st->out, j, name) != 0)
 			rc = -1;
 		rtc_csv_row(&st->out, o->mode, d, n, gp, a.set_p_us, offered, &r, a.bound,
@@ -414,7 +423,7 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 		return 1;
 	st.out.csv[0] = csv.f[0];
 	st.out.csv[1] = csv.f[1];
-	bool given = o.get_p_us > 0 || (o.mode == M_RELAXED && o.set_p_us > 0);
+	bool given = o.get_p_us > 0 || (o.mode != M_STRICT && o.set_p_us > 0);
 	if (!o.out && o.mode != M_CAL && !given) {
 		snprintf(tmpdir, sizeof tmpdir, "/tmp/tsync-rt-cache.XXXXXX");
 		if (!mkdtemp(tmpdir)) {

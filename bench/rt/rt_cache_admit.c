@@ -249,7 +249,7 @@ int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned co
 {
 	memset(a, 0, sizeof *a);
 	a->q_us = o->q_us;
-	if (o->set_p_us > 0 && (o->mode == M_RELAXED || o->get_p_us > 0)) {
+	if (o->set_p_us > 0 && (o->mode != M_STRICT || o->get_p_us > 0)) {
 		a->set_p_us = o->set_p_us;
 		a->get_p_us = o->get_p_us;
 		a->schedulable = true;

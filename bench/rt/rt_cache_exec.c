@@ -334,15 +334,24 @@ static uint64_t njobs(uint64_t p)
 	return p ? (rtc_end - rtc_t0 + p - 1) / p : 0;
 }
 
-/* The partitioned FP executive (strict, relaxed); see the file header. */
+/*
+ * The partitioned FP executive (strict, relaxed, overload); see the file header. Gets:
+ * strict - the periodic task τr; relaxed - served in the slack, closed loop, as the
+ * paper's relaxed admission control does (RT-SMR (RTAS 2018) §VII-C): one get per core
+ * outstanding, the next issued when it completes, run whenever no periodic job is
+ * pending, its latency from its issue to its completion; overload - an open-loop
+ * arrival every P->ia into a queue served in the slack (an offered load above the
+ * slack makes the queue, and the latency, grow: the sweep measures that backlog).
+ */
 static void run_periodic(struct exec *x)
 {
 	const struct plan *P = &rtc_plan;
-	const bool relaxed = P->mode == M_RELAXED;
+	const bool open = P->mode == M_OVERLOAD, closed = P->mode == M_RELAXED;
+	const bool relaxed = open || closed; /* gets in the slack */
 	const uint64_t t0 = rtc_t0;
-	/* gets: strict τr jobs, relaxed arrivals */
-	const uint64_t pg = relaxed ? P->ia : P->pg;
+	const uint64_t pg = open ? P->ia : closed ? 0 : P->pg;
 	const uint64_t ng = njobs(pg), ns = njobs(P->ps), nq = njobs(P->pq);
+	uint64_t issued = t0; /* closed loop: when the next get was issued */
 	uint64_t kg = 0, ks = 0, kq = 0; /* completed jobs: the oldest pending is number k */
 	const uint64_t tsc0 = tsync_now(), mono0 = mono_ns();
 	const uint64_t gap = tsync_ns_to_ticks(DIST_GAP_NS);
@@ -359,7 +368,7 @@ static void run_periodic(struct exec *x)
 		uint64_t now = tsync_now();
 		job_cost(x, job, now - job_at, job_coll);
 		job = JOB_NONE;
-		if (kg >= ng && ks >= ns && kq >= nq)
+		if (kg >= ng && ks >= ns && kq >= nq && (!closed || now >= rtc_end))
 			break;
 		if (now > expect + gap) {
 			disturbed(x, expect, now);
@@ -367,10 +376,10 @@ static void run_periodic(struct exec *x)
 				x->gap_max = now - expect;
 		}
 		expect = now;
-		bool g = kg < ng && t0 + kg * pg <= now;
+		bool g = closed ? now >= t0 && now < rtc_end : kg < ng && t0 + kg * pg <= now;
 		bool s = ks < ns && t0 + ks * P->ps <= now;
 		bool q = kq < nq && t0 + kq * P->pq <= now;
-		if (relaxed && g) {
+		if (open && g) {
 			uint64_t arrived = (now - t0) / pg + 1;
 			if (arrived > ng)
 				arrived = ng;
@@ -390,6 +399,8 @@ static void run_periodic(struct exec *x)
 			uint64_t next = UINT64_MAX;
 			if (kg < ng)
 				next = t0 + kg * pg;
+			if (closed && now < t0)
+				next = t0;
 			if (ks < ns && t0 + ks * P->ps < next)
 				next = t0 + ks * P->ps;
 			if (kq < nq && t0 + kq * P->pq < next)
@@ -438,9 +449,10 @@ static void run_periodic(struct exec *x)
 		job_at = now;
 		switch (run) {
 		case 0:
-			rel = t0 + kg * pg;
+			rel = closed ? issued : t0 + kg * pg;
 			do_get(x, next_key(x, false));
 			done = tsync_now();
+			issued = done;
 			x->get_ticks += done - a;
 			hist_add(x->hgs, done - a);
 			if (done - a > x->get_svc_max)
@@ -490,8 +502,8 @@ static void run_periodic(struct exec *x)
 			disturbed(x, now, done);
 		}
 		expect = done;
-		/* relaxed: stop serving the queue at the end; what is left is the backlog */
-		if (relaxed && done >= rtc_end && ks >= ns && kq >= nq) {
+		/* overload: stop serving the queue at the end; what is left is the backlog */
+		if (open && done >= rtc_end && ks >= ns && kq >= nq) {
 			x->backlog = ng - kg;
 			break;
 		}

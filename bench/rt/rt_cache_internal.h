@@ -37,7 +37,7 @@
 #define SET_BIT YCSB_SET_BIT
 #define SET_PCT 20u
 #define MAX_RECORDS 1000000u
-/* strict/relaxed calibrate first, for this long at most */
+/* strict/relaxed/overload calibrate first, for this long at most */
 #define CAL_SECONDS 0.5
 /* calibrate's σ period when neither --q-us nor a set period gives one */
 #define CAL_Q_US 100.0
@@ -56,15 +56,15 @@ enum design { D_RTPARSEC, D_MCS, D_PFRW, ND };
 extern const char *const rtc_dname[ND];
 extern const char *const rtc_dpolicy[ND]; /* tsync-rta's names */
 
-enum mode { M_CAL, M_STRICT, M_RELAXED };
-extern const char *const rtc_mname[3];
+enum mode { M_CAL, M_STRICT, M_RELAXED, M_OVERLOAD, NMODE };
+extern const char *const rtc_mname[NMODE];
 
 struct opts {
 	enum mode mode;
 	bool have_mode;
 	bool sel[ND], any_sel;
 	unsigned cores[MAX_LIST], ncores;
-	uint64_t rates[MAX_LIST]; /* relaxed: offered gets, kops per core */
+	uint64_t rates[MAX_LIST]; /* overload: offered gets, kops per core */
 	unsigned nrates;
 	double seconds;
 	uint64_t requests;
@@ -82,7 +82,7 @@ struct opts {
 /* What one run's executives do: periods in ticks, 0 = task absent. */
 struct plan {
 	enum mode mode;   /* M_CAL: back to back */
-	uint64_t pg, ps, pq, ia; /* get period, set period, σ period; relaxed: get spacing */
+	uint64_t pg, ps, pq, ia; /* get period, set period, σ period; overload: get spacing */
 };
 
 /* An interval on the TSC clock: a disturbance, or a missed job's [release, completion]. */
@@ -122,7 +122,7 @@ struct exec {
 	bool backlogged;
 	uint64_t miss_backlog;
 	struct hist *hg, *hs;   /* response (strict: completion - release; relaxed gets:
-				 * completion - arrival) */
+				 * completion - issue; overload gets: completion - arrival) */
 	struct hist *hgs, *hss; /* service times */
 	struct hist *hgj, *hsj; /* job costs */
 	struct hist *hqa, *hqb; /* σ: α per activation, β per object (per collected batch) */

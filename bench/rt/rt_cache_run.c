@@ -443,7 +443,7 @@ void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, dou
 		snprintf(unx, sizeof unx, "%" PRIu64, r->unexplained);
 		snprintf(late, sizeof late, "%" PRIu64, r->max_lateness_ns);
 	}
-	if (m == M_RELAXED)
+	if (m == M_OVERLOAD)
 		snprintf(off, sizeof off, "%.6g", offered);
 	if (have_bound)
 		snprintf(bnd, sizeof bnd, "%lld", bound);
@@ -486,7 +486,7 @@ json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, doub
 		json_object_set_new(j, "set_period_us", json_real(sp));
 	}
 	json_object_set_new(j, "q_us", q > 0 ? json_real(q) : json_null());
-	if (m == M_RELAXED)
+	if (m == M_OVERLOAD)
 		json_object_set_new(j, "offered_get_kops", json_real(offered));
 	json_object_set_new(j, "get_us", json_real(r->get_us));
 	json_object_set_new(j, "set_us", json_real(r->set_us));
@@ -550,7 +550,7 @@ json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, doub
 		json_object_set_new(j, "slow_requests", json_integer((json_int_t)r->slow_requests));
 		json_object_set_new(j, "gap_max_ns", json_integer((json_int_t)r->gap_max_ns));
 	}
-	if (m == M_RELAXED) {
+	if (m == M_OVERLOAD) {
 		json_object_set_new(j, "get_backlog", json_integer((json_int_t)r->backlog));
 		json_object_set_new(j, "peak_queue", json_integer((json_int_t)r->peak_queue));
 	}

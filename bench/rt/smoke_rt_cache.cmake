@@ -1,5 +1,5 @@
 # bench/rt/smoke_rt_cache.cmake - run `tsync-bench rt-cache` briefly (RT-SMR (RTAS 2018)
-# §VII-C) and check what it wrote. -DRT_CACHE_MODE=strict|relaxed|calibrate.
+# §VII-C) and check what it wrote. -DRT_CACHE_MODE=strict|relaxed|overload|calibrate.
 # Checks shape and the counts the schedule fixes, not timing (how many jobs met their
 # deadlines, and whether a miss had a disturbance to explain it, is the machine's load:
 # the misses are printed, and only checked to be consistent):
@@ -16,7 +16,10 @@
 #             measured inputs) >= 2 per core for rt-parsec (one set task per core, a
 #             window of at least q = one set period), empty for the locks;
 #             shared_cpu_ms a number.
-#  relaxed:   set period 400 us, gets offered at 20 and 40 kops per core: 12 rows; every
+#  relaxed:   set period 400 us, gets in the slack, closed loop: 6 rows, no offered
+#             load, no get dropped or queued (one is outstanding at a time), and the
+#             sets as in strict.
+#  overload:  set period 400 us, gets offered at 20 and 40 kops per core: 12 rows; every
 #             offered get is served or left in the queue (served + get_backlog, none
 #             dropped) - exactly ceil(0.3 s x rate) per core - and the sets as in strict.
 #  calibrate: JSON with every design and core count, positive costs, alpha/beta for
@@ -187,14 +190,47 @@ if(RT_CACHE_MODE STREQUAL "strict")
 elseif(RT_CACHE_MODE STREQUAL "relaxed")
   bench_smoke_out_dir(_dir rt-cache-smoke-relaxed)
   bench_smoke_csv(rows HEADER "${_hdr}" TIMEOUT 120 COMMAND
-    rt-cache --mode relaxed --set-period-us 400 --get-rates 20,40 --cores 1,2
+    rt-cache --mode relaxed --set-period-us 400 --cores 1,2
+             --seconds 0.3 --requests 20000 --no-pin --out ${_dir} --csv -)
+  bench_smoke_count(rows 6)
+  set(keys "")
+  foreach(r ${rows})
+    check_row("${r}" relaxed)
+    if(NOT gp STREQUAL "0" OR NOT sp STREQUAL "400" OR NOT off STREQUAL "")
+      message(FATAL_ERROR "relaxed periods '${gp}'/'${sp}', offered '${off}': ${r}")
+    endif()
+    list(APPEND keys "${design}/${cores}")
+    set(row_jobs ${jobs})
+    set(row_unx ${unx})
+    check_json("${_dir}/relaxed-${design}-${cores}.json" ${design} ${cores})
+    # closed loop: a get is issued when the last one completes - nothing queues and
+    # nothing is dropped (how many run is the machine's load: not checked)
+    if(NOT jobs_dropped_get EQUAL 0)
+      message(FATAL_ERROR "relaxed: ${jobs_dropped_get} gets dropped\n${_j}")
+    endif()
+    string(JSON _bg ERROR_VARIABLE _e GET "${_j}" get_backlog)
+    if(_e STREQUAL "NOTFOUND")
+      message(FATAL_ERROR "relaxed: get_backlog '${_bg}' in a closed loop\n${_j}")
+    endif()
+    if(design STREQUAL "rt-parsec")
+      jobs_released("${design} ${cores}: jobs" "${jobs}" ${cores} 400 400)
+    else()
+      jobs_released("${design} ${cores}: jobs" "${jobs}" ${cores} 400)
+    endif()
+  endforeach()
+  check_keys("${keys}" 6)
+  file(REMOVE_RECURSE "${_dir}")
+elseif(RT_CACHE_MODE STREQUAL "overload")
+  bench_smoke_out_dir(_dir rt-cache-smoke-overload)
+  bench_smoke_csv(rows HEADER "${_hdr}" TIMEOUT 120 COMMAND
+    rt-cache --mode overload --set-period-us 400 --get-rates 20,40 --cores 1,2
              --seconds 0.3 --requests 20000 --no-pin --out ${_dir} --csv -)
   bench_smoke_count(rows 12)
   set(keys "")
   foreach(r ${rows})
-    check_row("${r}" relaxed)
+    check_row("${r}" overload)
     if(NOT gp STREQUAL "0" OR NOT sp STREQUAL "400")
-      message(FATAL_ERROR "relaxed periods '${gp}'/'${sp}', expected 0/400: ${r}")
+      message(FATAL_ERROR "overload periods '${gp}'/'${sp}', expected 0/400: ${r}")
     endif()
     math(EXPR _pc "${off} / ${cores}")
     math(EXPR _back "${_pc} * ${cores}")
@@ -204,8 +240,8 @@ elseif(RT_CACHE_MODE STREQUAL "relaxed")
     list(APPEND keys "${design}/${cores}/${_pc}")
     set(row_jobs ${jobs})
     set(row_unx ${unx})
-    check_json("${_dir}/relaxed-${design}-${cores}-${_pc}.json" ${design} ${cores})
-    # relaxed: gets are requests in the slack, not jobs
+    check_json("${_dir}/overload-${design}-${cores}-${_pc}.json" ${design} ${cores})
+    # overload: gets are requests in the slack, not jobs
     if(design STREQUAL "rt-parsec")
       jobs_released("${design} ${cores}: jobs" "${jobs}" ${cores} 400 400)
     else()
@@ -215,7 +251,7 @@ elseif(RT_CACHE_MODE STREQUAL "relaxed")
     string(JSON _bg GET "${_j}" get_backlog)
     bench_smoke_uint("${design} ${cores} ${_pc}: get_backlog" "${_bg}")
     if(NOT jobs_dropped_get EQUAL 0)
-      message(FATAL_ERROR "relaxed: ${jobs_dropped_get} gets dropped (they queue)\n${_j}")
+      message(FATAL_ERROR "overload: ${jobs_dropped_get} gets dropped (they queue)\n${_j}")
     endif()
     math(EXPR _g "${gets} + ${_bg}")
     math(EXPR _ia "1000 / ${_pc}") # us between arrivals
@@ -261,6 +297,6 @@ elseif(RT_CACHE_MODE STREQUAL "calibrate")
   endforeach()
   check_keys("${keys}" 6)
 else()
-  message(FATAL_ERROR "RT_CACHE_MODE must be strict, relaxed or calibrate")
+  message(FATAL_ERROR "RT_CACHE_MODE must be strict, relaxed, overload or calibrate")
 endif()
 bench_smoke_done("tsync-bench rt-cache --mode ${RT_CACHE_MODE}: ok")

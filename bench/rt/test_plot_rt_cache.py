@@ -28,14 +28,18 @@ def rows(peak4=7, misses=0, unexplained4=0, measured4=40, shared4=0):
             ("pf-rw", 4, 20.0, 30.0, 200, 133, "", "", 0, 0, 0, "", 0)):
         out.append(f"strict,{d},{c},{gp},{sp},,{gk},{sk},2000,5000,{peak},{bound},{dm},"
                    f"100000,{unx},{late},{bm},{sh}")
-    # relaxed, 4 cores: get p99 grows 1000 -> 1200 ns (1.2x) for rt-parsec,
+    # overload, 4 cores: get p99 grows 1000 -> 1200 ns (1.2x) for rt-parsec,
     # 1000 -> 11000 (11x) for mcs, 1000 -> 9000 (9x) for pf-rw; 2 cores: other values
     for d, lo, hi in (("rt-parsec", 1000, 1200), ("mcs", 1000, 11000), ("pf-rw", 1000, 9000)):
         for off, p99 in ((100, lo), (500, (lo + hi) / 2), (1000, hi)):
-            out.append(f"relaxed,{d},4,10,30,{off},{off * 0.9},100,{p99},4000,2,12,0,"
+            out.append(f"overload,{d},4,0,30,{off},{off * 0.9},100,{p99},4000,2,12,0,"
                        f"5000,0,0,20,0")
-        out.append(f"relaxed,{d},2,10,30,100,90,100,500,4000,2,12,0,5000,0,0,20,0")
-        out.append(f"relaxed,{d},2,10,30,1000,900,100,50000,4000,2,12,0,5000,0,0,20,0")
+        out.append(f"overload,{d},2,0,30,100,90,100,500,4000,2,12,0,5000,0,0,20,0")
+        out.append(f"overload,{d},2,0,30,1000,900,100,50000,4000,2,12,0,5000,0,0,20,0")
+    # relaxed (closed loop): one row per design and core count, no offered load
+    for d, c, gk, p99 in (("rt-parsec", 2, 300, 900), ("rt-parsec", 4, 640, 1100),
+                          ("mcs", 4, 500, 1500)):
+        out.append(f"relaxed,{d},{c},0,30,,{gk},100,{p99},4000,2,12,0,5000,0,0,20,0")
     return out
 
 
@@ -71,6 +75,11 @@ def test_outputs_and_targets(tmp_path):
                                            4: pytest.approx(7 / 40)}
     assert t["shared_rows"] == 0
     text = "\n".join(lines)
+    # relaxed (closed loop) at each design's largest core count; the overload sweep apart
+    assert "- rt-parsec: **640.0 kops**, get p99 1.10 us (4 cores;" in text
+    assert "- mcs: **500.0 kops**, get p99 1.50 us (4 cores;" in text
+    assert "**Overload sweep**" in text
+    assert "| rt-parsec | 4 | 640.0 | 100.0 | 1.10 | 4.00 | 5000 | 0 | 0.0 |" in md
     assert "**yes**" in text and "**1.60x**" in text and "many-core figure: met here" in text
 
 
