@@ -109,6 +109,15 @@ def p99_growth(rows, design, cores=None):
     return rr[-1]["get_p99_ns"] / rr[0]["get_p99_ns"], cores
 
 
+def us(ns, nd=2):
+    """A time in ns as us, or '-'."""
+    return fmt(None if ns is None else ns / 1e3, nd)
+
+
+def cell(x):
+    return "-" if x is None else x
+
+
 def _share(n, jobs):
     return (n or 0) / jobs if jobs else None
 
@@ -245,8 +254,7 @@ def targets(rows):
         for d in ordered({r["design"] for r in rl}):
             r = max((x for x in rl if x["design"] == d), key=lambda x: x["cores"])
             lines.append(f"- {d}: **{fmt(r['get_kops'])} kops**, get p99 "
-                         f"{fmt(None if r['get_p99_ns'] is None else r['get_p99_ns'] / 1e3, 2)}"
-                         f" us ({r['cores']} cores; {r['deadline_misses'] or 0} misses of "
+                         f"{us(r['get_p99_ns'])} us ({r['cores']} cores; {r['deadline_misses'] or 0} misses of "
                          f"{r['jobs'] or 0} periodic jobs)")
     lines += ["", "**Overload sweep** (open loop, offered gets above the slack queue up): "
               "get p99 at the highest offered load / at the lowest, at each design's largest "
@@ -272,6 +280,15 @@ def targets(rows):
     return out, lines
 
 
+def _section(title, header, rows, cells):
+    """A '## title' Markdown table of rows (cells(row): the row's cells); none: no lines."""
+    if not rows:
+        return []
+    return (["", f"## {title}", "", tp.md_row(header),
+             tp.md_rule("l" + "r" * (len(header) - 1), True)]
+            + [tp.md_row(cells(r)) for r in rows])
+
+
 def table(rows):
     st = sorted(_strict(rows), key=lambda r: (r["cores"], DESIGNS.index(r["design"])
                                              if r["design"] in DESIGNS else 99, r["design"]))
@@ -282,48 +299,32 @@ def table(rows):
                         "bound, measured inputs", "jobs", "deadline misses", "unexplained",
                         "max lateness (us)", "shared CPU (ms)"]),
              tp.md_rule("l" + "r" * 15, True)]
-
-    def cell(x):
-        return "-" if x is None else x
     for r in st:
         lines.append(
             f"| {r['design']} | {r['cores']} | {fmt(r['get_period_us'], 2)} | "
             f"{fmt(r['set_period_us'], 2)} | {fmt(r['get_kops'])} | {fmt(r['set_kops'])} | "
-            f"{fmt(None if r['get_p99_ns'] is None else r['get_p99_ns'] / 1e3, 2)} | "
-            f"{fmt(None if r['set_p99_ns'] is None else r['set_p99_ns'] / 1e3, 2)} | "
+            f"{us(r['get_p99_ns'])} | {us(r['set_p99_ns'])} | "
             f"{cell(r['peak_pending'])} | {cell(r['bound_objects'])} | "
             f"{cell(r['bound_measured_objects'])} | {cell(r['jobs'])} | "
             f"{cell(r['deadline_misses'])} | {cell(r['misses_unexplained'])} | "
-            f"{fmt(None if r['max_lateness_ns'] is None else r['max_lateness_ns'] / 1e3, 1)} | "
-            f"{fmt(r['shared_cpu_ms'], 1)} |")
-    rc = sorted(_relaxed(rows), key=lambda r: (r["design"], r["cores"]))
-    if rc:
-        lines += ["", "## Relaxed admission control (gets in the slack, closed loop)", "",
-                  tp.md_row(["design", "cores", "get kops", "set kops", "get p99 (us)",
-                             "set p99 (us)", "jobs", "deadline misses", "shared CPU (ms)"]),
-                  tp.md_rule("l" + "r" * 8, True)]
-        for r in rc:
-            lines.append(
-                f"| {r['design']} | {r['cores']} | {fmt(r['get_kops'])} | {fmt(r['set_kops'])} | "
-                f"{fmt(None if r['get_p99_ns'] is None else r['get_p99_ns'] / 1e3, 2)} | "
-                f"{fmt(None if r['set_p99_ns'] is None else r['set_p99_ns'] / 1e3, 2)} | "
-                f"{'-' if r['jobs'] is None else r['jobs']} | "
-                f"{'-' if r['deadline_misses'] is None else r['deadline_misses']} | "
-                f"{fmt(r['shared_cpu_ms'], 1)} |")
-    rl = sorted(_overload(rows), key=lambda r: (r["design"], r["cores"],
-                                                r["offered_get_kops"] or 0))
-    if rl:
-        lines += ["", "## Overload sweep (open loop)", "",
-                  tp.md_row(["design", "cores", "offered get kops", "get kops", "set kops",
-                             "get p99 (us)", "set p99 (us)", "deadline misses"]),
-                  tp.md_rule("l" + "r" * 7, True)]
-        for r in rl:
-            lines.append(
-                f"| {r['design']} | {r['cores']} | {fmt(r['offered_get_kops'])} | "
-                f"{fmt(r['get_kops'])} | {fmt(r['set_kops'])} | "
-                f"{fmt(None if r['get_p99_ns'] is None else r['get_p99_ns'] / 1e3, 2)} | "
-                f"{fmt(None if r['set_p99_ns'] is None else r['set_p99_ns'] / 1e3, 2)} | "
-                f"{'-' if r['deadline_misses'] is None else r['deadline_misses']} |")
+            f"{us(r['max_lateness_ns'], 1)} | {fmt(r['shared_cpu_ms'], 1)} |")
+    lines += _section(
+        "Relaxed admission control (gets in the slack, closed loop)",
+        ["design", "cores", "get kops", "set kops", "get p99 (us)", "set p99 (us)", "jobs",
+         "deadline misses", "shared CPU (ms)"],
+        sorted(_relaxed(rows), key=lambda r: (r["design"], r["cores"])),
+        lambda r: [r["design"], r["cores"], fmt(r["get_kops"]), fmt(r["set_kops"]),
+                   us(r["get_p99_ns"]), us(r["set_p99_ns"]), cell(r["jobs"]),
+                   cell(r["deadline_misses"]), fmt(r["shared_cpu_ms"], 1)])
+    lines += _section(
+        "Overload sweep (open loop)",
+        ["design", "cores", "offered get kops", "get kops", "set kops", "get p99 (us)",
+         "set p99 (us)", "deadline misses"],
+        sorted(_overload(rows), key=lambda r: (r["design"], r["cores"],
+                                               r["offered_get_kops"] or 0)),
+        lambda r: [r["design"], r["cores"], fmt(r["offered_get_kops"]), fmt(r["get_kops"]),
+                   fmt(r["set_kops"]), us(r["get_p99_ns"]), us(r["set_p99_ns"]),
+                   cell(r["deadline_misses"])])
     _, tl = targets(rows)
     lines += ["", "## Targets", ""] + tl
     return "\n".join(lines) + "\n"

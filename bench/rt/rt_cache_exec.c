@@ -134,6 +134,34 @@ void rtc_on_reclaim(void *arg, const struct ps_mem_reclaim_info *info)
 	}
 }
 
+/*
+ * A job's cost, as the admission must charge it: from the loop's clock reading that began
+ * the dispatch decision to the next one - the decision, the request, and the bookkeeping
+ * after it (clock reads, histograms, miss and disturbance records) that delays whatever
+ * runs next on the core just as the request does. σ's activation gives an α sample (its
+ * collection time is β's); a job dropped by skip-over ran nothing and gives none.
+ */
+enum job_kind { JOB_NONE = -1, JOB_GET, JOB_SIGMA, JOB_SET };
+
+static void job_cost(struct exec *x, enum job_kind k, uint64_t ticks, uint64_t coll)
+{
+	switch (k) {
+	case JOB_GET:
+		x->get_job_ticks += ticks;
+		hist_add(x->hgj, ticks);
+		break;
+	case JOB_SET:
+		x->set_job_ticks += ticks;
+		hist_add(x->hsj, ticks);
+		break;
+	case JOB_SIGMA:
+		sample_alpha(x, ticks, coll);
+		break;
+	default:
+		break;
+	}
+}
+
 /* ---- the executives ------------------------------------------------------------------- */
 
 /* Calibrate pauses CAL_PAUSE_NS every CAL_BURST_NS of back-to-back requests, so that a
@@ -191,29 +219,22 @@ static void run_calibrate(struct exec *x)
 			i = x->lo;
 		const char *key = rtc_keys + (size_t)(e & ~SET_BIT) * KEY_LEN;
 		uint64_t a = now;
-		/* back to back there is no dispatch: a job's cost is its request's */
-		if (e & SET_BIT) {
+		const bool set = e & SET_BIT;
+		if (set)
 			do_set(x, key, a);
-			now = tsync_now();
-			x->set_ticks += now - a;
-			x->set_job_ticks += now - a;
-			hist_add(x->hss, now - a);
-			hist_add(x->hsj, now - a);
-			x->sets++;
-		} else {
+		else
 			do_get(x, key);
-			now = tsync_now();
-			x->get_ticks += now - a;
-			x->get_job_ticks += now - a;
-			hist_add(x->hgs, now - a);
-			hist_add(x->hgj, now - a);
-			x->gets++;
-		}
+		now = tsync_now();
+		*(set ? &x->set_ticks : &x->get_ticks) += now - a;
+		*(set ? &x->sets : &x->gets) += 1;
+		hist_add(set ? x->hss : x->hgs, now - a);
+		/* back to back there is no dispatch: a job's cost is its request's */
+		job_cost(x, set ? JOB_SET : JOB_GET, now - a, 0);
 		if (pq && now >= nq) {
 			a = now;
 			uint64_t coll = sigma(x);
 			now = tsync_now();
-			sample_alpha(x, now - a, coll);
+			job_cost(x, JOB_SIGMA, now - a, coll);
 			nq += pq;
 			if (nq < now)
 				nq = now + pq;
@@ -298,34 +319,6 @@ static void missed(struct exec *x, uint64_t rel, uint64_t dl, uint64_t done)
 		x->miss[x->nmiss++] = (struct span){rel, done};
 	else
 		x->miss_unlogged++;
-}
-
-/*
- * A job's cost, as the admission must charge it: from the loop's clock reading that began
- * the dispatch decision to the next one - the decision, the request, and the bookkeeping
- * after it (clock reads, histograms, miss and disturbance records) that delays whatever
- * runs next on the core just as the request does. σ's activation gives an α sample (its
- * collection time is β's); a job dropped by skip-over ran nothing and gives none.
- */
-enum job_kind { JOB_NONE = -1, JOB_GET, JOB_SIGMA, JOB_SET };
-
-static void job_cost(struct exec *x, enum job_kind k, uint64_t ticks, uint64_t coll)
-{
-	switch (k) {
-	case JOB_GET:
-		x->get_job_ticks += ticks;
-		hist_add(x->hgj, ticks);
-		break;
-	case JOB_SET:
-		x->set_job_ticks += ticks;
-		hist_add(x->hsj, ticks);
-		break;
-	case JOB_SIGMA:
-		sample_alpha(x, ticks, coll);
-		break;
-	default:
-		break;
-	}
 }
 
 /* Jobs of period p released in [t0, end): ceil((end - t0) / p). */

@@ -61,9 +61,10 @@ function(jobs_released what n cores)
   endif()
 endfunction()
 
-# check_json(<file> <design> <cores>): what every strict or relaxed run's JSON must say;
-# leaves the JSON in _j and prints the run's misses
-function(check_json f design cores)
+# check_json(<file> <design> <cores> <row_jobs> <row_unx>): what every periodic run's
+# JSON must say, and that the CSV row's jobs and unexplained misses are its; leaves the
+# JSON in _j and prints the run's misses
+function(check_json f design cores row_jobs row_unx)
   if(NOT EXISTS "${f}")
     message(FATAL_ERROR "no ${f}")
   endif()
@@ -168,9 +169,7 @@ if(RT_CACHE_MODE STREQUAL "strict")
       message(FATAL_ERROR "periods ${gp}/${sp}, offered '${off}' in: ${r}")
     endif()
     list(APPEND keys "${design}/${cores}")
-    set(row_jobs ${jobs})
-    set(row_unx ${unx})
-    check_json("${_dir}/strict-${design}-${cores}.json" ${design} ${cores})
+    check_json("${_dir}/strict-${design}-${cores}.json" ${design} ${cores} ${jobs} ${unx})
     # the gets: run or dropped, one per release
     math(EXPR _g "${gets} + ${jobs_dropped_get}")
     released("${design} ${cores}: gets run + dropped" "${_g}" ${cores} 200)
@@ -200,9 +199,7 @@ elseif(RT_CACHE_MODE STREQUAL "relaxed")
       message(FATAL_ERROR "relaxed periods '${gp}'/'${sp}', offered '${off}': ${r}")
     endif()
     list(APPEND keys "${design}/${cores}")
-    set(row_jobs ${jobs})
-    set(row_unx ${unx})
-    check_json("${_dir}/relaxed-${design}-${cores}.json" ${design} ${cores})
+    check_json("${_dir}/relaxed-${design}-${cores}.json" ${design} ${cores} ${jobs} ${unx})
     # closed loop: a get is issued when the last one completes - nothing queues and
     # nothing is dropped (how many run is the machine's load: not checked)
     if(NOT jobs_dropped_get EQUAL 0)
@@ -238,9 +235,8 @@ elseif(RT_CACHE_MODE STREQUAL "overload")
       message(FATAL_ERROR "offered_get_kops ${off} on ${cores} cores: ${r}")
     endif()
     list(APPEND keys "${design}/${cores}/${_pc}")
-    set(row_jobs ${jobs})
-    set(row_unx ${unx})
-    check_json("${_dir}/overload-${design}-${cores}-${_pc}.json" ${design} ${cores})
+    check_json("${_dir}/overload-${design}-${cores}-${_pc}.json" ${design} ${cores} ${jobs}
+               ${unx})
     # overload: gets are requests in the slack, not jobs
     if(design STREQUAL "rt-parsec")
       jobs_released("${design} ${cores}: jobs" "${jobs}" ${cores} 400 400)
