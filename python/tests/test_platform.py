@@ -6,6 +6,7 @@ import pytest
 
 from tsync_rta.admission import core_utilisation, parse_admission
 from tsync_rta.analysis import analyze
+from tsync_rta.blocking import have_highspy
 from tsync_rta.model import TaskSetError, parse_taskset
 
 
@@ -61,6 +62,16 @@ def test_nonpreemptive_sigma_blocks_the_gets():
     assert np_.b["get"] == 3 and np_.r["get"] == 4
     assert pre.r["set"] == np_.r["set"] == 6
     assert np_.b["set"] == pre.b["set"] == 0      # σ is above the set: no blocking there
+
+
+@pytest.mark.skipif(not have_highspy(), reason="the ILP bound needs highspy")
+def test_nonpreemptive_sigma_under_the_ilp():
+    # the ILP of [20] on one core: no remote requests, so the blocking is the longest
+    # lower-priority local section - σ's activation (3) rather than the set's (1)
+    pre = analyze(rt_doc(), "rt", "ilp")
+    np_ = analyze(rt_doc(sigma_nonpreemptive=True), "rt", "ilp")
+    assert pre.b["get"] == pytest.approx(1) and np_.b["get"] == pytest.approx(3)
+    assert np_.r["get"] == pytest.approx(4)
 
 
 def test_nonpreemptive_sigma_collection_counts():
