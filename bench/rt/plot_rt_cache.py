@@ -254,8 +254,8 @@ def targets(rows):
         for d in ordered({r["design"] for r in rl}):
             r = max((x for x in rl if x["design"] == d), key=lambda x: x["cores"])
             lines.append(f"- {d}: **{fmt(r['get_kops'])} kops**, get p99 "
-                         f"{us(r['get_p99_ns'])} us ({r['cores']} cores; {r['deadline_misses'] or 0} misses of "
-                         f"{r['jobs'] or 0} periodic jobs)")
+                         f"{us(r['get_p99_ns'])} us ({r['cores']} cores; "
+                         f"{r['deadline_misses'] or 0} misses of {r['jobs'] or 0} periodic jobs)")
     lines += ["", "**Overload sweep** (open loop, offered gets above the slack queue up): "
               "get p99 at the highest offered load / at the lowest, at each design's largest "
               "core count", ""]

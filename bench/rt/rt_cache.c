@@ -22,9 +22,10 @@
  *   calibrate  per design and core count: τr and τw back to back, unthrottled (each core
  *              runs its partition in trace order), σ every q; average get and set
  *              costs, α (σ's fixed cost per activation, see sigma() in rt_cache_exec.c)
- *              and β (per object collected, from the reclamation observer cache_config.reclaim_fn =
- *              ps_mem_config.reclaim_fn). JSON on stdout. An executive goes on past
- *              --seconds until it has measured each of them once (cal_needs_more).
+ *              and β (per object collected, from the reclamation observer
+ *              cache_config.reclaim_fn = ps_mem_config.reclaim_fn), and the platform's
+ *              interruptions of a bare spin (irq_probe). JSON on stdout. An executive
+ *              goes on past --seconds until it has measured each once (cal_needs_more).
  *   strict     (Fig. 14) calibrate, write the admission task set (YAML) and run
  *              `<rta> admission FILE --json`; probe those periods and admit again with
  *              the job costs measured there (rtc_admit()); run the tasks at the chosen
