@@ -111,3 +111,75 @@ def test_round_trip():
     ts = one_task(2, interference=[{"name": "tick", "e": 1, "p": 4, "core": 1}],
                   sigma_nonpreemptive=True)
     assert parse_taskset(ts.to_dict()) == ts
+
+
+# Release jitter (docs/rt-analysis.md, "The platform"; Audsley, Burns, Richardson, Tindell,
+# Wellings 1993): r = J + w, w = e + b + Σ_hp ceil((w + J_k)/p_k) e_k. One core, no
+# locks: a (e 1, p 4, prio 2) above b (e 3, p 10, prio 1).
+#   J = 0: r_a = 1; r_b: 3 -> 3 + ceil(3/4) = 4 -> 3 + ceil(4/4) = 4.
+#   J = 1: r_a = 1 + 1 = 2; w_b: 3 -> 3 + ceil(4/4) = 4 -> 3 + ceil(5/4) = 5
+#          -> 3 + ceil(6/4) = 5, r_b = 1 + 5 = 6.
+#   Dropping the hp term's J (w = 3 + ceil(w/4) = 4) gives 5, dropping the own J 5.
+def jitter_doc(J, p_b=10):
+    doc = {"cores": 1, "alpha": 0.0, "beta": 0.0, "policy": "mutex",
+           "tasks": [{"name": "a", "e": 1, "p": 4, "core": 0, "prio": 2},
+                     {"name": "b", "e": 3, "p": p_b, "core": 0, "prio": 1}]}
+    if J is not None:
+        doc["release_jitter"] = J
+    return parse_taskset(doc)
+
+
+def test_release_jitter_hand_computed():
+    for blocking in ("inflation",) + (("ilp",) if have_highspy() else ()):
+        assert analyze(jitter_doc(None), "mutex", blocking).r == {"a": 1, "b": 4}
+        assert analyze(jitter_doc(0), "mutex", blocking).r == {"a": 1, "b": 4}
+        assert analyze(jitter_doc(1), "mutex", blocking).r == {"a": 2, "b": 6}
+
+
+def test_release_jitter_in_the_equations():
+    from tsync_rta.analysis import response_time, smr_interference
+    no_a = lambda _w: 0  # noqa: E731
+    assert response_time(3, 0, [(4, 1, 1)], [], 0, 0, no_a, False, 100, jitter=1) == 6
+    assert response_time(3, 0, [(4, 1)], [], 0, 0, no_a, False, 100, jitter=1) == 5
+    assert response_time(3, 0, [(4, 1, 1)], [], 0, 0, no_a, False, 100) == 5
+    # the deadline is met by J + w, not by w: 6 > 5.5
+    assert response_time(3, 0, [(4, 1, 1)], [], 0, 0, no_a, False, 5.5, jitter=1) == float("inf")
+    # σ's activations in a window w with its jitter J: ceil((w + J)/q) α; the
+    # collection window is the job's whole response, own J + w: A(δ + 9 + 1) = 10 -> 1.0
+    assert smr_interference(9, [(10, 2)], 0.5, 0.1, lambda w: w) == pytest.approx(1.0 + 0.9)
+    assert smr_interference(9, [(10, 2)], 0.5, 0.1, lambda w: w, jitter=1) == \
+        pytest.approx(1.0 + 1.0)
+
+
+def test_release_jitter_against_the_deadline():
+    # slack 0.55 on b's period 10: the deadline is 5.5; r_b = 4 without jitter, 6 with 1
+    assert analyze(jitter_doc(0), "mutex", "inflation", deadline_factor=0.55).schedulable
+    res = analyze(jitter_doc(1), "mutex", "inflation", deadline_factor=0.55)
+    assert not res.schedulable and "task b misses its deadline" in res.reason
+
+
+def test_release_jitter_of_sigma():
+    # rt_doc (q = 10, α = 3, β = 0) with J = 5 on every task and σ:
+    #   get:  b = 1 (the set's section), w = 1 + 1 = 2, r = 5 + 2 = 7
+    #   σ:    b = 1, w = 3 + 1 + ceil((w + 5)/10)·1: 4 -> 5 -> 5, r = 5 + 5 = 10 <= q
+    #   set:  w = 2 + ceil((w + 5)/10)·1 (get) + ceil((w + 5)/10)·3 (σ):
+    #         2 -> 6 -> 10 -> 10, r = 5 + 10 = 15 (without σ's J: w 7, r 12; without the
+    #         get's: r 14; without any: 6)
+    res = analyze(rt_doc(release_jitter=5), "rt", "inflation")
+    assert res.schedulable
+    assert res.r == {"get": 7, "set": 15}
+    assert res.sigma[0]["r"] == 10
+
+
+def test_release_jitter_input():
+    ts, _spec = parse_admission(
+        {"cores": 1, "alpha": 0.0, "beta": 0.0, "policy": "mutex",
+         "release_jitter": {"mean": 0.05, "p99.9": 0.2, "max": 30},
+         "tasks": [{"name": "get", "e": 1, "p": "read", "core": 0, "prio": 2}],
+         "admission": {"read_period": {"min": 1, "max": 100}}})
+    assert ts.release_jitter == 0.2            # the default cost statistic, p99.9
+    with pytest.raises(TaskSetError) as ei:
+        jitter_doc(-1)
+    assert str(ei.value).startswith("release_jitter:")
+    ts = jitter_doc(0.25)
+    assert parse_taskset(ts.to_dict()) == ts and ts.to_dict()["release_jitter"] == 0.25

@@ -25,17 +25,18 @@ Input: the task-set format of :mod:`tsync_rta.model` with two extensions::
 Every task needs an explicit ``prio`` when some period is variable (rate-monotonic
 priorities would depend on the periods being chosen).
 
-Measured costs: a task's ``e``, ``gamma_r``, ``gamma_w`` and the top-level ``alpha`` and
-``beta`` may be a map of statistics of a measured distribution instead of one number,
-e.g. ``e: {mean: 1.9, p99: 2.6, p99.9: 3.4, max: 41}`` (what ``tsync-bench rt-cache``
-writes); ``cost`` (or ``--cost-percentile``) picks one - ``mean``, ``max`` or ``pN``.
+Measured costs: a task's ``e``, ``gamma_r``, ``gamma_w`` and the top-level ``alpha``,
+``beta`` and ``release_jitter`` may be a map of statistics of a measured distribution
+instead of one number, e.g. ``e: {mean: 1.9, p99: 2.6, p99.9: 3.4, max: 41}`` (what
+``tsync-bench rt-cache`` writes); ``cost`` (or ``--cost-percentile``) picks one -
+``mean``, ``max`` or ``pN``.
 
 Why the defaults (docs/rt-analysis.md, "Admission control"): the paper admits its soft
 real-time memcached on average costs and keeps the highest-throughput pair (§VII-C); with
 periods bisected to 1 % that leaves no slack, so any job costing more than average, or
 any interrupt, misses. A tail statistic (p99.9) bounds all but one job in a thousand, and
-the slack keeps 30 % of every period for what the model does not hold (the timer tick,
-interrupts, release jitter).
+the slack keeps 30 % of every period for what the model does not hold (the timer tick
+and interrupts, unless given as ``interference``).
 
 Why a bisection on R is sound (docs/rt-analysis.md, "Admission control"): at a fixed q,
 every term of the analysis is non-increasing in a task's period - the interference
@@ -72,7 +73,7 @@ NEIGHBOURS = 3
 DEFAULT_COST = "p99.9"
 DEFAULT_SLACK = 0.7
 # the fields that may hold a map of cost statistics
-_COST_TOP = ("alpha", "beta")
+_COST_TOP = ("alpha", "beta", "release_jitter")
 _COST_TASK = ("e", "gamma_r", "gamma_w")
 
 
@@ -206,8 +207,8 @@ def _pick(v: Any, stat: str, fname: str) -> Any:
 
 
 def resolve_costs(doc: dict, stat: str) -> dict:
-    """The document with every cost map (alpha, beta; a task's e, gamma_r, gamma_w; an
-    interference's e) replaced by its statistic `stat`."""
+    """The document with every cost map (alpha, beta, release_jitter; a task's e,
+    gamma_r, gamma_w; an interference's e) replaced by its statistic `stat`."""
     doc = dict(doc)
     for k in _COST_TOP:
         if k in doc:

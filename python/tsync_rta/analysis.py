@@ -8,6 +8,8 @@ Equation map (every function's docstring repeats its equation):
     Eq. 4  δ_U    = L* + q*               (U-RCU)                delta
     Eq. 5  G*     = Σ_i (1 + ceil((δ + r_σ* + r_i) / p_i)) a_i   garbage_bound
     Eq. 6  r_i    = e_i + b_i + Σ_hp ceil(r_i/p_k) e_k (+ Eq. 7) response_time
+           with release jitter J (Audsley et al. 1993): r_i = J_i + w_i,
+           w_i = e_i + b_i + Σ_hp ceil((w_i + J_k)/p_k) e_k (+ Eq. 7)
     Eq. 7  I(σ)_i = Σ_ghp ceil(r_i/q_k) α + A(δ + r_i) β         smr_interference
     Eq. 8  Δʳ_i   = Γʳ_i + Σ_hp ceil(Δ/p_k) e_k + Σ_ghp ceil(Δ/q_k) α + A(δ+Δ) β
                                                                  read_response_time
@@ -38,7 +40,11 @@ The platform, which the paper's model leaves out (docs/rt-analysis.md, "The plat
 * `sigma_nonpreemptive: true`: σ runs to completion once started (as tsync-bench
   rt-cache's executive runs it), so an activation, α + A(δ + q) β, is one more
   lower-priority non-preemptive section in the arrival blocking of the higher-priority
-  tasks of its core (Fig. 16 line 6).
+  tasks of its core (Fig. 16 line 6);
+* `release_jitter: J`: a job of every task and σ may start up to J after its release (the
+  executive notices a release at its next poll), so every r is J + w and every count of
+  higher-priority jobs or σ activations in a window w is ceil((w + J)/p) (the standard
+  release-jitter analysis, Audsley, Burns, Richardson, Tindell, Wellings 1993).
 """
 
 from __future__ import annotations
@@ -99,30 +105,45 @@ def garbage_bound(tasks, r: dict, delta_: float, r_sigma_star: float) -> int:
 # Eq. 6-8: response times
 # ---------------------------------------------------------------------------------------
 
+def hp_demand(window: float, hp: list) -> float:
+    """Σ_{τ_k ∈ hp} ceil((window + J_k)/p_k) e_k: the most work of higher-priority jobs
+    released in a window (J_k, release jitter, default 0: Audsley et al. 1993).
+    hp: [(p_k, e_k) or (p_k, e_k, J_k)]."""
+    return sum(math.ceil((window + (x[2] if len(x) > 2 else 0.0)) / x[0]) * x[1] for x in hp)
+
+
 def smr_interference(window: float, ghp_q: list, alpha: float, beta: float,
-                     A_of) -> float:
+                     A_of, jitter: float = 0.0) -> float:
     """Eq. 7 (Theorem 6.4): I(σ)_i = Σ_{σ_k ∈ ghp_i} ceil(window / q_k) α
-    + A(δ + window) β, where A_of(window) returns A(δ + window) (Eq. 2)."""
-    return sum(math.ceil(window / q) * alpha for q in ghp_q) + A_of(window) * beta
+    + A(δ + window) β, where A_of(window) returns A(δ + window) (Eq. 2). ghp_q: [q_k or
+    (q_k, J_k)] - with σ_k's release jitter its count is ceil((window + J_k)/q_k); jitter:
+    the job's own, whose response (and collection window) is jitter + window."""
+    qs = [q if isinstance(q, tuple) else (q, 0.0) for q in ghp_q]
+    return (sum(math.ceil((window + J) / q) * alpha for (q, J) in qs)
+            + A_of(window + jitter) * beta)
 
 
 def response_time(e_i: float, b_i: float, hp: list, ghp_q: list, alpha: float,
-                  beta: float, A_of, with_collection: bool, limit: float) -> float:
+                  beta: float, A_of, with_collection: bool, limit: float,
+                  jitter: float = 0.0) -> float:
     """Eq. 6 with Eq. 7: the least r_i with
-    r_i = e_i + b_i + Σ_{τ_k ∈ hp_i} ceil(r_i/p_k) e_k + I(σ)_i (Audsley et al. [19]).
-    hp: [(p_k, e_k)]; ghp_q: periods q_k of σ_k ∈ ghp_i; A_of(W) = A(δ + W);
-    with_collection: include the A(δ + r_i) β term of Eq. 7. Returns math.inf once the
-    iteration exceeds `limit` (the deadline)."""
+    r_i = e_i + b_i + Σ_{τ_k ∈ hp_i} ceil(r_i/p_k) e_k + I(σ)_i (Audsley et al. [19]);
+    with release jitter (Audsley, Burns, Richardson, Tindell, Wellings, "Applying new
+    scheduling theory to static priority pre-emptive scheduling", Software Engineering
+    Journal 1993): r_i = J_i + w_i, w_i = e_i + b_i + Σ_hp ceil((w_i + J_k)/p_k) e_k
+    + I(σ)_i. hp: [(p_k, e_k) or (p_k, e_k, J_k)]; ghp_q: periods q_k (or (q_k, J_k)) of
+    σ_k ∈ ghp_i; A_of(W) = A(δ + W); with_collection: include the A(δ + r_i) β term of
+    Eq. 7; jitter: J_i. Returns math.inf once r_i exceeds `limit` (the deadline)."""
     A_use = A_of if with_collection else (lambda _w: 0)
-    r = e_i + b_i
+    w = e_i + b_i
     for _ in range(MAX_ITER):
-        nxt = (e_i + b_i + sum(math.ceil(r / p) * e for (p, e) in hp)
-               + smr_interference(r, ghp_q, alpha, beta, A_use))
-        if nxt > limit:
+        nxt = (e_i + b_i + hp_demand(w, hp)
+               + smr_interference(w, ghp_q, alpha, beta, A_use, jitter))
+        if jitter + nxt > limit:
             return math.inf
-        if nxt == r:
-            return r
-        r = nxt
+        if nxt == w:
+            return jitter + w
+        w = nxt
     raise RuntimeError("Eq. 6 iteration did not converge")
 
 
@@ -134,11 +155,13 @@ def read_response_time(gamma_r: float, hp: list, ghp_q: list, alpha: float, beta
            + A(δ + Δʳ_i) β
     (Eq. 6 with e_i -> Γʳ_i and b_i = 0: a parallel section never blocks). hp_spin(W)
     adds the spinning of higher-priority jobs' write requests in W when those are not
-    inflated into e_k (ILP mode). math.inf once above `limit`."""
+    inflated into e_k (ILP mode). hp and ghp_q as response_time's (with the jitter of
+    the jobs released in the window; the request itself starts after its job's release,
+    so its own jitter is not in Δʳ). math.inf once above `limit`."""
     A_use = A_of if with_collection else (lambda _w: 0)
     d = gamma_r
     for _ in range(MAX_ITER):
-        nxt = (gamma_r + sum(math.ceil(d / p) * e for (p, e) in hp)
+        nxt = (gamma_r + hp_demand(d, hp)
                + smr_interference(d, ghp_q, alpha, beta, A_use) + hp_spin(d))
         if nxt > limit:
             return math.inf
@@ -168,6 +191,7 @@ class _Job:
     sigma: bool = False
     host: Optional[str] = None
     locks: tuple = ()   # ((kind "r"|"w", length, count per job), ...): spin-lock requests
+    jitter: float = 0.0  # release jitter J: a job may start up to J after its release
 
     @property
     def n_locks(self) -> int:
@@ -333,10 +357,12 @@ class _Analyzer:
         self.tasks = list(ts.tasks)
         self.writers = [t for t in self.tasks if t.writes > 0]
         self.hosts = reclaimer_hosts(ts, policy)
+        J = ts.release_jitter   # one executive per core releases every task and σ
         self.jobs = [_Job(t.name, t.core, t.prio, t.e, t.p, t.writes, t.gamma_w, t.reads,
-                          t.gamma_r, t.a, locks=lock_requests(t, policy)) for t in self.tasks]
+                          t.gamma_r, t.a, locks=lock_requests(t, policy), jitter=J)
+                     for t in self.tasks]
         self.sigmas = [_Job(f"sigma[{h.name}]", h.core, h.prio + 0.5, ts.alpha, q,
-                            sigma=True, host=h.name) for h in self.hosts]
+                            sigma=True, host=h.name, jitter=J) for h in self.hosts]
         self.spin = spin_bounds(self.jobs, ts.cores, policy)
         self._ilp = lru_cache(maxsize=None)(ilp_blocking)
         # the platform's top-priority work per core, (p, e): in every hp set (Eqs. 6, 8)
@@ -360,8 +386,14 @@ class _Analyzer:
         return [x for x in self.jobs if x.core == j.core and x.prio > j.prio]
 
     def _ghp_q(self, j: _Job) -> list:
-        return [s.period for s in self.sigmas if s.core == j.core and s.prio > j.prio
-                and s is not j]
+        return [(s.period, s.jitter) for s in self.sigmas if s.core == j.core
+                and s.prio > j.prio and s is not j]
+
+    def _hp_terms(self, j: _Job) -> list:
+        """j's higher-priority work for Eqs. 6 and 8: (p_k, e_k, J_k) of its core's
+        higher-priority jobs, and the platform's interference (no jitter)."""
+        return ([(x.period, self._e_eff(x), x.jitter) for x in self._hp(j)]
+                + self.irq[j.core])
 
     def _lp_lockers(self, j: _Job) -> list:
         return [x for x in self.jobs if x.core == j.core and x.prio < j.prio and x.locks]
@@ -383,8 +415,8 @@ class _Analyzer:
                                 for (_k, length, n) in x.locks if n))
             if reqs:
                 remote.append(reqs)
-        n_spin = own + sum(math.ceil(window / h.period) * h.n_locks for h in self._hp(j)
-                           if h.locks)
+        n_spin = own + sum(math.ceil((window + h.jitter) / h.period) * h.n_locks
+                           for h in self._hp(j) if h.locks)
         lp = tuple(sorted([length for x in self._lp_lockers(j)
                            for (_k, length, n) in x.locks if n]
                           + ([self._lp_sigma(j)] if self._lp_sigma(j) > 0 else []))
@@ -446,19 +478,18 @@ class _Analyzer:
                 b = {j.name: self.blocking_of(j, r[j.name], r) for j in alljobs}  # line 6
                 new_r = {}
                 for j in alljobs:                                    # lines 7-8
-                    hp = [(x.period, self._e_eff(x)) for x in self._hp(j)] + self.irq[j.core]
                     ghp = self._ghp_q(j)
                     new_r[j.name] = response_time(
-                        j.e, b[j.name], hp, ghp, ts.alpha, ts.beta, A_of,
-                        with_collection=j.sigma or bool(ghp), limit=self.f * j.period)
+                        j.e, b[j.name], self._hp_terms(j), ghp, ts.alpha, ts.beta, A_of,
+                        with_collection=j.sigma or bool(ghp), limit=self.f * j.period,
+                        jitter=j.jitter)
                 newD = {}
                 for j in self.jobs:                                  # lines 9-11
                     if not j.reads or self.lock_policy:  # locked reads: no Eq. 8
                         continue
-                    hp = [(x.period, self._e_eff(x)) for x in self._hp(j)] + self.irq[j.core]
                     ghp = self._ghp_q(j)
                     newD[j.name] = read_response_time(
-                        j.gamma_r, hp, ghp, ts.alpha, ts.beta, A_of, bool(ghp),
+                        j.gamma_r, self._hp_terms(j), ghp, ts.alpha, ts.beta, A_of, bool(ghp),
                         limit=self.f * j.period, hp_spin=self.hp_spin(j, r))
                 bad = [j for j in alljobs if new_r[j.name] > self.f * j.period] + \
                       [j for j in self.jobs

@@ -18,6 +18,8 @@ A task set file::
                                       # limits it to one core (default: every core)
     sigma_nonpreemptive: false        # optional: σ runs to completion once started, so it
                                       # blocks the higher-priority tasks of its core
+    release_jitter: 0        # optional J (us): a job of every task and σ may start up to J
+                             # after its release (docs/rt-analysis.md, "The platform")
     tasks:
       - name: t0             # optional, default "t<index>"
         e: 2000              # e_i, WCET of a job, including its requests
@@ -47,7 +49,8 @@ POLICIES = ("rt", "temporal", "urcu", "rt-single", "mutex", "pf-rw")
 RECLAIM_MODES = ("periodic", "on_free")
 
 _TOP_KEYS = {"cores", "alpha", "beta", "obj_size", "L_star", "policy", "q", "q_search",
-             "reclaim", "tasks", "name", "comment", "interference", "sigma_nonpreemptive"}
+             "reclaim", "tasks", "name", "comment", "interference", "sigma_nonpreemptive",
+             "release_jitter"}
 _IRQ_KEYS = {"name", "e", "p", "core"}
 _TASK_KEYS = {"name", "e", "p", "core", "prio", "a", "gamma_r", "gamma_w", "reads",
               "writes", "quiesce"}
@@ -116,6 +119,7 @@ class TaskSet:
     name: str = ""
     interference: tuple = ()
     sigma_nonpreemptive: bool = False
+    release_jitter: float = 0.0
 
     def with_(self, **kw) -> "TaskSet":
         return replace(self, **kw)
@@ -140,6 +144,8 @@ class TaskSet:
                                  for x in self.interference]
         if self.sigma_nonpreemptive:
             d["sigma_nonpreemptive"] = True
+        if self.release_jitter:
+            d["release_jitter"] = self.release_jitter
         tasks = []
         for t in self.tasks:
             td = {"name": t.name, "e": t.e, "p": t.p, "core": t.core, "prio": t.prio,
@@ -231,6 +237,7 @@ def parse_taskset(d: Any) -> TaskSet:
     snp = d.get("sigma_nonpreemptive", False)
     if not isinstance(snp, bool):
         raise TaskSetError("sigma_nonpreemptive", f"must be true or false, got {snp!r}")
+    jit = _num(d.get("release_jitter", 0), "release_jitter", nonneg=True)
     raw_tasks = d["tasks"]
     if not isinstance(raw_tasks, list) or not raw_tasks:
         raise TaskSetError("tasks", "must be a non-empty list")
@@ -280,7 +287,7 @@ def parse_taskset(d: Any) -> TaskSet:
                                f"on core {t.core}; priorities on one core must differ")
         seen[key] = i
     return TaskSet(cores, tuple(tasks), alpha, beta, obj_size, L_star, policy, q, qs, reclaim,
-                   str(d.get("name", "")), tuple(irq), snp)
+                   str(d.get("name", "")), tuple(irq), snp, jit)
 
 
 def _assign_priorities(tasks: list) -> list:
