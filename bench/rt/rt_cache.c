@@ -40,10 +40,14 @@
  *              (one every 1/rate, YCSB's -target pacing) into a queue served in the
  *              slack, at each --get-rates: above the slack the queue grows, and the
  *              latency (completion - arrival) measures that backlog.
+ * --repeat N: for each core count, N rounds, each running every design in turn (each
+ * calibrated, admitted and run as above), so that the designs alternate on a machine
+ * whose speed drifts; the rows say which round (repeat).
  * CSV (bench/README.md, "rt-cache"):
  *   mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,
  *   get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses,jobs,
- *   misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms
+ *   misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms,
+ *   zero_slack_kops,repeat
  *
  * This file: the options and main - which designs, core counts and loads run, in which
  * order, and the rows they leave. The other files, one job each, are listed in
@@ -52,6 +56,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -79,7 +84,7 @@ static void usage(FILE *f)
 	      "         [--seconds S] [--requests N] [--q-us Q]\n"
 	      "         [--get-period-us P --set-period-us P] [--cost-percentile STAT]\n"
 	      "         [--slack F] [--util-cap U] [--model-interference] [--rta CMD]\n"
-	      "         [--csv FILE|-] [--out DIR]\n"
+	      "         [--repeat N] [--csv FILE|-] [--out DIR]\n"
 	      "\n"
 	      "The memcached application study of RT-SMR (RTAS 2018) sec. VII-C (Figs. 14-15) on\n"
 	      "the tsync-cached core: per core a get task (higher priority) and a set task, one\n"
@@ -113,12 +118,16 @@ static void usage(FILE *f)
 	      "  --slack F         admit only periods at which every response time <= F x its\n"
 	      "                    period, 0 < F <= 1 (default 0.7; 1: the paper's zero slack)\n"
 	      "  --util-cap U      also keep each core's utilisation <= U (default: no cap)\n"
+	      "                    (each admission also records, as zero_slack_kops, what mean\n"
+	      "                    costs, slack 1 and no cap admit on the same costs)\n"
 	      "  --model-interference\n"
 	      "                    admit with the timer tick and interrupts calibrate measured\n"
 	      "                    as a top-priority task on every core (default: measured and\n"
 	      "                    recorded only)\n"
 	      "  --rta CMD         the admission command (default $TSYNC_RTA, else\n"
 	      "                    'python3 -m tsync_rta'); run as CMD admission FILE --json\n"
+	      "  --repeat N        per core count, N rounds of every design in turn (default 1;\n"
+	      "                    the CSV's repeat column, -rK in the JSON names when N > 1)\n"
 	      "  --csv FILE|-      the CSV (default: stdout, except for calibrate)\n"
 	      "  --out DIR         DIR/rt-cache.csv, per-run JSON, admission YAML/JSON, COMMAND.txt\n"
 	      "  --pin / --no-pin  pin core i's executive to the i-th allowed CPU (default\n"
@@ -200,6 +209,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		BENCH_O_DBL("slack", 0, BENCH_OPT_POS, &o->slack, 1.0),
 		BENCH_O_DBL("util-cap", 0, BENCH_OPT_POS, &o->util_cap, 1e3),
 		BENCH_O_SET("model-interference", 0, &o->interference),
+		BENCH_O_NUM("repeat", 0, BENCH_OPT_UINT, &o->repeat, 1, 1000),
 		BENCH_O_STR("rta", 0, &o->rta),
 		BENCH_O_STR("csv", 0, &o->csv),
 		BENCH_O_STR("out", 0, &o->out),
@@ -253,6 +263,8 @@ struct study {
 	uint64_t records;
 	const char *tmpdir;
 	char sched[512]; /* the last run's scheduling class (COMMAND.txt, calibrate's JSON) */
+	unsigned rep;    /* the round of --repeat, from 1 */
+	char sfx[16];    /* what ends the round's file names: "" (one round), "-r<rep>" */
 };
 
 /* calibrate: one run of design d on n cores, its JSON and row. 0 or -1. */
@@ -273,10 +285,11 @@ static int calibrate_one(struct study *st, enum design d, unsigned n)
 	fprintf(stderr, "  %-9s %u core(s): get %.3f us, set %.3f us, alpha %.3f us, beta %.4f us "
 			"(%s)\n",
 		rtc_dname[d], n, r.get_us, r.set_us, r.alpha_us, r.beta_us, st->sched);
-	snprintf(name, sizeof name, "calibrate-%s-%u", rtc_dname[d], n);
-	int rc = rtc_emit_json(&st->out, rtc_run_json(M_CAL, d, n, 0, 0, q, 0, o->seconds, &r),
-			       name);
-	rtc_csv_row(&st->out, M_CAL, d, n, 0, 0, 0, &r, 0, false);
+	snprintf(name, sizeof name, "calibrate-%s-%u%s", rtc_dname[d], n, st->sfx);
+	json_t *j = rtc_run_json(M_CAL, d, n, 0, 0, q, 0, o->seconds, &r);
+	json_object_set_new(j, "repeat", json_integer(st->rep));
+	int rc = rtc_emit_json(&st->out, j, name);
+	rtc_csv_row(&st->out, M_CAL, d, n, 0, 0, 0, &r, NULL, st->rep);
 	return rc;
 }
 
@@ -287,17 +300,14 @@ static int admitted_runs(struct study *st, enum design d, unsigned n)
 	const struct opts *o = st->o;
 	struct admission a;
 	char name[256];
-	if (rtc_admit(o, &st->out, d, n, st->trace, st->records, st->tmpdir, &a) != 0) {
-		json_decref(a.json);
+	if (rtc_admit(o, &st->out, d, n, st->trace, st->records, st->tmpdir, st->sfx, &a) != 0) {
+		rtc_admission_free(&a);
 		return -1;
 	}
 	if (!a.schedulable) {
 		/* a row that says so: empty periods and results */
-		for (int k = 0; k < 2; k++)
-			if (st->out.csv[k])
-				fprintf(st->out.csv[k], "%s,%s,%u,,,,,,,,,,,,,,,\n",
-					rtc_mname[o->mode], rtc_dname[d], n);
-		json_decref(a.json);
+		rtc_csv_row(&st->out, o->mode, d, n, 0, 0, 0, NULL, &a, st->rep);
+		rtc_admission_free(&a);
 		return 0;
 	}
 	double q = 0;
@@ -337,20 +347,24 @@ static int admitted_runs(struct study *st, enum design d, unsigned n)
 		json_t *j = rtc_run_json(o->mode, d, n, gp, a.set_p_us, q, offered, o->seconds, &r);
 		json_object_set_new(j, "bound_objects",
 				    a.have_bound ? json_integer(a.bound) : json_null());
-		if (a.json)
+		json_object_set_new(j, "repeat", json_integer(st->rep));
+		if (a.json) {
 			json_object_set(j, "admission", a.json);
+			json_object_set_new(j, "admitted_kops", json_real(a.kops));
+		}
+		if (a.zero_slack)
+			json_object_set(j, "zero_slack", a.zero_slack);
 		if (o->mode == M_OVERLOAD)
-			snprintf(name, sizeof name, "overload-%s-%u-%" PRIu64, rtc_dname[d], n,
-				 o->rates[ri]);
+			snprintf(name, sizeof name, "overload-%s-%u-%" PRIu64 "%s", rtc_dname[d], n,
+				 o->rates[ri], st->sfx);
 		else
-			snprintf(name, sizeof name, "%s-%s-%u", rtc_mname[o->mode], rtc_dname[d],
-				 n);
+			snprintf(name, sizeof name, "%s-%s-%u%s", rtc_mname[o->mode], rtc_dname[d],
+				 n, st->sfx);
 		if (rtc_emit_json(&st->out, j, name) != 0)
 			rc = -1;
-		rtc_csv_row(&st->out, o->mode, d, n, gp, a.set_p_us, offered, &r, a.bound,
-			    a.have_bound);
+		rtc_csv_row(&st->out, o->mode, d, n, gp, a.set_p_us, offered, &r, &a, st->rep);
 	}
-	json_decref(a.json);
+	rtc_admission_free(&a);
 	return rc;
 }
 
@@ -372,24 +386,26 @@ static void choose_sched(void)
 	}
 }
 
-/* Remove what the admission wrote to tmpdir (rtc_admit()'s two steps), and tmpdir. */
-static void remove_tmpdir(const struct opts *o, const char *tmpdir)
+/* Remove what the admission wrote to tmpdir (rtc_admit()'s task sets), and tmpdir. */
+static void remove_tmpdir(const char *tmpdir)
 {
 	char path[4096];
-	for (int d = 0; d < ND; d++)
-		for (unsigned ci = 0; ci < o->ncores; ci++)
-			for (int probe = 0; probe < 2; probe++) {
-				snprintf(path, sizeof path, "%s/admission-%s-%u%s.yaml", tmpdir,
-					 rtc_dname[d], o->cores[ci], probe ? "-probe" : "");
-				unlink(path);
-			}
+	DIR *dir = opendir(tmpdir);
+	struct dirent *e;
+	while (dir && (e = readdir(dir)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
+			unlink(path);
+		}
+	if (dir)
+		closedir(dir);
 	rmdir(tmpdir);
 }
 
 int rt_cache_main(int argc, char **argv, const char *cmdline)
 {
 	struct opts o = {.seconds = 2.0, .requests = 10000000u, .pin = true,
-			 .cost_stat = "p99.9", .slack = 0.7};
+			 .cost_stat = "p99.9", .slack = 0.7, .repeat = 1};
 	rtc_ncpus = bench_cpus(rtc_cpus);
 	int prc = parse_opts(argc, argv, &o);
 	if (prc != 0)
@@ -452,16 +468,23 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 	fprintf(stderr, WHO ": %s, %" PRIu64 " requests, %" PRIu64 " records, %u CPUs\n",
 		rtc_mname[o.mode], o.requests, records, rtc_ncpus);
 	/* per core count, the designs back to back - each calibrated and admitted right
-	 * before its runs - so that they meet the machine in about the same state */
+	 * before its runs - so that they meet the machine in about the same state; with
+	 * --repeat, round after round of them, so that the designs alternate */
 	int status = 0;
 	for (unsigned ci = 0; ci < o.ncores && !status; ci++)
-		for (int d = 0; d < ND && !status; d++) {
-			if (!o.sel[d])
-				continue;
-			int rc = o.mode == M_CAL ? calibrate_one(&st, (enum design)d, o.cores[ci])
-						 : admitted_runs(&st, (enum design)d, o.cores[ci]);
-			if (rc != 0)
-				status = 1;
+		for (st.rep = 1; st.rep <= o.repeat && !status; st.rep++) {
+			st.sfx[0] = '\0';
+			if (o.repeat > 1)
+				snprintf(st.sfx, sizeof st.sfx, "-r%u", st.rep);
+			for (int d = 0; d < ND && !status; d++) {
+				if (!o.sel[d])
+					continue;
+				enum design dd = (enum design)d;
+				int rc = o.mode == M_CAL ? calibrate_one(&st, dd, o.cores[ci])
+							 : admitted_runs(&st, dd, o.cores[ci]);
+				if (rc != 0)
+					status = 1;
+			}
 		}
 	if (o.mode == M_CAL && !status && !(o.csv && strcmp(o.csv, "-") == 0)) {
 		json_t *root = json_object();
@@ -477,7 +500,7 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 		status = 1;
 	}
 	if (tmpdir[0])
-		remove_tmpdir(&o, tmpdir);
+		remove_tmpdir(tmpdir);
 	json_decref(st.out.runs);
 	free(keys);
 	free(trace);

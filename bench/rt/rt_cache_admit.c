@@ -3,7 +3,9 @@
  * relaxed). Measures the costs (a calibrate run, then a probe at the admitted periods),
  * writes them as an admission task set (YAML, python/tsync_rta/admission.py's format),
  * runs `tsync-rta admission FILE --json` and reads back the periods, σ's q and the
- * memory bound G* (RT-SMR (RTAS 2018) §VII-C, Eq. 5).
+ * memory bound G* (RT-SMR (RTAS 2018) §VII-C, Eq. 5); then runs it once more on the same
+ * costs under the zero-slack rule (mean costs, slack 1, no cap: what the study admitted
+ * before issue 29) for the rate that rule would admit.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -79,6 +81,12 @@ static int write_yaml(const char *path, const struct opts *o, enum design d, uns
 	/* the executive runs σ's activation to completion, as it runs every job */
 	if (d == D_RTPARSEC)
 		fprintf(f, "sigma_nonpreemptive: true\n");
+	/* the executive's release jitter, where the costs come from a periodic run (the
+	 * probe): its poll (rt_cache_exec.c, run_periodic) */
+	char jt[256];
+	if (cal->jitter.n)
+		fprintf(f, "release_jitter: %s\n", stats_yaml(jt, sizeof jt, &cal->jitter,
+							    o->cost_stat));
 	/* the timer tick and interrupts as calibrate's bare spin saw them (irq_probe) */
 	char ir[256];
 	if (cal->irq.n && cal->irq.max < cal->irq_period_us)
@@ -95,7 +103,8 @@ static int write_yaml(const char *path, const struct opts *o, enum design d, uns
 			   "a: 1}\n",
 			c2, se, c2, se);
 	}
-	double rmin = cal->get_e.pick > 0.001 ? cal->get_e.pick : 0.001;
+	double rmin = strcmp(o->cost_stat, "mean") ? cal->get_e.pick : cal->get_e.mean;
+	rmin = rmin > 0.001 ? rmin : 0.001;
 	fprintf(f, "admission:\n");
 	fprintf(f, "  update_periods: {min: %g, max: %g, steps: %d}\n", ADM_UPDATE_MIN,
 		ADM_UPDATE_MAX, ADM_UPDATE_STEPS);
@@ -174,6 +183,7 @@ static int run_admission(const char *rta, const char *yaml, struct admission *a)
 		return 0;
 	json_t *u = json_object_get(j, "update_period_us"), *r = json_object_get(j, "read_period_us");
 	json_t *q = json_object_get(j, "q_us"), *b = json_object_get(j, "bound_objects");
+	json_t *t = json_object_get(j, "throughput_rps");
 	if (!json_is_number(u) || !json_is_number(r)) {
 		fprintf(stderr, WHO ": admission: update_period_us / read_period_us missing\n");
 		return -1;
@@ -181,6 +191,7 @@ static int run_admission(const char *rta, const char *yaml, struct admission *a)
 	a->set_p_us = json_number_value(u);
 	a->get_p_us = json_number_value(r);
 	a->q_us = json_is_number(q) ? json_number_value(q) : 0;
+	a->kops = json_is_number(t) ? json_number_value(t) / 1000.0 : 0;
 	a->have_bound = json_is_number(b);
 	a->bound = a->have_bound ? (long long)llround(json_number_value(b)) : 0;
 	return 0;
@@ -193,8 +204,7 @@ static int admission_step(const struct opts *o, struct outs *out, enum design d,
 			  struct admission *a)
 {
 	char yaml[4096];
-	json_decref(a->json);
-	memset(a, 0, sizeof *a);
+	rtc_admission_free(a);
 	a->q_us = o->q_us;
 	snprintf(yaml, sizeof yaml, "%s/%s.yaml", out->dir ? out->dir : tmpdir, name);
 	if (write_yaml(yaml, o, d, cores, cost) != 0)
@@ -212,13 +222,48 @@ static int admission_step(const struct opts *o, struct outs *out, enum design d,
 		rtc_write_json_file(path, a->json);
 	}
 	if (a->schedulable)
-		fprintf(stderr, "  admission %-9s %u core(s): get period %.3f us, set period %.3f us, "
-				"q %.3f us\n",
-			rtc_dname[d], cores, a->get_p_us, a->set_p_us, a->q_us);
+		fprintf(stderr, "  %s (%s, slack %g): get period %.3f us, set period %.3f us, "
+				"q %.3f us, %.1f kops\n",
+			name, o->cost_stat, o->slack, a->get_p_us, a->set_p_us, a->q_us, a->kops);
 	else
-		fprintf(stderr, "  admission %-9s %u core(s): no candidate schedulable\n",
-			rtc_dname[d], cores);
+		fprintf(stderr, "  %s (%s, slack %g): no candidate schedulable\n", name,
+			o->cost_stat, o->slack);
 	return 0;
+}
+
+void rtc_admission_free(struct admission *a)
+{
+	json_decref(a->json);
+	json_decref(a->zero_slack);
+	memset(a, 0, sizeof *a);
+	a->zero_slack_kops = NAN;
+}
+
+/* After the last admission step of design d (NAME, on `cost`): the zero-slack rule on
+ * the same costs (NAME-zero-slack, the same code path) - the request rate the study's
+ * admission before issue 29 (average costs, no slack, no cap) would admit from this
+ * calibration, beside the rate admitted (a->zero_slack_kops, a->zero_slack). */
+static int zero_slack(const struct opts *o, struct outs *out, enum design d, unsigned cores,
+		      const struct result *cost, const char *name, const char *tmpdir,
+		      struct admission *a)
+{
+	struct opts zo = *o;
+	zo.cost_stat = "mean";
+	zo.slack = 1.0;
+	zo.util_cap = 0;
+	struct admission z = {.json = NULL, .zero_slack = NULL};
+	char zname[300];
+	snprintf(zname, sizeof zname, "%s-zero-slack", name);
+	int rc = admission_step(&zo, out, d, cores, cost, zname, tmpdir, &z);
+	if (rc == 0) {
+		a->zero_slack_kops = z.schedulable ? z.kops : 0;
+		a->zero_slack = json_pack("{s:s, s:f, s:b, s:f, s:f, s:f, s:f}", "cost", "mean",
+					  "slack", 1.0, "schedulable", z.schedulable,
+					  "get_period_us", z.get_p_us, "set_period_us", z.set_p_us,
+					  "q_us", z.q_us, "kops", a->zero_slack_kops);
+	}
+	rtc_admission_free(&z);
+	return rc;
 }
 
 /* σ's period for design d under admission a: --q-us, else the admission's q, else the
@@ -232,22 +277,26 @@ double rtc_sigma_q_us(const struct opts *o, enum design d, const struct admissio
 
 /*
  * The periods of design d on `cores` cores: given (--get-period-us/--set-period-us), or
- * chosen by `tsync-rta admission` from measured average costs, in two steps:
+ * chosen by `tsync-rta admission` from measured costs (the --cost-percentile statistic,
+ * --slack, --util-cap), in two steps:
  *  1. calibrate: requests back to back (get, set, α, β), and admit with those costs;
  *  2. probe: run the tasks at the admitted periods for as long as calibrate ran, and
- *     admit again with the average JOB costs measured there - from the executive's
- *     dispatch decision to completion, so the clock reads and the priority decision that
- *     every job of this schedule pays are in e - and that run's α and β. The same
- *     requests cost more in the periodic schedule than back to back (each job starts
- *     after a wait, its lines gone cold; measured here up to 2x for sets), so step 1's
- *     periods alone overload the cores. Step 2's are the ones that run: the admission
- *     rests on the average overheads (the paper's soft real-time analysis, §VII-C) of
- *     the schedule it admits.
+ *     admit again with the JOB costs measured there - from the executive's dispatch
+ *     decision to completion, so the clock reads and the priority decision that every
+ *     job of this schedule pays are in e - that run's α and β, and its release jitter.
+ *     The same requests cost more in the periodic schedule than back to back (each job
+ *     starts after a wait, its lines gone cold; measured here up to 2x for sets), so
+ *     step 1's periods alone overload the cores. Step 2's are the ones that run: the
+ *     admission rests on the overheads of the schedule it admits.
+ * After the last step (step 1 when it admitted nothing), the zero-slack rule on the same
+ * costs (zero_slack()). sfx ends the names of the files written ("-r2" for a repeat).
  */
 int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned cores,
-	      const uint32_t *trace, uint64_t records, const char *tmpdir, struct admission *a)
+	      const uint32_t *trace, uint64_t records, const char *tmpdir, const char *sfx,
+	      struct admission *a)
 {
 	memset(a, 0, sizeof *a);
+	a->zero_slack_kops = NAN;
 	a->q_us = o->q_us;
 	if (o->set_p_us > 0 && (o->mode != M_STRICT || o->get_p_us > 0)) {
 		a->set_p_us = o->set_p_us;
@@ -271,13 +320,13 @@ int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned co
 			"beta %.4f us\n",
 		rtc_dname[d], cores, cal.get_us, cal.set_us, cal.alpha_us, cal.beta_us);
 	char name[256];
-	snprintf(name, sizeof name, "admission-%s-%u", rtc_dname[d], cores);
+	snprintf(name, sizeof name, "admission-%s-%u%s", rtc_dname[d], cores, sfx);
 	if (rtc_emit_json(out, rtc_run_json(M_CAL, d, cores, 0, 0, cq, 0, cs, &cal), name) != 0)
 		return -1;
 	if (admission_step(o, out, d, cores, &cal, name, tmpdir, a) != 0)
 		return -1;
-	if (!a->schedulable)
-		return 0;
+	if (!a->schedulable) /* what the zero-slack rule admits on these costs */
+		return zero_slack(o, out, d, cores, &cal, name, tmpdir, a);
 	/* step 2: the probe */
 	double pq = rtc_sigma_q_us(o, d, a);
 	struct plan pp = {.mode = M_STRICT,
@@ -299,11 +348,13 @@ int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned co
 			"%.3f us, beta %.4f us, misses %" PRIu64 "\n",
 		rtc_dname[d], cores, o->cost_stat, cost.get_e.pick, cost.set_e.pick,
 		cost.alpha.pick, cost.beta.pick, pr.misses);
-	snprintf(name, sizeof name, "admission-%s-%u-probe", rtc_dname[d], cores);
+	snprintf(name, sizeof name, "admission-%s-%u%s-probe", rtc_dname[d], cores, sfx);
 	json_t *pj = rtc_run_json(M_STRICT, d, cores, a->get_p_us, a->set_p_us, pq, 0, cs, &pr);
 	json_object_set_new(pj, "get_job_us", json_real(pr.get_job_us));
 	json_object_set_new(pj, "set_job_us", json_real(pr.set_job_us));
 	if (rtc_emit_json(out, pj, name) != 0)
 		return -1;
-	return admission_step(o, out, d, cores, &cost, name, tmpdir, a);
+	if (admission_step(o, out, d, cores, &cost, name, tmpdir, a) != 0)
+		return -1;
+	return zero_slack(o, out, d, cores, &cost, name, tmpdir, a);
 }

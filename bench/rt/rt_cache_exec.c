@@ -321,6 +321,36 @@ static void missed(struct exec *x, uint64_t rel, uint64_t dl, uint64_t done)
 		x->miss_unlogged++;
 }
 
+/*
+ * Release jitter: the executive notices a release only when its loop next reads the
+ * clock, so a job released while the core is idle starts up to one idle step (a clock
+ * read, the pending checks, a pause instruction) after its release - with everything
+ * released with it. While the core is busy a release waits for the job in progress, and
+ * the step that notices it is in that job's cost (job_cost): blocking or interference,
+ * which the analysis has. The first is release jitter J in the standard response-time
+ * analysis (docs/rt-analysis.md, "The platform"): each sample is the delay from the
+ * release of the job dispatched right after an idle step to that dispatch decision. A
+ * delay above IRQ_MIN_NS was lengthened by an interruption of the idle step (or a late
+ * wake-up): the platform's, the interference task's share and no part of the
+ * executive's poll; it is only counted (jit_long), and the largest delay of all kept.
+ */
+#define IRQ_MIN_NS 1500u
+
+static void release_jitter(struct exec *x, uint64_t delay)
+{
+	static _Thread_local uint64_t lim;
+	if (!lim)
+		lim = tsync_ns_to_ticks(IRQ_MIN_NS);
+	if (delay > x->jit_max)
+		x->jit_max = delay;
+	if (delay > lim) {
+		x->jit_long++;
+		return;
+	}
+	x->jit_ticks += delay;
+	hist_add(x->hjit, delay);
+}
+
 /* Jobs of period p released in [t0, end): ceil((end - t0) / p). */
 static uint64_t njobs(uint64_t p)
 {
@@ -355,6 +385,7 @@ static void run_periodic(struct exec *x)
 	 * it slept for (waking later than asked but before that release delays nothing) */
 	uint64_t expect = tsc0;
 	enum job_kind job = JOB_NONE; /* the job the last step ran */
+	bool idle = false; /* the last step found nothing pending (release_jitter) */
 	uint64_t job_at = 0, job_coll = 0; /* its dispatch decision's clock reading; σ's
 					    * collection ticks */
 	for (;;) {
@@ -399,6 +430,7 @@ static void run_periodic(struct exec *x)
 			if (kq < nq && t0 + kq * P->pq < next)
 				next = t0 + kq * P->pq;
 			x->backlogged = false; /* idle: caught up */
+			idle = true;
 			expect = idle_until(now, next, tsc0, mono0) != now ? next : now;
 			continue;
 		}
@@ -409,6 +441,8 @@ static void run_periodic(struct exec *x)
 		 * released during it, not every job until a backlog at utilisation U drains
 		 * (a 20 ms stall at U = 0.85 would make the next 130 ms late). σ's jobs are not
 		 * dropped but merged: one activation collects for every release it missed. */
+		const bool was_idle = idle;
+		idle = false;
 		if (!relaxed && run == 0 && now > t0 + kg * pg + pg) {
 			x->miss_g++;
 			x->dropped++;
@@ -437,6 +471,12 @@ static void run_periodic(struct exec *x)
 				kq = last;
 			}
 		}
+		/* the periodic jobs' release jitter (relaxed and overload gets are requests in
+		 * the slack, not released jobs) */
+		if (was_idle && (run != 0 || !relaxed))
+			release_jitter(x, now - (run == 0   ? t0 + kg * pg
+						 : run == 1 ? t0 + kq * P->pq
+							    : t0 + ks * P->ps));
 		uint64_t a = tsync_now(), done, rel;
 		job = (enum job_kind)run;
 		job_at = now;
@@ -533,7 +573,7 @@ static void thread_sched(uint64_t *delay_ns, uint64_t *nivcsw)
 /*
  * The platform's interference (calibrate only, before the clock starts): the executive
  * spins on the clock for IRQ_PROBE_NS and records every interruption of the spin - a gap
- * between two clock reads - longer than IRQ_MIN_NS: the timer tick and the interrupts
+ * between two clock reads - longer than IRQ_MIN_NS (above): the timer tick and the interrupts
  * this core takes. Their count over the probe gives the mean period and their lengths
  * the cost, for the admission's top-priority interference task
  * (python/tsync_rta/model.py, interference). A gap longer than IRQ_MAX_NS is not the
@@ -542,7 +582,6 @@ static void thread_sched(uint64_t *delay_ns, uint64_t *nivcsw)
  * (irq_long): taken as a cost it would make every task set unschedulable.
  */
 #define IRQ_PROBE_NS 50000000u
-#define IRQ_MIN_NS 1500u
 #define IRQ_MAX_NS 100000u
 
 static void irq_probe(struct exec *x)

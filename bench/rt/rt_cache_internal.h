@@ -29,7 +29,8 @@
 #define CSV_HEADER                                                                         \
 	"mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,"   \
 	"get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses,jobs,"           \
-	"misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms"
+	"misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms,"         \
+	"zero_slack_kops,repeat"
 #define MAX_LIST 64u
 #define MAX_CORES 1024u
 #define KEY_LEN 16u
@@ -77,6 +78,7 @@ struct opts {
 	const char *cost_stat;
 	double slack, util_cap;
 	bool interference; /* --model-interference: the measured tick/interrupts as a task */
+	unsigned repeat;   /* --repeat: every design this many times per core count, in turn */
 };
 
 /* What one run's executives do: periods in ticks, 0 = task absent. */
@@ -128,6 +130,11 @@ struct exec {
 	struct hist *hqa, *hqb; /* σ: α per activation, β per object (per collected batch) */
 	struct hist *hirq;      /* calibrate: the interruptions of a bare spin (irq_probe) */
 	uint64_t irq_n, irq_ticks, irq_probe_ticks, irq_long;
+	/* release jitter: a periodic job's release to its dispatch when the executive was
+	 * idle (rt_cache_exec.c, run_periodic); the samples an interruption lengthened are
+	 * only counted (jit_long), and the largest of all kept */
+	struct hist *hjit;
+	uint64_t jit_ticks, jit_long, jit_max;
 };
 
 /* The run in progress (rt_cache_run.c sets it up, the executives read it). */
@@ -168,6 +175,10 @@ struct result {
 	struct cost_stats irq;
 	double irq_period_us;
 	uint64_t irq_long; /* interruptions too long to be the platform's (outside the model) */
+	/* periodic modes: the executive's release jitter (its poll; the admission's
+	 * release_jitter), the samples an interruption lengthened, the largest of all */
+	struct cost_stats jitter;
+	uint64_t jitter_long, jitter_max_ns;
 	/* every mode */
 	uint64_t gets, sets, sigmas, misses, get_misses, backlog, peak_queue;
 	uint64_t miss_g, miss_s, miss_q; /* deadline misses by task: get, set, σ */
@@ -203,6 +214,11 @@ struct admission {
 	bool schedulable;
 	long long bound;  /* G*, objects */
 	bool have_bound;
+	double kops;      /* the admitted request rate (the tool's throughput), kops */
+	/* what the zero-slack rule (mean costs, slack 1, no cap) admits on the same costs,
+	 * kops (0: nothing; NAN: not computed - periods given), and its summary (owned) */
+	double zero_slack_kops;
+	json_t *zero_slack;
 	json_t *json;     /* the tool's output, owned */
 };
 
@@ -220,15 +236,17 @@ bool rtc_rt_throttled(void);
 const char *rtc_sched_line(const struct result *r, char *buf, size_t n);
 double rtc_shared_cpu_ms(const struct result *r);
 void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, double gp,
-		 double sp, double offered, const struct result *r, long long bound,
-		 bool have_bound);
+		 double sp, double offered, const struct result *r, const struct admission *a,
+		 unsigned rep);
 json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, double sp,
 		     double q, double offered, double seconds, const struct result *r);
 int rtc_emit_json(struct outs *o, json_t *j, const char *name);
 
 /* rt_cache_admit.c */
 int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned cores,
-	      const uint32_t *trace, uint64_t records, const char *tmpdir, struct admission *a);
+	      const uint32_t *trace, uint64_t records, const char *tmpdir, const char *sfx,
+	      struct admission *a);
+void rtc_admission_free(struct admission *a);
 double rtc_sigma_q_us(const struct opts *o, enum design d, const struct admission *a);
 
 #endif /* TSYNC_BENCH_RT_CACHE_INTERNAL_H */

@@ -166,10 +166,11 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		x->hqa = calloc(1, sizeof(struct hist));
 		x->hqb = calloc(1, sizeof(struct hist));
 		x->hirq = calloc(1, sizeof(struct hist));
+		x->hjit = calloc(1, sizeof(struct hist));
 		x->dist = calloc(DIST_LOG, sizeof(struct span));
 		x->miss = calloc(MISS_LOG, sizeof(struct span));
 		if (!x->hg || !x->hs || !x->hgs || !x->hss || !x->hgj || !x->hsj || !x->hqa ||
-		    !x->hqb || !x->hirq || !x->dist || !x->miss ||
+		    !x->hqb || !x->hirq || !x->hjit || !x->dist || !x->miss ||
 		    pthread_create(&th[i], NULL, rtc_exec_main, x) != 0) {
 			fprintf(stderr, WHO ": cannot start executive %u\n", i);
 			abort(); /* the barriers count on every thread */
@@ -185,7 +186,8 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 	bench_run_go(&rtc_run, rtc_end);
 	struct hist hg = {{0}}, hs = {{0}}, hgs = {{0}}, hss = {{0}};
 	struct hist hgj = {{0}}, hsj = {{0}}, hqa = {{0}}, hqb = {{0}}, hirq = {{0}};
-	uint64_t irq_n = 0, irq_ticks = 0, irq_probe = 0;
+	struct hist hjit = {{0}};
+	uint64_t irq_n = 0, irq_ticks = 0, irq_probe = 0, jit_ticks = 0, jit_max = 0;
 	uint64_t gt = 0, st = 0, at = 0, an = 0, bt = 0, bn = 0, gjt = 0, sjt = 0;
 	uint64_t sec_max = 0, set_max = 0, sig_max = 0; /* ticks */
 	double cal_gk = 0, cal_sk = 0; /* calibrate: per-core rates over active time, summed */
@@ -238,6 +240,10 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		hist_merge(&hqa, x->hqa);
 		hist_merge(&hqb, x->hqb);
 		hist_merge(&hirq, x->hirq);
+		hist_merge(&hjit, x->hjit);
+		jit_ticks += x->jit_ticks;
+		r->jitter_long += x->jit_long;
+		jit_max = x->jit_max > jit_max ? x->jit_max : jit_max;
 		irq_n += x->irq_n;
 		irq_ticks += x->irq_ticks;
 		irq_probe += x->irq_probe_ticks;
@@ -287,6 +293,7 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		free(x->hqa);
 		free(x->hqb);
 		free(x->hirq);
+		free(x->hjit);
 		free(x->dist);
 		free(x->miss);
 	}
@@ -301,6 +308,8 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		r->beta.pick = r->beta.mean;
 	r->irq = cost_of(&hirq, irq_ticks);
 	r->irq_period_us = irq_n ? rtc_ticks_us((double)irq_probe / (double)irq_n) : 0;
+	r->jitter = cost_of(&hjit, jit_ticks);
+	r->jitter_max_ns = tsync_ticks_to_ns(jit_max);
 	r->get_job_us = r->get_e.mean;
 	r->set_job_us = r->set_e.mean;
 	r->set_us = r->sets ? rtc_ticks_us((double)st / (double)r->sets) : 0;
@@ -419,9 +428,6 @@ const char *rtc_sched_line(const struct result *r, char *buf, size_t n)
 	return buf;
 }
 
-/* One CSV row. Empty fields: not applicable (periods in calibrate, the offered load
- * outside relaxed, bound_objects for the lock designs); get_period_us is 0 in relaxed
- * (gets are not periodic there). */
 /* The run delay of the executives (ms) when another task preempted one of them (an
  * involuntary context switch), else 0: the idle sleeps' wake-up latency is run delay
  * too, but no co-tenant's. */
@@ -430,12 +436,28 @@ double rtc_shared_cpu_ms(const struct result *r)
 	return r->nivcsw ? (double)r->run_delay_ns / 1e6 : 0.0;
 }
 
+/* One CSV row of run r under admission a (NULL: calibrate), repeat rep. Empty fields:
+ * not applicable (periods in calibrate, the offered load outside overload, bound_objects
+ * for the lock designs, zero_slack_kops where the periods were given); get_period_us is
+ * 0 in relaxed (gets are not periodic there). r NULL: the admission found nothing
+ * schedulable - every period and result empty, the zero-slack rate and repeat given. */
 void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, double gp,
-		 double sp, double offered, const struct result *r, long long bound,
-		 bool have_bound)
+		 double sp, double offered, const struct result *r, const struct admission *a,
+		 unsigned rep)
 {
 	char gps[32] = "", sps[32] = "", off[32] = "", bnd[32] = "", bm[32] = "";
-	char jobs[32] = "", unx[32] = "", late[32] = "";
+	char jobs[32] = "", unx[32] = "", late[32] = "", zs[32] = "";
+	if (a && !isnan(a->zero_slack_kops))
+		snprintf(zs, sizeof zs, "%.6g", a->zero_slack_kops);
+	if (!r) {
+		for (int k = 0; k < 2; k++)
+			if (o->csv[k]) {
+				fprintf(o->csv[k], "%s,%s,%u,,,,,,,,,,,,,,,,%s,%u\n", rtc_mname[m],
+					rtc_dname[d], cores, zs, rep);
+				fflush(o->csv[k]);
+			}
+		return;
+	}
 	if (m != M_CAL) {
 		snprintf(gps, sizeof gps, "%.6g", gp);
 		snprintf(sps, sizeof sps, "%.6g", sp);
@@ -445,18 +467,18 @@ void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, dou
 	}
 	if (m == M_OVERLOAD)
 		snprintf(off, sizeof off, "%.6g", offered);
-	if (have_bound)
-		snprintf(bnd, sizeof bnd, "%lld", bound);
+	if (a && a->have_bound)
+		snprintf(bnd, sizeof bnd, "%lld", a->bound);
 	if (r->bound_measured >= 0)
 		snprintf(bm, sizeof bm, "%lld", r->bound_measured);
 	for (int k = 0; k < 2; k++)
 		if (o->csv[k]) {
 			fprintf(o->csv[k],
 				"%s,%s,%u,%s,%s,%s,%.6g,%.6g,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-				",%s,%" PRIu64 ",%s,%s,%s,%s,%.3f\n",
+				",%s,%" PRIu64 ",%s,%s,%s,%s,%.3f,%s,%u\n",
 				rtc_mname[m], rtc_dname[d], cores, gps, sps, off, r->get_kops,
 				r->set_kops, r->get_p99_ns, r->set_p99_ns, r->peak_pending, bnd,
-				r->misses, jobs, unx, late, bm, rtc_shared_cpu_ms(r));
+				r->misses, jobs, unx, late, bm, rtc_shared_cpu_ms(r), zs, rep);
 			fflush(o->csv[k]);
 		}
 }
@@ -499,6 +521,12 @@ json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, doub
 	if (d == D_RTPARSEC) {
 		json_object_set_new(costs, "alpha_us", cost_json(&r->alpha));
 		json_object_set_new(costs, "beta_us", cost_json(&r->beta));
+	}
+	if (m != M_CAL) {
+		json_t *jit = cost_json(&r->jitter);
+		json_object_set_new(jit, "interrupted", json_integer((json_int_t)r->jitter_long));
+		json_object_set_new(jit, "max_all_us", json_real((double)r->jitter_max_ns / 1e3));
+		json_object_set_new(costs, "release_jitter_us", jit);
 	}
 	if (m == M_CAL) {
 		json_t *irq = cost_json(&r->irq);

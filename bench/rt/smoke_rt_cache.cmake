@@ -4,7 +4,10 @@
 # deadlines, and whether a miss had a disturbance to explain it, is the machine's load:
 # the misses are printed, and only checked to be consistent):
 #  strict:    given periods (get 200 us, set 400 us), every design on 1 and 2 cores for
-#             0.3 s: exact CSV header, 6 well-formed rows; the jobs released - run
+#             0.3 s, --repeat 2: exact CSV header, 12 well-formed rows - for each core
+#             count two rounds of the three designs in turn (repeat 1, then 2; one JSON
+#             per run, named -r1 and -r2); zero_slack_kops empty (no admission ran). The
+#             jobs released - run
 #             (gets, sets) plus dropped (a job whose deadline passed before it could
 #             start) - are exactly ceil(0.3 s / period) per core; deadline misses count
 #             every dropped job; peak_pending >= 1 for rt-parsec (each executive's
@@ -15,7 +18,7 @@
 #             max_lateness_ns 0 when nothing missed; bound_measured_objects (Eq. 5 with
 #             measured inputs) >= 2 per core for rt-parsec (one set task per core, a
 #             window of at least q = one set period), empty for the locks;
-#             shared_cpu_ms a number.
+#             shared_cpu_ms a number; repeat 1 in the other modes.
 #  relaxed:   set period 400 us, gets in the slack, closed loop: 6 rows, no offered
 #             load, no get dropped or queued (one is outstanding at a time), and the
 #             sets as in strict.
@@ -29,7 +32,7 @@
 # (TSYNC_BENCH_NO_FIFO=1, bench/rt/CMakeLists.txt).
 # Time limit 120 s, inside the test's TIMEOUT of 180 s.
 include(${CMAKE_CURRENT_LIST_DIR}/../smoke_common.cmake)
-set(_hdr "mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses,jobs,misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms")
+set(_hdr "mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses,jobs,misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms,zero_slack_kops,repeat")
 set(_designs rt-parsec mcs pf-rw)
 set(_seconds_us 300000)
 
@@ -110,11 +113,12 @@ function(check_json f design cores row_jobs row_unx)
   endforeach()
 endfunction()
 
-# check_row(<row> <mode>): the CSV fields; sets design, cores, gp, sp, off, pk, bound in
-# the caller
+# check_row(<row> <mode>): the CSV fields; sets design, cores, gp, sp, off, misses, jobs,
+# unx and rep in the caller
 function(check_row r mode)
   bench_smoke_fields("${r}" 0 m 1 design 2 cores 3 gp 4 sp 5 off 6 gk 7 sk 8 gp99 9 sp99
-                     10 pk 11 bound 12 misses 13 jobs 14 unx 15 late 16 bm 17 shared)
+                     10 pk 11 bound 12 misses 13 jobs 14 unx 15 late 16 bm 17 shared
+                     18 zs 19 rep)
   if(NOT m STREQUAL mode OR NOT design IN_LIST _designs OR NOT cores MATCHES "^[12]$")
     message(FATAL_ERROR "bad mode, design or cores: ${r}")
   endif()
@@ -124,6 +128,11 @@ function(check_row r mode)
     bench_smoke_uint("${f} in ${r}" "${${f}}")
   endforeach()
   bench_smoke_number("shared_cpu_ms in ${r}" "${shared}")
+  # the periods are given: no admission, so no zero-slack rate to compare with
+  # (strict runs --repeat 2, the other modes one round)
+  if(NOT zs STREQUAL "" OR NOT rep MATCHES "^[12]$" OR (rep EQUAL 2 AND NOT m STREQUAL "strict"))
+    message(FATAL_ERROR "zero_slack_kops '${zs}' (expected empty), repeat '${rep}': ${r}")
+  endif()
   if(unx GREATER misses OR (misses EQUAL 0 AND NOT late EQUAL 0))
     message(FATAL_ERROR "misses ${misses}, unexplained ${unx}, max lateness ${late}: ${r}")
   endif()
@@ -141,7 +150,7 @@ function(check_row r mode)
     message(FATAL_ERROR "${design}: peak_pending ${pk}, bound_objects '${bound}', "
                         "bound_measured_objects '${bm}': ${r}")
   endif()
-  foreach(v design cores gp sp off misses jobs unx)
+  foreach(v design cores gp sp off misses jobs unx rep)
     set(${v} "${${v}}" PARENT_SCOPE)
   endforeach()
 endfunction()
@@ -160,16 +169,19 @@ if(RT_CACHE_MODE STREQUAL "strict")
   bench_smoke_out_dir(_dir rt-cache-smoke-strict)
   bench_smoke_csv(rows HEADER "${_hdr}" TIMEOUT 120 COMMAND
     rt-cache --mode strict --get-period-us 200 --set-period-us 400 --cores 1,2
-             --seconds 0.3 --requests 20000 --no-pin --out ${_dir} --csv -)
-  bench_smoke_count(rows 6)
+             --seconds 0.3 --requests 20000 --repeat 2 --no-pin --out ${_dir} --csv -)
+  bench_smoke_count(rows 12)
   set(keys "")
+  set(order "")
   foreach(r ${rows})
     check_row("${r}" strict)
     if(NOT gp STREQUAL "200" OR NOT sp STREQUAL "400" OR NOT off STREQUAL "")
       message(FATAL_ERROR "periods ${gp}/${sp}, offered '${off}' in: ${r}")
     endif()
-    list(APPEND keys "${design}/${cores}")
-    check_json("${_dir}/strict-${design}-${cores}.json" ${design} ${cores} ${jobs} ${unx})
+    list(APPEND keys "${design}/${cores}/${rep}")
+    list(APPEND order "${cores}/${rep}/${design}")
+    check_json("${_dir}/strict-${design}-${cores}-r${rep}.json" ${design} ${cores} ${jobs}
+               ${unx})
     # the gets: run or dropped, one per release
     math(EXPR _g "${gets} + ${jobs_dropped_get}")
     released("${design} ${cores}: gets run + dropped" "${_g}" ${cores} 200)
@@ -181,7 +193,19 @@ if(RT_CACHE_MODE STREQUAL "strict")
     endif()
     jobs_released("${design} ${cores}: jobs" "${jobs}" ${cores} ${_per})
   endforeach()
-  check_keys("${keys}" 6)
+  # --repeat 2: two rows per design and core count, the designs in turn in each round
+  check_keys("${keys}" 12)
+  set(want "")
+  foreach(c 1 2)
+    foreach(k 1 2)
+      foreach(d ${_designs})
+        list(APPEND want "${c}/${k}/${d}")
+      endforeach()
+    endforeach()
+  endforeach()
+  if(NOT order STREQUAL want)
+    message(FATAL_ERROR "--repeat 2: rows in the order ${order}, expected ${want}")
+  endif()
   if(NOT EXISTS "${_dir}/rt-cache.csv" OR NOT EXISTS "${_dir}/COMMAND.txt")
     message(FATAL_ERROR "--out ${_dir}: rt-cache.csv or COMMAND.txt missing")
   endif()
