@@ -344,6 +344,19 @@ int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned co
 		cost.alpha = cal.alpha;
 		cost.beta = cal.beta;
 	}
+	if (!pr.get_e.n || !pr.set_e.n) {
+		/* no get (or set) job ran in the probe - its executive did not get the CPU
+		 * (another task had it): calibrate's request costs, not none (costs of 1 ns
+		 * admit periods of nanoseconds, where tsync-rta's fixed point, Eq. 6, gives
+		 * up after 100000 steps) */
+		const char *what = pr.get_e.n ? "set" : pr.set_e.n ? "get" : "get or set";
+		fprintf(stderr, "  probe     %-9s %u core(s): no %s job ran: calibrate's cost\n",
+			rtc_dname[d], cores, what);
+		if (!pr.get_e.n)
+			cost.get_e = cal.get_e;
+		if (!pr.set_e.n)
+			cost.set_e = cal.set_e;
+	}
 	fprintf(stderr, "  probe     %-9s %u core(s): %s get job %.3f us, set job %.3f us, alpha "
 			"%.3f us, beta %.4f us, misses %" PRIu64 "\n",
 		rtc_dname[d], cores, o->cost_stat, cost.get_e.pick, cost.set_e.pick,
