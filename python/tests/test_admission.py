@@ -16,7 +16,8 @@ from test_cli import ROOT, run
 EXAMPLE = ROOT / "examples" / "cache-admission.yaml"
 
 # One core: get (e 1, Γʳ 0.5, prio 2) above set (e 2, Γʷ 1, prio 1), mutex, no remote
-# cores: no spinning. By hand (docs: "Admission control"):
+# cores: no spinning. By hand, the paper's test (slack 1: response time <= period; docs:
+# "Admission control"):
 #   get: b = 1 (set's non-preemptive section), r = 1 + 1 = 2 <= R  ->  R >= 2
 #   set: r = 2 + ceil(r/R) * 1 <= U
 #     U = 3: R in [2, 3) gives r = 2 + 1 = 3, ceil(3/R) = 2 -> 4 > 3; R = 3: r = 3. R* = 3
@@ -31,8 +32,19 @@ ONE_CORE = {
         {"name": "set", "e": 2, "p": "update", "core": 0, "prio": 1, "gamma_w": 1, "a": 1},
     ],
     "admission": {"update_periods": [3, 4, 5], "read_period": {"min": 1, "max": 100},
-                  "resolution": 0.001},
+                  "resolution": 0.001, "slack": 1},
 }
+
+
+def one_core(**adm):
+    """ONE_CORE with admission keys replaced (None removes one)."""
+    doc = json.loads(json.dumps(ONE_CORE))
+    for k, v in adm.items():
+        if v is None:
+            doc["admission"].pop(k, None)
+        else:
+            doc["admission"][k] = v
+    return doc
 
 
 def test_by_hand_one_core():
@@ -50,11 +62,96 @@ def test_by_hand_one_core():
     assert d["bound_objects"] is None and d["q_us"] is None   # a lock defers nothing
 
 
+# ONE_CORE at the default slack 0.7 (every response time <= 0.7 x its period). By hand:
+#   get: r = 1 + b 1 = 2 <= 0.7 R  ->  R >= 2 / 0.7 = 2.857
+#   set: r = 2 + ceil(r/R) * 1 <= 0.7 U; every r >= 3 (2 + one get), so U = 3 (2.1) and
+#        U = 4 (2.8) admit no R;
+#     U = 5 (3.5): R in [2.857, 3): r = 2 + 1 = 3, ceil(3/R) = 2 -> 4 > 3.5; R = 3: r = 3.
+#   chosen: U = 5, R = 3 (533,333 requests/s). The zero-slack rule chose U = 4, R = 2.
+def test_slack_by_hand_one_core():
+    ts, spec = parse_admission(one_core(slack=None))
+    assert spec.slack == 0.7 and spec.cost == "p99.9" and spec.util_cap is None
+    adm = select_periods(ts, spec, "mutex", "inflation")
+    got = {c.update_period: c for c in adm.candidates}
+    assert not got[3].schedulable and not got[4].schedulable
+    assert got[5].read_period == pytest.approx(3, rel=spec.resolution)
+    assert got[5].read_period >= 3
+    assert adm.chosen.update_period == 5
+    r = adm.chosen.result
+    assert r.r["get"] <= 0.7 * adm.chosen.read_period
+    assert r.r["set"] <= 0.7 * 5
+    assert adm.to_dict()["slack"] == 0.7
+    # the same from the command line overrides the document: --slack 1 is the paper's
+    ts1, spec1 = parse_admission(one_core(slack=None), slack=1)
+    assert select_periods(ts1, spec1, "mutex", "inflation").chosen.update_period == 4
+
+
+# ONE_CORE at slack 1 with a utilisation cap of 0.8: u = 1/R + 2/U <= 0.8.
+#   U = 3: R >= 1 / (0.8 - 2/3) = 7.5;   U = 4: R >= 1 / 0.3 = 3.333;
+#   U = 5: R >= 1 / 0.4 = 2.5 (schedulable there: set r = 2 + ceil(3/2.5) = 4 <= 5).
+#   requests/s: 466,667, 550,000, 600,000 -> U = 5, R = 2.5.
+def test_util_cap_by_hand_one_core():
+    ts, spec = parse_admission(one_core(util_cap=0.8))
+    adm = select_periods(ts, spec, "mutex", "inflation")
+    got = {c.update_period: c.read_period for c in adm.candidates}
+    assert got[3] == pytest.approx(7.5, rel=spec.resolution) and got[3] >= 7.5
+    assert got[4] == pytest.approx(10 / 3, rel=spec.resolution) and got[4] >= 10 / 3
+    assert got[5] == pytest.approx(2.5, rel=spec.resolution) and got[5] >= 2.5
+    assert adm.chosen.update_period == 5
+    assert adm.to_dict()["util_cap"] == 0.8
+
+
+def test_cost_statistics():
+    doc = one_core()
+    doc["alpha"] = {"mean": 0.0, "p99": 0.0, "p99.9": 0.0, "max": 0.0}
+    doc["tasks"][0].update(e={"mean": 1, "p99": 1.1, "p99.9": 1.2, "max": 5},
+                           gamma_r={"mean": 0.5, "p99": 0.6, "p99.9": 0.7, "max": 4})
+    got = {}
+    for stat in ("mean", "p99", "p99.9", "max"):
+        ts, spec = parse_admission(doc, cost=stat)
+        got[stat] = (ts.tasks[0].e, ts.tasks[0].gamma_r)
+        assert spec.cost == stat
+    assert got == {"mean": (1, 0.5), "p99": (1.1, 0.6), "p99.9": (1.2, 0.7), "max": (5, 4)}
+    ts, spec = parse_admission(doc)               # default: p99.9
+    assert ts.tasks[0].e == 1.2 and ts.tasks[1].e == 2   # a plain number is used as is
+    doc["admission"]["cost"] = "max"
+    assert parse_admission(doc)[0].tasks[0].e == 5
+    with pytest.raises(TaskSetError) as ei:
+        parse_admission(doc, cost="p50")
+    assert str(ei.value).startswith("alpha:")   # the first map without it
+    for bad in ("p100", "median", "p"):
+        with pytest.raises(TaskSetError):
+            parse_admission(doc, cost=bad)
+
+
+def test_cli_cost_slack_and_cap(tmp_path):
+    doc = one_core(slack=None)
+    doc["tasks"][0].update(e={"mean": 1, "max": 1.5}, gamma_r={"mean": 0.5, "max": 0.5})
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    # the default statistic p99.9 is not in the maps: exit 2, naming the field
+    p = run("admission", path, "--json", "--blocking", "inflation", check=False)
+    assert p.returncode == 2 and "tasks[0].e" in p.stderr
+    d = json.loads(run("admission", path, "--json", "--blocking", "inflation",
+                       "--cost-percentile", "mean", "--slack", "1").stdout)
+    assert d["cost"] == "mean" and d["slack"] == 1 and d["update_period_us"] == 4
+    d = json.loads(run("admission", path, "--json", "--blocking", "inflation",
+                       "--cost-percentile", "mean").stdout)
+    assert d["slack"] == 0.7 and d["update_period_us"] == 5
+    d = json.loads(run("admission", path, "--json", "--blocking", "inflation",
+                       "--cost-percentile", "mean", "--slack", "1", "--util-cap",
+                       "0.8").stdout)
+    assert d["util_cap"] == 0.8 and d["update_period_us"] == 5
+    assert d["read_period_us"] == pytest.approx(2.5, rel=0.001)
+    assert run("admission", path, "--json", "--slack", "1.5", check=False).returncode == 2
+
+
 def brute_min_read(ts, spec, U, policy, blocking, q):
     """The least R on a fine geometric grid that schedulability_test accepts."""
     R = spec.read_min
     while R <= spec.read_max:
-        if schedulability_test(_with_periods(ts, spec, U, R), q, policy, blocking).schedulable:
+        if schedulability_test(_with_periods(ts, spec, U, R), q, policy, blocking,
+                               spec.slack).schedulable:
             return R
         R *= 1.0005
     return None
@@ -73,7 +170,7 @@ def test_matches_brute_force(policy):
         if want is not None:
             # the bisection's answer is schedulable and within the resolution of the least
             assert schedulability_test(_with_periods(ts, spec, U, c.read_period), 20, policy,
-                                       "inflation").schedulable
+                                       "inflation", spec.slack).schedulable
             assert want / (1 + 0.001) <= c.read_period <= want * (1 + spec.resolution) + 1e-9
 
 
@@ -117,7 +214,7 @@ def test_cli_json_contract(tmp_path):
     d = json.loads(p.stdout)    # stdout is exactly one JSON object
     for k in ("schedulable", "policy", "update_period_us", "read_period_us", "q_us",
               "throughput_rps", "get_rps", "set_rps", "bound_objects", "bound_bytes",
-              "candidates"):
+              "candidates", "cost", "slack", "util_cap"):
         assert k in d
     assert d["schedulable"] is True and d["policy"] == "rt"
     assert d["throughput_rps"] == pytest.approx(d["get_rps"] + d["set_rps"])
@@ -155,6 +252,9 @@ def test_cli_unschedulable_exit_1(tmp_path):
     (lambda d: d["admission"].update(resolution=2), "admission.resolution"),
     (lambda d: d["admission"].update(speed=1), "admission.speed"),
     (lambda d: d["admission"].update(objective="latency"), "admission.objective"),
+    (lambda d: d["admission"].update(cost="median"), "admission.cost"),
+    (lambda d: d["admission"].update(slack=1.5), "admission.slack"),
+    (lambda d: d["admission"].update(util_cap=0), "admission.util_cap"),
     (lambda d: d["admission"].update(update_periods={"min": 10, "max": 5, "steps": 2}),
      "admission.update_periods.max"),
     (lambda d: d["admission"].update(read_period={"min": 10, "max": 5}),

@@ -18,9 +18,25 @@ Input: the task-set format of :mod:`tsync_rta.model` with two extensions::
       resolution: 0.01      # relative precision of the minimal read period (default)
       q: 100                # optional fixed quiescence period (us); else Fig. 16
       objective: requests   # Σ over variable-period tasks of (reads + writes) / p, in 1/s
+      cost: p99.9           # which statistic of a measured cost to admit on (default)
+      slack: 0.7            # every response time <= slack x its period (default 0.7)
+      util_cap: 0.8         # optional: per-core utilisation (Σ e/p + α/q) <= util_cap
 
 Every task needs an explicit ``prio`` when some period is variable (rate-monotonic
 priorities would depend on the periods being chosen).
+
+Measured costs: a task's ``e``, ``gamma_r``, ``gamma_w`` and the top-level ``alpha``,
+``beta`` and ``release_jitter`` may be a map of statistics of a measured distribution
+instead of one number, e.g. ``e: {mean: 1.9, p99: 2.6, p99.9: 3.4, max: 41}`` (what
+``tsync-bench rt-cache`` writes); ``cost`` (or ``--cost-percentile``) picks one -
+``mean``, ``max`` or ``pN``.
+
+Why the defaults (docs/rt-analysis.md, "Admission control"): the paper admits its soft
+real-time memcached on average costs and keeps the highest-throughput pair (§VII-C); with
+periods bisected to 1 % that leaves no slack, so any job costing more than average, or
+any interrupt, misses. A tail statistic (p99.9) bounds all but one job in a thousand, and
+the slack keeps 30 % of every period for what the model does not hold (the timer tick
+and interrupts, unless given as ``interference``).
 
 Why a bisection on R is sound (docs/rt-analysis.md, "Admission control"): at a fixed q,
 every term of the analysis is non-increasing in a task's period - the interference
@@ -42,17 +58,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from .analysis import LOCK_POLICIES, Result, analyze, schedulability_test
+from .analysis import LOCK_POLICIES, Result, analyze, reclaimer_hosts, schedulability_test
 from .model import POLICIES, TaskSet, TaskSetError, _num, _unknown, load_document, parse_taskset
 
 __all__ = ["AdmissionSpec", "Candidate", "Admission", "parse_admission", "load_admission",
-           "select_periods", "min_read_period"]
+           "select_periods", "min_read_period", "resolve_costs", "core_utilisation"]
 
-_ADM_KEYS = {"update_periods", "read_period", "resolution", "q", "objective"}
+_ADM_KEYS = {"update_periods", "read_period", "resolution", "q", "objective", "cost", "slack",
+             "util_cap"}
 VARIABLE = ("read", "update")
 OBJECTIVES = ("requests",)
 DEFAULT_READ_MAX = 1e6
 NEIGHBOURS = 3
+DEFAULT_COST = "p99.9"
+DEFAULT_SLACK = 0.7
+# the fields that may hold a map of cost statistics
+_COST_TOP = ("alpha", "beta", "release_jitter")
+_COST_TASK = ("e", "gamma_r", "gamma_w")
 
 
 @dataclass(frozen=True)
@@ -66,6 +88,9 @@ class AdmissionSpec:
     objective: str = "requests"
     read_tasks: tuple = ()
     update_tasks: tuple = ()
+    cost: str = DEFAULT_COST
+    slack: float = DEFAULT_SLACK
+    util_cap: Optional[float] = None
 
 
 @dataclass
@@ -107,7 +132,8 @@ class Admission:
         c = self.chosen
         r = c.result if c else None
         d = {"schedulable": c is not None, "policy": self.policy, "blocking": self.blocking,
-             "objective": self.spec.objective,
+             "objective": self.spec.objective, "cost": self.spec.cost,
+             "slack": self.spec.slack, "util_cap": self.spec.util_cap,
              "update_period_us": c.update_period if c else None,
              "read_period_us": c.read_period if c else None,
              "q_us": (r.q if r is not None else None),
@@ -154,10 +180,63 @@ def _grid(raw: Any, fname: str) -> tuple:
     raise TaskSetError(fname, "must be a list of periods (us) or {min, max, steps}")
 
 
-def parse_admission(doc: Any) -> tuple:
+def _check_stat(stat: Any, fname: str) -> str:
+    """A cost statistic: mean, max, or pN with 0 < N < 100 (p99, p99.9)."""
+    if isinstance(stat, str):
+        if stat in ("mean", "max"):
+            return stat
+        if stat.startswith("p"):
+            try:
+                v = float(stat[1:])
+            except ValueError:
+                v = -1.0
+            if 0 < v < 100:
+                return stat
+    raise TaskSetError(fname, f"must be mean, max or pN with 0 < N < 100 (p99.9), got {stat!r}")
+
+
+def _pick(v: Any, stat: str, fname: str) -> Any:
+    """A cost field: a number stays as it is; a map of statistics gives its `stat`."""
+    if not isinstance(v, dict):
+        return v
+    if stat not in v:
+        raise TaskSetError(fname, f"has no {stat!r} (statistics given: "
+                           f"{', '.join(map(str, v)) or 'none'}; choose one with "
+                           f"--cost-percentile or admission.cost)")
+    return v[stat]
+
+
+def resolve_costs(doc: dict, stat: str) -> dict:
+    """The document with every cost map (alpha, beta, release_jitter; a task's e,
+    gamma_r, gamma_w; an interference's e) replaced by its statistic `stat`."""
+    doc = dict(doc)
+    for k in _COST_TOP:
+        if k in doc:
+            doc[k] = _pick(doc[k], stat, k)
+    if isinstance(doc.get("interference"), list):
+        doc["interference"] = [dict(x, e=_pick(x["e"], stat, f"interference[{i}].e"))
+                               if isinstance(x, dict) and "e" in x else x
+                               for i, x in enumerate(doc["interference"])]
+    if isinstance(doc.get("tasks"), list):
+        tasks = []
+        for i, t in enumerate(doc["tasks"]):
+            if isinstance(t, dict):
+                t = dict(t)
+                for k in _COST_TASK:
+                    if k in t:
+                        t[k] = _pick(t[k], stat, f"tasks[{i}].{k}")
+            tasks.append(t)
+        doc["tasks"] = tasks
+    return doc
+
+
+def parse_admission(doc: Any, cost: Optional[str] = None, slack: Optional[float] = None,
+                    util_cap: Optional[float] = None) -> tuple:
     """Validate an admission document: (TaskSet template, AdmissionSpec). In the
     template a variable period is 1 us, only so that parse_taskset can validate the
-    rest of the task; every analysis sets the real periods (_with_periods)."""
+    rest of the task; every analysis sets the real periods (_with_periods). cost, slack,
+    util_cap (the command line's) override the document's admission.cost, .slack and
+    .util_cap."""
     if not isinstance(doc, dict):
         raise TaskSetError("<top>", "a task set is a mapping with 'cores' and 'tasks'")
     doc = dict(doc)
@@ -167,6 +246,25 @@ def parse_admission(doc: Any) -> tuple:
     if not isinstance(adm, dict):
         raise TaskSetError("admission", "must be a mapping")
     _unknown(adm, _ADM_KEYS, "admission.")
+    if cost is not None:
+        stat = _check_stat(cost, "--cost-percentile")
+    else:
+        stat = _check_stat(adm.get("cost", DEFAULT_COST), "admission.cost")
+    if slack is not None:
+        f = _num(slack, "--slack", positive=True)
+        if f > 1:
+            raise TaskSetError("--slack", f"must be in (0, 1], got {f:g}")
+    else:
+        f = _num(adm.get("slack", DEFAULT_SLACK), "admission.slack", positive=True)
+        if f > 1:
+            raise TaskSetError("admission.slack", f"must be in (0, 1], got {f:g}")
+    if util_cap is not None:
+        cap = _num(util_cap, "--util-cap", positive=True)
+    elif adm.get("util_cap") is not None:
+        cap = _num(adm["util_cap"], "admission.util_cap", positive=True)
+    else:
+        cap = None
+    doc = resolve_costs(doc, stat)
     raw_tasks = doc.get("tasks")
     reads, updates = [], []
     if isinstance(raw_tasks, list):
@@ -213,13 +311,16 @@ def parse_admission(doc: Any) -> tuple:
     if obj not in OBJECTIVES:
         raise TaskSetError("admission.objective", f"must be one of {', '.join(OBJECTIVES)}, "
                            f"got {obj!r}")
-    spec = AdmissionSpec(ups, rmin, rmax, res, q, obj, tuple(reads), tuple(updates))
+    spec = AdmissionSpec(ups, rmin, rmax, res, q, obj, tuple(reads), tuple(updates), stat, f,
+                         cap)
     return ts, spec
 
 
-def load_admission(path: str | Path) -> tuple:
-    """Read an admission task set (.yaml/.yml/.json): (TaskSet template, AdmissionSpec)."""
-    return parse_admission(load_document(path))
+def load_admission(path: str | Path, cost: Optional[str] = None,
+                   slack: Optional[float] = None, util_cap: Optional[float] = None) -> tuple:
+    """Read an admission task set (.yaml/.yml/.json): (TaskSet template, AdmissionSpec);
+    cost, slack, util_cap as parse_admission's."""
+    return parse_admission(load_document(path), cost, slack, util_cap)
 
 
 # ---------------------------------------------------------------------------------------
@@ -249,6 +350,36 @@ def _up(x: float) -> float:
     return math.ceil(x * 1000 - 1e-6) / 1000
 
 
+def core_utilisation(ts: TaskSet, q: Optional[float], policy: str) -> dict:
+    """Per core: Σ e_i/p_i over its tasks and the platform's interference, plus α/q for
+    each reclamation task σ it hosts (none for the lock policies; q: the quiescence
+    period the analysis used)."""
+    u = {c: 0.0 for c in range(ts.cores)}
+    for t in ts.tasks:
+        u[t.core] += t.e / t.p
+    for x in ts.interference:
+        for c in u:
+            if x.core in (None, c):
+                u[c] += x.e / x.p
+    if policy not in LOCK_POLICIES and q:
+        for h in reclaimer_hosts(ts, policy):
+            u[h.core] += ts.alpha / q
+    return u
+
+
+def _over_cap(res: Result, tsx: TaskSet, policy: str, cap: Optional[float]) -> Result:
+    """res, made unschedulable when some core's utilisation exceeds the cap. Utilisation
+    falls as R grows, so the bisection on R stays sound."""
+    if cap is None or not res.schedulable:
+        return res
+    u = core_utilisation(tsx, res.q, policy)
+    c = max(u, key=lambda k: u[k])
+    if u[c] > cap * (1 + 1e-12):
+        res.schedulable = False
+        res.reason = f"core {c} utilisation {u[c]:.4f} above the cap {cap:g}"
+    return res
+
+
 def _may_be_non_monotone(ts: TaskSet, spec: AdmissionSpec, policy: str) -> bool:
     if policy in LOCK_POLICIES:
         return False
@@ -265,22 +396,26 @@ def min_read_period(ts: TaskSet, spec: AdmissionSpec, U: Optional[float], policy
     the neighbours below. Without read tasks: just the test at U."""
     tests = 0
 
+    f = spec.slack
+
     def test(R):
         nonlocal tests
         tests += 1
         tsx = _with_periods(ts, spec, U, R)
         if policy in LOCK_POLICIES:
-            return schedulability_test(tsx, None, policy, blocking)
+            return _over_cap(schedulability_test(tsx, None, policy, blocking, f), tsx,
+                             policy, spec.util_cap)
         if spec.q is None and tsx.q is None:
             # Fig. 16 scans q = R, 2R, ... up to the longest period; when the tasks miss
             # a deadline even with free reclamation (α = β = 0: every SMR term is >= 0
             # and no SMR term decreases as α or β grow), every q fails: skip the scan.
             free = schedulability_test(tsx.with_(alpha=0.0, beta=0.0),
-                                       max(t.p for t in tsx.tasks), policy, blocking)
+                                       max(t.p for t in tsx.tasks), policy, blocking, f)
             if not free.schedulable and not free.reason.startswith("reclamation task"):
                 free.reason = "even without SMR overheads: " + free.reason
                 return free
-        return analyze(tsx, policy, blocking, q=spec.q)
+        return _over_cap(analyze(tsx, policy, blocking, q=spec.q, deadline_factor=f), tsx,
+                         policy, spec.util_cap)
 
     if not spec.read_tasks:
         res = test(None)
@@ -362,8 +497,11 @@ def format_table(adm: Admission) -> str:
     """The human-readable form of `tsync-rta admission` (without --json)."""
     def f(x, nd=1):
         return "-" if x is None else f"{x:,.{nd}f}"
+    cap = "" if adm.spec.util_cap is None else f", utilisation cap {adm.spec.util_cap:g}"
     lines = [f"policy {adm.policy}, blocking {adm.blocking}, objective {adm.spec.objective} "
              f"(requests/s of the variable-period tasks)",
+             f"costs: {adm.spec.cost}; slack: every response time <= {adm.spec.slack:g} x its "
+             f"period{cap}",
              f"read tasks: {', '.join(adm.spec.read_tasks) or '-'}; update tasks: "
              f"{', '.join(adm.spec.update_tasks) or '-'}",
              "",

@@ -8,6 +8,8 @@ Equation map (every function's docstring repeats its equation):
     Eq. 4  δ_U    = L* + q*               (U-RCU)                delta
     Eq. 5  G*     = Σ_i (1 + ceil((δ + r_σ* + r_i) / p_i)) a_i   garbage_bound
     Eq. 6  r_i    = e_i + b_i + Σ_hp ceil(r_i/p_k) e_k (+ Eq. 7) response_time
+           with release jitter J (Audsley et al. 1993): r_i = J_i + w_i,
+           w_i = e_i + b_i + Σ_hp ceil((w_i + J_k)/p_k) e_k (+ Eq. 7)
     Eq. 7  I(σ)_i = Σ_ghp ceil(r_i/q_k) α + A(δ + r_i) β         smr_interference
     Eq. 8  Δʳ_i   = Γʳ_i + Σ_hp ceil(Δ/p_k) e_k + Σ_ghp ceil(Δ/q_k) α + A(δ+Δ) β
                                                                  read_response_time
@@ -31,6 +33,18 @@ Modelling choices the paper leaves open are listed in docs/rt-analysis.md; in sh
   maximum response time of writer tasks");
 * reclaim: on_free (reclamation tried at frees, at most every q, as tsync's ps_mem does)
   uses q* = q + max over writers (p_k + r_k) in Eq. 3/4.
+
+The platform, which the paper's model leaves out (docs/rt-analysis.md, "The platform"):
+* `interference:` tasks (the timer tick, interrupts) are top-priority work of a core: each
+  (p, e) is in the hp set of every job, σ and read request of that core (Eqs. 6-8);
+* `sigma_nonpreemptive: true`: σ runs to completion once started (as tsync-bench
+  rt-cache's executive runs it), so an activation, α + A(δ + q) β, is one more
+  lower-priority non-preemptive section in the arrival blocking of the higher-priority
+  tasks of its core (Fig. 16 line 6);
+* `release_jitter: J`: a job of every task and σ may start up to J after its release (the
+  executive notices a release at its next poll), so every r is J + w and every count of
+  higher-priority jobs or σ activations in a window w is ceil((w + J)/p) (the standard
+  release-jitter analysis, Audsley, Burns, Richardson, Tindell, Wellings 1993).
 """
 
 from __future__ import annotations
@@ -91,30 +105,45 @@ def garbage_bound(tasks, r: dict, delta_: float, r_sigma_star: float) -> int:
 # Eq. 6-8: response times
 # ---------------------------------------------------------------------------------------
 
+def hp_demand(window: float, hp: list) -> float:
+    """Σ_{τ_k ∈ hp} ceil((window + J_k)/p_k) e_k: the most work of higher-priority jobs
+    released in a window (J_k, release jitter, default 0: Audsley et al. 1993).
+    hp: [(p_k, e_k) or (p_k, e_k, J_k)]."""
+    return sum(math.ceil((window + (x[2] if len(x) > 2 else 0.0)) / x[0]) * x[1] for x in hp)
+
+
 def smr_interference(window: float, ghp_q: list, alpha: float, beta: float,
-                     A_of) -> float:
+                     A_of, jitter: float = 0.0) -> float:
     """Eq. 7 (Theorem 6.4): I(σ)_i = Σ_{σ_k ∈ ghp_i} ceil(window / q_k) α
-    + A(δ + window) β, where A_of(window) returns A(δ + window) (Eq. 2)."""
-    return sum(math.ceil(window / q) * alpha for q in ghp_q) + A_of(window) * beta
+    + A(δ + window) β, where A_of(window) returns A(δ + window) (Eq. 2). ghp_q: [q_k or
+    (q_k, J_k)] - with σ_k's release jitter its count is ceil((window + J_k)/q_k); jitter:
+    the job's own, whose response (and collection window) is jitter + window."""
+    qs = [q if isinstance(q, tuple) else (q, 0.0) for q in ghp_q]
+    return (sum(math.ceil((window + J) / q) * alpha for (q, J) in qs)
+            + A_of(window + jitter) * beta)
 
 
 def response_time(e_i: float, b_i: float, hp: list, ghp_q: list, alpha: float,
-                  beta: float, A_of, with_collection: bool, limit: float) -> float:
+                  beta: float, A_of, with_collection: bool, limit: float,
+                  jitter: float = 0.0) -> float:
     """Eq. 6 with Eq. 7: the least r_i with
-    r_i = e_i + b_i + Σ_{τ_k ∈ hp_i} ceil(r_i/p_k) e_k + I(σ)_i (Audsley et al. [19]).
-    hp: [(p_k, e_k)]; ghp_q: periods q_k of σ_k ∈ ghp_i; A_of(W) = A(δ + W);
-    with_collection: include the A(δ + r_i) β term of Eq. 7. Returns math.inf once the
-    iteration exceeds `limit` (the deadline)."""
+    r_i = e_i + b_i + Σ_{τ_k ∈ hp_i} ceil(r_i/p_k) e_k + I(σ)_i (Audsley et al. [19]);
+    with release jitter (Audsley, Burns, Richardson, Tindell, Wellings, "Applying new
+    scheduling theory to static priority pre-emptive scheduling", Software Engineering
+    Journal 1993): r_i = J_i + w_i, w_i = e_i + b_i + Σ_hp ceil((w_i + J_k)/p_k) e_k
+    + I(σ)_i. hp: [(p_k, e_k) or (p_k, e_k, J_k)]; ghp_q: periods q_k (or (q_k, J_k)) of
+    σ_k ∈ ghp_i; A_of(W) = A(δ + W); with_collection: include the A(δ + r_i) β term of
+    Eq. 7; jitter: J_i. Returns math.inf once r_i exceeds `limit` (the deadline)."""
     A_use = A_of if with_collection else (lambda _w: 0)
-    r = e_i + b_i
+    w = e_i + b_i
     for _ in range(MAX_ITER):
-        nxt = (e_i + b_i + sum(math.ceil(r / p) * e for (p, e) in hp)
-               + smr_interference(r, ghp_q, alpha, beta, A_use))
-        if nxt > limit:
+        nxt = (e_i + b_i + hp_demand(w, hp)
+               + smr_interference(w, ghp_q, alpha, beta, A_use, jitter))
+        if jitter + nxt > limit:
             return math.inf
-        if nxt == r:
-            return r
-        r = nxt
+        if nxt == w:
+            return jitter + w
+        w = nxt
     raise RuntimeError("Eq. 6 iteration did not converge")
 
 
@@ -126,11 +155,13 @@ def read_response_time(gamma_r: float, hp: list, ghp_q: list, alpha: float, beta
            + A(δ + Δʳ_i) β
     (Eq. 6 with e_i -> Γʳ_i and b_i = 0: a parallel section never blocks). hp_spin(W)
     adds the spinning of higher-priority jobs' write requests in W when those are not
-    inflated into e_k (ILP mode). math.inf once above `limit`."""
+    inflated into e_k (ILP mode). hp and ghp_q as response_time's (with the jitter of
+    the jobs released in the window; the request itself starts after its job's release,
+    so its own jitter is not in Δʳ). math.inf once above `limit`."""
     A_use = A_of if with_collection else (lambda _w: 0)
     d = gamma_r
     for _ in range(MAX_ITER):
-        nxt = (gamma_r + sum(math.ceil(d / p) * e for (p, e) in hp)
+        nxt = (gamma_r + hp_demand(d, hp)
                + smr_interference(d, ghp_q, alpha, beta, A_use) + hp_spin(d))
         if nxt > limit:
             return math.inf
@@ -160,6 +191,7 @@ class _Job:
     sigma: bool = False
     host: Optional[str] = None
     locks: tuple = ()   # ((kind "r"|"w", length, count per job), ...): spin-lock requests
+    jitter: float = 0.0  # release jitter J: a job may start up to J after its release
 
     @property
     def n_locks(self) -> int:
@@ -188,6 +220,7 @@ class Result:
     grace: Optional[float] = None
     q_tried: list = field(default_factory=list)
     note: str = ""
+    deadline_factor: float = 1.0
 
     def to_dict(self, ts: Optional[TaskSet] = None) -> dict:
         def num(x):
@@ -208,6 +241,8 @@ class Result:
             d["memory_bound"] = "not applicable: a lock defers no frees (no SMR, no G*)"
         if self.note:
             d["note"] = self.note
+        if self.deadline_factor != 1:
+            d["deadline_factor"] = self.deadline_factor
         if self.reason:
             d["reason"] = self.reason
         if self.q_tried:
@@ -298,7 +333,10 @@ def spin_bounds(jobs: list, cores: int, policy: str) -> dict:
 
 
 class _Analyzer:
-    def __init__(self, ts: TaskSet, policy: str, blocking: str, q: Optional[float]):
+    def __init__(self, ts: TaskSet, policy: str, blocking: str, q: Optional[float],
+                 deadline_factor: float = 1.0):
+        if not 0 < deadline_factor <= 1:
+            raise ValueError(f"deadline factor (slack): must be in (0, 1], got {deadline_factor!r}")
         if policy not in ALL_POLICIES:
             raise ValueError(f"policy: must be one of {', '.join(ALL_POLICIES)}, got {policy!r}")
         if blocking not in BLOCKING_METHODS:
@@ -312,15 +350,27 @@ class _Analyzer:
         elif q is None:
             raise ValueError(f"policy {policy} needs a quiescence period q")
         self.ts, self.policy, self.blocking, self.q = ts, policy, blocking, q
+        # every response time (tasks, σ, read requests) must stay within this share of
+        # its period: constrained deadlines D = f·p <= p, for which Eqs. 6-8 hold as they
+        # stand (one job per period is pending at a time); 1 is the paper's test
+        self.f = deadline_factor
         self.tasks = list(ts.tasks)
         self.writers = [t for t in self.tasks if t.writes > 0]
         self.hosts = reclaimer_hosts(ts, policy)
+        J = ts.release_jitter   # one executive per core releases every task and σ
         self.jobs = [_Job(t.name, t.core, t.prio, t.e, t.p, t.writes, t.gamma_w, t.reads,
-                          t.gamma_r, t.a, locks=lock_requests(t, policy)) for t in self.tasks]
+                          t.gamma_r, t.a, locks=lock_requests(t, policy), jitter=J)
+                     for t in self.tasks]
         self.sigmas = [_Job(f"sigma[{h.name}]", h.core, h.prio + 0.5, ts.alpha, q,
-                            sigma=True, host=h.name) for h in self.hosts]
+                            sigma=True, host=h.name, jitter=J) for h in self.hosts]
         self.spin = spin_bounds(self.jobs, ts.cores, policy)
         self._ilp = lru_cache(maxsize=None)(ilp_blocking)
+        # the platform's top-priority work per core, (p, e): in every hp set (Eqs. 6, 8)
+        self.irq = {c: [(x.p, x.e) for x in ts.interference if x.core in (None, c)]
+                    for c in range(ts.cores)}
+        # a non-preemptive σ's longest activation per core, α + A(δ + q) β: set per
+        # iteration of the fixed point (it grows with δ and the response times)
+        self.sigma_np: dict = {}
 
     def _own_spin(self, j: _Job) -> float:
         s = self.spin[j.core]
@@ -336,11 +386,24 @@ class _Analyzer:
         return [x for x in self.jobs if x.core == j.core and x.prio > j.prio]
 
     def _ghp_q(self, j: _Job) -> list:
-        return [s.period for s in self.sigmas if s.core == j.core and s.prio > j.prio
-                and s is not j]
+        return [(s.period, s.jitter) for s in self.sigmas if s.core == j.core
+                and s.prio > j.prio and s is not j]
+
+    def _hp_terms(self, j: _Job) -> list:
+        """j's higher-priority work for Eqs. 6 and 8: (p_k, e_k, J_k) of its core's
+        higher-priority jobs, and the platform's interference (no jitter)."""
+        return ([(x.period, self._e_eff(x), x.jitter) for x in self._hp(j)]
+                + self.irq[j.core])
 
     def _lp_lockers(self, j: _Job) -> list:
         return [x for x in self.jobs if x.core == j.core and x.prio < j.prio and x.locks]
+
+    def _lp_sigma(self, j: _Job) -> float:
+        """The longest activation of a non-preemptive σ of lower priority on j's core
+        (0 when σ is preemptive): once started it delays j's start, as a lower-priority
+        non-preemptive section does."""
+        return max((self.sigma_np.get(s.name, 0.0) for s in self.sigmas
+                    if s.core == j.core and s.prio < j.prio and s is not j), default=0.0)
 
     def _query(self, j: _Job, window: float, r: dict, own: int, arrival: bool):
         remote = []
@@ -352,10 +415,12 @@ class _Analyzer:
                                 for (_k, length, n) in x.locks if n))
             if reqs:
                 remote.append(reqs)
-        n_spin = own + sum(math.ceil(window / h.period) * h.n_locks for h in self._hp(j)
-                           if h.locks)
-        lp = tuple(sorted(length for x in self._lp_lockers(j)
-                          for (_k, length, n) in x.locks if n)) if arrival else ()
+        n_spin = own + sum(math.ceil((window + h.jitter) / h.period) * h.n_locks
+                           for h in self._hp(j) if h.locks)
+        lp = tuple(sorted([length for x in self._lp_lockers(j)
+                           for (_k, length, n) in x.locks if n]
+                          + ([self._lp_sigma(j)] if self._lp_sigma(j) > 0 else []))
+                   ) if arrival else ()
         return BlockingQuery(tuple(remote), int(n_spin), lp)
 
     def blocking_of(self, j: _Job, window: float, r: dict) -> float:
@@ -364,7 +429,7 @@ class _Analyzer:
             s = self.spin[j.core]
             arrival = max((length + s[k] for x in self._lp_lockers(j)
                            for (k, length, n) in x.locks if n), default=0.0)
-            return self._own_spin(j) + arrival
+            return self._own_spin(j) + max(arrival, self._lp_sigma(j))
         return self._ilp(self._query(j, window, r, j.n_locks, True))
 
     def hp_spin(self, j: _Job, r: dict):
@@ -374,7 +439,8 @@ class _Analyzer:
 
     def run(self) -> Result:
         ts, pol = self.ts, self.policy
-        res = Result(pol, self.blocking, self.q, False, note=self.note)
+        res = Result(pol, self.blocking, self.q, False, note=self.note,
+                     deadline_factor=self.f)
         if not self.lock_policy and any(t.a for t in self.tasks) and not self.sigmas:
             res.reason = "tasks allocate (a > 0) but no task hosts a reclamation task"
             return res
@@ -405,33 +471,38 @@ class _Analyzer:
                     # rt-single keeps e_σ = α: RT-ParSec's quiescence does not block
                     for s in self.sigmas:
                         s.e = ts.alpha + max(D.values(), default=0.0)
-                b = {j.name: self.blocking_of(j, r[j.name], r) for j in alljobs}  # line 6
                 A_of = (lambda W, _d=dlt, _r=dict(r): allocations(_d + W, self.tasks, _r))
+                if ts.sigma_nonpreemptive and not self.lock_policy:
+                    self.sigma_np = {s.name: ts.alpha + A_of(s.period) * ts.beta
+                                     for s in self.sigmas}
+                b = {j.name: self.blocking_of(j, r[j.name], r) for j in alljobs}  # line 6
                 new_r = {}
                 for j in alljobs:                                    # lines 7-8
-                    hp = [(x.period, self._e_eff(x)) for x in self._hp(j)]
                     ghp = self._ghp_q(j)
                     new_r[j.name] = response_time(
-                        j.e, b[j.name], hp, ghp, ts.alpha, ts.beta, A_of,
-                        with_collection=j.sigma or bool(ghp), limit=j.period)
+                        j.e, b[j.name], self._hp_terms(j), ghp, ts.alpha, ts.beta, A_of,
+                        with_collection=j.sigma or bool(ghp), limit=self.f * j.period,
+                        jitter=j.jitter)
                 newD = {}
                 for j in self.jobs:                                  # lines 9-11
                     if not j.reads or self.lock_policy:  # locked reads: no Eq. 8
                         continue
-                    hp = [(x.period, self._e_eff(x)) for x in self._hp(j)]
                     ghp = self._ghp_q(j)
                     newD[j.name] = read_response_time(
-                        j.gamma_r, hp, ghp, ts.alpha, ts.beta, A_of, bool(ghp),
-                        limit=j.period, hp_spin=self.hp_spin(j, r))
-                bad = [j for j in alljobs if new_r[j.name] > j.period] + \
-                      [j for j in self.jobs if j.name in newD and newD[j.name] > j.period]
+                        j.gamma_r, self._hp_terms(j), ghp, ts.alpha, ts.beta, A_of, bool(ghp),
+                        limit=self.f * j.period, hp_spin=self.hp_spin(j, r))
+                bad = [j for j in alljobs if new_r[j.name] > self.f * j.period] + \
+                      [j for j in self.jobs
+                       if j.name in newD and newD[j.name] > self.f * j.period]
                 if bad:                                              # lines 12-13
                     j = bad[0]
                     res.r = {t.name: new_r[t.name] for t in self.tasks}
                     res.Delta_r = newD
                     res.b = {t.name: b[t.name] for t in self.tasks}
                     what = "reclamation task " if j.sigma else "task "
-                    res.reason = (f"{what}{j.name} misses its deadline {j.period:g} us "
+                    dl = (f"{j.period:g} us" if self.f == 1 else
+                          f"{self.f * j.period:g} us (slack {self.f:g} x period {j.period:g})")
+                    res.reason = (f"{what}{j.name} misses its deadline {dl} "
                                   f"(response time above it)")
                     res.sigma = [{"host": s.host, "core": s.core, "q": s.period,
                                   "r": new_r[s.name]} for s in self.sigmas]
@@ -463,15 +534,16 @@ class _Analyzer:
 
 
 def schedulability_test(ts: TaskSet, q: Optional[float], policy: Optional[str] = None,
-                        blocking: str = "ilp") -> Result:
+                        blocking: str = "ilp", deadline_factor: float = 1.0) -> Result:
     """Fig. 16 lines 1-17: the global fixed point of blocking (ILP or inflation), task
     response times (Eqs. 6-7), read-request response times (Eq. 8) and δ (Eq. 3/4) at
     quiescence period q for every reclamation task. Result.schedulable is False as soon
     as a response time exceeds its period (line 13); otherwise Result carries r_i, Δʳ_i,
     δ and the memory bound G* (Eq. 5). Lock policies (mutex, pf-rw) ignore q: only the
-    blocking / response-time fixed point, no σ, δ or G* (None)."""
+    blocking / response-time fixed point, no σ, δ or G* (None). deadline_factor f < 1
+    (admission's slack): every response time must be <= f x its period instead."""
     return _Analyzer(ts, policy or ts.policy, blocking,
-                     None if q is None else float(q)).run()
+                     None if q is None else float(q), deadline_factor).run()
 
 
 def q_candidates(ts: TaskSet) -> list:
@@ -491,14 +563,15 @@ def q_candidates(ts: TaskSet) -> list:
 
 
 def select_quiescence_period(ts: TaskSet, policy: Optional[str] = None,
-                             blocking: str = "ilp", candidates=None) -> Result:
+                             blocking: str = "ilp", candidates=None,
+                             deadline_factor: float = 1.0) -> Result:
     """Fig. 16 lines 18-25: the smallest candidate q whose schedulability_test passes
     (smallest q = least memory, Fig. 13(d)). Returns that Result; if none passes, the
     Result of the smallest candidate (schedulable False, q_tried lists all tried)."""
     cands = list(candidates) if candidates is not None else q_candidates(ts)
     first = None
     for qp in cands:
-        res = schedulability_test(ts, qp, policy, blocking)
+        res = schedulability_test(ts, qp, policy, blocking, deadline_factor)
         if res.schedulable:
             res.q_tried = cands[:cands.index(qp) + 1]
             return res
@@ -511,12 +584,14 @@ def select_quiescence_period(ts: TaskSet, policy: Optional[str] = None,
 
 
 def analyze(ts: TaskSet, policy: Optional[str] = None, blocking: str = "ilp",
-            q: Optional[float] = None) -> Result:
+            q: Optional[float] = None, deadline_factor: float = 1.0) -> Result:
     """The `tsync-rta analyze` entry point: a fixed q (argument, else ts.q) is tested
-    (Fig. 16 lines 1-17); without one, Fig. 16 lines 18-25 choose it."""
+    (Fig. 16 lines 1-17); without one, Fig. 16 lines 18-25 choose it. deadline_factor:
+    see schedulability_test."""
     q = q if q is not None else ts.q
+    f = deadline_factor
     if (policy or ts.policy) in LOCK_POLICIES:
-        return schedulability_test(ts, None, policy, blocking)
+        return schedulability_test(ts, None, policy, blocking, f)
     if q is not None:
-        return schedulability_test(ts, q, policy, blocking)
-    return select_quiescence_period(ts, policy, blocking)
+        return schedulability_test(ts, q, policy, blocking, f)
+    return select_quiescence_period(ts, policy, blocking, deadline_factor=f)

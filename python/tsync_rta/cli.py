@@ -4,7 +4,8 @@
     tsync-rta generate [--cores M] [--util U] ... [--count N] --out PATH
     tsync-rta experiment [--vary util|cores|...] [--sets N] [--full] --out DIR
     tsync-rta validate TASKSET --bench PATH/TO/tsync-bench [--policy rt|temporal]
-    tsync-rta admission TASKSET [--policy ...] [--blocking ...] [--json] [--out FILE]
+    tsync-rta admission TASKSET [--policy ...] [--blocking ...] [--cost-percentile STAT]
+                        [--slack F] [--util-cap U] [--json] [--out FILE]
     tsync-rta docs-check [--write]
 
 Exit status: 0 success, 1 validate found peak_pending > G* / admission found no
@@ -117,7 +118,7 @@ def cmd_experiment(a) -> int:
 
 def cmd_admission(a) -> int:
     from .admission import format_table, load_admission, select_periods
-    ts, spec = load_admission(a.taskset)
+    ts, spec = load_admission(a.taskset, a.cost_percentile, a.slack, a.util_cap)
     policy = a.policy or ts.policy
     bar = None
     if not a.no_progress and sys.stderr.isatty():
@@ -250,6 +251,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("taskset", help="task set with an admission: map (.yaml or .json)")
     p.add_argument("--policy", choices=POLICIES, help="default: the task set's policy (rt)")
     p.add_argument("--blocking", **blk)
+    p.add_argument("--cost-percentile", metavar="STAT",
+                   help="which statistic of a measured cost (a map in the task set) to "
+                        "admit on: mean, max or pN (default: admission.cost, else p99.9)")
+    p.add_argument("--slack", type=float, metavar="F",
+                   help="every response time <= F x its period, 0 < F <= 1 (default: "
+                        "admission.slack, else 0.7; 1 = the paper's test)")
+    p.add_argument("--util-cap", type=float, metavar="U",
+                   help="also keep each core's utilisation (Σ e/p + α/q) <= U "
+                        "(default: admission.util_cap, else none)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (the tsync-bench rt-cache contract)")
     p.add_argument("--out", help="also write the JSON here")

@@ -13,6 +13,13 @@ A task set file::
     q: 10000                 # optional fixed quiescence period; omitted: Fig. 16 selects it
     q_search: {min: 10000, max: 100000, step: 10000}   # optional Fig. 16 search range
     reclaim: periodic        # optional: periodic (§V-C) | on_free (see docs/rt-analysis.md)
+    interference:            # optional: the platform's top-priority work (docs/rt-analysis.md)
+      - {name: tick, e: 3, p: 4000}   # e.g. the timer tick: cost and period (us); `core:`
+                                      # limits it to one core (default: every core)
+    sigma_nonpreemptive: false        # optional: σ runs to completion once started, so it
+                                      # blocks the higher-priority tasks of its core
+    release_jitter: 0        # optional J (us): a job of every task and σ may start up to J
+                             # after its release (docs/rt-analysis.md, "The platform")
     tasks:
       - name: t0             # optional, default "t<index>"
         e: 2000              # e_i, WCET of a job, including its requests
@@ -42,7 +49,9 @@ POLICIES = ("rt", "temporal", "urcu", "rt-single", "mutex", "pf-rw")
 RECLAIM_MODES = ("periodic", "on_free")
 
 _TOP_KEYS = {"cores", "alpha", "beta", "obj_size", "L_star", "policy", "q", "q_search",
-             "reclaim", "tasks", "name", "comment"}
+             "reclaim", "tasks", "name", "comment", "interference", "sigma_nonpreemptive",
+             "release_jitter"}
+_IRQ_KEYS = {"name", "e", "p", "core"}
 _TASK_KEYS = {"name", "e", "p", "core", "prio", "a", "gamma_r", "gamma_w", "reads",
               "writes", "quiesce"}
 _QSEARCH_KEYS = {"min", "max", "step"}
@@ -78,6 +87,17 @@ class Task:
 
 
 @dataclass(frozen=True)
+class Interference:
+    """Top-priority work of the platform on a core (None: every core) - a timer tick,
+    interrupts: it preempts every task, σ and request, and has no deadline of its own
+    in the analysis."""
+    name: str
+    e: float
+    p: float
+    core: Optional[int] = None
+
+
+@dataclass(frozen=True)
 class QSearch:
     min: float
     max: float
@@ -97,6 +117,9 @@ class TaskSet:
     q_search: Optional[QSearch] = None
     reclaim: str = "periodic"
     name: str = ""
+    interference: tuple = ()
+    sigma_nonpreemptive: bool = False
+    release_jitter: float = 0.0
 
     def with_(self, **kw) -> "TaskSet":
         return replace(self, **kw)
@@ -115,6 +138,14 @@ class TaskSet:
         if self.q_search is not None:
             d["q_search"] = {"min": self.q_search.min, "max": self.q_search.max,
                              "step": self.q_search.step}
+        if self.interference:
+            d["interference"] = [dict({"name": x.name, "e": x.e, "p": x.p},
+                                      **({} if x.core is None else {"core": x.core}))
+                                 for x in self.interference]
+        if self.sigma_nonpreemptive:
+            d["sigma_nonpreemptive"] = True
+        if self.release_jitter:
+            d["release_jitter"] = self.release_jitter
         tasks = []
         for t in self.tasks:
             td = {"name": t.name, "e": t.e, "p": t.p, "core": t.core, "prio": t.prio,
@@ -181,6 +212,32 @@ def parse_taskset(d: Any) -> TaskSet:
                      _num(raw["step"], "q_search.step", positive=True))
         if qs.max < qs.min:
             raise TaskSetError("q_search.max", f"must be >= q_search.min ({qs.min})")
+    irq = []
+    raw_irq = d.get("interference") or []
+    if not isinstance(raw_irq, list):
+        raise TaskSetError("interference", "must be a list of {name, e, p[, core]}")
+    for i, x in enumerate(raw_irq):
+        pre = f"interference[{i}]"
+        if not isinstance(x, dict):
+            raise TaskSetError(pre, "must be a mapping")
+        _unknown(x, _IRQ_KEYS, pre + ".")
+        for req in ("e", "p"):
+            if req not in x:
+                raise TaskSetError(f"{pre}.{req}", "missing (required)")
+        ie = _num(x["e"], f"{pre}.e", positive=True)
+        ip = _num(x["p"], f"{pre}.p", positive=True)
+        if ie >= ip:
+            raise TaskSetError(f"{pre}.e", f"must be < its period {ip:g}, got {ie:g}")
+        ic = None
+        if x.get("core") is not None:
+            ic = _num(x["core"], f"{pre}.core", nonneg=True, integer=True)
+            if ic >= cores:
+                raise TaskSetError(f"{pre}.core", f"must be < cores ({cores}), got {ic}")
+        irq.append(Interference(str(x.get("name", f"irq{i}")), ie, ip, ic))
+    snp = d.get("sigma_nonpreemptive", False)
+    if not isinstance(snp, bool):
+        raise TaskSetError("sigma_nonpreemptive", f"must be true or false, got {snp!r}")
+    jit = _num(d.get("release_jitter", 0), "release_jitter", nonneg=True)
     raw_tasks = d["tasks"]
     if not isinstance(raw_tasks, list) or not raw_tasks:
         raise TaskSetError("tasks", "must be a non-empty list")
@@ -230,7 +287,7 @@ def parse_taskset(d: Any) -> TaskSet:
                                f"on core {t.core}; priorities on one core must differ")
         seen[key] = i
     return TaskSet(cores, tuple(tasks), alpha, beta, obj_size, L_star, policy, q, qs, reclaim,
-                   str(d.get("name", "")))
+                   str(d.get("name", "")), tuple(irq), snp, jit)
 
 
 def _assign_priorities(tasks: list) -> list:
