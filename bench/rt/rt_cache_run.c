@@ -219,18 +219,19 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 				fclose(df);
 			}
 		}
+	}
+	/* the sums and maxima, and free each executive's logs (the loop above reads every
+	 * executive's disturbances for each one's misses) */
+	uint64_t late_max = 0, gap_max = 0; /* ticks */
+	for (unsigned i = 0; i < started; i++) {
+		struct exec *x = &xs[i];
 		r->disturbances += x->ndist_total;
 		r->jobs += x->jobs;
 		r->run_delay_ns += x->run_delay_ns;
 		r->nivcsw += x->nivcsw;
-		if (tsync_ticks_to_ns(x->late_max) > r->max_lateness_ns)
-			r->max_lateness_ns = tsync_ticks_to_ns(x->late_max);
+		late_max = x->late_max > late_max ? x->late_max : late_max;
 		r->slow_requests += x->slow_requests;
-		if (tsync_ticks_to_ns(x->gap_max) > r->gap_max_ns)
-			r->gap_max_ns = tsync_ticks_to_ns(x->gap_max);
-	}
-	for (unsigned i = 0; i < started; i++) {
-		struct exec *x = &xs[i];
+		gap_max = x->gap_max > gap_max ? x->gap_max : gap_max;
 		hist_merge(&hg, x->hg);
 		hist_merge(&hs, x->hs);
 		hist_merge(&hgs, x->hgs);
@@ -259,8 +260,6 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		r->dropped += x->dropped;
 		r->dropped_g += x->dropped_g;
 		r->dropped_s += x->dropped_s;
-		if (tsync_ticks_to_ns(x->sigma_max) > r->sigma_max_ns)
-			r->sigma_max_ns = tsync_ticks_to_ns(x->sigma_max);
 		sig_max = x->sigma_max > sig_max ? x->sigma_max : sig_max;
 		sec_max = x->get_svc_max > sec_max ? x->get_svc_max : sec_max;
 		set_max = x->set_resp_max > set_max ? x->set_resp_max : set_max;
@@ -297,6 +296,9 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 		free(x->dist);
 		free(x->miss);
 	}
+	r->max_lateness_ns = tsync_ticks_to_ns(late_max);
+	r->gap_max_ns = tsync_ticks_to_ns(gap_max);
+	r->sigma_max_ns = tsync_ticks_to_ns(sig_max);
 	r->get_us = r->gets ? rtc_ticks_us((double)gt / (double)r->gets) : 0;
 	r->get_e = cost_of(&hgj, gjt);
 	r->set_e = cost_of(&hsj, sjt);
