@@ -11,6 +11,7 @@
  *                                                        (ps_mem_slab.c)
  *   Prudence's policies on the paths above               (ps_mem_policy.c)
  *   counters and the stall report                        (ps_mem_stats.c)
+ *   one limit over several instances (a budget)          (ps_mem_budget.c)
  *   exact accounting, inline                             (ps_mem_acct.h)
  * Structures and ownership rules: ps_mem_internal.h; the argument: docs/design.md §3.
  */
@@ -190,7 +191,8 @@ static inline struct ps_mem_pt *self_pt(struct ps_mem *m, unsigned *me)
 	return pt;
 }
 
-void *ps_alloc(struct ps_mem *m)
+/* ps_alloc's body: always inlined into ps_alloc, whose fast path stays one call deep. */
+static inline __attribute__((always_inline)) void *alloc_plain(struct ps_mem *m)
 {
 	unsigned me;
 	struct ps_mem_pt *pt = self_pt_try(m, &me);
@@ -208,6 +210,18 @@ void *ps_alloc(struct ps_mem *m)
 	}
 	acct_add(m, ACCT_ALLOC, 0);
 	return obj;
+}
+
+void *ps_alloc(struct ps_mem *m)
+{
+	if (TSYNC_UNLIKELY(m->budget != NULL)) /* a budget's member: charged first */
+		return ps_mem_budget_alloc(m, 0, NULL, NULL);
+	return alloc_plain(m);
+}
+
+void *ps_mem__alloc_plain(struct ps_mem *m)
+{
+	return alloc_plain(m);
 }
 
 /* Bad frees abort (include/tsync/ps_mem.h): a header whose slab word is not a page
@@ -238,6 +252,8 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 	 * stamped below, once per reclaim_batch frees, by one ordered clock reading that
 	 * follows every earlier store of ours, the unlinks included. */
 	atomic_store_explicit(&h->free_tsc, PS_MEM_MARKED, memory_order_release);
+	if (TSYNC_UNLIKELY(m->budget != NULL))
+		ps_mem__budget_freed(m);
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE) && ps_mem__free_task(m, pt, h))
 		return;
 	/* onto the unstamped frees (the caller's alone; ps_mem__stamp() queues them) */
@@ -317,6 +333,8 @@ void ps_free_now(struct ps_mem *m, void *obj)
 	cnt_add(&pt->c_frees_now, 1);
 	if (m->exact)
 		acct_add(m, ACCT_ALLOC, 1); /* live - 1 */
+	if (m->budget != NULL)
+		ps_mem__budget_reusable(m, 1, false);
 }
 
 size_t ps_mem_reclaim(struct ps_mem *m)
@@ -554,6 +572,8 @@ void ps_mem_destroy(struct ps_mem *m)
 	struct ps_reclaimer *r = atomic_load_explicit(&m->sigma, memory_order_seq_cst);
 	if (r != NULL && r != PS_MEM_SIGMA_DETACHING)
 		ps_reclaimer_detach(r, m);
+	if (m->budget != NULL)
+		ps_mem__budget_detach(m);
 	tsync__client_remove(&m->client);
 	pthread_mutex_lock(&m->pool_lock);
 	ps_mem__slabs_destroy(m);

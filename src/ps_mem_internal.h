@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <tsync/ps_mem.h>
 #include "ps_mem_hdr.h"
@@ -156,6 +157,11 @@ struct ps_mem {
 	_Atomic unsigned pt_hw; /* 1 + the highest thread id with a record in m (steal_idle) */
 	unsigned prudence;  /* PS_MEM_PRUDENCE_* policies on (cfg->prudence, 0: the default) */
 	const struct ps_kmem *kmem; /* the ps_kmem whose class this is, or NULL */
+	/* ps_mem_budget_attach: the budget charged budget_charge bytes per object from its
+	 * allocation to its reuse (ps_mem_budget.c), and the next member; NULL: none */
+	struct ps_mem_budget *budget;
+	struct ps_mem *_Atomic budget_next;
+	uint64_t budget_charge;
 	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (RT-SMR (Ren et al.) Fig. 8) */
 	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
 	bool ext;         /* any of rt, exact, period, hooks: the paths of reclaim_ext */
@@ -284,6 +290,26 @@ uint64_t ps_mem__steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned loo
 void ps_mem__qlock_own(struct ps_mem *m, struct ps_mem_pt *pt);
 /* Registry hook: the exiting thread gives m everything back. */
 void ps_mem__thread_exit(struct tsync__client *c, unsigned tid);
+
+/* ---- ps_mem_budget.c: the charge of a budget's member ------------------------------ */
+
+/* ps_alloc without the budget (ps_mem_budget_alloc charged it first). */
+void *ps_mem__alloc_plain(struct ps_mem *m);
+/* One object of m freed (ps_free): its charge becomes garbage. */
+void ps_mem__budget_freed(struct ps_mem *m);
+/* n objects of m reusable again (a reclamation), or, garbage false, one freed at once
+ * (ps_free_now): their charge returns. */
+void ps_mem__budget_reusable(struct ps_mem *m, uint64_t n, bool garbage);
+/* ps_mem_destroy: m leaves its budget, returning what its objects were charged. */
+void ps_mem__budget_detach(struct ps_mem *m);
+
+/* CLOCK_MONOTONIC in ns (the waits' deadlines). */
+static inline uint64_t ps_mem__mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- the queue lock (instances without options: idle queues may be taken) ---------- */
 

@@ -256,6 +256,8 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 		reclaim_count(pt, n, max_wait);
 		if (ext && m->exact)
 			acct_add(m, ACCT_RECLAIM(n), 1);
+		if (ext && m->budget != NULL)
+			ps_mem__budget_reusable(m, n, true);
 	}
 	if (n || gnew) {
 		atomic_store_explicit(&pt->c_garbage, pt->ngarb, memory_order_relaxed);

@@ -722,6 +722,89 @@ struct ps_stall {
  */
 int ps_stall_report(struct ps *ps, struct ps_mem *m, struct ps_stall *out);
 
+/* ---- a budget shared by several allocators -------------------------------------------- */
+
+/*
+ * struct ps_mem_budget - one memory limit over the objects of several ps_mem (a program's
+ * size classes: ps_kmem_class), with Prudence (ASPLOS 2016) §4's "wait instead of failing"
+ * at it. A member charges each object ceil(ps_mem_slab_size / ps_mem_slab_objects) bytes
+ * from its allocation until its memory is reusable again: while it is live and while,
+ * freed by ps_free, it waits for its grace period (garbage). So charged bytes bound the
+ * slab memory the members' objects occupy, whatever readers do; the budget never makes an
+ * object reusable sooner - quiescence alone decides that (docs/design.md §3, "A budget
+ * across allocators").
+ */
+struct ps_mem_budget;
+struct ps_mem_budget_stats {
+	uint64_t limit;    /* bytes, as created */
+	uint64_t charged;  /* bytes charged now: live objects + garbage */
+	uint64_t garbage;  /* of those, bytes of objects freed and waiting for a grace period */
+	uint64_t waits;    /* ps_mem_budget_alloc calls that napped, count */
+	uint64_t timeouts; /* of those, waits that reached wait_ms, count */
+};
+/* ps_mem_budget_alloc's flags: fail instead of waiting (a caller holding a lock that a
+ * reader's grace period may need). */
+#define PS_MEM_BUDGET_NOWAIT 1u
+/* A budget wait's nap between tries, ns (fixed: a member's garbage returns at once when
+ * a grace period ends, so a short nap ends a wait soon after). */
+#define PS_MEM_BUDGET_NAP_NS 50000u
+
+/*
+ * ps_mem_room_fn - make room at the limit (evict, free): called by ps_mem_budget_alloc
+ * when bytes do not fit, before it reclaims the members and waits.
+ *
+ * Arguments:  arg, the caller's; bytes, the charge wanted; naps, the naps this call made
+ *             so far (per-nap retry counts restart when it grows).
+ * Returns:    true if it may have made room (the charge is tried again at once), else
+ *             false. It may call ps_free and ps_mem_reclaim on members, not allocate.
+ */
+typedef bool (*ps_mem_room_fn)(void *arg, size_t bytes, unsigned naps);
+
+/*
+ * ps_mem_budget_create, ps_mem_budget_destroy - a budget of limit bytes on ps.
+ *
+ * Arguments:  wait_ms: longest wait of one allocation for a grace period (0: 100;
+ *             -1: never wait; at most 60000).
+ * Returns:    the budget; NULL with errno = EINVAL (ps NULL, limit 0, wait_ms out of
+ *             range) or ENOMEM. destroy: 0; -1 with errno = EBUSY while members remain.
+ * Progress:   blocking (allocates / frees). Caller: any thread; destroy once no thread
+ *             uses it and its members are destroyed (ps_mem_destroy detaches).
+ */
+struct ps_mem_budget *ps_mem_budget_create(struct ps *ps, uint64_t limit, int wait_ms);
+int ps_mem_budget_destroy(struct ps_mem_budget *b);
+
+/*
+ * ps_mem_budget_attach - make m a member of b: from now on every object of m is charged,
+ * ps_alloc(m) included (as ps_mem_budget_alloc(m, 0, NULL, NULL)).
+ *
+ * Returns:    0; -1 with errno = EINVAL (NULL, m on another ps than b, m a member
+ *             already) or EBUSY (m has live or pending objects).
+ * Caller:     any thread, before any other thread uses m (not checked).
+ */
+int ps_mem_budget_attach(struct ps_mem_budget *b, struct ps_mem *m);
+
+/*
+ * ps_mem_budget_alloc - ps_alloc(m) within m's budget; at the limit, make room and wait.
+ *
+ * Until the charge fits: room(arg, ...) if not NULL, else (or when it made none)
+ * ps_mem_reclaim every member; then, while garbage exists, nap PS_MEM_BUDGET_NAP_NS and
+ * retry, up to wait_ms from the first nap. Never waits with PS_MEM_BUDGET_NOWAIT, wait_ms
+ * -1 or inside a section of b's ps (that section may hold the grace period back).
+ * Returns:    the object; NULL with errno = ENOSPC (full, no garbage: waiting cannot
+ *             help), ETIMEDOUT (garbage did not return within the wait, or no wait was
+ *             allowed), EDEADLK (garbage, caller inside a section), EINVAL (m no member,
+ *             unknown flags), or ps_alloc's errno (the charge is then given back).
+ * Ordering:   as ps_alloc; the charge is a relaxed counter: it orders nothing.
+ * Caller:     any thread. Implements: Prudence (ASPLOS 2016) §4, across allocators.
+ */
+void *ps_mem_budget_alloc(struct ps_mem *m, unsigned flags, ps_mem_room_fn room, void *arg);
+
+/*
+ * ps_mem_budget_stats - b's counters (snapshots of relaxed counters: exact while quiet).
+ * Returns 0, or -1 with errno = EINVAL (NULL). Wait-free; any thread.
+ */
+int ps_mem_budget_stats(const struct ps_mem_budget *b, struct ps_mem_budget_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -832,6 +832,7 @@ void cache_destroy(struct cache *c)
 		cache_sweeper_stop(c);
 	/* Items live in the ps_mem slabs: destroying the allocators frees them all. */
 	ps_kmem_destroy(c->kmem);
+	ps_mem_budget_destroy(c->budget); /* its members gone with the classes */
 	free(atomic_load_explicit(&c->tab, RELAXED));
 	free(atomic_load_explicit(&c->old, RELAXED));
 	if (c->stripes && c->ops->stripe_fini)
@@ -892,11 +893,12 @@ void cache_stats(struct cache *c, struct cache_stats *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->limit_maxbytes = c->cfg.mem_limit;
-	uint64_t used = atomic_load_explicit(&c->mem_used, RELAXED);
-	uint64_t garbage = atomic_load_explicit(&c->mem_garbage, RELAXED);
-	o->bytes = used > garbage ? used - garbage : 0;
-	o->mem_charged = used;
-	o->mem_garbage_bytes = garbage;
+	struct ps_mem_budget_stats b;
+	ps_mem_budget_stats(c->budget, &b);
+	o->bytes = b.charged > b.garbage ? b.charged - b.garbage : 0;
+	o->mem_charged = b.charged;
+	o->mem_garbage_bytes = b.garbage;
+	o->mem_waits = b.waits;
 	o->total_items = cache__st_sum(c, S_TOTAL_ITEMS);
 	o->evictions = cache__st_sum(c, S_EVICTIONS);
 	o->reclaimed = cache__st_sum(c, S_RECLAIMED);
@@ -927,7 +929,6 @@ void cache_stats(struct cache *c, struct cache_stats *o)
 	o->nomem_busy = cache__st_sum(c, S_NOMEM_BUSY);
 	o->nomem_system = cache__st_sum(c, S_NOMEM_SYSTEM);
 	o->evict_waits = cache__st_sum(c, S_EVICT_WAITS);
-	o->mem_waits = cache__st_sum(c, S_MEM_WAITS);
 	int64_t linked = (int64_t)cache__st_sum(c, S_LINKED);
 	o->curr_items = linked > 0 ? (uint64_t)linked : 0;
 	ps_enter(c->ps); /* the table is freed only after a grace period */

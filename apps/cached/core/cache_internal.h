@@ -166,8 +166,9 @@ enum {
 	S_CAS_BADVAL, S_CMD_FLUSH, S_TOO_LARGE, S_NO_MEMORY, S_EVICTIONS, S_RECLAIMED,
 	S_LINKED, /* items linked minus unlinked by this thread (wraps; summed) */
 	S_ADDS,   /* link events since the last growth check (owner only) */
-	/* mem_reserve / cache__item_alloc (item.c): refusals by cause, and the waits */
-	S_NOMEM_FULL, S_NOMEM_GARBAGE, S_NOMEM_BUSY, S_NOMEM_SYSTEM, S_EVICT_WAITS, S_MEM_WAITS,
+	/* cache__item_alloc (item.c): refusals by cause, and waits for a stripe lock (the
+	 * waits for garbage are the budget's: ps_mem_budget_stats) */
+	S_NOMEM_FULL, S_NOMEM_GARBAGE, S_NOMEM_BUSY, S_NOMEM_SYSTEM, S_EVICT_WAITS,
 	S_N
 };
 /* Per-thread counters, written only by their thread (tsync thread id). */
@@ -182,7 +183,6 @@ struct sclass {
 	uint64_t credit; /* GreedyDual-Size credit per use: GDS_SCALE / charge */
 	unsigned band;   /* its CLOCK ring in each list (0 without size bands) */
 	struct ps_mem *mem;
-	struct cache *owner; /* for the reclamation observer */
 	_Atomic uint64_t evicted;
 	_Atomic uint64_t requested; /* ITEM_HDR + key + value of allocated, unretired items */
 	_Atomic uint64_t reclaimed; /* expired or flushed items of this class unlinked */
@@ -207,6 +207,9 @@ struct cache {
 	struct cache_config cfg;
 	struct ps *ps;
 	struct ps_kmem *kmem; /* the size classes: cls[i].mem is its class i */
+	/* mem_limit over every class: charged bytes of items allocated and not yet reusable
+	 * (live + garbage), and the wait for garbage (docs/cached.md, "Memory") */
+	struct ps_mem_budget *budget;
 	unsigned nclasses;
 	struct sclass cls[MAX_CLASSES];
 	struct stripe *stripes;
@@ -231,11 +234,6 @@ struct cache {
 				       * access times with it instead of reading the clock */
 
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t cas_next;
-	/* Charged bytes: items allocated and not yet reclaimed (live + garbage <= mem_limit),
-	 * and of those, garbage: freed, waiting for a grace period (docs/cached.md, "Memory"). */
-	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t mem_used;
-	_Atomic uint64_t mem_garbage;
-
 	_Alignas(TSYNC_CACHE_LINE) pthread_mutex_t grow_mx;
 	_Atomic uint64_t expansions;
 	_Atomic uint64_t sweeper_runs;
@@ -408,16 +406,14 @@ static inline void cache__plist_unlock(struct cache *c, struct plist *l)
 
 /* ---- items and memory (item.c) ---------------------------------------------------------- */
 
-/* ps_free an item whose charge becomes garbage until its reclamation. */
+/* ps_free an item: its charge becomes garbage in the budget until its reclamation. */
 static inline void cache__item_retire(struct cache *c, struct item *it)
 {
 	atomic_fetch_sub_explicit(&c->cls[it->cls].requested, ITEM_HDR + it->nkey + it->nbytes,
 				  RELAXED);
-	atomic_fetch_add_explicit(&c->mem_garbage, c->cls[it->cls].charge, RELAXED);
 	ps_free(c->cls[it->cls].mem, it);
 }
 
-/* ps_mem's reclamation observer: `collected` objects of one class became reusable. */
 /* memcached's item_size_ok: its header, the CAS, the key's NUL, the flags if not 0 and the
  * value's "\r\n" count against -I; so the largest value that fits is memcached's. */
 static inline bool cache__size_ok(const struct cache *c, size_t nkey, size_t nbytes, uint32_t flags)

@@ -1,31 +1,27 @@
 /*
- * apps/cached/core/item.c - items, size classes and memory accounting: allocation against
- * mem_limit (evicting or waiting for grace periods), the drop of an unlinked item (I3) and
- * ps_mem's reclamation observer. docs/cached.md, "Memory".
+ * apps/cached/core/item.c - items and size classes: allocation within mem_limit (the
+ * library's budget, and the eviction that makes room in it), the drop of an unlinked item
+ * (I3). docs/cached.md, "Memory".
  */
 #include "cache_internal.h"
 
 /*
- * Memory accounting (docs/cached.md, "Memory"). An item's charge is taken when it is
- * allocated and given back when ps_mem makes its memory reusable - not when it is freed:
- * between the two it is garbage waiting for a grace period, and it still occupies slab
- * memory. So mem_used (live + garbage) <= mem_limit bounds the item memory, whatever the
- * readers do; a stalled section makes stores wait or fail, never the memory grow.
+ * Memory accounting (docs/cached.md, "Memory"): the item classes are the members of one
+ * ps_mem_budget of mem_limit bytes (<tsync/ps_mem.h>). An item's charge is taken when it
+ * is allocated and given back when ps_mem makes its memory reusable - not when it is
+ * freed: between the two it is garbage waiting for a grace period, and it still occupies
+ * slab memory. So charged bytes (live + garbage) <= mem_limit bound the item memory,
+ * whatever the readers do; a stalled section makes stores wait or fail, never the memory
+ * grow. The budget's wait (reclaim, nap, deadline, the in-section check) is the
+ * library's; what is the cache's is how it makes room - eviction (cache_room below).
  */
 
-/* ps_mem's reclamation observer: `collected` objects of m's class became reusable; then
- * the user's observer (cache_config.reclaim_fn). */
+/* ps_mem's reclamation observer, set only for the user's (cache_config.reclaim_fn). */
 static void on_reclaim(struct ps_mem *m, const struct ps_mem_reclaim_info *info, void *arg)
 {
+	(void)m;
 	struct cache *c = arg;
-	if (info->collected != 0) {
-		const struct sclass *k = &c->cls[cache__class_of(c, ps_mem_obj_size(m))];
-		uint64_t b = info->collected * k->charge;
-		atomic_fetch_sub_explicit(&c->mem_garbage, b, RELAXED);
-		atomic_fetch_sub_explicit(&c->mem_used, b, RELAXED);
-	}
-	if (c->cfg.reclaim_fn)
-		c->cfg.reclaim_fn(c->cfg.reclaim_arg, info);
+	c->cfg.reclaim_fn(c->cfg.reclaim_arg, info);
 }
 
 /* cache__item_drop for an item found expired or flushed: counted as reclaimed, in all and in
@@ -40,7 +36,6 @@ void cache__item_drop_dead(struct cache *c, struct item *it)
 /* Garbage above mem_limit / GARBAGE_SHARE stops eviction: evicting a live item then only
  * adds garbage, so a store waits for grace periods instead of emptying the cache. */
 #define GARBAGE_SHARE 8u
-#define RESERVE_NAP_NS 50000L
 /* Rounds (a reclamation, then sched_yield) a store waits for the grace period of the
  * items it evicted before it evicts again; a round is about a microsecond when no other
  * thread is runnable, a time slice when one is (docs/cached.md, "Memory"). */
@@ -63,15 +58,28 @@ size_t cache_reclaim(struct cache *c)
 	return reclaim_classes(c, (1ull << c->nclasses) - 1); /* nclasses <= MAX_CLASSES */
 }
 
+/* One store's eviction state across the budget's retries (cache_room). */
+struct room {
+	struct cache *c;
+	bool may_wait; /* holds no stripe lock: may wait for one */
+	bool can_wait; /* may_wait, and outside a section: may wait for grace periods */
+	bool busy;     /* the last sweep passed over locked candidates only */
+	unsigned tries, rounds, naps;
+	uint64_t evicted, victims;
+};
+
 /*
- * Reserve n bytes under mem_limit (the promise is cache_store's, cache.h; docs/cached.md,
- * "What a store does at the limit"). An evicted item's charge comes back only when its
- * grace period has passed (it is garbage until then), so a store evicts only until its
- * victims' charge covers n, then waits for their grace period - reclaiming their classes
- * and yielding, at most VICTIM_WAIT_ROUNDS rounds - instead of evicting more live items
- * for memory that is about to return; only a grace period that long makes it evict
- * again. Callers that may not wait (holding a stripe lock) or cannot (inside a section,
- * which holds their own garbage back) evict without waiting for grace periods.
+ * Make room for n bytes (the promise is cache_store's, cache.h; docs/cached.md, "What a
+ * store does at the limit"): ps_mem_room_fn of the budget's allocation, which, when this
+ * returns false, reclaims every class and - with garbage, outside a section, may_wait -
+ * naps and retries until cfg.mem_wait_ms has passed. An evicted item's charge comes back
+ * only when its grace period has passed (it is garbage until then), so a store evicts
+ * only until its victims' charge covers n, then waits for their grace period -
+ * reclaiming their classes and yielding, at most VICTIM_WAIT_ROUNDS rounds - instead of
+ * evicting more live items for memory that is about to return; only a grace period that
+ * long makes it evict again. Callers that may not wait (holding a stripe lock) or cannot
+ * (inside a section, which holds their own garbage back) evict without waiting for grace
+ * periods.
  *
  * A candidate whose stripe another thread has locked is passed over for the next one
  * (evict.c); when every candidate was locked, a caller that may wait (it holds no stripe
@@ -81,94 +89,84 @@ size_t cache_reclaim(struct cache *c)
  * a wait cannot deadlock: the waiter holds no stripe or list lock, and a stripe holder
  * waits only for list locks, whose holders never wait (I4). A caller that holds a stripe
  * lock cannot wait for another (two such callers could wait for each other, or one for
- * itself): it retries BUSY_RETRIES sweeps, yielding, then gives up.
+ * itself): it retries BUSY_RETRIES sweeps per nap, yielding, then gives up.
  *
  * Garbage above mem_limit / GARBAGE_SHARE stops eviction altogether (a section holds
- * grace periods back): then the store reclaims the caller's own garbage and, with
- * may_wait, outside any section, and while garbage exists that could be released, naps
- * and retries until cfg.mem_wait_ms has passed.
- *
- * Returns true, or false after counting the refusal's cause (S_NOMEM_*).
+ * grace periods back): then only the budget's reclamation and wait remain.
  */
-static bool mem_reserve(struct cache *c, uint64_t n, bool may_wait)
+static bool cache_room(void *arg, size_t n, unsigned naps)
 {
-	unsigned tries = 0, rounds = 0;
-	uint64_t deadline = 0, evicted = 0, victims = 0;
-	/* may nap: holds no stripe lock, and no section of its own holds its garbage back */
-	bool can_wait = may_wait && !ps_in_section(c->ps);
-	for (;;) {
-		uint64_t u = atomic_load_explicit(&c->mem_used, RELAXED);
-		while (u + n <= c->cfg.mem_limit)
-			if (atomic_compare_exchange_weak_explicit(&c->mem_used, &u, u + n, RELAXED,
-								  RELAXED))
-				return true;
-		if (victims && reclaim_classes(c, victims) > 0)
-			continue;
-		if (can_wait && evicted >= n) {
-			if (++rounds <= VICTIM_WAIT_ROUNDS) {
-				sched_yield();
-				continue;
-			}
-			evicted = 0; /* a long grace period: evict again */
-		}
-		rounds = 0;
-		uint64_t g = atomic_load_explicit(&c->mem_garbage, RELAXED);
-		bool busy = false;
-		if (cache__has_list(c) && !c->cfg.no_evict &&
-		    g <= c->cfg.mem_limit / GARBAGE_SHARE) {
-			struct evict_res r = {.held = NULL};
-			bool done = cache__evict_one(c, &r);
-			if (!done && r.busy && may_wait) {
-				/* Every candidate was locked: wait for the holder of one, and
-				 * evict again holding that stripe (stripe, then list lock: I4).
-				 * Holding it, we can evict its items whatever other waiters do
-				 * - merely waiting for an unlock could wait forever, as every
-				 * waiter queued on an MCS lock fails the others' trylock. */
-				struct ck_spinlock_mcs qn;
-				ST_INC(c, S_EVICT_WAITS);
-				r.held = r.busy;
-				cache__stripe_lock(c, r.held, &qn);
-				done = cache__evict_one(c, &r);
-				cache__stripe_unlock(c, r.held, &qn);
-				if (!done)
-					continue;
-			}
-			if (done) {
-				evicted += c->cls[r.cls].charge;
-				victims |= 1ull << r.cls;
-				continue;
-			}
-			/* Nothing evictable: the candidates were locked (and we hold a stripe
-			 * lock), or there were none - every item was referenced again during
-			 * the sweeps, or the memory is all in items being stored, in items
-			 * still held by cache_refs (refcounted variants) and in garbage. Retry
-			 * a few times. */
-			busy = r.busy != NULL;
-			if (++tries <= BUSY_RETRIES) {
-				sched_yield();
-				continue;
-			}
-		}
-		if (cache_reclaim(c) > 0)
-			continue;
-		if (g == 0 || !can_wait || c->cfg.mem_wait_ms < 0) {
-			ST_INC(c, busy ? S_NOMEM_BUSY : g ? S_NOMEM_GARBAGE : S_NOMEM_FULL);
-			return false;
-		}
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		uint64_t t = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-		if (deadline == 0) {
-			deadline = t + (uint64_t)c->cfg.mem_wait_ms * 1000000u;
-			ST_INC(c, S_MEM_WAITS);
-		} else if (t >= deadline) {
-			ST_INC(c, S_NOMEM_GARBAGE);
-			return false;
-		}
-		struct timespec nap = {0, RESERVE_NAP_NS};
-		nanosleep(&nap, NULL);
-		tries = 0;
+	struct room *m = arg;
+	struct cache *c = m->c;
+	if (naps != m->naps) { /* after a nap: BUSY_RETRIES sweeps again */
+		m->naps = naps;
+		m->tries = 0;
 	}
+	m->busy = false;
+	if (m->victims && reclaim_classes(c, m->victims) > 0)
+		return true;
+	if (m->can_wait && m->evicted >= n) {
+		if (++m->rounds <= VICTIM_WAIT_ROUNDS) {
+			sched_yield();
+			return true;
+		}
+		m->evicted = 0; /* a long grace period: evict again */
+	}
+	m->rounds = 0;
+	struct ps_mem_budget_stats b;
+	ps_mem_budget_stats(c->budget, &b);
+	if (!cache__has_list(c) || c->cfg.no_evict || b.garbage > c->cfg.mem_limit / GARBAGE_SHARE)
+		return false;
+	struct evict_res r = {.held = NULL};
+	bool done = cache__evict_one(c, &r);
+	if (!done && r.busy && m->may_wait) {
+		/* Every candidate was locked: wait for the holder of one, and evict again
+		 * holding that stripe (stripe, then list lock: I4). Holding it, we can evict
+		 * its items whatever other waiters do - merely waiting for an unlock could wait
+		 * forever, as every waiter queued on an MCS lock fails the others' trylock. */
+		struct ck_spinlock_mcs qn;
+		ST_INC(c, S_EVICT_WAITS);
+		r.held = r.busy;
+		cache__stripe_lock(c, r.held, &qn);
+		done = cache__evict_one(c, &r);
+		cache__stripe_unlock(c, r.held, &qn);
+		if (!done)
+			return true;
+	}
+	if (done) {
+		m->evicted += c->cls[r.cls].charge;
+		m->victims |= 1ull << r.cls;
+		return true;
+	}
+	/* Nothing evictable: the candidates were locked (and we hold a stripe lock), or
+	 * there were none - every item was referenced again during the sweeps, or the memory
+	 * is all in items being stored, in items still held by cache_refs (refcounted
+	 * variants) and in garbage. Retry a few times. */
+	m->busy = r.busy != NULL;
+	if (++m->tries <= BUSY_RETRIES) {
+		sched_yield();
+		return true;
+	}
+	return false;
+}
+
+/* An item's memory of class k within mem_limit (cache_room, then the budget's wait); NULL
+ * after counting the refusal's cause (S_NOMEM_*). */
+static struct item *item_mem(struct cache *c, int k, bool may_wait)
+{
+	struct room m = {.c = c, .may_wait = may_wait};
+	/* may nap: holds no stripe lock, and no section of its own holds its garbage back */
+	m.can_wait = may_wait && !ps_in_section(c->ps);
+	struct item *it = ps_mem_budget_alloc(c->cls[k].mem, may_wait ? 0 : PS_MEM_BUDGET_NOWAIT,
+					      cache_room, &m);
+	if (it != NULL)
+		return it;
+	int e = errno; /* the budget's refusals; any other: ps_alloc's, the system's */
+	if (e != ENOSPC && e != ETIMEDOUT && e != EDEADLK)
+		ST_INC(c, S_NOMEM_SYSTEM);
+	else
+		ST_INC(c, m.busy ? S_NOMEM_BUSY : e == ENOSPC ? S_NOMEM_FULL : S_NOMEM_GARBAGE);
+	return NULL;
 }
 
 int cache__class_of(const struct cache *c, size_t total)
@@ -187,14 +185,9 @@ enum cache_status cache__item_alloc(struct cache *c, uint64_t hash, const void *
 	int k = cache__class_of(c, total);
 	if (k < 0)
 		return CACHE_TOO_LARGE;
-	if (!mem_reserve(c, c->cls[k].charge, may_wait))
+	struct item *it = item_mem(c, k, may_wait);
+	if (it == NULL)
 		return CACHE_NO_MEMORY;
-	struct item *it = ps_alloc(c->cls[k].mem);
-	if (it == NULL) {
-		ST_INC(c, S_NOMEM_SYSTEM);
-		atomic_fetch_sub_explicit(&c->mem_used, c->cls[k].charge, RELAXED);
-		return CACHE_NO_MEMORY;
-	}
 	atomic_store_explicit(&it->hnext, NULL, RELAXED);
 	it->lprev = it->lnext = NULL;
 	it->hash = (uint32_t)hash;
@@ -237,13 +230,19 @@ int cache__make_classes(struct cache *c)
 	kc.mem.slabs_kept = 1;
 	kc.mem.prudence = g->prudence;
 	kc.mem.reclaim_period_ns = g->reclaim_period_ns;
-	kc.mem.reclaim_fn = on_reclaim;
-	kc.mem.reclaim_arg = c;
-	/* No pending bound in ps_alloc: the cache bounds its memory itself (mem_limit, and
-	 * mem_reserve's wait for garbage, made only by callers that hold no stripe lock),
-	 * and APPEND/incr/... allocate under a stripe lock, where a wait for a grace period
+	if (g->reclaim_fn) {
+		kc.mem.reclaim_fn = on_reclaim;
+		kc.mem.reclaim_arg = c;
+	}
+	/* No pending bound in ps_alloc: the budget bounds the memory (mem_limit, and its
+	 * wait for garbage, made only by callers that hold no stripe lock), and
+	 * APPEND/incr/... allocate under a stripe lock, where a wait for a grace period
 	 * would break I4 (a stripe holder waits only for list locks). */
 	kc.mem.pending_bound_pct = PS_MEM_PENDING_BOUND_OFF;
+	int wait_ms = g->mem_wait_ms < 0 ? -1 : g->mem_wait_ms; /* < 0: never wait */
+	c->budget = ps_mem_budget_create(c->ps, g->mem_limit, wait_ms);
+	if (c->budget == NULL)
+		return -1;
 	c->kmem = ps_kmem_create(c->ps, &kc);
 	if (c->kmem == NULL)
 		return -1;
@@ -251,7 +250,8 @@ int cache__make_classes(struct cache *c)
 	for (unsigned i = 0; i < c->nclasses; i++) {
 		struct sclass *k = &c->cls[i];
 		k->mem = ps_kmem_class(c->kmem, i);
-		k->owner = c;
+		if (ps_mem_budget_attach(c->budget, k->mem) != 0)
+			return -1;
 		k->size = (uint32_t)ps_kmem_class_size(c->kmem, i);
 		k->slab = (uint32_t)ps_mem_slab_size(k->mem);
 		unsigned nobj = ps_mem_slab_objects(k->mem);

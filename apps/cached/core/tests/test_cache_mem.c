@@ -184,7 +184,7 @@ static _Atomic int reader_in, reader_go;
 /* Every key of the stalled-reader case has 8 bytes and every value VLEN: all its items
  * are of one size class, the case the single-thread slab bound below is about. Large
  * values, so that few evictions fill mem_limit / 8 with garbage: under a stalled reader
- * each eviction is followed by mem_reserve's VICTIM_WAIT_ROUNDS yields, which take a
+ * each eviction is followed by cache_room's (item.c) VICTIM_WAIT_ROUNDS yields, which take a
  * time slice each on a loaded machine. */
 #define PIN "p0000000"
 #define VLEN 7000
