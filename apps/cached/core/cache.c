@@ -127,8 +127,8 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 	if (TSYNC_UNLIKELY(!cache__key_ok(nkey)))
 		return CACHE_BAD_KEY;
 	uint64_t h = cache__key_hash(key, nkey);
-	const struct cache_ops *ops = c->ops;
-	if (ops->parsec) {
+	const struct cache_ops *ops = &c->ops;
+	if (ops->pin.parsec) {
 		ps_enter(c->ps);
 		struct item *it = cache__lookup(c, h, key, nkey);
 		int st = it ? cache__item_state(c, it) : LIVE;
@@ -136,7 +136,7 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 			/* The only store of a get (ps: clock_bump): once per CLOCK period, to
 			 * the item's line. */
 			if (update)
-				ops->bump(c, it);
+				ops->repl.bump(c, it);
 			fill_ref(c, ref, it, update);
 			ST_INC(c, S_GET_HITS);
 			return CACHE_OK; /* the section stays open until cache_release */
@@ -151,25 +151,25 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 	/* the stripe's lock, or its read side (pf-rw) */
 	struct ck_spinlock_mcs qn;
 	struct stripe *s = cache__stripe_of(c, h);
-	ops->stripe_rdlock(s, &qn);
+	ops->stripe.rdlock(s, &qn);
 	struct item *_Atomic *pp;
 	struct item *it = cache__find_locked(c, h, key, nkey, &pp);
 	int st = it ? cache__item_state(c, it) : LIVE;
 	if (it && st == LIVE) {
-		ops->pin(c, it);
+		ops->pin.pin(c, it);
 		if (update)
-			ops->bump(c, it);
-		ops->stripe_rdunlock(s, &qn);
+			ops->repl.bump(c, it);
+		ops->stripe.rdunlock(s, &qn);
 		fill_ref(c, ref, it, update);
 		ST_INC(c, S_GET_HITS);
 		return CACHE_OK;
 	}
 	/* lazy expiry: memcached unlinks what a get finds dead; a reader on the read side
 	 * leaves it to the next update */
-	bool unlink = it && !ops->shared_reads;
+	bool unlink = it && !ops->stripe.shared_reads;
 	if (unlink)
 		cache__unlink_locked(c, it, pp);
-	ops->stripe_rdunlock(s, &qn);
+	ops->stripe.rdunlock(s, &qn);
 	if (unlink)
 		cache__item_drop_dead(c, it);
 	if (it)
@@ -187,7 +187,7 @@ enum cache_status cache_get(struct cache *c, const void *key, size_t nkey,
 
 void cache_release(struct cache *c, struct cache_ref *ref)
 {
-	c->ops->unpin(c, ref->item_);
+	c->ops.pin.unpin(c, ref->item_);
 	ref->item_ = NULL;
 	ref->value = NULL;
 }
@@ -260,11 +260,11 @@ static struct item *touch_item(struct cache *c, const void *key, size_t nkey, in
 			/* memcached's touch is an access: the item counts as fetched (mg h) */
 			if (!(atomic_load_explicit(&it->mflags, RELAXED) & M_FETCHED))
 				atomic_fetch_or_explicit(&it->mflags, M_FETCHED, RELAXED);
-			if (c->ops->lru)
-				c->ops->bump(c, it);
+			if (c->ops.repl.lru)
+				c->ops.repl.bump(c, it);
 		} else {
-			c->ops->pin(c, it);
-			c->ops->bump(c, it);
+			c->ops.pin.pin(c, it);
+			c->ops.repl.bump(c, it);
 		}
 	}
 	cache__stripe_unlock(c, s, &qn);
@@ -352,7 +352,7 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 		break;
 	case CACHE_ADD:
 		if (old) {
-			c->ops->bump(c, old);
+			c->ops.repl.bump(c, old);
 			st = CACHE_NOT_STORED;
 		}
 		break;
@@ -771,7 +771,7 @@ struct cache *cache_create(const struct cache_config *cfg)
 	if (c == NULL)
 		return NULL;
 	memset(c, 0, sizeof(*c));
-	c->ops = cache__variant_ops[g.variant];
+	cache__variant_ops(g.variant, &c->ops);
 	c->cfg = g;
 	c->cfg.size = sizeof(struct cache_config);
 	struct timespec ts;
@@ -798,8 +798,8 @@ struct cache *cache_create(const struct cache_config *cfg)
 		goto fail;
 	memset(c->stripes, 0, ns * sizeof(struct stripe));
 	for (uint64_t i = 0; i < ns; i++)
-		c->ops->stripe_init(&c->stripes[i]);
-	c->nlists = c->ops->nlists;
+		c->ops.stripe.init(&c->stripes[i]);
+	c->nlists = c->ops.repl.nlists;
 	c->lists = aligned_alloc(TSYNC_CACHE_LINE, c->nlists * sizeof(struct plist));
 	if (c->lists == NULL)
 		goto fail;
@@ -835,9 +835,9 @@ void cache_destroy(struct cache *c)
 	ps_mem_budget_destroy(c->budget); /* its members gone with the classes */
 	free(atomic_load_explicit(&c->tab, RELAXED));
 	free(atomic_load_explicit(&c->old, RELAXED));
-	if (c->stripes && c->ops->stripe_fini)
+	if (c->stripes && c->ops.stripe.fini)
 		for (uint64_t i = 0; i <= c->smask; i++)
-			c->ops->stripe_fini(&c->stripes[i]);
+			c->ops.stripe.fini(&c->stripes[i]);
 	free(c->stripes);
 	if (c->lists)
 		for (unsigned i = 0; i < c->nlists; i++)

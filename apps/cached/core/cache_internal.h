@@ -188,8 +188,6 @@ struct sclass {
 	_Atomic uint64_t reclaimed; /* expired or flushed items of this class unlinked */
 };
 
-struct cache_ops;
-
 /* An eviction attempt (cache__evict_one, a variant's evict_scan). In: held, a stripe the caller
  * locked before the list lock (the order I4 allows), whose items it evicts without a
  * trylock; or NULL. Out: the victim's class when it evicted one; when it did not, busy
@@ -202,8 +200,72 @@ struct evict_res {
 	struct stripe *busy;
 };
 
+/* ---- the variants ------------------------------------------------------------------------ */
+
+/*
+ * What the study's variants (cache.h, enum cache_variant) do differently, on three axes,
+ * each a small constant table in variant.c: the stripe lock, how a get pins what it
+ * returns, and the replacement policy. cache_create combines one of each into c->ops
+ * (cache__variant_ops). Everything else is common code. c->ops is inside struct cache:
+ * a ps get makes one indirect call (bump, when it updates the item) and its
+ * cache_release one (unpin).
+ */
+/* Stripe locks (I2): the member of struct stripe's union this variant uses. n is the
+ * caller's queue node (mcs-clock), on its stack from the lock to the unlock. init makes a
+ * zeroed stripe an unlocked one; fini (may be NULL) undoes it. rdlock/rdunlock: the lock
+ * a non-parsec get takes - the exclusive one, or (shared_reads) the read side of a
+ * reader-writer lock, under which a get changes nothing but atomics (the reference
+ * count, the item's access bits) and leaves a dead item for the next update to unlink. */
+struct cache_stripe_ops {
+	void (*init)(struct stripe *s);
+	void (*fini)(struct stripe *s);
+	void (*lock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	bool (*trylock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	void (*unlock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	bool shared_reads;
+	void (*rdlock)(struct stripe *s, struct ck_spinlock_mcs *n);
+	void (*rdunlock)(struct stripe *s, struct ck_spinlock_mcs *n);
+};
+/* Read-side protection (I3). parsec: gets search the table lock-free inside a ParSec
+ * section that stays open until cache_release, and unlinked items are ps_free()d;
+ * otherwise gets search under the stripe lock and items are reference-counted. pin, under
+ * the item's stripe lock: keep it valid after the unlock for a cache_ref (enter the
+ * section / take a reference); unpin: cache_release's undo; drop: an unlinked item's end
+ * (ps_free it / put the table's reference). */
+struct cache_pin_ops {
+	bool parsec;
+	void (*pin)(struct cache *c, struct item *it);
+	void (*unpin)(struct cache *c, struct item *it);
+	void (*drop)(struct cache *c, struct item *it);
+};
+/* Replacement. has_list: items are on nlists CLOCK/LRU lists (I1), locked with
+ * list_lock/list_unlock; lru: the list is in recency order (insert at the head, every
+ * access moves the item there), else a CLOCK ring (insert behind the hand). bump: a hit's
+ * mark for the policy (set the reference bit / move to the LRU head, under the stripe
+ * lock / nothing). evict_scan: under l's lock, choose candidates on l and evict one
+ * (try_evict_locked), filling *r; false if none could be. */
+struct cache_repl_ops {
+	bool has_list;
+	bool lru;
+	unsigned nlists;
+	void (*list_lock)(struct plist *l);
+	void (*list_unlock)(struct plist *l);
+	void (*bump)(struct cache *c, struct item *it);
+	bool (*evict_scan)(struct cache *c, struct plist *l, struct evict_res *r);
+};
+struct cache_ops {
+	struct cache_stripe_ops stripe;
+	struct cache_pin_ops pin;
+	struct cache_repl_ops repl;
+};
+
+/* variant.c: variant v's three axes in *out (v <= CACHE_PF_RW). */
+void cache__variant_ops(enum cache_variant v, struct cache_ops *out);
+
+/* ---- struct cache ---------------------------------------------------------------------- */
+
 struct cache {
-	const struct cache_ops *ops; /* the variant's (cfg.variant) */
+	struct cache_ops ops; /* the variant's (cfg.variant): cache__variant_ops */
 	struct cache_config cfg;
 	struct ps *ps;
 	struct ps_kmem *kmem; /* the size classes: cls[i].mem is its class i */
@@ -245,58 +307,6 @@ struct cache {
 	unsigned interval_ms;
 	uint64_t sweep_cursor;
 };
-
-/* ---- the variants ------------------------------------------------------------------------ */
-
-/*
- * What the study's four variants (cache.h, enum cache_variant) do differently, as one
- * constant table per variant (variant.c), chosen by cache_create: c->ops. Everything else
- * is common code. A call loads c->ops once; a ps get makes one indirect call (bump, when
- * it updates the item) and its cache_release one (unpin).
- */
-struct cache_ops {
-	/* Stripe locks (I2): the member of struct stripe's union this variant uses. n is the
-	 * caller's queue node (mcs-clock), on its stack from the lock to the unlock. init
-	 * makes a zeroed stripe an unlocked one; fini (may be NULL) undoes it. */
-	void (*stripe_init)(struct stripe *s);
-	void (*stripe_fini)(struct stripe *s);
-	void (*stripe_lock)(struct stripe *s, struct ck_spinlock_mcs *n);
-	bool (*stripe_trylock)(struct stripe *s, struct ck_spinlock_mcs *n);
-	void (*stripe_unlock)(struct stripe *s, struct ck_spinlock_mcs *n);
-	/* The stripe lock a non-parsec get takes: the exclusive one above, or (shared_reads)
-	 * the read side of a reader-writer lock, under which a get changes nothing but
-	 * atomics (the reference count, the item's access bits) and leaves a dead item for
-	 * the next update to unlink. */
-	bool shared_reads;
-	void (*stripe_rdlock)(struct stripe *s, struct ck_spinlock_mcs *n);
-	void (*stripe_rdunlock)(struct stripe *s, struct ck_spinlock_mcs *n);
-	/* Read-side protection (I3). parsec: gets search the table lock-free inside a ParSec
-	 * section that stays open until cache_release, and unlinked items are ps_free()d;
-	 * otherwise gets search under the stripe lock and items are reference-counted. pin,
-	 * under the item's stripe lock: keep it valid after the unlock for a cache_ref (enter
-	 * the section / take a reference); unpin: cache_release's undo; drop: an unlinked
-	 * item's end (ps_free it / put the table's reference). */
-	bool parsec;
-	void (*pin)(struct cache *c, struct item *it);
-	void (*unpin)(struct cache *c, struct item *it);
-	void (*drop)(struct cache *c, struct item *it);
-	/* Replacement. has_list: items are on nlists CLOCK/LRU lists (I1), locked with
-	 * list_lock/list_unlock; lru: the list is in recency order (insert at the head, every
-	 * access moves the item there), else a CLOCK ring (insert behind the hand). bump: a
-	 * hit's mark for the policy (set the reference bit / move to the LRU head, under the
-	 * stripe lock / nothing). evict_scan: under l's lock, choose candidates on l and evict
-	 * one (try_evict_locked), filling *r; false if none could be. */
-	bool has_list;
-	bool lru;
-	unsigned nlists;
-	void (*list_lock)(struct plist *l);
-	void (*list_unlock)(struct plist *l);
-	void (*bump)(struct cache *c, struct item *it);
-	bool (*evict_scan)(struct cache *c, struct plist *l, struct evict_res *r);
-};
-
-/* variant.c: indexed by enum cache_variant */
-extern const struct cache_ops *const cache__variant_ops[CACHE_PF_RW + 1];
 
 /* ---- per-thread counters ---------------------------------------------------------------- */
 
@@ -366,26 +376,26 @@ static inline struct stripe *cache__stripe_of(struct cache *c, uint64_t hash)
 
 static inline void cache__stripe_lock(struct cache *c, struct stripe *s, struct ck_spinlock_mcs *n)
 {
-	c->ops->stripe_lock(s, n);
+	c->ops.stripe.lock(s, n);
 }
 
 static inline bool cache__stripe_trylock(struct cache *c, struct stripe *s,
 					  struct ck_spinlock_mcs *n)
 {
-	return c->ops->stripe_trylock(s, n);
+	return c->ops.stripe.trylock(s, n);
 }
 
 static inline void cache__stripe_unlock(struct cache *c, struct stripe *s,
 					 struct ck_spinlock_mcs *n)
 {
-	c->ops->stripe_unlock(s, n);
+	c->ops.stripe.unlock(s, n);
 }
 
 /* ---- lists: CLOCK (ps, mcs-clock) and LRU (locked) -------------------------------------- */
 
 static inline bool cache__has_list(const struct cache *c)
 {
-	return c->ops->has_list;
+	return c->ops.repl.has_list;
 }
 
 static inline struct plist *cache__list_of(struct cache *c, uint64_t hash)
@@ -396,12 +406,12 @@ static inline struct plist *cache__list_of(struct cache *c, uint64_t hash)
 
 static inline void cache__plist_lock(struct cache *c, struct plist *l)
 {
-	c->ops->list_lock(l);
+	c->ops.repl.list_lock(l);
 }
 
 static inline void cache__plist_unlock(struct cache *c, struct plist *l)
 {
-	c->ops->list_unlock(l);
+	c->ops.repl.list_unlock(l);
 }
 
 /* ---- items and memory (item.c) ---------------------------------------------------------- */
@@ -425,7 +435,7 @@ static inline bool cache__size_ok(const struct cache *c, size_t nkey, size_t nby
  * variants drop the table's reference. */
 static inline void cache__item_drop(struct cache *c, struct item *it)
 {
-	c->ops->drop(c, it);
+	c->ops.pin.drop(c, it);
 }
 
 /* ---- hash table ------------------------------------------------------------------------- */

@@ -20,7 +20,7 @@
 
 static inline bool gdsf(const struct cache *c)
 {
-	return c->cfg.evict_policy == CACHE_EVICT_GDSF && !c->ops->lru;
+	return c->cfg.evict_policy == CACHE_EVICT_GDSF && !c->ops.repl.lru;
 }
 
 /* Each class's credit and ring: band b holds charges in [64 * 4^b, 64 * 4^(b+1)). */
@@ -64,7 +64,7 @@ void cache__list_insert_locked(struct cache *c, struct plist *l, struct item *it
 		it->lprev = h->lprev;
 		h->lprev->lnext = it;
 		h->lprev = it;
-		if (c->ops->lru)
+		if (c->ops.repl.lru)
 			r->hand = it;
 	}
 	r->n++;
@@ -90,7 +90,7 @@ void cache__list_remove_locked(struct cache *c, struct plist *l, struct item *it
 void cache__list_replace_locked(struct cache *c, struct plist *l, struct item *old, struct item *nw)
 {
 	struct ring *r = ring_of(c, l, old);
-	if (c->ops->lru || r != ring_of(c, l, nw)) {
+	if (c->ops.repl.lru || r != ring_of(c, l, nw)) {
 		cache__list_remove_locked(c, l, old);
 		cache__list_insert_locked(c, l, nw);
 		return;
@@ -274,7 +274,7 @@ bool cache__evict_one(struct cache *c, struct evict_res *r)
 	for (unsigned k = 0; k < 2 * c->nlists; k++) {
 		struct plist *l = &c->lists[(start + k) & (c->nlists - 1)];
 		cache__plist_lock(c, l);
-		bool done = c->ops->evict_scan(c, l, r);
+		bool done = c->ops.repl.evict_scan(c, l, r);
 		cache__plist_unlock(c, l);
 		if (done)
 			return true;

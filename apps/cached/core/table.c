@@ -70,7 +70,7 @@ void cache__link_locked(struct cache *c, struct item *nw, struct item *old,
 			struct item *_Atomic *pp)
 {
 	nw->cas = atomic_fetch_add_explicit(&c->cas_next, 1, RELAXED) + 1;
-	if (!c->ops->parsec)
+	if (!c->ops.pin.parsec)
 		atomic_store_explicit(&nw->refcount, 1, RELAXED);
 	if (old) {
 		/* In place, in whichever table holds old (the grower cannot be moving this

@@ -1,10 +1,11 @@
 /*
- * apps/cached/core/variant.c - the studies' variants (cache.h, enum cache_variant) as
- * operations tables (struct cache_ops, cache_internal.h): their stripe and list locks,
- * how a get protects the item it hands out, how an unlinked item ends, and the
- * replacement policy. ParSec (EuroSys 2016) §5.2 compares ps against mcs-clock ("modified
- * memcached"); locked is stock memcached's scheme; RT-SMR (RTAS 2018) §VII-C compares
- * RT-ParSec (ps-nocrp on an RT ps) against mcs and pf-rw, both without replacement.
+ * apps/cached/core/variant.c - the studies' variants (cache.h, enum cache_variant) as one
+ * choice on each of three axes (struct cache_ops, cache_internal.h): the stripe lock; how
+ * a get protects the item it hands out and how an unlinked item ends; the replacement
+ * policy and its list locks. ParSec (EuroSys 2016) §5.2 compares ps against mcs-clock
+ * ("modified memcached"); locked is stock memcached's scheme; RT-SMR (RTAS 2018) §VII-C
+ * compares RT-ParSec (ps-nocrp on an RT ps) against mcs and pf-rw, both without
+ * replacement.
  */
 #include "cache_internal.h"
 
@@ -224,20 +225,67 @@ static void no_bump(struct cache *c, struct item *it)
 	(void)it;
 }
 
-/* ---- the tables ------------------------------------------------------------------------- */
+/* ---- the axes, one table per choice ------------------------------------------------------ */
 
-/* ParSec sections, ticket stripe locks, CLOCK over CACHE_CLOCK_LISTS lists. */
-static const struct cache_ops ops_ps = {
-	.stripe_init = tstripe_init,
-	.stripe_lock = tstripe_lock,
-	.stripe_trylock = tstripe_trylock,
-	.stripe_unlock = tstripe_unlock,
-	.stripe_rdlock = tstripe_lock,
-	.stripe_rdunlock = tstripe_unlock,
+/* ps_lock tickets (ps, ps-nocrp) */
+static const struct cache_stripe_ops stripe_ticket = {
+	.init = tstripe_init,
+	.lock = tstripe_lock,
+	.trylock = tstripe_trylock,
+	.unlock = tstripe_unlock,
+	.rdlock = tstripe_lock,
+	.rdunlock = tstripe_unlock,
+};
+
+/* MCS, in gets too (mcs-clock, mcs) */
+static const struct cache_stripe_ops stripe_mcs = {
+	.init = mstripe_init,
+	.lock = mstripe_lock,
+	.trylock = mstripe_trylock,
+	.unlock = mstripe_unlock,
+	.rdlock = mstripe_lock,
+	.rdunlock = mstripe_unlock,
+};
+
+/* pthread mutexes, in gets too (locked) */
+static const struct cache_stripe_ops stripe_mutex = {
+	.init = xstripe_init,
+	.fini = xstripe_fini,
+	.lock = xstripe_lock,
+	.trylock = xstripe_trylock,
+	.unlock = xstripe_unlock,
+	.rdlock = xstripe_lock,
+	.rdunlock = xstripe_unlock,
+};
+
+/* phase-fair reader-writer locks, gets on the read side (pf-rw) */
+static const struct cache_stripe_ops stripe_pf = {
+	.init = pstripe_init,
+	.lock = pstripe_lock,
+	.trylock = pstripe_trylock,
+	.unlock = pstripe_unlock,
+	.shared_reads = true,
+	.rdlock = pstripe_rdlock,
+	.rdunlock = pstripe_rdunlock,
+};
+
+/* ParSec sections; unlinked items are ps_free()d */
+static const struct cache_pin_ops pin_parsec = {
 	.parsec = true,
 	.pin = ps_pin,
 	.unpin = ps_unpin,
 	.drop = cache__item_retire,
+};
+
+/* reference counts */
+static const struct cache_pin_ops pin_ref = {
+	.pin = ref_pin,
+	.unpin = ref_put,
+	.drop = ref_put,
+};
+
+/* CLOCK over CACHE_CLOCK_LISTS lists, ticket list locks (ps) */
+static const struct cache_repl_ops repl_clock_lists = {
 	.has_list = true,
 	.nlists = CACHE_CLOCK_LISTS,
 	.list_lock = tlist_lock,
@@ -246,36 +294,8 @@ static const struct cache_ops ops_ps = {
 	.evict_scan = cache__clock_evict_locked,
 };
 
-/* ps without lists and reference bits: no eviction. */
-static const struct cache_ops ops_ps_nocrp = {
-	.stripe_init = tstripe_init,
-	.stripe_lock = tstripe_lock,
-	.stripe_trylock = tstripe_trylock,
-	.stripe_unlock = tstripe_unlock,
-	.stripe_rdlock = tstripe_lock,
-	.stripe_rdunlock = tstripe_unlock,
-	.parsec = true,
-	.pin = ps_pin,
-	.unpin = ps_unpin,
-	.drop = cache__item_retire,
-	.nlists = 1,
-	.list_lock = tlist_lock,
-	.list_unlock = tlist_unlock,
-	.bump = no_bump,
-	.evict_scan = cache__clock_evict_locked,
-};
-
-/* "modified memcached": MCS stripe locks in gets too, reference counts, one CLOCK list. */
-static const struct cache_ops ops_mcs_clock = {
-	.stripe_init = mstripe_init,
-	.stripe_lock = mstripe_lock,
-	.stripe_trylock = mstripe_trylock,
-	.stripe_unlock = mstripe_unlock,
-	.stripe_rdlock = mstripe_lock,
-	.stripe_rdunlock = mstripe_unlock,
-	.pin = ref_pin,
-	.unpin = ref_put,
-	.drop = ref_put,
+/* one CLOCK list (mcs-clock) */
+static const struct cache_repl_ops repl_clock_one = {
 	.has_list = true,
 	.nlists = 1,
 	.list_lock = tlist_lock,
@@ -284,18 +304,8 @@ static const struct cache_ops ops_mcs_clock = {
 	.evict_scan = cache__clock_evict_locked,
 };
 
-/* stock memcached: mutex stripe locks, reference counts, one LRU list under one mutex. */
-static const struct cache_ops ops_locked = {
-	.stripe_init = xstripe_init,
-	.stripe_fini = xstripe_fini,
-	.stripe_lock = xstripe_lock,
-	.stripe_trylock = xstripe_trylock,
-	.stripe_unlock = xstripe_unlock,
-	.stripe_rdlock = xstripe_lock,
-	.stripe_rdunlock = xstripe_unlock,
-	.pin = ref_pin,
-	.unpin = ref_put,
-	.drop = ref_put,
+/* one LRU list under one mutex, the item moved to its head on every access (locked) */
+static const struct cache_repl_ops repl_lru = {
 	.has_list = true,
 	.lru = true,
 	.nlists = 1,
@@ -305,18 +315,8 @@ static const struct cache_ops ops_locked = {
 	.evict_scan = cache__lru_evict_locked,
 };
 
-/* RT-SMR (RTAS 2018) §VII-C's "MCS lock": MCS stripe locks in gets too, reference counts,
- * no replacement (the study disables it). */
-static const struct cache_ops ops_mcs = {
-	.stripe_init = mstripe_init,
-	.stripe_lock = mstripe_lock,
-	.stripe_trylock = mstripe_trylock,
-	.stripe_unlock = mstripe_unlock,
-	.stripe_rdlock = mstripe_lock,
-	.stripe_rdunlock = mstripe_unlock,
-	.pin = ref_pin,
-	.unpin = ref_put,
-	.drop = ref_put,
+/* no lists and no reference bits: no eviction (ps-nocrp, mcs, pf-rw) */
+static const struct cache_repl_ops repl_none = {
 	.nlists = 1,
 	.list_lock = tlist_lock,
 	.list_unlock = tlist_unlock,
@@ -324,31 +324,33 @@ static const struct cache_ops ops_mcs = {
 	.evict_scan = cache__clock_evict_locked,
 };
 
-/* Its "RW lock": phase-fair stripe locks, gets on the read side, reference counts, no
- * replacement. */
-static const struct cache_ops ops_pf_rw = {
-	.stripe_init = pstripe_init,
-	.stripe_lock = pstripe_lock,
-	.stripe_trylock = pstripe_trylock,
-	.stripe_unlock = pstripe_unlock,
-	.shared_reads = true,
-	.stripe_rdlock = pstripe_rdlock,
-	.stripe_rdunlock = pstripe_rdunlock,
-	.pin = ref_pin,
-	.unpin = ref_put,
-	.drop = ref_put,
-	.nlists = 1,
-	.list_lock = tlist_lock,
-	.list_unlock = tlist_unlock,
-	.bump = no_bump,
-	.evict_scan = cache__clock_evict_locked,
+/* ---- the variants: one choice per axis ---------------------------------------------------- */
+
+static const struct {
+	const struct cache_stripe_ops *stripe;
+	const struct cache_pin_ops *pin;
+	const struct cache_repl_ops *repl;
+} variants[CACHE_PF_RW + 1] = {
+	/* ParSec sections, ticket stripe locks, CLOCK over CACHE_CLOCK_LISTS lists */
+	[CACHE_PS] = {&stripe_ticket, &pin_parsec, &repl_clock_lists},
+	/* ps without lists and reference bits: no eviction */
+	[CACHE_PS_NOCRP] = {&stripe_ticket, &pin_parsec, &repl_none},
+	/* "modified memcached": MCS stripe locks in gets too, reference counts, one CLOCK
+	 * list */
+	[CACHE_MCS_CLOCK] = {&stripe_mcs, &pin_ref, &repl_clock_one},
+	/* stock memcached: mutex stripe locks, reference counts, one LRU list */
+	[CACHE_LOCKED] = {&stripe_mutex, &pin_ref, &repl_lru},
+	/* RT-SMR (RTAS 2018) §VII-C's "MCS lock": MCS stripe locks in gets too, reference
+	 * counts, no replacement (the study disables it) */
+	[CACHE_MCS] = {&stripe_mcs, &pin_ref, &repl_none},
+	/* its "RW lock": phase-fair stripe locks, gets on the read side, reference counts,
+	 * no replacement */
+	[CACHE_PF_RW] = {&stripe_pf, &pin_ref, &repl_none},
 };
 
-const struct cache_ops *const cache__variant_ops[CACHE_PF_RW + 1] = {
-	[CACHE_PS] = &ops_ps,
-	[CACHE_PS_NOCRP] = &ops_ps_nocrp,
-	[CACHE_MCS_CLOCK] = &ops_mcs_clock,
-	[CACHE_LOCKED] = &ops_locked,
-	[CACHE_MCS] = &ops_mcs,
-	[CACHE_PF_RW] = &ops_pf_rw,
-};
+void cache__variant_ops(enum cache_variant v, struct cache_ops *out)
+{
+	out->stripe = *variants[v].stripe;
+	out->pin = *variants[v].pin;
+	out->repl = *variants[v].repl;
+}
