@@ -26,15 +26,13 @@ struct ps_mem_budget {
 
 struct ps_mem_budget *ps_mem_budget_create(struct ps *ps, uint64_t limit, int wait_ms)
 {
-	if (ps == NULL || limit == 0 || wait_ms < -1 || wait_ms > 60000) {
+	struct ps_mem_budget *b = NULL;
+	if (ps == NULL || limit == 0 || wait_ms < -1 || wait_ms > 60000)
 		errno = EINVAL;
-		return NULL;
-	}
-	struct ps_mem_budget *b = aligned_alloc(TSYNC_CACHE_LINE, sizeof(*b));
-	if (b == NULL) {
+	else if ((b = aligned_alloc(TSYNC_CACHE_LINE, sizeof(*b))) == NULL)
 		errno = ENOMEM;
+	if (b == NULL)
 		return NULL;
-	}
 	b->ps = ps;
 	b->limit = limit;
 	b->wait_ms = wait_ms ? wait_ms : 100;

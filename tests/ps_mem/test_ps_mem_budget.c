@@ -31,19 +31,7 @@ static struct ps_mem_budget_stats stats_of(struct ps_mem_budget *b)
 	return s;
 }
 
-/* A budget of `objs` objects of m's charge with one member, m (size bytes). */
-static struct ps_mem_budget *budget_of(size_t size, unsigned objs, int wait_ms,
-				       struct ps_mem **m)
-{
-	*m = ps_mem_create(ps, size, NULL);
-	CHECK(*m != NULL);
-	struct ps_mem_budget *b = ps_mem_budget_create(ps, objs * charge_of(*m), wait_ms);
-	CHECK(b != NULL);
-	CHECK_EQ(ps_mem_budget_attach(b, *m), 0);
-	return b;
-}
-
-/* Fill b with n objects of m; every further allocation must be refused. */
+/* n objects of m's budget into objs. */
 static void fill(struct ps_mem *m, void **objs, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
@@ -52,15 +40,40 @@ static void fill(struct ps_mem *m, void **objs, unsigned n)
 	}
 }
 
+/* A budget of `objs` objects of m's charge with one member, m (size bytes), filled with
+ * o[0..objs): every further allocation must be refused. */
+static struct ps_mem_budget *full_budget(size_t size, unsigned objs, int wait_ms,
+					 struct ps_mem **m, void **o)
+{
+	*m = ps_mem_create(ps, size, NULL);
+	CHECK(*m != NULL);
+	struct ps_mem_budget *b = ps_mem_budget_create(ps, objs * charge_of(*m), wait_ms);
+	CHECK(b != NULL);
+	CHECK_EQ(ps_mem_budget_attach(b, *m), 0);
+	fill(*m, o, objs);
+	return b;
+}
+
+/* Free objs[0..n) of m, reclaim them (no section holds them): nothing stays charged;
+ * then m and b go. */
+static void free_all(struct ps_mem_budget *b, struct ps_mem *m, void **objs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		ps_free(m, objs[i]);
+	ps_mem_reclaim(m);
+	CHECK_EQ(stats_of(b).charged, 0);
+	ps_mem_destroy(m);
+	CHECK_EQ(ps_mem_budget_destroy(b), 0);
+}
+
 /* ---- accounting ----------------------------------------------------------------------- */
 
 static void test_accounting(void)
 {
 	struct ps_mem *m;
-	struct ps_mem_budget *b = budget_of(100, 8, 100, &m);
-	uint64_t ch = charge_of(m);
 	void *o[8];
-	fill(m, o, 8);
+	struct ps_mem_budget *b = full_budget(100, 8, 100, &m, o);
+	uint64_t ch = charge_of(m);
 	struct ps_mem_budget_stats s = stats_of(b);
 	CHECK_EQ(s.limit, 8 * ch);
 	CHECK_EQ(s.charged, 8 * ch);
@@ -183,9 +196,8 @@ static void reader_end(struct reader *r, pthread_t t)
 static void test_wait(void)
 {
 	struct ps_mem *m;
-	struct ps_mem_budget *b = budget_of(200, 4, 60000, &m);
 	void *o[4];
-	fill(m, o, 4);
+	struct ps_mem_budget *b = full_budget(200, 4, 60000, &m, o);
 	struct reader r;
 	pthread_t t = reader_start(&r, 30);
 	ps_free(m, o[0]);
@@ -201,12 +213,7 @@ static void test_wait(void)
 	CHECK_EQ(s.garbage, 0);
 	reader_end(&r, t);
 	o[0] = p;
-	for (int i = 0; i < 4; i++)
-		ps_free(m, o[i]);
-	ps_mem_reclaim(m);
-	CHECK_EQ(stats_of(b).charged, 0);
-	ps_mem_destroy(m);
-	CHECK_EQ(ps_mem_budget_destroy(b), 0);
+	free_all(b, m, o, 4);
 }
 
 /* The reader stays: the wait ends at wait_ms with ETIMEDOUT; the refusals that do not
@@ -214,10 +221,9 @@ static void test_wait(void)
 static void test_deadline_and_nowait(void)
 {
 	struct ps_mem *m;
-	struct ps_mem_budget *b = budget_of(200, 4, 50, &m);
-	uint64_t ch = charge_of(m);
 	void *o[4];
-	fill(m, o, 4);
+	struct ps_mem_budget *b = full_budget(200, 4, 50, &m, o);
+	uint64_t ch = charge_of(m);
 	struct reader r;
 	pthread_t t = reader_start(&r, 0);
 	ps_free(m, o[0]);
@@ -245,15 +251,10 @@ static void test_deadline_and_nowait(void)
 	/* the reader gone, the garbage comes back without a wait */
 	o[0] = ps_mem_budget_alloc(m, PS_MEM_BUDGET_NOWAIT, NULL, NULL);
 	CHECK(o[0] != NULL);
-	for (int i = 0; i < 4; i++)
-		ps_free(m, o[i]);
-	ps_mem_reclaim(m);
-	ps_mem_destroy(m);
-	CHECK_EQ(ps_mem_budget_destroy(b), 0);
+	free_all(b, m, o, 4);
 
 	/* wait_ms -1: never waits */
-	b = budget_of(200, 2, -1, &m);
-	fill(m, o, 2);
+	b = full_budget(200, 2, -1, &m, o);
 	t = reader_start(&r, 0);
 	ps_free(m, o[0]);
 	CHECK_ERRNO(ps_alloc(m) != NULL, false, ETIMEDOUT);
@@ -290,9 +291,8 @@ static bool room_fn(void *arg, size_t bytes, unsigned naps)
 static void test_room(void)
 {
 	struct ps_mem *m;
-	struct ps_mem_budget *b = budget_of(500, 3, 100, &m);
 	void *o[3];
-	fill(m, o, 3);
+	struct ps_mem_budget *b = full_budget(500, 3, 100, &m, o);
 	struct room r = {.m = m, .victim = o[1]};
 	void *p = ps_mem_budget_alloc(m, 0, room_fn, &r);
 	/* the victim freed, the charge still held (garbage); asked again, no more room:
@@ -305,12 +305,7 @@ static void test_room(void)
 	/* no room made, nothing pending: room asked once, then ENOSPC */
 	CHECK_ERRNO(ps_mem_budget_alloc(m, 0, room_fn, &r) != NULL, false, ENOSPC);
 	CHECK_EQ(r.calls, 3);
-	for (int i = 0; i < 3; i++)
-		ps_free(m, o[i]);
-	ps_mem_reclaim(m);
-	CHECK_EQ(stats_of(b).charged, 0);
-	ps_mem_destroy(m);
-	CHECK_EQ(ps_mem_budget_destroy(b), 0);
+	free_all(b, m, o, 3);
 }
 
 /* ---- argument checks ------------------------------------------------------------------- */

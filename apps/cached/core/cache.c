@@ -236,6 +236,34 @@ static void drop_dead(struct cache *c, struct item *dead)
 		cache__item_drop_dead(c, dead);
 }
 
+/* An update's hold on a key: its stripe, locked with qn (on the caller's stack from the
+ * lock to the unlock), the link to its item and the dead item met on the way. */
+struct keyed {
+	struct stripe *s;
+	struct ck_spinlock_mcs qn;
+	struct item *_Atomic *pp;
+	struct item *dead;
+};
+
+/* Lock the stripe of hash h and find key's live item (find_live_locked). */
+static struct item *key_lock(struct cache *c, struct keyed *k, uint64_t h, const void *key,
+			     size_t nkey)
+{
+	k->s = cache__stripe_of(c, h);
+	cache__stripe_lock(c, k->s, &k->qn);
+	return find_live_locked(c, h, key, nkey, &k->pp, &k->dead);
+}
+
+/* Unlock, then drop the dead item met and `gone` (an item the update unlinked or
+ * replaced, or NULL). */
+static void key_unlock(struct cache *c, struct keyed *k, struct item *gone)
+{
+	cache__stripe_unlock(c, k->s, &k->qn);
+	drop_dead(c, k->dead);
+	if (gone)
+		cache__item_drop(c, gone);
+}
+
 /*
  * gat and touch: find key's live item under its stripe lock and set its exptime. With
  * take_ref, also pin it as cache_get does (ps variants: enter the section before
@@ -246,14 +274,10 @@ static void drop_dead(struct cache *c, struct item *dead)
 static struct item *touch_item(struct cache *c, const void *key, size_t nkey, int64_t exptime,
 			       bool take_ref)
 {
-	uint64_t h = cache__key_hash(key, nkey);
 	uint32_t e = rel_time(c, exptime);
-	struct ck_spinlock_mcs qn;
-	struct stripe *s = cache__stripe_of(c, h);
-	struct item *_Atomic *pp, *dead;
+	struct keyed k;
 	ST_INC(c, S_CMD_TOUCH);
-	cache__stripe_lock(c, s, &qn);
-	struct item *it = find_live_locked(c, h, key, nkey, &pp, &dead);
+	struct item *it = key_lock(c, &k, cache__key_hash(key, nkey), key, nkey);
 	if (it) {
 		atomic_store_explicit(&it->exptime, e, RELAXED);
 		if (!take_ref) {
@@ -267,8 +291,7 @@ static struct item *touch_item(struct cache *c, const void *key, size_t nkey, in
 			c->ops.repl.bump(c, it);
 		}
 	}
-	cache__stripe_unlock(c, s, &qn);
-	drop_dead(c, dead);
+	key_unlock(c, &k, NULL);
 	ST_INC(c, it ? S_TOUCH_HITS : S_TOUCH_MISSES);
 	return it;
 }
@@ -341,11 +364,8 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 		atomic_store_explicit(&nw->atime, nw->time, RELAXED);
 		atomic_store_explicit(&nw->mflags, mflags, RELAXED);
 	}
-	struct ck_spinlock_mcs qn;
-	struct stripe *s = cache__stripe_of(c, h);
-	struct item *_Atomic *pp, *dead;
-	cache__stripe_lock(c, s, &qn);
-	struct item *old = find_live_locked(c, h, key, nkey, &pp, &dead);
+	struct keyed k;
+	struct item *old = key_lock(c, &k, h, key, nkey);
 	st = CACHE_STORED;
 	switch (op) {
 	case CACHE_SET:
@@ -417,16 +437,13 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 		break;
 	}
 	if (st == CACHE_STORED) {
-		cache__link_locked(c, nw, old, pp);
+		cache__link_locked(c, nw, old, k.pp);
 		if (cas_out)
 			*cas_out = nw->cas;
 	}
-	cache__stripe_unlock(c, s, &qn);
-	drop_dead(c, dead);
+	key_unlock(c, &k, st == CACHE_STORED ? old : NULL);
 	if (st == CACHE_STORED) {
-		if (old)
-			cache__item_drop(c, old);
-		else
+		if (!old)
 			cache__maybe_grow(c);
 	} else if (nw) {
 		cache__item_retire(c, nw); /* never published: no reader holds it */
@@ -515,11 +532,8 @@ enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey
 	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
 	uint64_t h = cache__key_hash(key, nkey);
-	struct ck_spinlock_mcs qn;
-	struct stripe *s = cache__stripe_of(c, h);
-	struct item *_Atomic *pp, *dead, *nw = NULL;
-	cache__stripe_lock(c, s, &qn);
-	struct item *old = find_live_locked(c, h, key, nkey, &pp, &dead);
+	struct keyed k;
+	struct item *nw = NULL, *old = key_lock(c, &k, h, key, nkey);
 	enum cache_status st = CACHE_NOT_FOUND;
 	if (old && cas_in && old->cas != cas_in) {
 		st = CACHE_EXISTS;
@@ -541,16 +555,13 @@ enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey
 					      (uint8_t)((atomic_load_explicit(&old->mflags, RELAXED) &
 							 M_FETCHED) | M_STALE),
 					      RELAXED);
-			cache__link_locked(c, nw, old, pp);
+			cache__link_locked(c, nw, old, k.pp);
 		} else {
 			ST_INC(c, st == CACHE_TOO_LARGE ? S_TOO_LARGE : S_NO_MEMORY);
 			nw = NULL;
 		}
 	}
-	cache__stripe_unlock(c, s, &qn);
-	drop_dead(c, dead);
-	if (nw)
-		cache__item_drop(c, old);
+	key_unlock(c, &k, nw ? old : NULL);
 	if (st == CACHE_OK || st == CACHE_NOT_FOUND)
 		ST_INC(c, st == CACHE_OK ? S_DELETE_HITS : S_DELETE_MISSES);
 	return st;
@@ -560,24 +571,17 @@ enum cache_status cache_delete(struct cache *c, const void *key, size_t nkey, ui
 {
 	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
-	uint64_t h = cache__key_hash(key, nkey);
-	struct ck_spinlock_mcs qn;
-	struct stripe *s = cache__stripe_of(c, h);
-	struct item *_Atomic *pp, *dead;
-	cache__stripe_lock(c, s, &qn);
-	struct item *it = find_live_locked(c, h, key, nkey, &pp, &dead);
+	struct keyed k;
+	struct item *it = key_lock(c, &k, cache__key_hash(key, nkey), key, nkey);
 	enum cache_status st = CACHE_NOT_FOUND;
 	if (it && cas_in && it->cas != cas_in) {
 		st = CACHE_EXISTS;
 		it = NULL;
 	} else if (it) {
-		cache__unlink_locked(c, it, pp);
+		cache__unlink_locked(c, it, k.pp);
 		st = CACHE_OK;
 	}
-	cache__stripe_unlock(c, s, &qn);
-	drop_dead(c, dead);
-	if (it)
-		cache__item_drop(c, it);
+	key_unlock(c, &k, it);
 	ST_INC(c, st == CACHE_OK ? S_DELETE_HITS : S_DELETE_MISSES);
 	return st;
 }
@@ -624,13 +628,9 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
 	uint64_t h = cache__key_hash(key, nkey);
-	struct ck_spinlock_mcs qn;
-	struct stripe *s = cache__stripe_of(c, h);
-	struct item *_Atomic *pp, *dead;
-	struct item *nw = NULL;
+	struct keyed k;
+	struct item *nw = NULL, *old = key_lock(c, &k, h, key, nkey);
 	enum cache_status st;
-	cache__stripe_lock(c, s, &qn);
-	struct item *old = find_live_locked(c, h, key, nkey, &pp, &dead);
 	uint64_t v = 0;
 	if (!old) {
 		st = CACHE_NOT_FOUND;
@@ -660,7 +660,7 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 			atomic_store_explicit(&nw->exptime,
 					      atomic_load_explicit(&old->exptime, RELAXED), RELAXED);
 			nw->time = old->time;
-			cache__link_locked(c, nw, old, pp);
+			cache__link_locked(c, nw, old, k.pp);
 			if (result)
 				*result = v;
 			if (cas_out)
@@ -670,10 +670,7 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 			nw = NULL;
 		}
 	}
-	cache__stripe_unlock(c, s, &qn);
-	drop_dead(c, dead);
-	if (nw)
-		cache__item_drop(c, old);
+	key_unlock(c, &k, nw ? old : NULL);
 	if (st == CACHE_NOT_FOUND)
 		ST_INC(c, decr ? S_DECR_MISSES : S_INCR_MISSES);
 	else if (st == CACHE_OK)
@@ -799,7 +796,7 @@ struct cache *cache_create(const struct cache_config *cfg)
 	memset(c->stripes, 0, ns * sizeof(struct stripe));
 	for (uint64_t i = 0; i < ns; i++)
 		c->ops.stripe.init(&c->stripes[i]);
-	c->nlists = c->ops.repl.nlists;
+	c->nlists = c->ops.nlists;
 	c->lists = aligned_alloc(TSYNC_CACHE_LINE, c->nlists * sizeof(struct plist));
 	if (c->lists == NULL)
 		goto fail;

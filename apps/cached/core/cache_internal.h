@@ -204,11 +204,11 @@ struct evict_res {
 
 /*
  * What the study's variants (cache.h, enum cache_variant) do differently, on three axes,
- * each a small constant table in variant.c: the stripe lock, how a get pins what it
- * returns, and the replacement policy. cache_create combines one of each into c->ops
- * (cache__variant_ops). Everything else is common code. c->ops is inside struct cache:
- * a ps get makes one indirect call (bump, when it updates the item) and its
- * cache_release one (unpin).
+ * each a small constant table in variant.c (filled positionally: a row per choice): the
+ * stripe lock, how a get pins what it returns, and the replacement policy. cache_create
+ * combines one row of each into c->ops (cache__variant_ops). Everything else is common
+ * code. c->ops is inside struct cache: a ps get makes one indirect call (bump, when it
+ * updates the item) and its cache_release one (unpin).
  */
 /* Stripe locks (I2): the member of struct stripe's union this variant uses. n is the
  * caller's queue node (mcs-clock), on its stack from the lock to the unlock. init makes a
@@ -238,8 +238,8 @@ struct cache_pin_ops {
 	void (*unpin)(struct cache *c, struct item *it);
 	void (*drop)(struct cache *c, struct item *it);
 };
-/* Replacement. has_list: items are on nlists CLOCK/LRU lists (I1), locked with
- * list_lock/list_unlock; lru: the list is in recency order (insert at the head, every
+/* Replacement. has_list: items are on CLOCK/LRU lists (I1; cache_ops.nlists of them),
+ * locked with list_lock/list_unlock; lru: the list is in recency order (insert at the head, every
  * access moves the item there), else a CLOCK ring (insert behind the hand). bump: a hit's
  * mark for the policy (set the reference bit / move to the LRU head, under the stripe
  * lock / nothing). evict_scan: under l's lock, choose candidates on l and evict one
@@ -247,7 +247,6 @@ struct cache_pin_ops {
 struct cache_repl_ops {
 	bool has_list;
 	bool lru;
-	unsigned nlists;
 	void (*list_lock)(struct plist *l);
 	void (*list_unlock)(struct plist *l);
 	void (*bump)(struct cache *c, struct item *it);
@@ -257,6 +256,7 @@ struct cache_ops {
 	struct cache_stripe_ops stripe;
 	struct cache_pin_ops pin;
 	struct cache_repl_ops repl;
+	unsigned nlists; /* the replacement's lists: CACHE_CLOCK_LISTS (ps) or 1 */
 };
 
 /* variant.c: variant v's three axes in *out (v <= CACHE_PF_RW). */

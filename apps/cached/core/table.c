@@ -7,9 +7,10 @@
 
 #define GROW_CHECK_EVERY 256u
 
-/* Under the stripe lock: find the item and the link that points to it. */
-struct item *cache__find_locked(struct cache *c, uint64_t h, const void *key, size_t nkey,
-				struct item *_Atomic **pp_out)
+/* Under the stripe lock: the link to the first item of hash h's chains (the old table's,
+ * then the current one's) that is `target` or, target NULL, key's item; NULL if none. */
+static inline __attribute__((always_inline)) struct item *_Atomic *
+chains_find(struct cache *c, uint64_t h, const void *key, size_t nkey, const struct item *target)
 {
 	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
 	struct table *o = atomic_load_explicit(&c->old, ACQUIRE);
@@ -20,30 +21,27 @@ struct item *cache__find_locked(struct cache *c, uint64_t h, const void *key, si
 		struct item *_Atomic *pp = &tabs[i]->b[h & tabs[i]->mask];
 		for (struct item *it = atomic_load_explicit(pp, RELAXED); it;
 		     pp = &it->hnext, it = atomic_load_explicit(pp, RELAXED))
-			if (cache__item_is(it, h, key, nkey)) {
-				*pp_out = pp;
-				return it;
-			}
+			if (target ? it == target : cache__item_is(it, h, key, nkey))
+				return pp;
 	}
 	return NULL;
+}
+
+/* Under the stripe lock: find the item and the link that points to it. */
+struct item *cache__find_locked(struct cache *c, uint64_t h, const void *key, size_t nkey,
+				struct item *_Atomic **pp_out)
+{
+	struct item *_Atomic *pp = chains_find(c, h, key, nkey, NULL);
+	if (pp == NULL)
+		return NULL;
+	*pp_out = pp;
+	return atomic_load_explicit(pp, RELAXED);
 }
 
 /* Under the stripe lock: the link pointing to `target` (which must be hashed, I1). */
 struct item *_Atomic *cache__find_link(struct cache *c, const struct item *target)
 {
-	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
-	struct table *o = atomic_load_explicit(&c->old, ACQUIRE);
-	struct table *tabs[2] = {o, t};
-	for (int i = 0; i < 2; i++) {
-		if (tabs[i] == NULL)
-			continue;
-		struct item *_Atomic *pp = &tabs[i]->b[target->hash & tabs[i]->mask];
-		for (struct item *it = atomic_load_explicit(pp, RELAXED); it;
-		     pp = &it->hnext, it = atomic_load_explicit(pp, RELAXED))
-			if (it == target)
-				return pp;
-	}
-	return NULL;
+	return chains_find(c, target->hash, NULL, 0, target);
 }
 
 /* Under the stripe lock: unlink from the chain and the list (I1). The item's own hnext is

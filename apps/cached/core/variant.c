@@ -11,24 +11,24 @@
 
 /* ---- stripe locks ----------------------------------------------------------------------- */
 
-static void tstripe_init(struct stripe *s)
+static void tk_init(struct stripe *s)
 {
 	ps_lock_init(&s->u.t);
 }
 
-static void tstripe_lock(struct stripe *s, struct ck_spinlock_mcs *n)
+static void tk_lock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)n;
 	ps_lock_lock(&s->u.t);
 }
 
-static bool tstripe_trylock(struct stripe *s, struct ck_spinlock_mcs *n)
+static bool tk_trylock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)n;
 	return ps_lock_trylock(&s->u.t);
 }
 
-static void tstripe_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
+static void tk_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)n;
 	ps_lock_unlock(&s->u.t);
@@ -52,18 +52,18 @@ static void tstripe_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
 #define TSAN_RELEASE(p) ((void)(p))
 #endif
 
-static void mstripe_init(struct stripe *s)
+static void mcs_init(struct stripe *s)
 {
 	ck_spinlock_mcs_init(&s->u.m);
 }
 
-static void mstripe_lock(struct stripe *s, struct ck_spinlock_mcs *n)
+static void mcs_lock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	ck_spinlock_mcs_lock(&s->u.m, n);
 	TSAN_ACQUIRE(&s->u.m);
 }
 
-static bool mstripe_trylock(struct stripe *s, struct ck_spinlock_mcs *n)
+static bool mcs_trylock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	if (!ck_spinlock_mcs_trylock(&s->u.m, n))
 		return false;
@@ -71,7 +71,7 @@ static bool mstripe_trylock(struct stripe *s, struct ck_spinlock_mcs *n)
 	return true;
 }
 
-static void mstripe_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
+static void mcs_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	TSAN_RELEASE(&s->u.m);
 	ck_spinlock_mcs_unlock(&s->u.m, n);
@@ -86,12 +86,12 @@ static void mstripe_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
  * lock word, readers on the byte after it, and a writer acquires both. */
 #define PF_RD(s) ((char *)&(s)->u.p + 1)
 
-static void pstripe_init(struct stripe *s)
+static void pf_init(struct stripe *s)
 {
 	ck_pflock_init(&s->u.p);
 }
 
-static void pstripe_lock(struct stripe *s, struct ck_spinlock_mcs *n)
+static void pf_lock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)n;
 	ck_pflock_write_lock(&s->u.p);
@@ -100,57 +100,57 @@ static void pstripe_lock(struct stripe *s, struct ck_spinlock_mcs *n)
 }
 
 /* ck_pflock has no trylock. Only eviction uses one (I4), and pf-rw has no lists. */
-static bool pstripe_trylock(struct stripe *s, struct ck_spinlock_mcs *n)
+static bool pf_trylock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)s;
 	(void)n;
 	return false;
 }
 
-static void pstripe_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
+static void pf_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)n;
 	TSAN_RELEASE(&s->u.p);
 	ck_pflock_write_unlock(&s->u.p);
 }
 
-static void pstripe_rdlock(struct stripe *s, struct ck_spinlock_mcs *n)
+static void pf_rdlock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)n;
 	ck_pflock_read_lock(&s->u.p);
 	TSAN_ACQUIRE(&s->u.p);
 }
 
-static void pstripe_rdunlock(struct stripe *s, struct ck_spinlock_mcs *n)
+static void pf_rdunlock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)n;
 	TSAN_RELEASE(PF_RD(s));
 	ck_pflock_read_unlock(&s->u.p);
 }
 
-static void xstripe_init(struct stripe *s)
+static void mx_init(struct stripe *s)
 {
 	pthread_mutex_init(&s->u.x, NULL);
 }
 
-static void xstripe_fini(struct stripe *s)
+static void mx_fini(struct stripe *s)
 {
 	pthread_mutex_destroy(&s->u.x);
 }
 
-static void xstripe_lock(struct stripe *s, struct ck_spinlock_mcs *n)
+static void mx_lock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)n;
 	pthread_mutex_lock(&s->u.x);
 }
 
-static bool xstripe_trylock(struct stripe *s, struct ck_spinlock_mcs *n)
+static bool mx_trylock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)n;
 	return pthread_mutex_trylock(&s->u.x) == 0;
 }
 
-static void xstripe_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
+static void mx_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
 {
 	(void)n;
 	pthread_mutex_unlock(&s->u.x);
@@ -158,23 +158,23 @@ static void xstripe_unlock(struct stripe *s, struct ck_spinlock_mcs *n)
 
 /* ---- list locks ------------------------------------------------------------------------- */
 
-static void tlist_lock(struct plist *l)
+static void tl_lock(struct plist *l)
 {
 	ps_lock_lock(&l->t);
 }
 
-static void tlist_unlock(struct plist *l)
+static void tl_unlock(struct plist *l)
 {
 	ps_lock_unlock(&l->t);
 }
 
 /* locked: the global LRU lock */
-static void xlist_lock(struct plist *l)
+static void xl_lock(struct plist *l)
 {
 	pthread_mutex_lock(&l->x);
 }
 
-static void xlist_unlock(struct plist *l)
+static void xl_unlock(struct plist *l)
 {
 	pthread_mutex_unlock(&l->x);
 }
@@ -225,132 +225,60 @@ static void no_bump(struct cache *c, struct item *it)
 	(void)it;
 }
 
-/* ---- the axes, one table per choice ------------------------------------------------------ */
+/* ---- the axes: one table each, one row per choice ------------------------------------- */
 
-/* ps_lock tickets (ps, ps-nocrp) */
-static const struct cache_stripe_ops stripe_ticket = {
-	.init = tstripe_init,
-	.lock = tstripe_lock,
-	.trylock = tstripe_trylock,
-	.unlock = tstripe_unlock,
-	.rdlock = tstripe_lock,
-	.rdunlock = tstripe_unlock,
+enum { LK_TICKET, LK_MCS, LK_MUTEX, LK_PF };
+static const struct cache_stripe_ops stripe_ops[] = {
+	/*           init     fini     lock     trylock     unlock  shared_reads rdlock rdunlock */
+	[LK_TICKET] = {tk_init, NULL, tk_lock, tk_trylock, tk_unlock, false, tk_lock, tk_unlock},
+	[LK_MCS] = {mcs_init, NULL, mcs_lock, mcs_trylock, mcs_unlock, false, mcs_lock, mcs_unlock},
+	[LK_MUTEX] = {mx_init, mx_fini, mx_lock, mx_trylock, mx_unlock, false, mx_lock, mx_unlock},
+	[LK_PF] = {pf_init, NULL, pf_lock, pf_trylock, pf_unlock, true, pf_rdlock, pf_rdunlock},
 };
 
-/* MCS, in gets too (mcs-clock, mcs) */
-static const struct cache_stripe_ops stripe_mcs = {
-	.init = mstripe_init,
-	.lock = mstripe_lock,
-	.trylock = mstripe_trylock,
-	.unlock = mstripe_unlock,
-	.rdlock = mstripe_lock,
-	.rdunlock = mstripe_unlock,
+enum { PIN_PARSEC, PIN_REF };
+static const struct cache_pin_ops pin_ops[] = {
+	/*             parsec pin    unpin     drop */
+	[PIN_PARSEC] = {true, ps_pin, ps_unpin, cache__item_retire},
+	[PIN_REF] = {false, ref_pin, ref_put, ref_put},
 };
 
-/* pthread mutexes, in gets too (locked) */
-static const struct cache_stripe_ops stripe_mutex = {
-	.init = xstripe_init,
-	.fini = xstripe_fini,
-	.lock = xstripe_lock,
-	.trylock = xstripe_trylock,
-	.unlock = xstripe_unlock,
-	.rdlock = xstripe_lock,
-	.rdunlock = xstripe_unlock,
+enum { REPL_CLOCK, REPL_LRU, REPL_NONE };
+static const struct cache_repl_ops repl_ops[] = {
+	/*           has_list lru list_lock/unlock   bump        evict_scan */
+	[REPL_CLOCK] = {true, false, tl_lock, tl_unlock, clock_bump, cache__clock_evict_locked},
+	[REPL_LRU] = {true, true, xl_lock, xl_unlock, cache__lru_bump, cache__lru_evict_locked},
+	[REPL_NONE] = {false, false, tl_lock, tl_unlock, no_bump, cache__clock_evict_locked},
 };
 
-/* phase-fair reader-writer locks, gets on the read side (pf-rw) */
-static const struct cache_stripe_ops stripe_pf = {
-	.init = pstripe_init,
-	.lock = pstripe_lock,
-	.trylock = pstripe_trylock,
-	.unlock = pstripe_unlock,
-	.shared_reads = true,
-	.rdlock = pstripe_rdlock,
-	.rdunlock = pstripe_rdunlock,
-};
-
-/* ParSec sections; unlinked items are ps_free()d */
-static const struct cache_pin_ops pin_parsec = {
-	.parsec = true,
-	.pin = ps_pin,
-	.unpin = ps_unpin,
-	.drop = cache__item_retire,
-};
-
-/* reference counts */
-static const struct cache_pin_ops pin_ref = {
-	.pin = ref_pin,
-	.unpin = ref_put,
-	.drop = ref_put,
-};
-
-/* CLOCK over CACHE_CLOCK_LISTS lists, ticket list locks (ps) */
-static const struct cache_repl_ops repl_clock_lists = {
-	.has_list = true,
-	.nlists = CACHE_CLOCK_LISTS,
-	.list_lock = tlist_lock,
-	.list_unlock = tlist_unlock,
-	.bump = clock_bump,
-	.evict_scan = cache__clock_evict_locked,
-};
-
-/* one CLOCK list (mcs-clock) */
-static const struct cache_repl_ops repl_clock_one = {
-	.has_list = true,
-	.nlists = 1,
-	.list_lock = tlist_lock,
-	.list_unlock = tlist_unlock,
-	.bump = clock_bump,
-	.evict_scan = cache__clock_evict_locked,
-};
-
-/* one LRU list under one mutex, the item moved to its head on every access (locked) */
-static const struct cache_repl_ops repl_lru = {
-	.has_list = true,
-	.lru = true,
-	.nlists = 1,
-	.list_lock = xlist_lock,
-	.list_unlock = xlist_unlock,
-	.bump = cache__lru_bump,
-	.evict_scan = cache__lru_evict_locked,
-};
-
-/* no lists and no reference bits: no eviction (ps-nocrp, mcs, pf-rw) */
-static const struct cache_repl_ops repl_none = {
-	.nlists = 1,
-	.list_lock = tlist_lock,
-	.list_unlock = tlist_unlock,
-	.bump = no_bump,
-	.evict_scan = cache__clock_evict_locked,
-};
-
-/* ---- the variants: one choice per axis ---------------------------------------------------- */
+/* ---- the variants: a choice per axis, and the number of lists ----------------------------- */
 
 static const struct {
-	const struct cache_stripe_ops *stripe;
-	const struct cache_pin_ops *pin;
-	const struct cache_repl_ops *repl;
+	unsigned char stripe, pin, repl;
+	unsigned nlists;
 } variants[CACHE_PF_RW + 1] = {
 	/* ParSec sections, ticket stripe locks, CLOCK over CACHE_CLOCK_LISTS lists */
-	[CACHE_PS] = {&stripe_ticket, &pin_parsec, &repl_clock_lists},
+	[CACHE_PS] = {LK_TICKET, PIN_PARSEC, REPL_CLOCK, CACHE_CLOCK_LISTS},
 	/* ps without lists and reference bits: no eviction */
-	[CACHE_PS_NOCRP] = {&stripe_ticket, &pin_parsec, &repl_none},
+	[CACHE_PS_NOCRP] = {LK_TICKET, PIN_PARSEC, REPL_NONE, 1},
 	/* "modified memcached": MCS stripe locks in gets too, reference counts, one CLOCK
 	 * list */
-	[CACHE_MCS_CLOCK] = {&stripe_mcs, &pin_ref, &repl_clock_one},
-	/* stock memcached: mutex stripe locks, reference counts, one LRU list */
-	[CACHE_LOCKED] = {&stripe_mutex, &pin_ref, &repl_lru},
+	[CACHE_MCS_CLOCK] = {LK_MCS, PIN_REF, REPL_CLOCK, 1},
+	/* stock memcached: mutex stripe locks, reference counts, one LRU list under one
+	 * mutex, the item moved to its head on every access */
+	[CACHE_LOCKED] = {LK_MUTEX, PIN_REF, REPL_LRU, 1},
 	/* RT-SMR (RTAS 2018) §VII-C's "MCS lock": MCS stripe locks in gets too, reference
 	 * counts, no replacement (the study disables it) */
-	[CACHE_MCS] = {&stripe_mcs, &pin_ref, &repl_none},
+	[CACHE_MCS] = {LK_MCS, PIN_REF, REPL_NONE, 1},
 	/* its "RW lock": phase-fair stripe locks, gets on the read side, reference counts,
 	 * no replacement */
-	[CACHE_PF_RW] = {&stripe_pf, &pin_ref, &repl_none},
+	[CACHE_PF_RW] = {LK_PF, PIN_REF, REPL_NONE, 1},
 };
 
 void cache__variant_ops(enum cache_variant v, struct cache_ops *out)
 {
-	out->stripe = *variants[v].stripe;
-	out->pin = *variants[v].pin;
-	out->repl = *variants[v].repl;
+	out->stripe = stripe_ops[variants[v].stripe];
+	out->pin = pin_ops[variants[v].pin];
+	out->repl = repl_ops[variants[v].repl];
+	out->nlists = variants[v].nlists;
 }

@@ -227,34 +227,27 @@ static void stats_classes(struct conn_ctx *cx, struct reply_stats *so, bool item
 		if (cache_class_stats(c, i, &cs) != 0 ||
 		    (cs.used_chunks == 0 && cs.total_slabs == 0))
 			continue;
-		char name[64];
-		unsigned id = i + 1; /* memcached's class ids start at 1 */
 		active++;
 		malloced += cs.total_slabs * cs.slab_bytes;
-		if (items) {
-			snprintf(name, sizeof name, "items:%u:number", id);
-			reply_stat(so, name, "%" PRIu64, cs.used_chunks);
-			snprintf(name, sizeof name, "items:%u:mem_requested", id);
-			reply_stat(so, name, "%" PRIu64, cs.mem_requested);
-			snprintf(name, sizeof name, "items:%u:evicted", id);
-			reply_stat(so, name, "%" PRIu64, cs.evicted);
-			snprintf(name, sizeof name, "items:%u:reclaimed", id);
-			reply_stat(so, name, "%" PRIu64, cs.reclaimed);
-			snprintf(name, sizeof name, "items:%u:chunk_size", id);
-			reply_stat(so, name, "%" PRIu32, cs.chunk_size);
-		} else {
-			snprintf(name, sizeof name, "%u:chunk_size", id);
-			reply_stat(so, name, "%" PRIu32, cs.chunk_size);
-			snprintf(name, sizeof name, "%u:charged_size", id);
-			reply_stat(so, name, "%" PRIu64, cs.charged);
-			snprintf(name, sizeof name, "%u:total_pages", id);
-			reply_stat(so, name, "%" PRIu64, cs.total_slabs);
-			snprintf(name, sizeof name, "%u:page_size", id);
-			reply_stat(so, name, "%" PRIu64, cs.slab_bytes);
-			snprintf(name, sizeof name, "%u:used_chunks", id);
-			reply_stat(so, name, "%" PRIu64, cs.used_chunks);
-			snprintf(name, sizeof name, "%u:mem_requested", id);
-			reply_stat(so, name, "%" PRIu64, cs.mem_requested);
+		/* "stats items": items:<id>:<name>; "stats slabs": <id>:<name>, in memcached's
+		 * order (its class ids start at 1) */
+		const struct {
+			const char *name;
+			uint64_t v;
+		} item_rows[] = {{"number", cs.used_chunks}, {"mem_requested", cs.mem_requested},
+				 {"evicted", cs.evicted}, {"reclaimed", cs.reclaimed},
+				 {"chunk_size", cs.chunk_size}},
+		  slab_rows[] = {{"chunk_size", cs.chunk_size}, {"charged_size", cs.charged},
+				 {"total_pages", cs.total_slabs}, {"page_size", cs.slab_bytes},
+				 {"used_chunks", cs.used_chunks},
+				 {"mem_requested", cs.mem_requested}};
+		size_t nrows = items ? sizeof item_rows / sizeof item_rows[0]
+				     : sizeof slab_rows / sizeof slab_rows[0];
+		for (size_t r = 0; r < nrows; r++) {
+			char name[64];
+			snprintf(name, sizeof name, "%s%u:%s", items ? "items:" : "", i + 1,
+				 items ? item_rows[r].name : slab_rows[r].name);
+			reply_stat(so, name, "%" PRIu64, items ? item_rows[r].v : slab_rows[r].v);
 		}
 	}
 	if (!items) {
