@@ -162,20 +162,30 @@ static void qcache_free(void *slot, void *arg)
 	free(qc);
 }
 
-/* Free everything ps owns (ps_destroy, after the client is removed; ps_create's failure). */
-static void ps_free_all(struct ps *ps)
+/* Free what ps__new made (the slots, the quiescence caches, ps); ps_call's queues are
+ * ps_life.c's to free. */
+void ps__delete(struct ps *ps)
 {
 	tsync__tdir_each((void *_Atomic *)ps->head.chunks, ps->nchunks, sizeof(struct ps__slot),
 			 qcache_free, ps);
 	tsync__tdir_free_chunks((void *_Atomic *)ps->head.chunks, ps->nchunks);
 	free(ps->head.chunks);
-	ps__calls_destroy(ps->calls); /* nothing queued: destroy ran it, or create failed */
 	free(ps);
 }
 
 struct ps_calls *ps__calls(struct ps *ps)
 {
 	return ps->calls;
+}
+
+struct tsync__client *ps__client(struct ps *ps)
+{
+	return &ps->client;
+}
+
+struct ps *ps__of_client(struct tsync__client *c)
+{
+	return (struct ps *)((char *)c - offsetof(struct ps, client));
 }
 
 /* ---- the read barrier's system call ------------------------------------------------ */
@@ -230,31 +240,14 @@ static void read_membarrier(void)
 		     strerror(errno));
 }
 
-/* ---- fork (registry hooks; docs/design.md §8) ---------------------------------------- */
+/* ---- fork (docs/design.md §8) ------------------------------------------------------- */
 
-static struct ps *ps_of_client(struct tsync__client *c)
+/* The child's part for the sections (ps_life.c's fork_child hook calls it): close the
+ * sections of the threads that are not there (their slots are never used again: the ids
+ * are retired), let go of a mode switch one of them had begun (the switch's steps are
+ * each safe to stop after: docs/design.md §2.6), and register for membarriers again. */
+void ps__fork_child_sections(struct ps *ps, const unsigned char *ids, unsigned n)
 {
-	return (struct ps *)((char *)c - offsetof(struct ps, client));
-}
-
-static void ps_fork_prepare(struct tsync__client *c, int phase)
-{
-	if (phase == 0)
-		ps__calls_fork_prepare(ps_of_client(c)->calls);
-}
-
-static void ps_fork_parent(struct tsync__client *c)
-{
-	ps__calls_fork_parent(ps_of_client(c)->calls);
-}
-
-/* The child: close the sections of the threads that are not there (their slots are never
- * used again: the ids are retired), let go of a mode switch one of them had begun (the
- * switch's steps are each safe to stop after: docs/design.md §2.6), register for
- * membarriers again, and release the call queues. */
-static void ps_fork_child(struct tsync__client *c, const unsigned char *ids, unsigned n)
-{
-	struct ps *ps = ps_of_client(c);
 	unsigned pos = 0;
 	for (struct ps__slot *s; (s = tsync__tdir_next((void *_Atomic *)ps->head.chunks, ps->nchunks,
 							 sizeof(struct ps__slot), &pos)) != NULL;) {
@@ -268,7 +261,6 @@ static void ps_fork_child(struct tsync__client *c, const unsigned char *ids, uns
 	atomic_store_explicit(&ps->switching, 0, memory_order_release);
 	if (ps->path == PS_READ_MEMBARRIER)
 		(void)sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
-	ps__calls_fork_child(ps->calls, ids, n);
 }
 
 /* Raise a monotonic word to v (CAS loop; words only grow). */
@@ -280,7 +272,10 @@ static void raise_to(_Atomic uint64_t *w, uint64_t v)
 		;
 }
 
-struct ps *ps_create(const struct ps_config *cfg)
+/* A new instance for cfg, holding calls (ps_call's queues, made by ps_life.c's ps_create),
+ * with its thread hooks set and not yet in the registry; NULL with errno = EINVAL or
+ * ENOMEM. */
+struct ps *ps__new(const struct ps_config *cfg, struct ps_calls *calls)
 {
 	struct ps_config def = PS_CONFIG_INIT;
 	if (cfg == NULL)
@@ -306,10 +301,8 @@ struct ps *ps_create(const struct ps_config *cfg)
 	memset(ps, 0, sizeof(*ps));
 	ps->nchunks = tsync__chunk_count();
 	ps->head.chunks = calloc(ps->nchunks, sizeof(*ps->head.chunks));
-	ps->calls = ps__calls_new(ps->nchunks);
-	if (ps->head.chunks == NULL || ps->calls == NULL) {
-		free(ps->head.chunks);
-		ps__calls_destroy(ps->calls);
+	ps->calls = calls;
+	if (ps->head.chunks == NULL) {
 		free(ps);
 		errno = ENOMEM;
 		return NULL;
@@ -342,24 +335,7 @@ struct ps *ps_create(const struct ps_config *cfg)
 	ps->head.key = atomic_fetch_add_explicit(&next_key, 1, memory_order_relaxed);
 	ps->client.thread_exit = ps_thread_exit;
 	ps->client.thread_prepare = ps_thread_prepare;
-	ps->client.fork_prepare = ps_fork_prepare;
-	ps->client.fork_parent = ps_fork_parent;
-	ps->client.fork_child = ps_fork_child;
-	if (tsync__client_add(&ps->client) != 0) { /* records of registered threads */
-		ps_free_all(ps);
-		errno = ENOMEM;
-		return NULL;
-	}
 	return ps;
-}
-
-void ps_destroy(struct ps *ps)
-{
-	if (ps == NULL)
-		return;
-	ps__calls_drain(ps); /* runs what ps_call queued (as ps_barrier) */
-	tsync__client_remove(&ps->client);
-	ps_free_all(ps);
 }
 
 static struct ps_qcache *qcache_new(struct ps *ps)

@@ -1,8 +1,10 @@
 /*
- * src/ps_internal.h - what src/ps.c offers ps_mem's diagnostics beyond <tsync/ps.h>
- * (not installed). Defined in ps.c; included by ps.c, ps_mem.c (a thread's records in
- * ps before a reclamation), ps_mem_queue.c (a reclamation's quiescence and its stall
- * summary) and ps_mem_stats.c (ps_stall_report).
+ * src/ps_internal.h - what src/ps.c (the quiescence core) and src/ps_call.c (the deferred
+ * calls) offer the rest of src/ beyond <tsync/ps.h> (not installed): ps_life.c (an
+ * instance's life, which composes the two), ps_call.c, ps_mem.c (a thread's records in ps
+ * before a reclamation), ps_mem_queue.c (a reclamation's quiescence and its stall
+ * summary) and ps_mem_stats.c (ps_stall_report). Calls run one way: ps_life.c -> ps_call.c
+ * -> ps.c, and ps_life.c -> ps.c.
  */
 #ifndef TSYNC_PS_INTERNAL_H
 #define TSYNC_PS_INTERNAL_H
@@ -35,15 +37,30 @@ int ps__thread_prepare(struct ps *ps, unsigned tid);
 #include <stdbool.h>
 uint64_t ps__quiesce_own(struct ps *ps, uint64_t t, bool lazy);
 
-/* ps_call's queues (src/ps_call.c), one struct per instance, made by ps_create. */
+/* ---- the instance (ps.c), for ps_life.c ---- */
 struct ps_calls;
-struct ps_calls *ps__calls(struct ps *ps);
+struct ps_config;
+struct tsync__client;
+/* A new instance for cfg holding calls (ps_call's queues), its thread hooks set, not yet
+ * in the registry; NULL with errno = EINVAL (cfg) or ENOMEM. */
+struct ps *ps__new(const struct ps_config *cfg, struct ps_calls *calls);
+/* Free what ps__new made (not the queues); ps is out of the registry. */
+void ps__delete(struct ps *ps);
+/* ps's registry record, and back from it. */
+struct tsync__client *ps__client(struct ps *ps);
+struct ps *ps__of_client(struct tsync__client *c);
+/* fork, in the child: close the vanished threads' sections, drop a begun mode switch,
+ * register for membarriers again (ids as tsync__client.fork_child). */
+void ps__fork_child_sections(struct ps *ps, const unsigned char *ids, unsigned n);
+
+/* ---- ps_call's queues (ps_call.c), one struct per instance, made by ps_create ---- */
+struct ps_calls *ps__calls(struct ps *ps); /* defined in ps.c */
 struct ps_calls *ps__calls_new(unsigned nchunks);
 /* ps_destroy, before the instance leaves the registry: run what is queued. */
 void ps__calls_drain(struct ps *ps);
 /* Free the queues (after the instance left the registry, or ps_create's failure). */
 void ps__calls_destroy(struct ps_calls *c);
-/* fork (registry hooks of ps, docs/design.md §8): take / release every queue's mutex;
+/* fork (ps_life.c's registry hooks, docs/design.md §8): take / release every queue's mutex;
  * in the child drop the vanished ids' open lists (ids as tsync__client.fork_child). */
 void ps__calls_fork_prepare(struct ps_calls *c);
 void ps__calls_fork_parent(struct ps_calls *c);
