@@ -1,19 +1,23 @@
 /*
- * src/ps_mem.c - the SMR-integrated slab allocator (ParSec (EuroSys 2016) §3.4, RT-SMR (Ren et al.) App. A): the
- * API (ps_alloc, ps_free, ps_free_now, ps_mem_reclaim, ps_mem_collect, the accessors),
- * the fork and thread-prepare hooks, create and destroy.
+ * src/ps_mem.c - the SMR-integrated slab allocator (ParSec (EuroSys 2016) §3.4, RT-SMR
+ * (RTAS 2018) App. A): the API (ps_alloc, ps_free, ps_free_now, ps_mem_reclaim,
+ * ps_mem_collect, the accessors), the fork, thread-prepare and thread-exit hooks, create
+ * and destroy.
  *
- * Layers (include/tsync/ps_mem.h), one file each:
+ * Layers (include/tsync/ps_mem.h), one file each, each calling only the ones below it:
+ *   one limit over several instances (a budget)          (ps_mem_budget.c)
  *   API: ps_alloc, ps_free, ...                          (this file)
- *   quiescence queue --reclaim--> object cache           (ps_mem_queue.c)
+ *   waiting for a grace period (bound, limit)            (ps_mem_wait.c)
  *   quiescence queue --hand-off--> σ (TASK, BOTH)        (ps_mem_task.c)
+ *   quiescence queue --reclaim--> object cache           (ps_mem_queue.c)
  *   object cache --flush/refill--> owned slabs <--> slab pool <--> system
  *                                                        (ps_mem_slab.c)
  *   Prudence's policies on the paths above               (ps_mem_policy.c)
  *   counters and the stall report                        (ps_mem_stats.c)
- *   one limit over several instances (a budget)          (ps_mem_budget.c)
- *   exact accounting, inline                             (ps_mem_acct.h)
- * Structures and ownership rules: ps_mem_internal.h; the argument: docs/design.md §3.
+ *   exact accounting, a budget's charge: inline          (ps_mem_acct.h, ps_mem_internal.h)
+ * A member of a budget allocates and leaves it through hooks the budget sets
+ * (ps_mem.budget_alloc, budget_detach). Structures and ownership rules:
+ * ps_mem_internal.h; the argument: docs/design.md §3.
  */
 #include <errno.h>
 #include <limits.h>
@@ -215,7 +219,7 @@ static inline __attribute__((always_inline)) void *alloc_plain(struct ps_mem *m)
 void *ps_alloc(struct ps_mem *m)
 {
 	if (TSYNC_UNLIKELY(m->budget != NULL)) /* a budget's member: charged first */
-		return ps_mem_budget_alloc(m, 0, NULL, NULL);
+		return m->budget_alloc(m);
 	return alloc_plain(m);
 }
 
@@ -573,7 +577,7 @@ void ps_mem_destroy(struct ps_mem *m)
 	if (r != NULL && r != PS_MEM_SIGMA_DETACHING)
 		ps_reclaimer_detach(r, m);
 	if (m->budget != NULL)
-		ps_mem__budget_detach(m);
+		m->budget_detach(m);
 	tsync__client_remove(&m->client);
 	pthread_mutex_lock(&m->pool_lock);
 	ps_mem__slabs_destroy(m);
@@ -612,4 +616,37 @@ size_t ps_mem_slab_size(const struct ps_mem *m)
 unsigned ps_mem_slab_objects(const struct ps_mem *m)
 {
 	return m->nobj;
+}
+
+/* ---- thread exit --------------------------------------------------------------------- */
+
+/* Runs in the exiting thread (registry mutex held): give everything back. */
+void ps_mem__thread_exit(struct tsync__client *c, unsigned tid)
+{
+	struct ps_mem *m = (struct ps_mem *)((char *)c - offsetof(struct ps_mem, client));
+	struct ps_mem_pt *pt = pt_if_exists(m, tid);
+	if (pt == NULL)
+		return;
+	/* TASK with a σ: the queue goes to σ; without one, the hand-off list comes back
+	 * and is reclaimed or orphaned with the queue. A list left with a σ stays in this
+	 * record, which outlives the thread: σ sweeps every record. */
+	if (m->mode != PS_MEM_RECLAIM_INLINE)
+		ps_mem__task_sync(m, pt);
+	ps_mem__qlock_own(m, pt); /* held to the end: the record outlives the thread */
+	reclaim(m, tid, pt, SIZE_MAX, RECLAIM_ALL); /* stamps the whole queue first */
+	ps_mem__cache_flush(m, tid, pt, pt->ncache);
+	ps_mem__drain_remote(m, tid, pt);
+	/* What still waits goes to its latent slabs, not to whoever adopts the queue: an
+	 * orphan carries no latent cache, so no count strands with the id. */
+	ps_mem__latent_to_slabs(m, pt, 0);
+
+	/* cannot hand the queue over: keep it with the id; its next user adopts it */
+	if (!ps_mem__queue_orphan(m, pt)) {
+		qlock_drop(m, pt);
+		return;
+	}
+	ps_mem__stall_clear(pt);
+	pt->last_reclaim = 0;
+	qlock_drop(m, pt);
+	ps_mem__slabs_release(m, pt);
 }

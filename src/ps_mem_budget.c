@@ -12,17 +12,7 @@
 
 #define RELAXED memory_order_relaxed
 
-struct ps_mem_budget {
-	struct ps *ps;
-	uint64_t limit;
-	int wait_ms;
-	pthread_mutex_t lock;           /* attach and detach */
-	struct ps_mem *_Atomic members; /* pushed with release, read with acquire */
-	/* charged = live + garbage bytes of every member; a CAS takes a charge under limit */
-	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t charged;
-	_Atomic uint64_t garbage;
-	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t waits, timeouts;
-};
+/* struct ps_mem_budget and the charge's inlines: ps_mem_internal.h. */
 
 struct ps_mem_budget *ps_mem_budget_create(struct ps *ps, uint64_t limit, int wait_ms)
 {
@@ -58,6 +48,14 @@ int ps_mem_budget_destroy(struct ps_mem_budget *b)
 	return 0;
 }
 
+/* m's budget_alloc hook: ps_alloc(m) of a member. */
+static void *member_alloc(struct ps_mem *m)
+{
+	return ps_mem_budget_alloc(m, 0, NULL, NULL);
+}
+
+static void member_detach(struct ps_mem *m);
+
 int ps_mem_budget_attach(struct ps_mem_budget *b, struct ps_mem *m)
 {
 	if (b == NULL || m == NULL || m->ps != b->ps || m->budget != NULL) {
@@ -71,6 +69,8 @@ int ps_mem_budget_attach(struct ps_mem_budget *b, struct ps_mem *m)
 		return -1;
 	}
 	m->budget_charge = (m->slab_size + m->nobj - 1) / m->nobj;
+	m->budget_alloc = member_alloc;
+	m->budget_detach = member_detach;
 	/* every free and reclamation of m now takes the paths that charge (ps_mem__reclaim_ext) */
 	m->ext = true;
 	m->budget = b;
@@ -82,7 +82,9 @@ int ps_mem_budget_attach(struct ps_mem_budget *b, struct ps_mem *m)
 	return 0;
 }
 
-void ps_mem__budget_detach(struct ps_mem *m)
+/* m's budget_detach hook (ps_mem_destroy): m leaves its budget, returning what its
+ * objects were charged. */
+static void member_detach(struct ps_mem *m)
 {
 	struct ps_mem_budget *b = m->budget;
 	struct ps_mem_stats st;
@@ -98,19 +100,6 @@ void ps_mem__budget_detach(struct ps_mem *m)
 	atomic_fetch_sub_explicit(&b->charged, (st.in_use + st.pending) * m->budget_charge,
 				  RELAXED);
 	m->budget = NULL;
-}
-
-void ps_mem__budget_freed(struct ps_mem *m)
-{
-	atomic_fetch_add_explicit(&m->budget->garbage, m->budget_charge, RELAXED);
-}
-
-void ps_mem__budget_reusable(struct ps_mem *m, uint64_t n, bool garbage)
-{
-	uint64_t bytes = n * m->budget_charge;
-	if (garbage)
-		atomic_fetch_sub_explicit(&m->budget->garbage, bytes, RELAXED);
-	atomic_fetch_sub_explicit(&m->budget->charged, bytes, RELAXED);
 }
 
 /* Take n bytes under the limit. */

@@ -158,10 +158,14 @@ struct ps_mem {
 	unsigned prudence;  /* PS_MEM_PRUDENCE_* policies on (cfg->prudence, 0: the default) */
 	const struct ps_kmem *kmem; /* the ps_kmem whose class this is, or NULL */
 	/* ps_mem_budget_attach: the budget charged budget_charge bytes per object from its
-	 * allocation to its reuse (ps_mem_budget.c), and the next member; NULL: none */
+	 * allocation to its reuse (ps_mem_budget.c), and the next member; NULL: none. A
+	 * member's ps_alloc and ps_mem_destroy go through the budget's hooks, so that calls
+	 * run one way: ps_mem_budget.c -> ps_mem.c. */
 	struct ps_mem_budget *budget;
 	struct ps_mem *_Atomic budget_next;
 	uint64_t budget_charge;
+	void *(*budget_alloc)(struct ps_mem *m);  /* ps_alloc(m) of a member */
+	void (*budget_detach)(struct ps_mem *m);  /* ps_mem_destroy(m): m leaves its budget */
 	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (RT-SMR (Ren et al.) Fig. 8) */
 	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
 	bool ext;         /* any of rt, exact, period, hooks: the paths of reclaim_ext */
@@ -291,17 +295,36 @@ void ps_mem__qlock_own(struct ps_mem *m, struct ps_mem_pt *pt);
 /* Registry hook: the exiting thread gives m everything back. */
 void ps_mem__thread_exit(struct tsync__client *c, unsigned tid);
 
-/* ---- ps_mem_budget.c: the charge of a budget's member ------------------------------ */
+/* ---- a budget's member: the charge (ps_mem_budget.c makes budgets and waits) ------- */
+
+struct ps_mem_budget {
+	struct ps *ps;
+	uint64_t limit;
+	int wait_ms;
+	pthread_mutex_t lock;           /* attach and detach */
+	struct ps_mem *_Atomic members; /* pushed with release, read with acquire */
+	/* charged = live + garbage bytes of every member; a CAS takes a charge under limit */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t charged;
+	_Atomic uint64_t garbage;
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t waits, timeouts;
+};
 
 /* ps_alloc without the budget (ps_mem_budget_alloc charged it first). */
 void *ps_mem__alloc_plain(struct ps_mem *m);
 /* One object of m freed (ps_free): its charge becomes garbage. */
-void ps_mem__budget_freed(struct ps_mem *m);
+static inline void ps_mem__budget_freed(struct ps_mem *m)
+{
+	atomic_fetch_add_explicit(&m->budget->garbage, m->budget_charge, memory_order_relaxed);
+}
 /* n objects of m reusable again (a reclamation), or, garbage false, one freed at once
  * (ps_free_now): their charge returns. */
-void ps_mem__budget_reusable(struct ps_mem *m, uint64_t n, bool garbage);
-/* ps_mem_destroy: m leaves its budget, returning what its objects were charged. */
-void ps_mem__budget_detach(struct ps_mem *m);
+static inline void ps_mem__budget_reusable(struct ps_mem *m, uint64_t n, bool garbage)
+{
+	uint64_t bytes = n * m->budget_charge;
+	if (garbage)
+		atomic_fetch_sub_explicit(&m->budget->garbage, bytes, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&m->budget->charged, bytes, memory_order_relaxed);
+}
 
 /* CLOCK_MONOTONIC in ns (the waits' deadlines). */
 static inline uint64_t ps_mem__mono_ns(void)

@@ -463,37 +463,3 @@ uint64_t ps_mem__steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned loo
 	}
 	return total;
 }
-
-/* ---- thread exit --------------------------------------------------------------------- */
-
-/* Runs in the exiting thread (registry mutex held): give everything back. */
-void ps_mem__thread_exit(struct tsync__client *c, unsigned tid)
-{
-	struct ps_mem *m = (struct ps_mem *)((char *)c - offsetof(struct ps_mem, client));
-	struct ps_mem_pt *pt = pt_if_exists(m, tid);
-	if (pt == NULL)
-		return;
-	/* TASK with a σ: the queue goes to σ; without one, the hand-off list comes back
-	 * and is reclaimed or orphaned with the queue. A list left with a σ stays in this
-	 * record, which outlives the thread: σ sweeps every record. */
-	if (m->mode != PS_MEM_RECLAIM_INLINE)
-		ps_mem__task_sync(m, pt);
-	ps_mem__qlock_own(m, pt); /* held to the end: the record outlives the thread */
-	reclaim(m, tid, pt, SIZE_MAX, RECLAIM_ALL); /* stamps the whole queue first */
-	ps_mem__cache_flush(m, tid, pt, pt->ncache);
-	ps_mem__drain_remote(m, tid, pt);
-	/* What still waits goes to its latent slabs, not to whoever adopts the queue: an
-	 * orphan carries no latent cache, so no count strands with the id. */
-	ps_mem__latent_to_slabs(m, pt, 0);
-
-	/* cannot hand the queue over: keep it with the id; its next user adopts it */
-	if (!ps_mem__queue_orphan(m, pt)) {
-		qlock_drop(m, pt);
-		return;
-	}
-	ps_mem__stall_clear(pt);
-	pt->last_reclaim = 0;
-	qlock_drop(m, pt);
-	ps_mem__slabs_release(m, pt);
-}
-

@@ -218,6 +218,18 @@ void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, s
 	}
 }
 
+/* An object back from its latent slab (Prudence (ASPLOS 2016) §4.1) after its grace
+ * period: uncounted there, then freed to the slab as any reclaimed object. */
+void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
+			      struct ps_mem_hdr *h)
+{
+	struct slab *s = hdr_slab(h);
+	atomic_store_explicit(&h->slab, (uintptr_t)s, memory_order_relaxed);
+	/* uncounted before it is back: a slab never looks empty with an object queued */
+	atomic_fetch_sub_explicit(&s->nlatent, 1, memory_order_relaxed);
+	ps_mem__free_to_slab(m, me, pt, h);
+}
+
 /* Empty our remote lists: one exchange per line. */
 void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 {
