@@ -152,16 +152,12 @@ static inline void call_drain(void *p)
 	drain(a->ns);
 }
 
-struct ps_ns_test_case {
-	const char *name;
-	void (*fn)(void);
-};
-
-/* test_ps_ns_NAME [CASE...]: every case of the file, or the ones named
+/* The main of each test_ps_ns_* file (TEST_CASES_MAIN(ps_ns_test_main, ...)):
+ * `test_ps_ns_NAME [CASE...]` runs every case of the file, or the ones named
  * (tests/ns/CMakeLists.txt runs each case as its own ctest, ns_unit_CASE, and each file's
  * cases in one process with a large skew bound, ns_unit_NAME_large_skew). */
-static inline int ps_ns_test_main(int argc, char **argv, const struct ps_ns_test_case *tests,
-				  size_t nt)
+static inline int ps_ns_test_main(int argc, char **argv, const struct test_case *cases,
+				  size_t n)
 {
 	/* inside ctest's TIMEOUT, so that the watchdog's message is printed: 120 s for one
 	 * case (ns_unit_CASE), 240 s for every case in one process (ns_unit_*_large_skew) */
@@ -170,19 +166,7 @@ static inline int ps_ns_test_main(int argc, char **argv, const struct ps_ns_test
 	PS = ps_create(NULL);
 	CHECK(PS != NULL);
 	CHECK_EQ(tsync_thread_register(), 0);
-	for (int a = 1; a < argc; a++) {
-		bool known = false;
-		for (size_t i = 0; i < nt; i++)
-			known |= strcmp(argv[a], tests[i].name) == 0;
-		CHECK_MSG(known, "unknown test '%s'", argv[a]);
-	}
-	for (size_t i = 0; i < nt; i++) {
-		bool run = argc == 1;
-		for (int a = 1; a < argc; a++)
-			run |= strcmp(argv[a], tests[i].name) == 0;
-		if (run)
-			tests[i].fn();
-	}
+	test_run_cases(argc, argv, cases, n);
 	ps_destroy(PS);
 	test_log("ps_ns: ok");
 	return 0;

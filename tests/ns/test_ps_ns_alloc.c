@@ -177,12 +177,4 @@ static void test_alloc_at(void)
 	ps_ns_destroy(ns);
 }
 
-static const struct ps_ns_test_case tests[] = {
-    {"alloc_publish", test_alloc_publish},
-    {"alloc_at", test_alloc_at},
-};
-
-int main(int argc, char **argv)
-{
-	return ps_ns_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+TEST_CASES_MAIN(ps_ns_test_main, {"alloc_publish", test_alloc_publish}, {"alloc_at", test_alloc_at})

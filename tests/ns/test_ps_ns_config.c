@@ -258,14 +258,8 @@ static void test_large60(void)
 	test_large(60);
 }
 
-static const struct ps_ns_test_case tests[] = {
-    {"config", test_config},
-    {"bits1", test_bits1},
-    {"large40", test_large40},
-    {"large60", test_large60},
-};
-
-int main(int argc, char **argv)
-{
-	return ps_ns_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+TEST_CASES_MAIN(ps_ns_test_main,
+		{"config", test_config},
+		{"bits1", test_bits1},
+		{"large40", test_large40},
+		{"large60", test_large60})

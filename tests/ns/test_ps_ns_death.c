@@ -90,11 +90,4 @@ static void test_death(void)
 	}
 }
 
-static const struct ps_ns_test_case tests[] = {
-    {"death", test_death},
-};
-
-int main(int argc, char **argv)
-{
-	return ps_ns_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+TEST_CASES_MAIN(ps_ns_test_main, {"death", test_death})

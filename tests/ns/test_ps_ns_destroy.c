@@ -33,11 +33,4 @@ static void test_destroy_busy(void)
 	ps_ns_destroy(ns);
 }
 
-static const struct ps_ns_test_case tests[] = {
-    {"destroy_busy", test_destroy_busy},
-};
-
-int main(int argc, char **argv)
-{
-	return ps_ns_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+TEST_CASES_MAIN(ps_ns_test_main, {"destroy_busy", test_destroy_busy})

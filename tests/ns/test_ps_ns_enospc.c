@@ -174,11 +174,4 @@ static void test_enospc(void)
 	ps_ns_destroy(ns);
 }
 
-static const struct ps_ns_test_case tests[] = {
-    {"enospc", test_enospc},
-};
-
-int main(int argc, char **argv)
-{
-	return ps_ns_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+TEST_CASES_MAIN(ps_ns_test_main, {"enospc", test_enospc})

@@ -279,12 +279,4 @@ static void test_singly(void)
 	ps_ns_destroy(ns);
 }
 
-static const struct ps_ns_test_case tests[] = {
-    {"extents", test_extents},
-    {"singly", test_singly},
-};
-
-int main(int argc, char **argv)
-{
-	return ps_ns_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+TEST_CASES_MAIN(ps_ns_test_main, {"extents", test_extents}, {"singly", test_singly})

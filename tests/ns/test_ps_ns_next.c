@@ -73,11 +73,4 @@ static void test_next(void)
 	ps_ns_destroy(ns);
 }
 
-static const struct ps_ns_test_case tests[] = {
-    {"next", test_next},
-};
-
-int main(int argc, char **argv)
-{
-	return ps_ns_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+TEST_CASES_MAIN(ps_ns_test_main, {"next", test_next})

@@ -118,12 +118,4 @@ static void test_cyclics(void)
 	test_cyclic(1);
 }
 
-static const struct ps_ns_test_case tests[] = {
-    {"lowest", test_lowest},
-    {"cyclic", test_cyclics},
-};
-
-int main(int argc, char **argv)
-{
-	return ps_ns_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+TEST_CASES_MAIN(ps_ns_test_main, {"lowest", test_lowest}, {"cyclic", test_cyclics})

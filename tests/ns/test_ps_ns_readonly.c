@@ -69,11 +69,4 @@ static void test_readonly(void)
 	ps_ns_destroy(ns);
 }
 
-static const struct ps_ns_test_case tests[] = {
-    {"readonly", test_readonly},
-};
-
-int main(int argc, char **argv)
-{
-	return ps_ns_test_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+TEST_CASES_MAIN(ps_ns_test_main, {"readonly", test_readonly})

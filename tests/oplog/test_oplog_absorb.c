@@ -148,11 +148,4 @@ static void t_absorb(void)
 	}
 }
 
-static const struct oplog_test_case cases[] = {
-	{"absorb", t_absorb},
-};
-
-int main(int argc, char **argv)
-{
-	return oplog_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
-}
+TEST_CASES_MAIN(oplog_test_main, {"absorb", t_absorb})

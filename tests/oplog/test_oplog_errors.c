@@ -45,11 +45,4 @@ static void t_errors(void)
 	oplog_domain_destroy(NULL);
 }
 
-static const struct oplog_test_case cases[] = {
-	{"errors", t_errors},
-};
-
-int main(int argc, char **argv)
-{
-	return oplog_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
-}
+TEST_CASES_MAIN(oplog_test_main, {"errors", t_errors})

@@ -143,12 +143,4 @@ static void t_fini_race(void)
 	oplog_domain_destroy(d);
 }
 
-static const struct oplog_test_case cases[] = {
-	{"evict", t_evict},
-	{"fini_race", t_fini_race},
-};
-
-int main(int argc, char **argv)
-{
-	return oplog_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
-}
+TEST_CASES_MAIN(oplog_test_main, {"evict", t_evict}, {"fini_race", t_fini_race})

@@ -28,11 +28,4 @@ static void t_exit(void)
 	oplog_domain_destroy(d);
 }
 
-static const struct oplog_test_case cases[] = {
-	{"exit", t_exit},
-};
-
-int main(int argc, char **argv)
-{
-	return oplog_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
-}
+TEST_CASES_MAIN(oplog_test_main, {"exit", t_exit})

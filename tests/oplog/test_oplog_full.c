@@ -27,11 +27,4 @@ static void t_full(void)
 	oplog_domain_destroy(d);
 }
 
-static const struct oplog_test_case cases[] = {
-	{"full", t_full},
-};
-
-int main(int argc, char **argv)
-{
-	return oplog_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
-}
+TEST_CASES_MAIN(oplog_test_main, {"full", t_full})

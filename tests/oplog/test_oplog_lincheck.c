@@ -38,11 +38,4 @@ static void t_lincheck(void)
 	CHECK(lc_check(&spec, &zero, h, 3));
 }
 
-static const struct oplog_test_case cases[] = {
-	{"lincheck", t_lincheck},
-};
-
-int main(int argc, char **argv)
-{
-	return oplog_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
-}
+TEST_CASES_MAIN(oplog_test_main, {"lincheck", t_lincheck})

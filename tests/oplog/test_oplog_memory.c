@@ -52,11 +52,4 @@ static void t_memory(void)
 	oplog_domain_destroy(d);
 }
 
-static const struct oplog_test_case cases[] = {
-	{"memory", t_memory},
-};
-
-int main(int argc, char **argv)
-{
-	return oplog_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
-}
+TEST_CASES_MAIN(oplog_test_main, {"memory", t_memory})

@@ -167,11 +167,4 @@ static void t_order(void)
 	oplog_domain_destroy(d);
 }
 
-static const struct oplog_test_case cases[] = {
-	{"order", t_order},
-};
-
-int main(int argc, char **argv)
-{
-	return oplog_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
-}
+TEST_CASES_MAIN(oplog_test_main, {"order", t_order})

@@ -71,11 +71,4 @@ static void t_release(void)
 	oplog_domain_destroy(d);
 }
 
-static const struct oplog_test_case cases[] = {
-	{"release", t_release},
-};
-
-int main(int argc, char **argv)
-{
-	return oplog_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
-}
+TEST_CASES_MAIN(oplog_test_main, {"release", t_release})

@@ -41,11 +41,4 @@ static void t_rmap(void)
 	}
 }
 
-static const struct oplog_test_case cases[] = {
-	{"rmap", t_rmap},
-};
-
-int main(int argc, char **argv)
-{
-	return oplog_test_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
-}
+TEST_CASES_MAIN(oplog_test_main, {"rmap", t_rmap})

@@ -167,10 +167,10 @@ static inline uintptr_t slab_of(const void *p)
 	return (uintptr_t)p & ~(uintptr_t)4095; /* 4096-byte slabs are aligned to it */
 }
 
-/* The start of each test_ps_mem_* main: a watchdog shorter than ctest's TIMEOUT (120 s,
- * CMakeLists.txt) so that a hang fails with a message, the clock and S, a ps, and the
- * calling thread registered. */
-static inline struct ps *ps_mem_test_begin(void)
+/* The main of each test_ps_mem_* file (PS_MEM_TEST_MAIN): a watchdog shorter than ctest's
+ * TIMEOUT (120 s, CMakeLists.txt) so that a hang fails with a message, the clock and S, a
+ * ps and the calling thread registered; then fn(ps), and "ps_mem <what>: ok". */
+static inline int ps_mem_test_run(const char *what, void (*fn)(struct ps *))
 {
 	test_watchdog(110);
 	CHECK_EQ(tsync_clock_init(), 0);
@@ -178,13 +178,16 @@ static inline struct ps *ps_mem_test_begin(void)
 	struct ps *ps = ps_create(NULL);
 	CHECK(ps != NULL);
 	CHECK_EQ(tsync_thread_register(), 0);
-	return ps;
-}
-
-static inline void ps_mem_test_end(struct ps *ps, const char *what)
-{
+	fn(ps);
 	ps_destroy(ps);
 	test_log("ps_mem %s: ok", what);
+	return 0;
 }
+
+#define PS_MEM_TEST_MAIN(what, fn)                                                         \
+	int main(void)                                                                     \
+	{                                                                                  \
+		return ps_mem_test_run((what), (fn));                                      \
+	}
 
 #endif

@@ -315,11 +315,10 @@ static void test_bound_enomem(struct ps *ps)
 	}
 }
 
-int main(void)
+static void test_bound_all(struct ps *ps)
 {
-	struct ps *ps = ps_mem_test_begin();
 	test_bound(ps);
 	test_bound_enomem(ps);
-	ps_mem_test_end(ps, "bound");
-	return 0;
 }
+
+PS_MEM_TEST_MAIN("bound", test_bound_all)

@@ -66,10 +66,4 @@ static void test_invalid(struct ps *ps)
 	ps_mem_destroy(NULL);
 }
 
-int main(void)
-{
-	struct ps *ps = ps_mem_test_begin();
-	test_invalid(ps);
-	ps_mem_test_end(ps, "config");
-	return 0;
-}
+PS_MEM_TEST_MAIN("config", test_invalid)

@@ -58,10 +58,4 @@ static void test_enomem(struct ps *ps)
 		  "13: NULL with errno != ENOMEM, 14: bad stats, 15: no alloc after free)", st);
 }
 
-int main(void)
-{
-	struct ps *ps = ps_mem_test_begin();
-	test_enomem(ps);
-	ps_mem_test_end(ps, "enomem");
-	return 0;
-}
+PS_MEM_TEST_MAIN("enomem", test_enomem)

@@ -91,10 +91,4 @@ static void test_free_now(struct ps *ps)
 		}
 }
 
-int main(void)
-{
-	struct ps *ps = ps_mem_test_begin();
-	test_free_now(ps);
-	ps_mem_test_end(ps, "free_now");
-	return 0;
-}
+PS_MEM_TEST_MAIN("free_now", test_free_now)

@@ -125,10 +125,4 @@ static void test_limit_wait(struct ps *ps)
 	ps_mem_destroy(m);
 }
 
-int main(void)
-{
-	struct ps *ps = ps_mem_test_begin();
-	test_limit_wait(ps);
-	ps_mem_test_end(ps, "limit");
-	return 0;
-}
+PS_MEM_TEST_MAIN("limit", test_limit_wait)

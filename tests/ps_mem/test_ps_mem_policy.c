@@ -208,10 +208,4 @@ static void test_prudence(struct ps *ps)
 	ps_mem_destroy(m);
 }
 
-int main(void)
-{
-	struct ps *ps = ps_mem_test_begin();
-	test_prudence(ps);
-	ps_mem_test_end(ps, "policy");
-	return 0;
-}
+PS_MEM_TEST_MAIN("policy", test_prudence)

@@ -423,13 +423,12 @@ static void test_preflush(struct ps *ps)
 	CHECK_EQ(preflush_cursor(ps, PS_MEM_PRUDENCE_NONE), 0);
 }
 
-int main(void)
+static void test_algorithm1(struct ps *ps)
 {
-	struct ps *ps = ps_mem_test_begin();
 	test_frag_refill(ps);
 	test_merge_stop(ps);
 	test_premove(ps);
 	test_preflush(ps);
-	ps_mem_test_end(ps, "policy alg1");
-	return 0;
 }
+
+PS_MEM_TEST_MAIN("policy alg1", test_algorithm1)

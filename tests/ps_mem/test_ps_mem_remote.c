@@ -177,13 +177,12 @@ static void test_no_stranding(struct ps *ps)
 	ps_mem_destroy(r.m);
 }
 
-int main(void)
+static void test_remote_all(struct ps *ps)
 {
-	struct ps *ps = ps_mem_test_begin();
 	test_remote(ps, NULL, "default config");
 	struct ps_mem_config small = small_cfg();
 	test_remote(ps, &small, "small config");
 	test_no_stranding(ps);
-	ps_mem_test_end(ps, "remote");
-	return 0;
 }
+
+PS_MEM_TEST_MAIN("remote", test_remote_all)

@@ -250,9 +250,8 @@ static void test_reclaim_all(struct ps *ps)
 	ps_mem_destroy(m);
 }
 
-int main(void)
+static void test_reuse_all(struct ps *ps)
 {
-	struct ps *ps = ps_mem_test_begin();
 	test_basic(ps);
 	test_reuse_after_quiescence(ps, NULL);
 	struct ps_mem_config small = small_cfg();
@@ -263,6 +262,6 @@ int main(void)
 	small.stamp_batch = 1;
 	test_reuse_after_quiescence(ps, &small);
 	test_reclaim_all(ps);
-	ps_mem_test_end(ps, "reuse");
-	return 0;
 }
+
+PS_MEM_TEST_MAIN("reuse", test_reuse_all)

@@ -132,11 +132,10 @@ static void test_measures(struct ps *ps)
 	ps_mem_destroy(m);
 }
 
-int main(void)
+static void test_stats_all(struct ps *ps)
 {
-	struct ps *ps = ps_mem_test_begin();
 	test_exact_stats(ps);
 	test_measures(ps);
-	ps_mem_test_end(ps, "stats");
-	return 0;
 }
+
+PS_MEM_TEST_MAIN("stats", test_stats_all)

@@ -40,10 +40,4 @@ static void test_both(void)
 	ps_destroy(ps);
 }
 
-int main(void)
-{
-	test_watchdog(100);
-	test_both();
-	test_log("test_reclaimer: both ok");
-	return 0;
-}
+TEST_MAIN(100, "test_reclaimer: both", test_both)

@@ -27,10 +27,4 @@ static void test_config(void)
 	ps_destroy(ps);
 }
 
-int main(void)
-{
-	test_watchdog(100);
-	test_config();
-	test_log("test_reclaimer: config ok");
-	return 0;
-}
+TEST_MAIN(100, "test_reclaimer: config", test_config)

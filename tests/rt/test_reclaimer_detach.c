@@ -69,10 +69,4 @@ static void test_detach_race(void)
 	ps_destroy(ps);
 }
 
-int main(void)
-{
-	test_watchdog(100);
-	test_detach_race();
-	test_log("test_reclaimer: detach race ok");
-	return 0;
-}
+TEST_MAIN(100, "test_reclaimer: detach race", test_detach_race)

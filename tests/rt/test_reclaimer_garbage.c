@@ -165,14 +165,12 @@ static void test_garbage_inline(int accounting)
 	ps_destroy(ps);
 }
 
-int main(void)
+static void test_garbage_all(void)
 {
-	test_watchdog(100);
 	test_hook_task(PS_MEM_ACCOUNT_EXACT);
 	test_hook_task(PS_MEM_ACCOUNT_PER_THREAD);
-	test_log("test_reclaimer: hook with σ, zombie/garbage ok");
 	test_garbage_inline(PS_MEM_ACCOUNT_EXACT);
 	test_garbage_inline(PS_MEM_ACCOUNT_PER_THREAD);
-	test_log("test_reclaimer: inline garbage ok");
-	return 0;
 }
+
+TEST_MAIN(100, "test_reclaimer: hook with σ, zombie/garbage, inline garbage", test_garbage_all)

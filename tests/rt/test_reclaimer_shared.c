@@ -72,11 +72,10 @@ static void test_shared(bool same_ps)
 	ps_destroy(ps1);
 }
 
-int main(void)
+static void test_shared_all(void)
 {
-	test_watchdog(100);
 	test_shared(true);
 	test_shared(false);
-	test_log("test_reclaimer: shared σ, stop/destroy ok");
-	return 0;
 }
+
+TEST_MAIN(100, "test_reclaimer: shared σ, stop/destroy", test_shared_all)

@@ -149,12 +149,11 @@ static void test_task_holds(int policy, bool threaded)
 	ps_destroy(ps);
 }
 
-int main(void)
+static void test_task_holds_all(void)
 {
-	test_watchdog(100);
 	test_task_holds(PS_POLICY_RT, false);
 	test_task_holds(PS_POLICY_GENERAL, false);
 	test_task_holds(PS_POLICY_RT, true);
-	test_log("test_reclaimer: task holds ok");
-	return 0;
 }
+
+TEST_MAIN(100, "test_reclaimer: task holds", test_task_holds_all)

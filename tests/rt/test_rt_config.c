@@ -55,10 +55,4 @@ static void test_config(void)
 	ps_destroy(ps2);
 }
 
-int main(void)
-{
-	test_watchdog(100);
-	test_config();
-	test_log("test_rt: config ok");
-	return 0;
-}
+TEST_MAIN(100, "test_rt: config", test_config)

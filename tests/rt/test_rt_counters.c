@@ -210,12 +210,11 @@ static void test_counters(int policy)
 	ps_destroy(ps);
 }
 
-int main(void)
+static void test_counters_all(void)
 {
-	test_watchdog(100);
 	test_counters(PS_POLICY_GENERAL);
 	test_counters(PS_POLICY_RT);
 	test_counters(PS_POLICY_TEMPORAL);
-	test_log("test_rt: counters ok");
-	return 0;
 }
+
+TEST_MAIN(100, "test_rt: counters", test_counters_all)

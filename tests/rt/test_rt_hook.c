@@ -112,11 +112,10 @@ static void test_hook_ordering(int policy)
 	ps_destroy(ps);
 }
 
-int main(void)
+static void test_hook_orderings(void)
 {
-	test_watchdog(100);
 	test_hook_ordering(PS_POLICY_GENERAL);
 	test_hook_ordering(PS_POLICY_RT);
-	test_log("test_rt: hook ordering ok");
-	return 0;
 }
+
+TEST_MAIN(100, "test_rt: hook ordering", test_hook_orderings)

@@ -67,10 +67,4 @@ static void test_rt_point(void)
 	ps_destroy(ps);
 }
 
-int main(void)
-{
-	test_watchdog(100);
-	test_rt_point();
-	test_log("test_rt: rt point ok");
-	return 0;
-}
+TEST_MAIN(100, "test_rt: rt point", test_rt_point)

@@ -146,12 +146,10 @@ static void test_collect_and_general_stall(void)
 	ps_destroy(ps);
 }
 
-int main(void)
+static void test_schedule_and_collect(void)
 {
-	test_watchdog(100);
 	test_schedule();
-	test_log("test_rt: schedule ok");
 	test_collect_and_general_stall();
-	test_log("test_rt: collect and general stall ok");
-	return 0;
 }
+
+TEST_MAIN(100, "test_rt: schedule, collect and general stall", test_schedule_and_collect)

@@ -197,12 +197,10 @@ static void test_overrun(void)
 	CHECK_EQ(test_in_child(overrun_child, NULL), 42);
 }
 
-int main(void)
+static void test_temporal_and_overrun(void)
 {
-	test_watchdog(100);
 	test_temporal();
-	test_log("test_rt: temporal ok");
 	test_overrun();
-	test_log("test_rt: overrun ok");
-	return 0;
 }
+
+TEST_MAIN(100, "test_rt: temporal and overrun", test_temporal_and_overrun)
