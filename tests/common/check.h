@@ -122,6 +122,14 @@ test_fail_(const char *file, int line, const char *fmt, ...)
 				   (int)(err));                                            \
 	} while (0)
 
+/* s = the statistics call fn(obj, &s), which must return 0; s is filled with 0xff first,
+ * so that a field the call leaves unwritten cannot pass for a zero. */
+#define CHECK_STATS(fn, obj, s)                                                            \
+	do {                                                                               \
+		memset(&(s), 0xff, sizeof(s));                                             \
+		CHECK_EQ(fn((obj), &(s)), 0);                                              \
+	} while (0)
+
 /* pthread calls: 0 or die. */
 #define CHECK_PT(call)                                                                     \
 	do {                                                                               \

@@ -52,8 +52,7 @@ static inline void drain(struct ps_ns *ns)
 static inline struct ps_ns_stats nstats(struct ps_ns *ns)
 {
 	struct ps_ns_stats s;
-	memset(&s, 0xff, sizeof s);
-	CHECK_EQ(ps_ns_stats(ns, &s), 0);
+	CHECK_STATS(ps_ns_stats, ns, s);
 	/* invariants of a quiet snapshot */
 	CHECK_EQ(s.live, s.allocs - s.frees);
 	CHECK_LE(s.reclaimed, s.frees);

@@ -20,8 +20,7 @@ static tsync_tick_t S;
 static inline struct ps_mem_stats mstats(struct ps_mem *m)
 {
 	struct ps_mem_stats s;
-	memset(&s, 0xff, sizeof s);
-	CHECK_EQ(ps_mem_stats(m, &s), 0);
+	CHECK_STATS(ps_mem_stats, m, s);
 	/* invariants of any quiet snapshot */
 	CHECK_EQ(s.slabs, s.slab_grows - s.slab_shrinks);
 	CHECK_GE(s.peak_slabs, s.slabs);

@@ -1,8 +1,9 @@
 /*
  * tests/rt/reclaimer_test.h - what the test_reclaimer_*.c files share: the object type,
- * making a ps, a ps_mem and a σ (ps_reclaimer), statistics snapshots with the zombie and
- * garbage invariants, waiting past the skew bound, a thread that holds a section open on
- * demand, and freeing objects at once.
+ * making a ps_mem and a σ (ps_reclaimer), statistics snapshots with the zombie and garbage
+ * invariants (mstats_zg), waiting past the skew bound, a thread that holds a section open
+ * on demand, and freeing objects at once; making a ps and waiting past a time stamp come
+ * from rt_test.h.
  */
 #ifndef TSYNC_TEST_RECLAIMER_TEST_H
 #define TSYNC_TEST_RECLAIMER_TEST_H
@@ -13,6 +14,7 @@
 #include <tsync/tsync.h>
 
 #include "check.h"
+#include "rt_test.h"
 
 #define MAGIC 0x5a5a5a5a5a5a5a5aull
 
@@ -21,15 +23,6 @@ struct obj {
 	uint64_t seq;
 	char pad[48];
 };
-
-static inline struct ps *mkps(int policy)
-{
-	struct ps_config c = PS_CONFIG_INIT;
-	c.policy = policy;
-	struct ps *ps = ps_create(&c);
-	CHECK(ps != NULL);
-	return ps;
-}
 
 static inline struct ps_mem *mkmem(struct ps *ps, int mode, int accounting, ps_mem_grace_fn fn)
 {
@@ -42,10 +35,10 @@ static inline struct ps_mem *mkmem(struct ps *ps, int mode, int accounting, ps_m
 	return m;
 }
 
-static inline struct ps_mem_stats mstats(struct ps_mem *m)
+static inline struct ps_mem_stats mstats_zg(struct ps_mem *m)
 {
 	struct ps_mem_stats s;
-	CHECK_EQ(ps_mem_stats(m, &s), 0);
+	CHECK_STATS(ps_mem_stats, m, s);
 	CHECK_EQ(s.zombie + s.garbage, s.pending);
 	CHECK_LE(s.garbage, s.pending);
 	if (s.exact) {
@@ -59,7 +52,7 @@ static inline struct ps_mem_stats mstats(struct ps_mem *m)
 static inline struct ps_reclaimer_stats rstats(struct ps_reclaimer *r)
 {
 	struct ps_reclaimer_stats s;
-	CHECK_EQ(ps_reclaimer_stats(r, &s), 0);
+	CHECK_STATS(ps_reclaimer_stats, r, s);
 	return s;
 }
 
@@ -69,9 +62,7 @@ static inline struct ps_reclaimer_stats rstats(struct ps_reclaimer *r)
  * measured S grows on a loaded machine). */
 static inline void wait_past_skew(struct ps *ps)
 {
-	uint64_t t = tsync_now(), K = ps_skew_ticks(ps);
-	while (tsync_now() <= t + 2 * K + 2)
-		test_sleep_ns(tsync_ticks_to_ns(K) / 4 + 1000);
+	wait_past(ps, tsync_now());
 }
 
 static inline struct ps_reclaimer *mkr(uint64_t period_ns)

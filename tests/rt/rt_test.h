@@ -1,7 +1,7 @@
 /*
- * tests/rt/rt_test.h - what the test_rt_*.c files share: waiting until a quiescence point
- * computed now lies after a time stamp, making a ps of a policy, and a statistics
- * snapshot with live == in_use.
+ * tests/rt/rt_test.h - what the test_rt_*.c files share (the first two with
+ * test_reclaimer_*.c): waiting until a quiescence point computed now lies after a time
+ * stamp, making a ps of a policy, and a statistics snapshot with live == in_use.
  */
 #ifndef TSYNC_TEST_RT_TEST_H
 #define TSYNC_TEST_RT_TEST_H
@@ -9,7 +9,6 @@
 #include <tsync/tsync.h>
 
 #include "check.h"
-#include "holder.h"
 
 /* Wait until every time stamp taken before t (on any CPU) is more than ps's skew bound in
  * the past, so a quiescence point computed now lies after t. */
@@ -34,8 +33,7 @@ static inline struct ps *mkps(int policy, uint64_t grace_ns)
 static inline struct ps_mem_stats mstats(struct ps_mem *m)
 {
 	struct ps_mem_stats s;
-	memset(&s, 0xff, sizeof s);
-	CHECK_EQ(ps_mem_stats(m, &s), 0);
+	CHECK_STATS(ps_mem_stats, m, s);
 	CHECK_EQ(s.live, s.in_use);
 	return s;
 }

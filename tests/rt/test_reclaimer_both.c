@@ -8,20 +8,20 @@
 /* BOTH: a backlog the owner could not clear goes to σ. */
 static void test_both(void)
 {
-	struct ps *ps = mkps(PS_POLICY_RT);
+	struct ps *ps = mkps(PS_POLICY_RT, 0);
 	struct ps_mem *m = mkmem(ps, PS_MEM_RECLAIM_BOTH, PS_MEM_ACCOUNT_EXACT, NULL);
 	struct ps_reclaimer *r = mkr(PS_RECLAIMER_MANUAL);
 	CHECK_EQ(ps_reclaimer_attach(r, m), 0);
 	free_n(m, 50); /* collected inline (the last few wait for the skew bound) */
 	wait_past_skew(ps);
 	free_n(m, 1); /* collects every earlier one: RT reclaims all that has quiesced */
-	CHECK_LE(mstats(m).pending, 1);
-	CHECK_EQ(mstats(m).handoff, 0);
-	uint64_t p0 = mstats(m).pending;
+	CHECK_LE(mstats_zg(m).pending, 1);
+	CHECK_EQ(mstats_zg(m).handoff, 0);
+	uint64_t p0 = mstats_zg(m).pending;
 	struct holder h;
 	hold(&h, ps);
 	free_n(m, 50);
-	struct ps_mem_stats s = mstats(m);
+	struct ps_mem_stats s = mstats_zg(m);
 	CHECK_GE(s.pending, 50); /* held by the section (p0 older ones may have gone) */
 	CHECK_LE(s.pending, 50 + p0);
 	CHECK_GT(s.handoff, 0);
@@ -31,7 +31,7 @@ static void test_both(void)
 	size_t n = ps_reclaimer_run(r);
 	CHECK_GT(n, 0);
 	ps_mem_reclaim(m);
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_MSG(s.pending == 0, "pending %llu handoff %llu task %llu run %zu",
 		  (unsigned long long)s.pending, (unsigned long long)s.handoff,
 		  (unsigned long long)s.task_queued, n);

@@ -8,7 +8,7 @@
 
 static void test_config(void)
 {
-	struct ps *ps = mkps(PS_POLICY_RT);
+	struct ps *ps = mkps(PS_POLICY_RT, 0);
 	struct ps_mem_config c = PS_MEM_CONFIG_INIT;
 	CHECK_EQ(c.reclaim_mode, PS_MEM_RECLAIM_INLINE);
 	c.reclaim_mode = 7;

@@ -28,7 +28,7 @@ static void *racer_main(void *p)
 
 static void test_detach_race(void)
 {
-	struct ps *ps = mkps(PS_POLICY_RT);
+	struct ps *ps = mkps(PS_POLICY_RT, 0);
 	struct ps_mem *m = mkmem(ps, PS_MEM_RECLAIM_TASK, PS_MEM_ACCOUNT_EXACT, NULL);
 	struct ps_reclaimer *r = mkr(50000);
 	_Atomic int stop = 0;
@@ -58,7 +58,7 @@ static void test_detach_race(void)
 	wait_past_skew(ps);
 	for (int i = 0; i < 3; i++)
 		ps_mem_reclaim(m);
-	struct ps_mem_stats s = mstats(m);
+	struct ps_mem_stats s = mstats_zg(m);
 	CHECK_EQ(s.frees, rc[0].freed + rc[1].freed);
 	CHECK_EQ(s.handoff, 0);
 	CHECK_EQ(s.pending, 0); /* every free was collected by σ, a detach, or INLINE */

@@ -32,7 +32,7 @@ static void free_seq(struct ps_mem *m, uint64_t from, unsigned n)
 
 static void test_hook_task(int accounting)
 {
-	struct ps *ps = mkps(PS_POLICY_RT);
+	struct ps *ps = mkps(PS_POLICY_RT, 0);
 	struct ps_mem *m = mkmem(ps, PS_MEM_RECLAIM_TASK, accounting, seq_hook);
 	struct ps_reclaimer *r = mkr(PS_RECLAIMER_MANUAL);
 	CHECK_EQ(ps_reclaimer_attach(r, m), 0);
@@ -40,12 +40,12 @@ static void test_hook_task(int accounting)
 	hook_last = 0;
 	hook_ordered = true;
 	free_seq(m, 0, 10);
-	struct ps_mem_stats s = mstats(m);
+	struct ps_mem_stats s = mstats_zg(m);
 	CHECK_EQ(s.zombie, 10);
 	CHECK_EQ(s.garbage, 0);
 	wait_past_skew(ps);
 	CHECK_EQ(ps_reclaimer_run(r), 4); /* 0..3 accepted, 4 refused: the rest waits */
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.pending, 6);
 	CHECK_EQ(s.garbage, 6); /* grace period over, the hook asked next */
 	CHECK_EQ(s.zombie, 0);
@@ -55,7 +55,7 @@ static void test_hook_task(int accounting)
 	hold(&h, ps);
 	free_seq(m, 10, 3);
 	CHECK_EQ(ps_reclaimer_run(r), 0);
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.pending, 9);
 	CHECK_EQ(s.garbage, 6);
 	CHECK_EQ(s.zombie, 3);
@@ -65,14 +65,14 @@ static void test_hook_task(int accounting)
 	}
 	hook_allow = 100;
 	CHECK_EQ(ps_reclaimer_run(r), 6); /* the garbage; the section holds the zombies */
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.zombie, 3);
 	CHECK_EQ(s.garbage, 0);
 	release(&h);
 	wait_past_skew(ps);
 	CHECK_EQ(ps_reclaimer_run(r), 3);
 	CHECK(hook_ordered);
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.pending, 0);
 	CHECK_EQ(s.zombie + s.garbage, 0);
 	ps_reclaimer_stop(r);
@@ -83,7 +83,7 @@ static void test_hook_task(int accounting)
 /* INLINE: garbage is what a thread's reclamation proved quiesced and left queued. */
 static void test_garbage_inline(int accounting)
 {
-	struct ps *ps = mkps(PS_POLICY_RT);
+	struct ps *ps = mkps(PS_POLICY_RT, 0);
 	struct ps_mem *m = mkmem(ps, PS_MEM_RECLAIM_INLINE, accounting, seq_hook);
 	hook_allow = 0;
 	hook_last = 0;
@@ -96,7 +96,7 @@ static void test_garbage_inline(int accounting)
 	free_seq(m, 0, 1);
 	wait_past_skew(ps);
 	free_seq(m, 1, 4);
-	struct ps_mem_stats s = mstats(m);
+	struct ps_mem_stats s = mstats_zg(m);
 	CHECK_EQ(s.pending, 5);
 	CHECK_GE(s.garbage, 1);
 	CHECK_LE(s.garbage, 2);
@@ -106,13 +106,13 @@ static void test_garbage_inline(int accounting)
 	wait_past_skew(ps);
 	ps_quiesce_time(ps);
 	CHECK_EQ(ps_mem_collect(m), 0);
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.garbage, 5);
 	CHECK_EQ(s.zombie, 0);
 	struct holder h;
 	hold(&h, ps);
 	free_seq(m, 5, 3);
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.garbage, 5);
 	CHECK_EQ(s.zombie, 3);
 	if (s.exact) {
@@ -124,7 +124,7 @@ static void test_garbage_inline(int accounting)
 	hook_allow = 100;
 	wait_past_skew(ps); /* RT's point is the scan's start less S */
 	ps_mem_reclaim(m);
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.pending, 0);
 	CHECK_EQ(s.garbage, 0);
 	ps_mem_destroy(m);
@@ -132,7 +132,7 @@ static void test_garbage_inline(int accounting)
 	/* GENERAL, one object per reclamation: a thread frees under a section, the section
 	 * ends, its next free proves the backlog quiesced but collects one: the rest is
 	 * garbage until a later reclamation collects it. */
-	struct ps *g = mkps(PS_POLICY_GENERAL);
+	struct ps *g = mkps(PS_POLICY_GENERAL, 0);
 	struct ps_mem_config c = PS_MEM_CONFIG_INIT;
 	c.accounting = accounting;
 	c.reclaim_batch = 1;
@@ -141,7 +141,7 @@ static void test_garbage_inline(int accounting)
 	CHECK(m != NULL);
 	hold(&h, g);
 	free_seq(m, 0, 4);
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.pending, 4);
 	CHECK_EQ(s.garbage, 0);
 	release(&h);
@@ -150,14 +150,14 @@ static void test_garbage_inline(int accounting)
 	/* collects one per reclamation (reclaim_batch; its ps_alloc may reclaim one too when
 	 * the cache is empty) and learns the rest are garbage */
 	free_seq(m, 4, 1);
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_GE(s.garbage, 2);
 	CHECK_EQ(s.zombie, 1); /* the last free: stamped after the point */
 	CHECK_EQ(s.pending + s.reclaimed, 5);
 	if (s.exact)
 		CHECK_GE(s.peak_garbage, 2);
 	ps_mem_reclaim(m);
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.pending, 0);
 	CHECK_EQ(s.garbage, 0);
 	ps_mem_destroy(m);

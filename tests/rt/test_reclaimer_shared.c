@@ -9,7 +9,7 @@
 
 static void test_shared(bool same_ps)
 {
-	struct ps *ps1 = mkps(PS_POLICY_RT), *ps2 = same_ps ? ps1 : mkps(PS_POLICY_GENERAL);
+	struct ps *ps1 = mkps(PS_POLICY_RT, 0), *ps2 = same_ps ? ps1 : mkps(PS_POLICY_GENERAL, 0);
 	struct ps_mem *a = mkmem(ps1, PS_MEM_RECLAIM_TASK, PS_MEM_ACCOUNT_EXACT, NULL);
 	struct ps_mem *b = mkmem(ps2, PS_MEM_RECLAIM_TASK, PS_MEM_ACCOUNT_EXACT, NULL);
 	struct ps_mem *c = mkmem(ps1, PS_MEM_RECLAIM_INLINE, PS_MEM_ACCOUNT_AUTO, NULL);
@@ -32,7 +32,7 @@ static void test_shared(bool same_ps)
 	CHECK_EQ(rs.max_collected, 150);
 	CHECK_GT(rs.max_activation_ns, 0);
 	CHECK_LE(rs.max_quiesce_ns, rs.max_activation_ns);
-	CHECK_EQ(mstats(a).pending + mstats(b).pending, 0);
+	CHECK_EQ(mstats_zg(a).pending + mstats_zg(b).pending, 0);
 
 	/* destroy one while attached: it detaches (collecting), σ goes on with the other */
 	free_n(a, 10);
@@ -44,13 +44,13 @@ static void test_shared(bool same_ps)
 	/* a detached m continues INLINE; a σ can be attached again */
 	CHECK_EQ(ps_reclaimer_detach(r, b), 0);
 	free_n(b, 10);
-	CHECK_EQ(mstats(b).handoff, 0);
+	CHECK_EQ(mstats_zg(b).handoff, 0);
 	wait_past_skew(ps2);
 	ps_mem_reclaim(b);
-	CHECK_EQ(mstats(b).pending, 0);
+	CHECK_EQ(mstats_zg(b).pending, 0);
 	CHECK_EQ(ps_reclaimer_attach(r2, b), 0);
 	free_n(b, 5);
-	CHECK_EQ(mstats(b).handoff, 5);
+	CHECK_EQ(mstats_zg(b).handoff, 5);
 	/* stop with b attached and a section open: what waits is orphaned, adopted later */
 	wait_past_skew(ps2); /* the section begins after the 5 frees by more than S */
 	struct holder h;
@@ -58,12 +58,12 @@ static void test_shared(bool same_ps)
 	hold(&h, ps2);
 	free_n(b, 7);
 	ps_reclaimer_stop(r2);
-	CHECK_EQ(mstats(b).pending, 7); /* the 5 freed before the section were collected */
-	CHECK_EQ(mstats(b).handoff, 0);
+	CHECK_EQ(mstats_zg(b).pending, 7); /* the 5 freed before the section were collected */
+	CHECK_EQ(mstats_zg(b).handoff, 0);
 	release(&h);
 	wait_past_skew(ps2);
 	ps_mem_reclaim(b); /* adopts the orphaned queue */
-	CHECK_EQ(mstats(b).pending, 0);
+	CHECK_EQ(mstats_zg(b).pending, 0);
 	ps_reclaimer_stop(r);
 	ps_mem_destroy(b);
 	ps_mem_destroy(c);

@@ -59,7 +59,7 @@ static void wait_activation(struct ps_reclaimer *r)
 
 static void test_task_holds(int policy, bool threaded)
 {
-	struct ps *ps = mkps(policy);
+	struct ps *ps = mkps(policy, 0);
 	struct ps_mem *m = mkmem(ps, PS_MEM_RECLAIM_TASK, PS_MEM_ACCOUNT_EXACT, NULL);
 	struct ps_reclaimer *r = mkr(threaded ? 100000 : PS_RECLAIMER_MANUAL);
 	CHECK_EQ(ps_reclaimer_attach(r, m), 0);
@@ -84,14 +84,14 @@ static void test_task_holds(int policy, bool threaded)
 	for (int i = 0; i < PER_FREER; i++)
 		ps_free(m, mine[i]);
 	const uint64_t total = (NF + 1) * PER_FREER;
-	struct ps_mem_stats s = mstats(m);
+	struct ps_mem_stats s = mstats_zg(m);
 	CHECK_EQ(s.pending, total);
 	CHECK_EQ(s.frees, total);
 	if (!threaded) {
 		CHECK_EQ(s.handoff, total);
 		for (int i = 0; i < 3; i++)
 			CHECK_EQ(ps_reclaimer_run(r), 0);
-		s = mstats(m);
+		s = mstats_zg(m);
 		CHECK_EQ(s.handoff, 0);
 		CHECK_EQ(s.task_queued, total);
 		CHECK_EQ(s.garbage, 0); /* σ learnt a point before every free */
@@ -120,7 +120,7 @@ static void test_task_holds(int policy, bool threaded)
 			CHECK_EQ(f[j].objs[k]->magic, MAGIC);
 	for (int k = 0; k < PER_FREER; k++)
 		CHECK_EQ(mine[k]->magic, MAGIC);
-	CHECK_EQ(mstats(m).pending, total);
+	CHECK_EQ(mstats_zg(m).pending, total);
 
 	release(&h);
 	if (threaded) {
@@ -129,7 +129,7 @@ static void test_task_holds(int policy, bool threaded)
 		wait_past_skew(ps);
 		CHECK_EQ(ps_reclaimer_run(r), total);
 	}
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.pending, 0);
 	CHECK_EQ(s.zombie, 0);
 	CHECK_EQ(s.garbage, 0);
@@ -143,7 +143,7 @@ static void test_task_holds(int policy, bool threaded)
 		ps_free(m, fresh[i]);
 	wait_past_skew(ps); /* RT's point is the scan's start less S */
 	ps_reclaimer_stop(r); /* detaches: collects what quiesced */
-	s = mstats(m);
+	s = mstats_zg(m);
 	CHECK_EQ(s.pending, 0);
 	ps_mem_destroy(m);
 	ps_destroy(ps);

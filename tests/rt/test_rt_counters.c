@@ -3,6 +3,7 @@
  * ps_mem_stats) under GENERAL, RT and TEMPORAL: live, pending and freed counters and their
  * peaks exact, the stall report and the pending threshold's callback.
  */
+#include "holder.h"
 #include "rt_test.h"
 
 /* ---- exact counters ---------------------------------------------------------------------- */

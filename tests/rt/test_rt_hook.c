@@ -3,6 +3,7 @@
  * ps_mem_config.grace_fn) under GENERAL and RT: asked in free order after quiescence,
  * re-asked after a refusal, no refused object handed out.
  */
+#include "holder.h"
 #include "rt_test.h"
 
 /* ---- custom grace periods: ordering --------------------------------------------------- */

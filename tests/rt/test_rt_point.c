@@ -3,6 +3,7 @@
  * PS_POLICY_RT): the earliest enter of a section still open - S - 1, moving at once when a
  * reader leaves.
  */
+#include "holder.h"
 #include "rt_test.h"
 
 /* ---- RT-ParSec: the exact point ---------------------------------------------------- */

@@ -3,6 +3,7 @@
  * ps_mem_config.reclaim_period_ns, RT-SMR (RTAS 2018) §V) and its reclaim callback;
  * ps_mem_collect, and the stall summary of a GENERAL instance without options.
  */
+#include "holder.h"
 #include "rt_test.h"
 
 /* ---- the reclamation schedule ------------------------------------------------------- */

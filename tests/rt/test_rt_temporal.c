@@ -4,6 +4,7 @@
  * documented failure when a section outlives the grace period (in a child process: the
  * reuse is detected), which RT does not have.
  */
+#include "holder.h"
 #include "rt_test.h"
 
 /* ---- temporal: now - grace, sections ignored ---------------------------------------- */
