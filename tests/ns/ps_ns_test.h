@@ -77,6 +77,17 @@ static inline struct uobj *alloc_pub(struct ps_ns *ns, uint64_t *idp)
 	return o;
 }
 
+/* ps_ns_alloc until the space is full: an object (its id in *idp), or NULL when ps_ns_alloc
+ * failed - with ENOSPC, or the test fails. */
+static inline struct uobj *alloc_unless_full(struct ps_ns *ns, uint64_t *idp)
+{
+	errno = 0;
+	struct uobj *x = ps_ns_alloc(ns, idp);
+	if (x == NULL)
+		CHECK_EQ_I(errno, ENOSPC);
+	return x;
+}
+
 static inline struct uobj *at_pub(struct ps_ns *ns, uint64_t id)
 {
 	struct uobj *o = ps_ns_alloc_at(ns, id);

@@ -129,13 +129,7 @@ static void test_alloc_at(void)
 	uint64_t taken = 0, id;
 	struct uobj **all = calloc(1024, sizeof *all);
 	CHECK(all != NULL);
-	for (;;) {
-		errno = 0;
-		struct uobj *x = ps_ns_alloc(ns, &id);
-		if (!x) {
-			CHECK_EQ_I(errno, ENOSPC);
-			break;
-		}
+	for (struct uobj *x; (x = alloc_unless_full(ns, &id)) != NULL;) {
 		CHECK_NE(id, 100);
 		all[taken++] = x;
 	}

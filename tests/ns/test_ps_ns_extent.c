@@ -162,14 +162,8 @@ static void test_extents(void)
 		bound += esz[e];
 		reserved_extra += span - esz[e];
 	}
-	for (;;) {
-		uint64_t id;
-		errno = 0;
-		struct uobj *x = ps_ns_alloc(ns, &id);
-		if (!x) {
-			CHECK_EQ_I(errno, ENOSPC);
-			break;
-		}
+	uint64_t id;
+	for (struct uobj *x; (x = alloc_unless_full(ns, &id)) != NULL;) {
 		CHECK_MSG(own[id] == 0, "single id %" PRIu64 " was taken already", id);
 		own[id] = 3;
 		ps_ns_publish(ns, x);
@@ -185,14 +179,7 @@ static void test_extents(void)
 	/* every id is free again: 64 singles (extents split as needed) */
 	nheld = 0;
 	memset(own, 0, sizeof own);
-	for (;;) {
-		uint64_t id;
-		errno = 0;
-		struct uobj *x = ps_ns_alloc(ns, &id);
-		if (!x) {
-			CHECK_EQ_I(errno, ENOSPC);
-			break;
-		}
+	for (struct uobj *x; (x = alloc_unless_full(ns, &id)) != NULL;) {
 		CHECK(own[id] == 0);
 		own[id] = 1;
 		held[nheld++] = x;

@@ -1128,11 +1128,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	bool lookup = argc > 3 && strcmp(argv[3], "lookup") == 0;
-	double secs = test_stress_seconds(3);
-	test_watchdog((unsigned)(secs * 10) + 120);
-	struct vmdb_config c = VMDB_CONFIG_INIT;
-	c.sync = vt_parse_sync(argv[1]);
-	c.backend = vt_parse_backend(argv[2]);
+	double secs;
+	struct vmdb_config c = vt_stress_begin(argv[1], argv[2], &secs);
 	c.va_bits = 11;
 	c.frame_bits = 16;
 	c.max_spaces = MAXW * SPT + NMIX + 4;
