@@ -211,7 +211,7 @@ static void test_reuse_after_quiescence(struct ps *ps, const struct ps_mem_confi
  * S before it (it dates what it saw no later than itself). ps_mem_reclaim must still
  * collect the whole queue once every free is more than S in the past and nobody is
  * inside a section: it asks for a fresh reading, not only for its head's free time. With
- * a large skew bound (unit_ps_mem_large_skew) the peer's barrier falls within S of the
+ * a large skew bound (unit_ps_mem_reuse_large_skew) the peer's barrier falls within S of the
  * later frees, the case this hunts; with a small one it passes however the code decides. */
 static void test_reclaim_all(struct ps *ps)
 {
