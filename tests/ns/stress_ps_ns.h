@@ -77,7 +77,8 @@ __attribute__((format(printf, 1, 2))) static void violation(const char *fmt, ...
 }
 
 /* ---- the grace hook: a simulated TLB flush ----------------------------------------- */
-static inline bool tlb_hook(struct ps_ns *ns, void *obj, uint64_t id, tsync_tick_t free_time, void *arg)
+static inline bool tlb_hook(struct ps_ns *ns, void *obj, uint64_t id, tsync_tick_t free_time,
+			    void *arg)
 {
 	struct sobj *o = obj;
 	(void)arg;
