@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "ps_mem_internal.h"
-#include "util.h"
 
 /* ---- latent slabs (Prudence (ASPLOS 2016) §4.1) and pre-movement ------------------- */
 
@@ -322,6 +321,13 @@ bool ps_mem__bound_due(struct ps_mem *m, struct ps_mem_pt *pt)
 	return !ps_in_section(m->ps) && refill_maps(m, pt, &slabs) && over_bound(m, slabs);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* The wait's backoff: naps from NAP_MIN_NS, doubling to NAP_MAX_NS. */
 #define NAP_MIN_NS 4000u
 #define NAP_MAX_NS 1000000u
@@ -351,7 +357,7 @@ __attribute__((noinline)) bool ps_mem__limit_wait(struct ps_mem *m, unsigned me,
 		return false;
 	}
 	cnt_add(&pt->c_waits, 1);
-	uint64_t deadline = tsync__mono_ns() + (uint64_t)m->limit_wait_ms * 1000000u;
+	uint64_t deadline = mono_ns() + (uint64_t)m->limit_wait_ms * 1000000u;
 	unsigned nap = NAP_MIN_NS;
 	for (;;) {
 		reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALLOC);
@@ -382,7 +388,7 @@ __attribute__((noinline)) bool ps_mem__limit_wait(struct ps_mem *m, unsigned me,
 			errno = ENOMEM;
 			return false;
 		}
-		uint64_t now = tsync__mono_ns();
+		uint64_t now = mono_ns();
 		if (now >= deadline) {
 			cnt_add(&pt->c_wait_timeouts, 1);
 			errno = ENOMEM;

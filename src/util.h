@@ -2,8 +2,7 @@
  * src/util.h - small helpers every module may use (not installed): the fatal-error exit
  * for documented programming errors (defined in src/thread.c), power-of-two rounding and
  * the monotonic clock in nanoseconds. Included by thread.c, clock.c, ps.c, ps_lock.c,
- * ps_mem.c, ps_mem_slab.c, ps_mem_policy.c, ps_kmem.c, ps_ns.c, ps_reclaimer.c, oplog.c,
- * rlu.c, mvrlu.c.
+ * ps_mem.c, ps_mem_slab.c, ps_kmem.c, ps_ns.c, ps_reclaimer.c, oplog.c, rlu.c, mvrlu.c.
  */
 #ifndef TSYNC_UTIL_H
 #define TSYNC_UTIL_H
