@@ -16,25 +16,9 @@
  * check proves mutual exclusion (no lost update) and that no update was applied to a
  * freed node: sum of every successful modify == sum of `a` over live and deleted nodes.
  */
-#define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "example.h" /* POSIX 2008, the C library headers, CHECK */
 
 #include <tsync/tsync.h>
-
-#define CHECK(c)                                                                        \
-	do {                                                                            \
-		if (!(c)) {                                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-			abort();                                                        \
-		}                                                                       \
-	} while (0)
 
 enum { NSLOTS = 16, NTHREADS = 4, OPS = 50000 };
 

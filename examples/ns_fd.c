@@ -19,26 +19,10 @@
  *
  * Four threads open, use and close files, and also close each other's fds at random.
  */
-#define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "example.h" /* POSIX 2008, the C library headers, CHECK */
 
 #include <tsync/ps_ns.h>
 #include <tsync/tsync.h>
-
-#define CHECK(c)                                                                        \
-	do {                                                                            \
-		if (!(c)) {                                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-			abort();                                                        \
-		}                                                                       \
-	} while (0)
 
 enum { NTHREADS = 4, OPS = 40000, MAX_OPEN = 16 };
 

@@ -14,26 +14,9 @@
  * Build against an installed tsync: see examples/CMakeLists.txt or Makefile.pkgconfig.
  * Prints one line and exits 0 when the final list is exactly what the updater made.
  */
-#define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "example.h" /* POSIX 2008, the C library headers, CHECK */
 
 #include <tsync/tsync.h>
-
-/* Checked in every build (examples are built with -DNDEBUG too). */
-#define CHECK(c)                                                                        \
-	do {                                                                            \
-		if (!(c)) {                                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-			abort();                                                        \
-		}                                                                       \
-	} while (0)
 
 enum { NKEYS = 64, ROUNDS = 2000 };
 #define GEN_MULT 1000000u /* val = key * GEN_MULT + generation */

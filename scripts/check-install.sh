@@ -46,7 +46,7 @@ readme=$(find "$prefix" -path '*/doc/tsync/README.md' | head -n 1)
 docdir=$(dirname "$readme")
 want=(README.md LICENSE)
 for f in "$root"/docs/*.md; do want+=("docs/$(basename "$f")"); done
-for f in "$root"/examples/*.c "$root"/examples/*.cpp "$root"/examples/CMakeLists.txt "$root"/examples/Makefile.pkgconfig; do
+for f in "$root"/examples/*.c "$root"/examples/*.h "$root"/examples/*.cpp "$root"/examples/CMakeLists.txt "$root"/examples/Makefile.pkgconfig; do
 	want+=("examples/$(basename "$f")")
 done
 for f in "${want[@]}"; do

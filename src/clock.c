@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <tsync/clock.h>
+#include "util.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -22,13 +23,6 @@ static tsync_tick_t clock_skew;
 static tsync_tick_t clock_inversion;
 static double ticks_per_ns = 1.0;
 static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int counter_is_invariant(void)
 {
@@ -73,9 +67,9 @@ static struct cal_pair cal_pair(void)
 {
 	struct cal_pair best = {0, 0, UINT64_MAX};
 	for (int i = 0; i < CAL_PAIR_TRIES && best.width > CAL_PAIR_NS; i++) {
-		uint64_t a = mono_ns();
+		uint64_t a = tsync__mono_ns();
 		uint64_t c = tsync_arch_counter_ordered();
-		uint64_t b = mono_ns();
+		uint64_t b = tsync__mono_ns();
 		if (b >= a && b - a < best.width)
 			best = (struct cal_pair){a + (b - a) / 2, c, b - a};
 	}
@@ -322,7 +316,7 @@ tsync_tick_t tsync__now_slow(int ordered)
 		return ordered ? tsync_arch_counter_ordered() : tsync_arch_counter();
 	if (ordered)
 		atomic_thread_fence(memory_order_seq_cst);
-	uint64_t v = mono_ns();
+	uint64_t v = tsync__mono_ns();
 	if (ordered)
 		atomic_thread_fence(memory_order_seq_cst);
 	return v;

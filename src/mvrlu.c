@@ -128,7 +128,7 @@ struct mvrlu {
 #define DEREF_MARK_MIN 50u
 #define DEREF_MARK 3u
 
-static void chunk_init(void *chunk, void *arg)
+static void mvrlu_chunk_init(void *chunk, void *arg)
 {
 	struct mvrlu_thread *t = chunk;
 	for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
@@ -137,7 +137,7 @@ static void chunk_init(void *chunk, void *arg)
 	}
 }
 
-static struct mvrlu_thread *thread_at(struct mvrlu *d, unsigned tid)
+static struct mvrlu_thread *mvrlu_thread_at(struct mvrlu *d, unsigned tid)
 {
 	return tsync__rlu_at(&d->dir, tid, sizeof(struct mvrlu_thread));
 }
@@ -168,7 +168,7 @@ struct mvrlu *mvrlu_create(const struct mvrlu_config *cfg)
 }
 
 /* A thread's first use of d: its log and its ring of write-set records. */
-static int thread_first_use(void *rec)
+static int mvrlu_thread_first_use(void *rec)
 {
 	struct mvrlu_thread *t = rec;
 	void *buf[2] = {aligned_alloc(ALIGN, t->d->lb), calloc(SLOTS, sizeof(*t->ws))};
@@ -183,12 +183,13 @@ static int thread_first_use(void *rec)
 
 struct mvrlu_thread *mvrlu_thread_get(struct mvrlu *d)
 {
-	return TSYNC__RLU_THREAD(&d->dir, struct mvrlu_thread, inited, thread_first_use, chunk_init, d);
+	return TSYNC__RLU_THREAD(&d->dir, struct mvrlu_thread, inited, mvrlu_thread_first_use,
+				 mvrlu_chunk_init, d);
 }
 
 /* ---- objects ---- */
 
-static void release_obj(struct mvrlu *d, void *obj)
+static void mvrlu_release_obj(struct mvrlu *d, void *obj)
 {
 	tsync__rlu_obj_release(obj, MHDR(obj)->size, d->poison);
 }
@@ -309,7 +310,7 @@ static uint64_t min_clock(struct mvrlu *d)
 	uint64_t m = t0 > S + 1 ? t0 - S - 1 : 0;
 	unsigned hw = tsync_thread_high_water();
 	for (unsigned j = 0; j < hw; j++) {
-		struct mvrlu_thread *t = thread_at(d, j);
+		struct mvrlu_thread *t = mvrlu_thread_at(d, j);
 		if (!t)
 			continue;
 		uint64_t x = atomic_load_explicit(&t->local_clock, memory_order_acquire);
@@ -383,7 +384,7 @@ static void reclaim_pass(struct mvrlu_thread *self)
 									     memory_order_relaxed))
 					continue;
 				v->freed = FREE_DONE;
-				release_obj(d, v->master);
+				mvrlu_release_obj(d, v->master);
 				self->st.frees++;
 				atomic_store_explicit(&v->dead_at, 0, memory_order_release);
 				continue;
@@ -483,7 +484,7 @@ static void deref_watermark(struct mvrlu_thread *self)
 		reclaim_pass(self);
 }
 
-static void end_section(struct mvrlu_thread *self)
+static void mvrlu_end_section(struct mvrlu_thread *self)
 {
 	self->in_section = false;
 	atomic_store_explicit(&self->local_clock, INF, memory_order_release);
@@ -503,7 +504,7 @@ void mvrlu_reader_unlock(struct mvrlu_thread *self)
 {
 	if (!self->is_writer) {
 		drop_empty_ws(self);
-		end_section(self);
+		mvrlu_end_section(self);
 		deref_watermark(self);
 		return;
 	}
@@ -531,7 +532,7 @@ void mvrlu_reader_unlock(struct mvrlu_thread *self)
 	self->is_writer = false;
 	self->streak = 0;
 	self->st.commits++;
-	end_section(self);
+	mvrlu_end_section(self);
 	/* Real-time order: every section that begins after we return reads a clock >= c. */
 	while (tsync_now() <= c + d->skew)
 		tsync_arch_relax();
@@ -575,7 +576,7 @@ void mvrlu_abort(struct mvrlu_thread *self)
 	}
 	self->is_writer = false;
 	self->st.aborts++;
-	end_section(self);
+	mvrlu_end_section(self);
 	if (self->need) {
 		size_t need = self->need;
 		self->need = 0;
@@ -602,7 +603,7 @@ void *mvrlu__deref_slow(struct mvrlu_thread *self, void *obj)
 	return obj;
 }
 
-static bool lock_common(struct mvrlu_thread *self, void **pobj, size_t size)
+static bool mvrlu_lock_common(struct mvrlu_thread *self, void **pobj, size_t size)
 {
 	struct mvrlu *d = self->d;
 	void *obj = mvrlu_actual(*pobj);
@@ -679,12 +680,12 @@ static bool lock_common(struct mvrlu_thread *self, void **pobj, size_t size)
 
 bool mvrlu_try_lock(struct mvrlu_thread *self, void **pobj, size_t size)
 {
-	return lock_common(self, pobj, size);
+	return mvrlu_lock_common(self, pobj, size);
 }
 
 bool mvrlu_try_lock_const(struct mvrlu_thread *self, void **pobj, size_t size)
 {
-	return lock_common(self, pobj, size);
+	return mvrlu_lock_common(self, pobj, size);
 }
 
 void mvrlu_free(struct mvrlu_thread *self, void *obj)
@@ -726,7 +727,7 @@ static void destroy_free(struct mvrlu *d, struct mv_ver *v)
 {
 	if (v->freed == FREE_PENDING) {
 		v->freed = FREE_DONE;
-		release_obj(d, v->master);
+		mvrlu_release_obj(d, v->master);
 	}
 }
 
@@ -758,7 +759,7 @@ static void destroy_pass(void *rec, void *arg)
 }
 
 /* Last: the record's log and write-set ring. */
-static void destroy_thread(void *rec, void *arg)
+static void mvrlu_destroy_thread(void *rec, void *arg)
 {
 	struct mvrlu_thread *t = rec;
 	(void)arg;
@@ -775,7 +776,7 @@ void mvrlu_destroy(struct mvrlu *d)
 		struct destroy_arg a = {d, pass};
 		tsync__rlu_each(&d->dir, sizeof(struct mvrlu_thread), destroy_pass, &a);
 	}
-	tsync__rlu_each(&d->dir, sizeof(struct mvrlu_thread), destroy_thread, NULL);
+	tsync__rlu_each(&d->dir, sizeof(struct mvrlu_thread), mvrlu_destroy_thread, NULL);
 	tsync__rlu_delete(d, &d->dir);
 }
 

@@ -11,14 +11,14 @@
 #define LIST_REMOVE OPLOG_LIST_OP_REMOVE
 #define list_op oplog_list_op
 
-static inline struct oplog_list *list_of(struct oplog_object *obj)
+static inline struct oplog_list *oplog_list_of(struct oplog_object *obj)
 {
 	return (struct oplog_list *)(void *)obj;
 }
 
 static void list_add_exec(struct oplog_object *obj, struct oplog_op *op)
 {
-	struct oplog_list *l = list_of(obj);
+	struct oplog_list *l = oplog_list_of(obj);
 	struct oplog_list_node *n = ((struct list_op *)(void *)op)->node;
 	n->pending = NULL;
 	if (n->next != NULL)
@@ -32,7 +32,7 @@ static void list_add_exec(struct oplog_object *obj, struct oplog_op *op)
 
 static void list_remove_exec(struct oplog_object *obj, struct oplog_op *op)
 {
-	struct oplog_list *l = list_of(obj);
+	struct oplog_list *l = oplog_list_of(obj);
 	struct oplog_list_node *n = ((struct list_op *)(void *)op)->node;
 	n->pending = NULL;
 	if (n->next == NULL)

@@ -475,7 +475,7 @@ void ps_mem__slabs_destroy(struct ps_mem *m);
 /* ---- slab lists (pool mutex held for the pool's): ps_mem_slab.c, and pre-movement in
  * ps_mem_policy.c, which moves pool slabs to the draining list ------------------------ */
 
-static inline struct slab_list *list_of(struct ps_mem *m, struct ps_mem_pt *pt,
+static inline struct slab_list *ps_mem__list_of(struct ps_mem *m, struct ps_mem_pt *pt,
 					enum slab_list_id id)
 {
 	switch (id) {
@@ -491,7 +491,7 @@ static inline struct slab_list *list_of(struct ps_mem *m, struct ps_mem_pt *pt,
 
 static inline void list_del(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s)
 {
-	struct slab_list *l = list_of(m, pt, s->list);
+	struct slab_list *l = ps_mem__list_of(m, pt, s->list);
 	if (l == NULL)
 		return;
 	if (s->prev)
@@ -508,7 +508,7 @@ static inline void list_del(struct ps_mem *m, struct ps_mem_pt *pt, struct slab 
 static inline void list_add(struct ps_mem *m, struct ps_mem_pt *pt, struct slab *s,
 			    enum slab_list_id id)
 {
-	struct slab_list *l = list_of(m, pt, id);
+	struct slab_list *l = ps_mem__list_of(m, pt, id);
 	s->prev = NULL;
 	s->next = l->head;
 	if (l->head)

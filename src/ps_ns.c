@@ -386,7 +386,7 @@ static void flush(struct ps_ns *ns, struct ns_pt *pt, unsigned k, unsigned n)
 /* Put id in order k's cache. LOWEST keeps each cache sorted, highest at the bottom, so
  * that an allocation pops the lowest id the thread holds and a flush returns the highest
  * ones; CYCLIC keeps arrival order. */
-static void cache_push(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t id)
+static void ns_cache_push(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t id)
 {
 	if (pt->n[k] == ns->cap[k])
 		flush(ns, pt, k, (ns->cap[k] + 1) / 2);
@@ -552,7 +552,7 @@ static int claim(struct ps_ns *ns, struct ns_pt *pt, unsigned k, uint64_t *base,
 			return 0;
 		}
 		if (r == CLAIM_NOMEM) {
-			cache_push(ns, pt, k, b);
+			ns_cache_push(ns, pt, k, b);
 			errno = ENOMEM;
 			return -1;
 		}
@@ -588,7 +588,7 @@ static void hint_push(struct ps_ns *ns, struct ns_pt *pt, uint64_t base, unsigne
 		list_push(ns, &ns->pool[k], base);
 		pthread_mutex_unlock(&ns->lock);
 	} else {
-		cache_push(ns, pt, k, base);
+		ns_cache_push(ns, pt, k, base);
 	}
 }
 

@@ -25,6 +25,7 @@
 
 #include <tsync/ps_reclaimer.h>
 #include "ps_mem_internal.h"
+#include "util.h"
 
 #define DEF_PERIOD_NS 1000000u
 
@@ -44,13 +45,6 @@ struct ps_reclaimer {
 	struct ps_reclaimer_stats st; /* r->mu */
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static struct timespec ns_ts(uint64_t ns)
 {
 	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
@@ -61,10 +55,10 @@ static struct timespec ns_ts(uint64_t ns)
  * distinct ps (α), collect every attached ps_mem. Returns the objects collected. */
 static size_t activate(struct ps_reclaimer *r)
 {
-	uint64_t t0 = mono_ns(), taken = 0;
+	uint64_t t0 = tsync__mono_ns(), taken = 0;
 	for (struct target *t = r->targets; t; t = t->next)
 		taken += ps_mem__task_sweep(t->m, false);
-	uint64_t a0 = mono_ns();
+	uint64_t a0 = tsync__mono_ns();
 	for (struct target *t = r->targets; t; t = t->next) {
 		bool seen = false;
 		for (struct target *u = r->targets; u != t && !seen; u = u->next)
@@ -72,11 +66,11 @@ static size_t activate(struct ps_reclaimer *r)
 		if (!seen)
 			ps_quiesce_time(t->m->ps); /* publishes the caller's point of that ps */
 	}
-	uint64_t alpha = mono_ns() - a0;
+	uint64_t alpha = tsync__mono_ns() - a0;
 	size_t n = 0;
 	for (struct target *t = r->targets; t; t = t->next)
 		n += ps_mem__task_collect(t->m);
-	uint64_t e = mono_ns() - t0;
+	uint64_t e = tsync__mono_ns() - t0;
 	r->st.activations++;
 	r->st.collected += n;
 	r->st.taken += taken;
@@ -93,19 +87,19 @@ static void *sigma_main(void *arg)
 {
 	struct ps_reclaimer *r = arg;
 	pthread_mutex_lock(&r->mu);
-	uint64_t next = mono_ns() + r->period_ns;
+	uint64_t next = tsync__mono_ns() + r->period_ns;
 	while (!r->stop) {
 		struct timespec ts = ns_ts(next);
 		pthread_cond_timedwait(&r->cv, &r->mu, &ts);
 		if (r->stop)
 			break;
-		uint64_t now = mono_ns();
+		uint64_t now = tsync__mono_ns();
 		if (now < next)
 			continue; /* woken early (a signal or a spurious wake-up) */
 		if (now - next > r->st.max_release_lag_ns)
 			r->st.max_release_lag_ns = now - next;
 		activate(r);
-		uint64_t end = mono_ns();
+		uint64_t end = tsync__mono_ns();
 		next += r->period_ns;
 		if (end >= next) { /* overrun: the next activation starts at once */
 			r->st.overruns++;

@@ -113,7 +113,7 @@ struct rlu {
 
 static void sync_now(struct rlu_thread *self);
 
-static void chunk_init(void *chunk, void *arg)
+static void rlu_chunk_init(void *chunk, void *arg)
 {
 	struct rlu_thread *t = chunk;
 	for (unsigned i = 0; i < TSYNC__CHUNK; i++) {
@@ -124,7 +124,7 @@ static void chunk_init(void *chunk, void *arg)
 	}
 }
 
-static struct rlu_thread *thread_at(struct rlu *r, unsigned tid)
+static struct rlu_thread *rlu_thread_at(struct rlu *r, unsigned tid)
 {
 	return tsync__rlu_at(&r->dir, tid, sizeof(struct rlu_thread));
 }
@@ -132,7 +132,7 @@ static struct rlu_thread *thread_at(struct rlu *r, unsigned tid)
 static void thread_exit_hook(struct tsync__client *c, unsigned tid)
 {
 	struct rlu *r = (struct rlu *)((char *)c - offsetof(struct rlu, client));
-	struct rlu_thread *t = thread_at(r, tid);
+	struct rlu_thread *t = rlu_thread_at(r, tid);
 	if (t && t->inited && t->ws_cur > 0)
 		sync_now(t);
 }
@@ -162,13 +162,13 @@ struct rlu *rlu_create(const struct rlu_config *cfg)
 	return r;
 }
 
-static void release_obj(struct rlu *r, void *obj)
+static void rlu_release_obj(struct rlu *r, void *obj)
 {
 	tsync__rlu_obj_release(obj, RHDR(obj)->size, r->poison);
 }
 
 /* Teardown of one record: write back its deferred write sets, free its logs. */
-static void destroy_thread(void *rec, void *arg)
+static void rlu_destroy_thread(void *rec, void *arg)
 {
 	struct rlu_thread *t = rec;
 	(void)arg;
@@ -186,12 +186,12 @@ void rlu_destroy(struct rlu *r)
 	if (!r)
 		return;
 	tsync__client_remove(&r->client);
-	tsync__rlu_each(&r->dir, sizeof(struct rlu_thread), destroy_thread, NULL);
+	tsync__rlu_each(&r->dir, sizeof(struct rlu_thread), rlu_destroy_thread, NULL);
 	tsync__rlu_delete(r, &r->dir);
 }
 
 /* A thread's first use of r: its two logs and its free list. */
-static int thread_first_use(void *rec)
+static int rlu_thread_first_use(void *rec)
 {
 	struct rlu_thread *t = rec;
 	void *buf[3] = {aligned_alloc(ALIGN, t->r->log_bytes), aligned_alloc(ALIGN, t->r->log_bytes),
@@ -207,7 +207,8 @@ static int thread_first_use(void *rec)
 
 struct rlu_thread *rlu_thread_get(struct rlu *r)
 {
-	return TSYNC__RLU_THREAD(&r->dir, struct rlu_thread, inited, thread_first_use, chunk_init, r);
+	return TSYNC__RLU_THREAD(&r->dir, struct rlu_thread, inited, rlu_thread_first_use,
+				 rlu_chunk_init, r);
 }
 
 /* ---- the grace period, write-back, unlock ---- */
@@ -222,7 +223,7 @@ static void wait_for_readers(struct rlu_thread *self, uint64_t wc)
 	struct rlu *r = self->r;
 	unsigned hw = tsync_thread_high_water();
 	for (unsigned j = 0; j < hw; j++) {
-		struct rlu_thread *t = thread_at(r, j);
+		struct rlu_thread *t = rlu_thread_at(r, j);
 		if (!t || t == self)
 			continue;
 		uint64_t rc = atomic_load_explicit(&t->run_counter, memory_order_acquire);
@@ -283,7 +284,7 @@ static void sync_now(struct rlu_thread *self)
 	 * originals without looking at their headers and must see the write-back */
 	atomic_fetch_sub_explicit(&r->g_unsynced, self->ws_cur, memory_order_release);
 	for (size_t i = 0; i < self->nfrees; i++)
-		release_obj(r, self->frees[i].obj);
+		rlu_release_obj(r, self->frees[i].obj);
 	self->st.frees += self->nfrees;
 	self->st.syncs++;
 	self->nfrees = self->frees_ws_start = 0;
@@ -335,7 +336,7 @@ void rlu_reader_lock(struct rlu_thread *self)
 	self->st.sections++;
 }
 
-static void end_section(struct rlu_thread *self)
+static void rlu_end_section(struct rlu_thread *self)
 {
 	uint64_t rc = atomic_load_explicit(&self->run_counter, memory_order_relaxed);
 	atomic_store_explicit(&self->run_counter, rc + 1, memory_order_release);
@@ -343,7 +344,7 @@ static void end_section(struct rlu_thread *self)
 
 void rlu_reader_unlock(struct rlu_thread *self)
 {
-	end_section(self);
+	rlu_end_section(self);
 	if (!self->is_writer) {
 		if (TSYNC_UNLIKELY(self->ws_cur > 0 &&
 				   atomic_load_explicit(&self->sync_request, memory_order_relaxed)))
@@ -387,7 +388,7 @@ void rlu_abort(struct rlu_thread *self)
 	self->nfrees = self->frees_ws_start;
 	self->is_writer = false;
 	self->st.aborts++;
-	end_section(self);
+	rlu_end_section(self);
 	if (self->ws_cur > 0) {
 		if (self->need_sync || atomic_load_explicit(&self->sync_request, memory_order_relaxed))
 			sync_now(self);
@@ -425,7 +426,7 @@ bool rlu_cmp_objs(const void *a, const void *b)
 	return tsync__rlu_actual((void *)a, ACTUAL_BACK) == tsync__rlu_actual((void *)b, ACTUAL_BACK);
 }
 
-static bool lock_common(struct rlu_thread *self, void **pobj, size_t size, bool is_const)
+static bool rlu_lock_common(struct rlu_thread *self, void **pobj, size_t size, bool is_const)
 {
 	void *obj = *pobj;
 	void *c = atomic_load_explicit(&RHDR(obj)->copy, memory_order_acquire);
@@ -490,12 +491,12 @@ static bool lock_common(struct rlu_thread *self, void **pobj, size_t size, bool 
 
 bool rlu_try_lock(struct rlu_thread *self, void **pobj, size_t size)
 {
-	return lock_common(self, pobj, size, false);
+	return rlu_lock_common(self, pobj, size, false);
 }
 
 bool rlu_try_lock_const(struct rlu_thread *self, void **pobj, size_t size)
 {
-	return lock_common(self, pobj, size, true);
+	return rlu_lock_common(self, pobj, size, true);
 }
 
 void rlu_assign_ptr(struct rlu_thread *self, void **p_ptr, void *obj)

@@ -239,17 +239,26 @@ static void waited(struct vmdb *db, tsync_tick_t t0)
 	db->cfg.lock_wait(db->cfg.lock_wait_arg, tsync_now() - t0);
 }
 
+/* Take lock l with take(l). With a lock_wait callback, try(l) first: a lock that was free
+ * costs no clock read, and only a take that blocked is reported, with how long it took.
+ * One macro for the mutexes and both sides of the rwlocks (the pthread calls differ only
+ * in their types). */
+#define TIMED_TAKE(db, take, try, l)                                                       \
+	do {                                                                               \
+		if ((db)->cfg.lock_wait == NULL) {                                         \
+			take(l);                                                           \
+			break;                                                             \
+		}                                                                          \
+		if (try(l) == 0)                                                           \
+			break;                                                             \
+		tsync_tick_t tt_t0_ = tsync_now();                                         \
+		take(l);                                                                   \
+		waited((db), tt_t0_);                                                      \
+	} while (0)
+
 static void mx_take(struct vmdb *db, pthread_mutex_t *m)
 {
-	if (db->cfg.lock_wait == NULL) {
-		pthread_mutex_lock(m);
-		return;
-	}
-	if (pthread_mutex_trylock(m) == 0)
-		return;
-	tsync_tick_t t0 = tsync_now();
-	pthread_mutex_lock(m);
-	waited(db, t0);
+	TIMED_TAKE(db, pthread_mutex_lock, pthread_mutex_trylock, m);
 }
 
 /* VMDB_SYNC_GLOBAL */
@@ -276,28 +285,12 @@ static void rw_fini(struct vm_space *sp)
 
 static void rw_rd(struct vmdb *db, struct vm_space *sp)
 {
-	if (db->cfg.lock_wait == NULL) {
-		pthread_rwlock_rdlock(&sp->lk.rw);
-		return;
-	}
-	if (pthread_rwlock_tryrdlock(&sp->lk.rw) == 0)
-		return;
-	tsync_tick_t t0 = tsync_now();
-	pthread_rwlock_rdlock(&sp->lk.rw);
-	waited(db, t0);
+	TIMED_TAKE(db, pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, &sp->lk.rw);
 }
 
 static void rw_wr(struct vmdb *db, struct vm_space *sp)
 {
-	if (db->cfg.lock_wait == NULL) {
-		pthread_rwlock_wrlock(&sp->lk.rw);
-		return;
-	}
-	if (pthread_rwlock_trywrlock(&sp->lk.rw) == 0)
-		return;
-	tsync_tick_t t0 = tsync_now();
-	pthread_rwlock_wrlock(&sp->lk.rw);
-	waited(db, t0);
+	TIMED_TAKE(db, pthread_rwlock_wrlock, pthread_rwlock_trywrlock, &sp->lk.rw);
 }
 
 static void rw_done(struct vm_space *sp)
@@ -459,6 +452,11 @@ static void ftk_unlock(struct vmdb *db, struct vm_frame *f)
 	ps_lock_unlock(&f->lk[0].tk);
 }
 
+/* The space's pthread rwlock, shared by FRAME and RWLOCK. */
+#define RW_SPACE_OPS                                                                       \
+	.sp_init = rw_init, .sp_fini = rw_fini, .sp_rd = rw_rd, .sp_rd_done = rw_done,     \
+	.sp_wr = rw_wr, .sp_wr_done = rw_done
+
 /* indexed by enum vmdb_sync */
 static const struct vm_ops vm_ops[] = {
     [VMDB_SYNC_PS] = {.node_take = ps_node_take,
@@ -469,23 +467,13 @@ static const struct vm_ops vm_ops[] = {
 			  .node_take = mark_node_take,
 			  .node_free = mark_node_free},
     [VMDB_SYNC_FRAME] = {.frame_lock = sizeof(pthread_mutex_t),
-			 .sp_init = rw_init,
-			 .sp_fini = rw_fini,
-			 .sp_rd = rw_rd,
-			 .sp_rd_done = rw_done,
-			 .sp_wr = rw_wr,
-			 .sp_wr_done = rw_done,
+			 RW_SPACE_OPS,
 			 .frame_init = fmx_init,
 			 .tree_lock = fmx_lock,
 			 .tree_unlock = fmx_unlock,
 			 .node_take = mark_node_take,
 			 .node_free = mark_node_free},
-    [VMDB_SYNC_RWLOCK] = {.sp_init = rw_init,
-			  .sp_fini = rw_fini,
-			  .sp_rd = rw_rd,
-			  .sp_rd_done = rw_done,
-			  .sp_wr = rw_wr,
-			  .sp_wr_done = rw_done,
+    [VMDB_SYNC_RWLOCK] = {RW_SPACE_OPS,
 			  .tree_lock = rmap_lock,
 			  .tree_unlock = rmap_unlock,
 			  .node_take = mark_node_take,
@@ -517,28 +505,30 @@ static void op_end(struct vmdb *db)
 	ps_exit(db->ps);
 }
 
-static inline void sp_rd(struct vmdb *db, struct vm_space *sp)
-{
-	if (db->ops->sp_rd)
-		db->ops->sp_rd(db, sp);
-}
+/* sp_rd, sp_rd_done, sp_wr and sp_wr_done: the variant's hook of that name, where it has
+ * one (the variants without a lock per space have none), called with the given arguments. */
+#define VM_SPACE_HOOK(name, ...)                                                           \
+	static inline void name(struct vmdb *db, struct vm_space *sp)                      \
+	{                                                                                  \
+		if (db->ops->name)                                                         \
+			db->ops->name(__VA_ARGS__);                                        \
+	}
+VM_SPACE_HOOK(sp_rd, db, sp)
+VM_SPACE_HOOK(sp_rd_done, sp)
+VM_SPACE_HOOK(sp_wr, db, sp)
+VM_SPACE_HOOK(sp_wr_done, sp)
 
-static inline void sp_rd_done(struct vmdb *db, struct vm_space *sp)
+/* The end of an operation that claimed n entries (vmdb_grant, vmdb_alias): op_end, the
+ * entry array freed unless it is the one on the stack, and rc returned with errno = err
+ * when it failed (set last: free may change errno). */
+static int op_finish(struct vmdb *db, void **vas, void **vas_on_stack, int rc, int err)
 {
-	if (db->ops->sp_rd_done)
-		db->ops->sp_rd_done(sp);
-}
-
-static inline void sp_wr(struct vmdb *db, struct vm_space *sp)
-{
-	if (db->ops->sp_wr)
-		db->ops->sp_wr(db, sp);
-}
-
-static inline void sp_wr_done(struct vmdb *db, struct vm_space *sp)
-{
-	if (db->ops->sp_wr_done)
-		db->ops->sp_wr_done(sp);
+	op_end(db);
+	if (vas != vas_on_stack)
+		free(vas);
+	if (rc)
+		errno = err;
+	return rc;
 }
 
 /* Take a node found by lookup, unless it was freed; counts the failures. */
@@ -952,12 +942,7 @@ int vmdb_grant(struct vmdb *db, int pid, size_t npages, vmdb_vaddr_t *vaddr)
 	*vaddr = vbase;
 	rc = 0;
 out:
-	op_end(db);
-	if (vas != vas_s)
-		free(vas);
-	if (rc)
-		errno = err;
-	return rc;
+	return op_finish(db, vas, vas_s, rc, err);
 }
 
 /* One page of an alias: src (found at from's page) -> a child at `to`'s page d (its
@@ -1057,12 +1042,7 @@ undo:
 		vmdb_release(db, to, d0, done); /* may race with a revoke: either removes them */
 	op_begin(db);
 out:
-	op_end(db);
-	if (vas != vas_s)
-		free(vas);
-	if (rc)
-		errno = err;
-	return rc;
+	return op_finish(db, vas, vas_s, rc, err);
 }
 
 /* ---- lookup ------------------------------------------------------------------------------ */

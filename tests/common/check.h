@@ -1,6 +1,6 @@
 /*
  * tests/common/check.h - the whole test "framework": CHECK macros, a barrier, time and
- * duration helpers, a watchdog, a per-thread PRNG, a fork-based death test.
+ * duration helpers, a watchdog, a per-thread PRNG, a fork-based death test, a main.
  *
  * A failed CHECK prints "FAIL file:line: ..." and ends the process with _exit(1) (not
  * exit(): other threads may still be running and must not run atexit handlers under
@@ -120,6 +120,14 @@ test_fail_(const char *file, int line, const char *fmt, ...)
 				   "%s: returned %lld errno %d (%s), expected %lld errno %d", \
 				   #expr, chk_r_, chk_e_, strerror(chk_e_), (long long)(ret), \
 				   (int)(err));                                            \
+	} while (0)
+
+/* s = the statistics call fn(obj, &s), which must return 0; s is filled with 0xff first,
+ * so that a field the call leaves unwritten cannot pass for a zero. */
+#define CHECK_STATS(fn, obj, s)                                                            \
+	do {                                                                               \
+		memset(&(s), 0xff, sizeof(s));                                             \
+		CHECK_EQ(fn((obj), &(s)), 0);                                              \
 	} while (0)
 
 /* pthread calls: 0 or die. */
@@ -474,5 +482,60 @@ static inline bool test_dies_saying(void (*fn)(void *), void *arg, const char *w
 {
 	return test_dies_saying_any(fn, arg, &want, 1);
 }
+
+/* ---- main ----------------------------------------------------------------------------- */
+/* A test's main: fn under a watchdog of watchdog_s seconds (shorter than the ctest
+ * TIMEOUT, so that a hang fails with a message), then "<what>: ok" in the log. */
+static inline int test_main_run(unsigned watchdog_s, const char *what, void (*fn)(void))
+{
+	test_watchdog(watchdog_s);
+	fn();
+	test_log("%s: ok", what);
+	return 0;
+}
+
+#define TEST_MAIN(watchdog_s, what, fn)                                                    \
+	int main(void)                                                                     \
+	{                                                                                  \
+		return test_main_run((watchdog_s), (what), (fn));                          \
+	}
+
+/* A test of named cases: `test_x [NAME...]` runs every case, or the ones named (so that
+ * CMakeLists.txt can give each case a ctest of its own). */
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+/* Run every case of cases[0..n-1] when argv names none, else the named ones (an unknown
+ * name fails the test); "<name>: ok" in the log after each. */
+static inline void test_run_cases(int argc, char **argv, const struct test_case *cases, size_t n)
+{
+	for (int a = 1; a < argc; a++) {
+		bool known = false;
+		for (size_t i = 0; i < n; i++)
+			known |= strcmp(argv[a], cases[i].name) == 0;
+		CHECK_MSG(known, "unknown case '%s'", argv[a]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool run = argc == 1;
+		for (int a = 1; a < argc; a++)
+			run |= strcmp(argv[a], cases[i].name) == 0;
+		if (run) {
+			cases[i].fn();
+			test_log("%s: ok", cases[i].name);
+		}
+	}
+}
+
+/* main(argc, argv) of a test of named cases: run(argc, argv, cases, n) sets up what its
+ * cases share and calls test_run_cases; the cases are the remaining arguments, each
+ * {"name", fn}. */
+#define TEST_CASES_MAIN(run, ...)                                                          \
+	int main(int argc, char **argv)                                                    \
+	{                                                                                  \
+		static const struct test_case cases_[] = {__VA_ARGS__};                    \
+		return run(argc, argv, cases_, sizeof cases_ / sizeof cases_[0]);          \
+	}
 
 #endif /* TSYNC_TEST_CHECK_H */

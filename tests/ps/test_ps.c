@@ -357,8 +357,7 @@ static void test_exit_inside(struct ps *ps)
 static struct ps_stats stats(struct ps *ps)
 {
 	struct ps_stats s;
-	memset(&s, 0xff, sizeof s);
-	CHECK_EQ(ps_stats_thread(ps, &s), 0);
+	CHECK_STATS(ps_stats_thread, ps, s);
 	return s;
 }
 

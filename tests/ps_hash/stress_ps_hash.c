@@ -29,6 +29,7 @@
 #include <tsync/tsync.h>
 
 #include "check.h"
+#include "ps_hash_test.h"
 #include "stress.h"
 
 #define LIVE 0x11facadeull
@@ -382,17 +383,7 @@ static void *fail_alloc(size_t bytes, void *arg)
 	(void)arg;
 	if (atomic_fetch_add(&alloc_n, 1) % 3 == 2)
 		return NULL;
-	/* Poisoned, not zeroed: the contract says the table writes every bucket itself. */
-	void *p = malloc(bytes);
-	if (p != NULL)
-		memset(p, 0xa5, bytes);
-	return p;
-}
-static void fail_free(void *p, size_t bytes, void *arg)
-{
-	(void)bytes;
-	(void)arg;
-	free(p);
+	return poisoned_buckets(bytes);
 }
 
 struct tw {
@@ -481,7 +472,7 @@ static void run_torture(unsigned readers)
 	double secs = stress_begin(2.0, 10, 60);
 	struct ps_hash_config cfg = u64_cfg();
 	cfg.alloc = fail_alloc;
-	cfg.free = fail_free;
+	cfg.free = buckets_free;
 	h = ps_hash_create(ps, &cfg);
 	CHECK(h);
 	for (uint64_t k = 0; k < STATIC_KEYS; k++) {

@@ -13,6 +13,7 @@
 #include <tsync/tsync.h>
 
 #include "check.h"
+#include "ps_hash_test.h"
 
 struct obj {
 	uint64_t pad;             /* the node need not be first */
@@ -436,17 +437,7 @@ static void *test_alloc(size_t bytes, void *arg)
 	atomic_fetch_add(&alloc_calls, 1);
 	if (atomic_load(&fail_alloc))
 		return NULL;
-	/* Poisoned, not zeroed: the contract says the table writes every bucket itself. */
-	void *p = malloc(bytes);
-	if (p != NULL)
-		memset(p, 0xa5, bytes);
-	return p;
-}
-static void test_free(void *p, size_t bytes, void *arg)
-{
-	(void)bytes;
-	(void)arg;
-	free(p);
+	return poisoned_buckets(bytes);
 }
 
 static void test_alloc_failure(void)
@@ -457,7 +448,7 @@ static void test_alloc_failure(void)
 	cfg.node_offset = offsetof(struct obj, node);
 	cfg.min_buckets = 16;
 	cfg.alloc = test_alloc;
-	cfg.free = test_free;
+	cfg.free = buckets_free;
 	cfg.alloc_arg = (void *)&fail_alloc;
 	struct ps_hash *h = ps_hash_create(ps, &cfg);
 	CHECK(h);

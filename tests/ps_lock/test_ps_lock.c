@@ -94,6 +94,22 @@ static void test_basic(void)
  * next ticket even when that thread is preempted, so throughput under oversubscription
  * depends on the scheduler (see the summary line). The time counts from the moment every
  * thread has held the lock once, so that all of them contend, however late they start. */
+/* Run fn(arg) in n threads (at most 8) for ms milliseconds, counted from the moment each
+ * has counted itself in *started; then set *stop and join them. */
+static void run_for(void *(*fn)(void *), void *arg, int n, _Atomic unsigned *started,
+		    _Atomic int *stop, unsigned ms)
+{
+	pthread_t t[8];
+	CHECK(n <= 8);
+	for (int i = 0; i < n; i++)
+		t[i] = test_spawn(fn, arg);
+	test_wait_flag(started, (unsigned)n, 30000);
+	test_sleep_ms(ms);
+	atomic_store(stop, 1);
+	for (int i = 0; i < n; i++)
+		test_join(t[i]);
+}
+
 struct excl {
 	struct lnode *n;
 	_Atomic int stop;
@@ -129,15 +145,8 @@ static void test_exclusion(int nthreads, unsigned ms)
 	static struct excl e;
 	memset(&e, 0, sizeof e);
 	e.n = new_node();
-	pthread_t t[8];
 	uint64_t t0 = test_now_ns();
-	for (int i = 0; i < nthreads; i++)
-		t[i] = test_spawn(excl_thread, &e);
-	test_wait_flag(&e.started, (unsigned)nthreads, 30000);
-	test_sleep_ms(ms);
-	atomic_store(&e.stop, 1);
-	for (int i = 0; i < nthreads; i++)
-		test_join(t[i]);
+	run_for(excl_thread, &e, nthreads, &e.started, &e.stop, ms);
 	double el = (double)(test_now_ns() - t0) / 1e9;
 	CHECK_EQ(atomic_load(&e.overlaps), 0);
 	CHECK_EQ(e.n->value, atomic_load(&e.acquired));
@@ -258,14 +267,7 @@ static void test_plain_exclusion(int nthreads, unsigned ms)
 	static struct pexcl e;
 	memset(&e, 0, sizeof e);
 	ps_lock_init(&e.lock);
-	pthread_t t[8];
-	for (int i = 0; i < nthreads; i++)
-		t[i] = test_spawn(pexcl_thread, &e);
-	test_wait_flag(&e.started, (unsigned)nthreads, 30000);
-	test_sleep_ms(ms);
-	atomic_store(&e.stop, 1);
-	for (int i = 0; i < nthreads; i++)
-		test_join(t[i]);
+	run_for(pexcl_thread, &e, nthreads, &e.started, &e.stop, ms);
 	CHECK_EQ(atomic_load(&e.overlaps), 0);
 	CHECK_EQ(e.value, atomic_load(&e.acquired));
 	CHECK_GE(e.value, (uint64_t)nthreads);

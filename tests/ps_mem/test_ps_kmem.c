@@ -8,10 +8,9 @@
 #include <tsync/tsync.h>
 #include <tsync/ps_kmem.h>
 
-#include "check.h"
-#include "holder.h"
+#include "ps_mem_test.h"
 
-#define CHECK_CREATE_FAILS(ps, cfgp)                                                       \
+#define CHECK_KMEM_CREATE_FAILS(ps, cfgp)                                                  \
 	do {                                                                               \
 		errno = 0;                                                                 \
 		CHECK_MSG(ps_kmem_create((ps), (cfgp)) == NULL, "%s accepted", #cfgp);      \
@@ -21,22 +20,22 @@
 static void test_invalid(struct ps *ps)
 {
 	struct ps_kmem_config c = PS_KMEM_CONFIG_INIT;
-	CHECK_CREATE_FAILS(NULL, NULL);
+	CHECK_KMEM_CREATE_FAILS(NULL, NULL);
 	const double bad_f[] = {1.0, 0.5, 4.5, -2.0};
 	for (size_t i = 0; i < sizeof bad_f / sizeof bad_f[0]; i++) {
 		c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
 		c.growth_factor = bad_f[i];
-		CHECK_CREATE_FAILS(ps, &c);
+		CHECK_KMEM_CREATE_FAILS(ps, &c);
 	}
 	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
 	c.min_size = 4096;
 	c.max_size = 1024;
-	CHECK_CREATE_FAILS(ps, &c);
+	CHECK_KMEM_CREATE_FAILS(ps, &c);
 	const unsigned bad_max[] = {1, PS_KMEM_MAX_CLASSES + 1};
 	for (size_t i = 0; i < sizeof bad_max / sizeof bad_max[0]; i++) {
 		c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
 		c.max_classes = bad_max[i];
-		CHECK_CREATE_FAILS(ps, &c);
+		CHECK_KMEM_CREATE_FAILS(ps, &c);
 	}
 	/* a slow factor: the sequence stops at max_classes - 1, then max_size */
 	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
@@ -53,7 +52,7 @@ static void test_invalid(struct ps *ps)
 	/* a template ps_mem refuses */
 	c = (struct ps_kmem_config)PS_KMEM_CONFIG_INIT;
 	c.mem.align = 3;
-	CHECK_CREATE_FAILS(ps, &c);
+	CHECK_KMEM_CREATE_FAILS(ps, &c);
 	CHECK_ERRNO(ps_kmem_stats(NULL, NULL), -1, EINVAL);
 	ps_kmem_destroy(NULL);
 }
@@ -248,14 +247,8 @@ static void free_foreign(void *arg)
 	_exit(0); /* not aborted: the test fails */
 }
 
-int main(void)
+static void test_kmem(struct ps *ps)
 {
-	/* shorter than ctest's TIMEOUT (120 s, CMakeLists.txt): a hang fails with a message */
-	test_watchdog(110);
-	CHECK_EQ(tsync_clock_init(), 0);
-	struct ps *ps = ps_create(NULL);
-	CHECK(ps != NULL);
-	CHECK_EQ(tsync_thread_register(), 0);
 	test_invalid(ps);
 	test_classes(ps);
 	test_class_lookup(ps);
@@ -278,7 +271,6 @@ int main(void)
 		CHECK_MSG(test_dies_saying(free_foreign, &f, "ps_kfree: double free"),
 			  "a double ps_kfree did not abort naming ps_kfree");
 	}
-	ps_destroy(ps);
-	test_log("ps_kmem: ok");
-	return 0;
 }
+
+PS_MEM_TEST_MAIN("kmem", test_kmem)

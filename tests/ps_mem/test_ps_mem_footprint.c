@@ -15,7 +15,7 @@
 #include <string.h>
 #include <tsync/tsync.h>
 
-#include "check.h"
+#include "ps_mem_test.h"
 
 #ifdef TSYNC_TEST_SMALL
 #define DEF_SLAB 4096u
@@ -252,18 +252,12 @@ static void test_idle(struct ps *ps, bool exit_instead, unsigned stamp_batch)
 	ps_mem_destroy(r.m);
 }
 
-int main(void)
+static void test_footprint(struct ps *ps)
 {
-	test_watchdog(110);
-	CHECK_EQ(tsync_clock_init(), 0);
-	struct ps *ps = ps_create(NULL);
-	CHECK(ps != NULL);
-	CHECK_EQ(tsync_thread_register(), 0);
 	test_slab_rule(ps);
 	test_idle(ps, false, 1);
 	test_idle(ps, false, 0);
 	test_idle(ps, true, 0);
-	ps_destroy(ps);
-	test_log("ps_mem footprint: ok");
-	return 0;
 }
+
+PS_MEM_TEST_MAIN("footprint", test_footprint)

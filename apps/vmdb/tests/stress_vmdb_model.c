@@ -910,6 +910,17 @@ static void hint_put(struct mixer *m, int i, uint64_t v)
 	atomic_store(&mix_hint[mrnd(m, 256)], ((uint64_t)i << 32) | v);
 }
 
+/* A grant or alias made n pages at v.. in mix space s: counted, and the pages kept as
+ * hints for later operations. */
+static void mix_made(struct mixer *m, int s, vmdb_vaddr_t v, size_t n)
+{
+	atomic_fetch_add(&created, (int64_t)n);
+	m->created += (int64_t)n;
+	for (size_t k = 0; k < n; k++)
+		hint_put(m, s, v + k);
+	m->ok++;
+}
+
 static void hint_get(struct mixer *m, int *i, uint64_t *v)
 {
 	uint64_t h = atomic_load(&mix_hint[mrnd(m, 256)]);
@@ -934,11 +945,7 @@ static void mix_op(struct mixer *m)
 		vmdb_vaddr_t g;
 		errno = 0;
 		if (vmdb_grant(db, mix_pids[s], n, &g) == 0) {
-			atomic_fetch_add(&created, (int64_t)n);
-			m->created += (int64_t)n;
-			for (size_t k = 0; k < n; k++)
-				hint_put(m, s, g + k);
-			m->ok++;
+			mix_made(m, s, g, n);
 		} else {
 			if (errno != ENOSPC)
 				FAILV("mixed grant: errno %s", strerror(errno));
@@ -960,11 +967,7 @@ static void mix_op(struct mixer *m)
 		if (v + n > npages)
 			n = 1;
 		if (vmdb_alias(db, mix_pids[i], v, mix_pids[s], &d, n) == 0) {
-			atomic_fetch_add(&created, (int64_t)n);
-			m->created += (int64_t)n;
-			for (size_t k = 0; k < n; k++)
-				hint_put(m, s, d + k);
-			m->ok++;
+			mix_made(m, s, d, n);
 		} else {
 			int e = errno;
 			if (!(e == ENOENT || e == EEXIST || e == EBUSY || (any && e == ENOSPC)))
@@ -1128,11 +1131,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	bool lookup = argc > 3 && strcmp(argv[3], "lookup") == 0;
-	double secs = test_stress_seconds(3);
-	test_watchdog((unsigned)(secs * 10) + 120);
-	struct vmdb_config c = VMDB_CONFIG_INIT;
-	c.sync = vt_parse_sync(argv[1]);
-	c.backend = vt_parse_backend(argv[2]);
+	double secs;
+	struct vmdb_config c = vt_stress_begin(argv[1], argv[2], &secs);
 	c.va_bits = 11;
 	c.frame_bits = 16;
 	c.max_spaces = MAXW * SPT + NMIX + 4;

@@ -781,11 +781,8 @@ int main(int argc, char **argv)
 	}
 	bool alias = strcmp(argv[1], "alias") == 0, shared = strcmp(argv[1], "shared") == 0;
 	CHECK(alias || shared || strcmp(argv[1], "revoke") == 0);
-	double secs = test_stress_seconds(3);
-	test_watchdog((unsigned)(secs * 10) + 120);
-	struct vmdb_config c = VMDB_CONFIG_INIT;
-	c.sync = vt_parse_sync(argv[2]);
-	c.backend = vt_parse_backend(argv[3]);
+	double secs;
+	struct vmdb_config c = vt_stress_begin(argv[2], argv[3], &secs);
 	c.va_bits = 12;
 	c.frame_bits = 16;
 	c.max_spaces = 16;

@@ -1,7 +1,8 @@
 /*
  * apps/vmdb/tests/vmdb_test.h - helpers shared by the vmdb tests: argument parsing
- * (sync mode, backend), a configuration helper, and the whole-database scan that checks
- * the structural invariants of vmdb.h at a quiescent point:
+ * (sync mode, backend), a configuration helper, the stress tests' start, and the
+ * whole-database scan that checks the structural invariants of vmdb.h at a quiescent
+ * point:
  *
  *  - every mapping found by vmdb_lookup_mapping names itself (out.pid/out.vaddr are the
  *    pid/vaddr looked up);
@@ -53,6 +54,19 @@ static inline int vt_parse_backend(const char *s)
 	if (strcmp(s, "memfd") == 0)
 		return VMDB_BACKEND_MEMFD;
 	test_fail_(__FILE__, __LINE__, "unknown backend '%s' (model|memfd)", s);
+}
+
+/* The start of a stress test: the run length in *secs (TSYNC_STRESS_SECONDS, else 3 s)
+ * with its watchdog, and a default configuration of the named sync variant and backend. */
+static inline struct vmdb_config vt_stress_begin(const char *sync, const char *backend,
+						 double *secs)
+{
+	*secs = test_stress_seconds(3);
+	test_watchdog((unsigned)(*secs * 10) + 120);
+	struct vmdb_config c = VMDB_CONFIG_INIT;
+	c.sync = vt_parse_sync(sync);
+	c.backend = vt_parse_backend(backend);
+	return c;
 }
 
 static inline const char *vt_sync_name(int s)
