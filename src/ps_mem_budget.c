@@ -145,7 +145,7 @@ static int reserve(struct ps_mem_budget *b, uint64_t n, unsigned flags, ps_mem_r
 			return ETIMEDOUT;
 		if (ps_in_section(b->ps)) /* its own section may hold that grace period back */
 			return EDEADLK;
-		uint64_t t = ps_mem__mono_ns();
+		uint64_t t = tsync__mono_ns();
 		if (deadline == 0) {
 			deadline = t + (uint64_t)b->wait_ms * 1000000u;
 			atomic_fetch_add_explicit(&b->waits, 1, RELAXED);

@@ -37,6 +37,7 @@
 #include "ps_mem_hdr.h"
 #include "registry.h"
 #include "tdir.h"
+#include "util.h"
 
 /* L_POOL_DRAINING: pool slabs whose every allocated object waits for its grace period
  * (nfree + nlatent == nobj): Prudence's pre-movement (slab_premove) parks them where
@@ -324,14 +325,6 @@ static inline void ps_mem__budget_reusable(struct ps_mem *m, uint64_t n, bool ga
 	if (garbage)
 		atomic_fetch_sub_explicit(&m->budget->garbage, bytes, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&m->budget->charged, bytes, memory_order_relaxed);
-}
-
-/* CLOCK_MONOTONIC in ns (the waits' deadlines). */
-static inline uint64_t ps_mem__mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- the queue lock (instances without options: idle queues may be taken) ---------- */

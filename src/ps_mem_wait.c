@@ -125,7 +125,7 @@ __attribute__((noinline)) bool ps_mem__limit_wait(struct ps_mem *m, unsigned me,
 		return false;
 	}
 	cnt_add(&pt->c_waits, 1);
-	uint64_t deadline = ps_mem__mono_ns() + (uint64_t)m->limit_wait_ms * 1000000u;
+	uint64_t deadline = tsync__mono_ns() + (uint64_t)m->limit_wait_ms * 1000000u;
 	unsigned nap = NAP_MIN_NS;
 	for (;;) {
 		reclaim(m, me, pt, SIZE_MAX, RECLAIM_ALLOC);
@@ -156,7 +156,7 @@ __attribute__((noinline)) bool ps_mem__limit_wait(struct ps_mem *m, unsigned me,
 			errno = ENOMEM;
 			return false;
 		}
-		uint64_t now = ps_mem__mono_ns();
+		uint64_t now = tsync__mono_ns();
 		if (now >= deadline) {
 			cnt_add(&pt->c_wait_timeouts, 1);
 			errno = ENOMEM;
