@@ -34,15 +34,16 @@
 #define MC_GETLINE_MAX (4u << 20)    /* ... unless it is a multi-get; then this much */
 #define MC_META_OPAQUE_MAX 32u       /* memcached: "opaque token too long" past this */
 #define MC_TOKENS_MAX 24u            /* meta: most flags a line may carry */
-#define MC_META_TOKENS_MAX 19u       /* meta: most tokens on a line, command and key
-				      * included ("options flags too long" past this) */
-#define MC_READ_WINDOW 16384u        /* memcached reads a command line into a buffer of
-				      * this size: a longer non-get line never gets its
-				      * newline seen, the connection is closed (reset) */
-#define MC_BODY_ABSURD 0x7fffffffu   /* a binary body longer than this (memcached reads
-				      * the length into an int) is refused and the
-				      * connection closed rather than swallowed; every
-				      * shorter value over -I is swallowed, as memcached */
+/* meta: most tokens on a line, command and key included ("options flags too long" past
+ * this) */
+#define MC_META_TOKENS_MAX 19u
+/* memcached reads a command line into a buffer of this size: a longer non-get line never
+ * gets its newline seen, the connection is closed (reset) */
+#define MC_READ_WINDOW 16384u
+/* a binary body longer than this (memcached reads the length into an int) is refused and
+ * the connection closed rather than swallowed; every shorter value over -I is swallowed,
+ * as memcached */
+#define MC_BODY_ABSURD 0x7fffffffu
 
 enum mc_parse { MC_PARSE_OK = 0, MC_PARSE_NEED_MORE, MC_PARSE_ERROR };
 
