@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include <tsync/ps_kmem.h>
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
 #include "util.h"
 
 /* Sizes up to this many bytes find their class in one table load (ps_kmem_class_of). */

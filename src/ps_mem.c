@@ -14,10 +14,10 @@
  *                                                        (ps_mem_slab.c)
  *   Prudence's policies on the paths above               (ps_mem_policy.c)
  *   counters and the stall report                        (ps_mem_stats.c)
- *   exact accounting, a budget's charge: inline          (ps_mem_acct.h, ps_mem_internal.h)
+ *   exact accounting, a budget's charge: inline          (ps_mem_acct.h, ps_mem_types.h)
  * A member of a budget allocates and leaves it through hooks the budget sets
  * (ps_mem.budget_alloc, budget_detach). Structures and ownership rules:
- * ps_mem_internal.h; the argument: docs/design.md §3.
+ * ps_mem_types.h; the argument: docs/design.md §3.
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,7 +26,11 @@
 
 #include "ps_internal.h"
 #include "ps_mem_acct.h"
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
+#include "ps_mem_queue.h"
+#include "ps_mem_slab.h"
+#include "ps_mem_task.h"
+#include "ps_mem_wait.h"
 #include "util.h"
 
 /* Hand out the cache's top object (the cache must not be empty). */

@@ -4,7 +4,7 @@
  * (zg_add), and each queue's known-garbage prefix (garb_advance, garb_forget). Inline:
  * ps_alloc and ps_free (ps_mem.c), the reclamation loop (ps_mem_queue.c) and the hand-off
  * to σ (ps_mem_task.c) apply them. The words and their ACCT_* / ZG_* fields are in
- * ps_mem_internal.h (struct ps_mem), where ps_mem_stats.c reads them too. Not installed.
+ * ps_mem_types.h (struct ps_mem), where ps_mem_stats.c reads them too. Not installed.
  */
 #ifndef TSYNC_PS_MEM_ACCT_H
 #define TSYNC_PS_MEM_ACCT_H
@@ -12,7 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
 
 static inline void peak_max(_Atomic uint64_t *p, uint64_t v)
 {

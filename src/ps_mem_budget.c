@@ -8,11 +8,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
 
 #define RELAXED memory_order_relaxed
 
-/* struct ps_mem_budget and the charge's inlines: ps_mem_internal.h. */
+/* struct ps_mem_budget and the charge's inlines: ps_mem_types.h. */
 
 struct ps_mem_budget *ps_mem_budget_create(struct ps *ps, uint64_t limit, int wait_ms)
 {

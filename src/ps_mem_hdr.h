@@ -2,7 +2,7 @@
  * src/ps_mem_hdr.h - the header ps_mem puts before every object, and what reads it
  * (not installed): the layout, the HDR/OBJ conversions, the tag and checks on its slab
  * word, and ps__free (ps_free's body, for ps_lock_release_free and ps_kfree). Included
- * by ps_mem_internal.h (ps_mem*.c, ps_reclaimer.c, ps_kmem.c), ps_lock.c and ps_ns.c.
+ * by ps_mem_types.h (ps_mem*.c, ps_reclaimer.c, ps_kmem.c), ps_lock.c and ps_ns.c.
  */
 #ifndef TSYNC_PS_MEM_HDR_H
 #define TSYNC_PS_MEM_HDR_H
@@ -31,7 +31,7 @@ struct ps_mem_hdr {
  * its header's slab pointer (slabs are page aligned). Only its queue's owner sets or
  * clears it; every reader of h->slab masks it (hdr_slab). */
 #define HDR_LATENT_SLAB ((uintptr_t)1)
-struct slab; /* src/ps_mem_internal.h */
+struct slab; /* src/ps_mem_types.h */
 static inline struct slab *hdr_slab(const struct ps_mem_hdr *h)
 {
 	return (struct slab *)(atomic_load_explicit(&h->slab, memory_order_relaxed) &

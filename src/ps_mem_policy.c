@@ -6,14 +6,15 @@
  * no other file of ps_mem. The mechanisms they steer call them (the queue:
  * ps_mem_queue.c; the slabs: ps_mem_slab.c); the wait for a grace period is
  * ps_mem_wait.c. The layer map: ps_mem.c; what the files share:
- * ps_mem_internal.h; the measures: docs/prudence.md.
+ * ps_mem_types.h; the measures: docs/prudence.md.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
+#include "ps_mem_policy.h"
 
 /* ---- latent slabs (Prudence (ASPLOS 2016) §4.1) and pre-movement ------------------- */
 
@@ -21,7 +22,7 @@
  * Slab pre-movement (Algorithm 1, lines 52-57): at the deferred free that puts an object
  * into s's latent slab, move s to the list it will belong on when that object comes back,
  * instead of in the burst of returns after the grace period. Who may move s follows the
- * ownership rules (ps_mem_internal.h; docs/design.md §3, "Prudence's latent caches and
+ * ownership rules (ps_mem_types.h; docs/design.md §3, "Prudence's latent caches and
  * slabs"):
  *  - a pool slab, under the pool mutex (the paper's node lock): full -> partial (lines
  *    54-55), or to the draining list once every allocated object is latent (lines 56-57;

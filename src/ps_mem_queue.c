@@ -5,7 +5,7 @@
  * threads (orphans) and of idle ones (steal_idle), and thread exit, which hands the
  * queue on. The fork hooks stay in ps_mem.c with the other registry hooks: they guard
  * the pool mutex and retire the vanished threads' records whole, not only their queues.
- * The layer map: ps_mem.c; what the files share: ps_mem_internal.h; the argument:
+ * The layer map: ps_mem.c; what the files share: ps_mem_types.h; the argument:
  * docs/design.md §3.
  */
 #include <stdint.h>
@@ -13,7 +13,9 @@
 
 #include "ps_internal.h"
 #include "ps_mem_acct.h"
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
+#include "ps_mem_queue.h"
+#include "ps_mem_slab.h"
 
 /* ---- quiescence queue -------------------------------------------------------------- */
 

@@ -4,14 +4,15 @@
  * <-> the instance's slab pool (a mutex, slow path only) <-> the system (mmap/munmap).
  * How much a flush or refill moves, which pool slab a refill takes, and latent slabs
  * are Prudence's policies (ps_mem_policy.c). The layer map: ps_mem.c; structures,
- * ownership rules and the slab lists: ps_mem_internal.h.
+ * ownership rules and the slab lists: ps_mem_types.h.
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sys/mman.h>
 
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
+#include "ps_mem_slab.h"
 #include "util.h"
 
 /* ---- slabs from and to the system (pool mutex held) ------------------------------- */

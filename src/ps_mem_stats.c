@@ -2,13 +2,14 @@
  * src/ps_mem_stats.c - ps_mem's diagnostics: the counters of ps_mem_stats (summed over
  * the per-thread records without stopping their threads) and the stall report
  * (ps_stall_report: which section holds how much memory back). Structures:
- * ps_mem_internal.h.
+ * ps_mem_types.h.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "ps_internal.h"
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
+#include "ps_mem_policy.h"
 
 int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 {

@@ -3,13 +3,16 @@
  * §V-C; reclaim_mode TASK and BOTH): the freeing threads' hand-off lists (push, take
  * back, give the whole queue), ps_free's TASK path, and σ's side of each ps_mem, which
  * src/ps_reclaimer.c drives (ps_mem__task_sweep, _collect, _release). The layer map:
- * ps_mem.c; what the files share: ps_mem_internal.h; the argument: docs/design.md §3
+ * ps_mem.c; what the files share: ps_mem_types.h; the argument: docs/design.md §3
  * ("The reclamation task σ"), the analysis: docs/rt.md §10.
  */
 #include <stdint.h>
 
 #include "ps_mem_acct.h"
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
+#include "ps_mem_queue.h"
+#include "ps_mem_slab.h"
+#include "ps_mem_task.h"
 
 /* ---- the reclamation task's hand-off (RT-SMR (RTAS 2018) §V-C; docs/design.md §3 ("The reclamation task σ")) -- */
 

@@ -11,7 +11,10 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
+#include "ps_mem_queue.h"
+#include "ps_mem_slab.h"
+#include "ps_mem_wait.h"
 
 /* ---- waiting for a grace period (§4; Algorithm 1 lines 31-32) ----------------------- */
 

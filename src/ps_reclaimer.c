@@ -24,7 +24,8 @@
 #include <time.h>
 
 #include <tsync/ps_reclaimer.h>
-#include "ps_mem_internal.h"
+#include "ps_mem_types.h"
+#include "ps_mem_task.h"
 #include "util.h"
 
 #define DEF_PERIOD_NS 1000000u

@@ -2,7 +2,7 @@
  * src/registry.h - the thread registry's hooks for modules that keep per-thread state
  * (not installed): prepare a thread's records at explicit registration, hand them back
  * at thread exit. Defined in src/thread.c; included by thread.c and by every
- * module whose instances are registry clients: ps.c, ps_mem_internal.h (struct ps_mem),
+ * module whose instances are registry clients: ps.c, ps_mem_types.h (struct ps_mem),
  * ps_ns.c, rlu.c.
  */
 #ifndef TSYNC_REGISTRY_H

@@ -17,7 +17,7 @@
  * and tsync__tdir_free_chunks serve statistics and destroy paths.
  *
  * Included by thread.c (which defines the two functions declared here), ps.c,
- * ps_mem_internal.h (ps_mem*.c), ps_ns.c, rlu.c and mvrlu.c. struct ps's directory is
+ * ps_mem_types.h (ps_mem*.c), ps_ns.c, rlu.c and mvrlu.c. struct ps's directory is
  * one too, with its layout repeated in <tsync/ps.h> for the inline read path (ps.c
  * asserts that the two agree).
  */

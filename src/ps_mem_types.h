@@ -1,20 +1,22 @@
 /*
- * src/ps_mem_internal.h - what the files of ps_mem share (include/tsync/ps_mem.h draws
- * the layers; docs/design.md §3 argues them):
- *   ps_mem.c        the API (ps_alloc, ps_free, ...), the registry hooks but thread
- *                   exit, create/destroy;
- *   ps_mem_queue.c  the deferred-free queue: stamping, the reclamation loop (its optional
- *                   steps named), merges, orphans, idle-queue stealing, thread exit;
- *   ps_mem_task.c   the hand-off to the reclamation task σ (ps_reclaimer.c);
- *   ps_mem_policy.c Prudence's policies: latent slabs and pre-movement, flush and refill
- *                   sizes, slab choice, pre-flush, waiting at the limit;
- *   ps_mem_slab.c   object cache <-> owned slabs <-> pool <-> system;
+ * src/ps_mem_types.h - what every file of ps_mem shares: the structures (slab, per-thread
+ * record, instance, a budget's charge), the ownership rules, and the small inlines over
+ * them that call no file of ps_mem (include/tsync/ps_mem.h draws the layers;
+ * docs/design.md §3 argues them). Each layer's functions are declared in its own header,
+ * included by the files above it, so calls run one way (top down):
+ *   ps_mem_budget.c one limit over several instances;
+ *   ps_mem.c        the API (ps_alloc, ps_free, ...), the registry hooks, create/destroy;
+ *   ps_mem_wait.h   waiting for a grace period at the pending bound and the limit;
+ *   ps_mem_task.h   the hand-off to the reclamation task σ (ps_reclaimer.c drives it);
+ *   ps_mem_queue.h  the deferred-free queue: stamping, the reclamation loop, merges,
+ *                   orphans, idle-queue stealing;
+ *   ps_mem_slab.h   object cache <-> owned slabs <-> pool <-> system;
+ *   ps_mem_policy.h Prudence's policies: latent slabs and pre-movement, flush and refill
+ *                   sizes, slab choice, pre-flush;
  *   ps_mem_stats.c  counters (ps_mem_stats) and the stall report (ps_stall_report);
  *   ps_mem_acct.h   exact accounting (inline).
- * Included by those files, ps_reclaimer.c (σ drives ps_mem__task_*) and ps_kmem.c (an
- * object's slab names its size class). The object header is in src/ps_mem_hdr.h.
- * Cross-file functions are named ps_mem__*; the inline helpers below serve more than one
- * file (the queue lock and cache_push on ps_free's and ps_alloc's paths among them).
+ * Also included by ps_reclaimer.c and ps_kmem.c (an object's slab names its size class).
+ * The object header is in src/ps_mem_hdr.h. Cross-file functions are named ps_mem__*.
  * Ownership rules (docs/design.md §3):
  *  - a thread's queue, cache and owned-slab lists are touched only by that thread (and by
  *    the registry hook that runs in it when it exits) - except that, in instances
@@ -25,8 +27,8 @@
  *    pool owns it; ownership changes only under the pool mutex;
  *  - anyone may push onto an owner's remote lists (CAS); only the owner empties them.
  */
-#ifndef TSYNC_PS_MEM_INTERNAL_H
-#define TSYNC_PS_MEM_INTERNAL_H
+#ifndef TSYNC_PS_MEM_TYPES_H
+#define TSYNC_PS_MEM_TYPES_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -258,44 +260,6 @@ static inline struct ps_mem_pt *pt_next(struct ps_mem *m, unsigned *pos)
 				pos);
 }
 
-/* ---- ps_mem_queue.c: the deferred-free queue ------------------------------------- */
-
-/*
- * How a reclamation may scan the other threads (reclaim_loop): RECLAIM_FREE (ps_free:
- * only once the queue holds reclaim_batch objects), RECLAIM_ALLOC (allocation slow path:
- * regardless), RECLAIM_ALL (explicit reclaim, thread exit: stamp everything, ask for the
- * newest stamp first), RECLAIM_COLLECT (ps_mem_collect: the own point only, no scan).
- */
-enum { RECLAIM_FREE, RECLAIM_ALLOC, RECLAIM_ALL, RECLAIM_COLLECT };
-/* Stamped batches of ps_free between two looks of steal_idle from ps_free. */
-#define STEAL_EVERY 64u
-
-/* Stamp pt's unstamped frees with one ordered clock reading and queue them. */
-void ps_mem__stamp(struct ps_mem_pt *pt);
-/* Reclaim up to `limit` quiesced objects from the head of pt's queue into its cache
- * (their latent slabs for the objects so tagged); `scan`: RECLAIM_*. general: instances
- * without options (!m->ext); ext: the others. Returns the count. */
-size_t ps_mem__reclaim_general(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
-			       size_t limit, int scan);
-size_t ps_mem__reclaim_ext(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
-			   int scan);
-/* Merge two lists sorted by free time. */
-struct ps_mem_hdr *ps_mem__hlist_merge(struct ps_mem_hdr *a, struct ps_mem_hdr *b);
-/* Merge a segment sorted by free time into pt's queue. */
-void ps_mem__queue_merge(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *b);
-/* Take every orphaned queue of m into pt's; returns their objects. */
-uint64_t ps_mem__adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt);
-/* Give pt's queue to m's orphans; false (the queue stays) without memory for it. */
-bool ps_mem__queue_orphan(struct ps_mem *m, struct ps_mem_pt *pt);
-/* Clear pt's stall summary. */
-void ps_mem__stall_clear(struct ps_mem_pt *pt);
-/* Take the stamped queues of idle threads (looks: records looked at); returns objects. */
-uint64_t ps_mem__steal_idle(struct ps_mem *m, struct ps_mem_pt *pt, unsigned looks);
-/* The owner takes its queue lock, spinning while a thief holds it. */
-void ps_mem__qlock_own(struct ps_mem *m, struct ps_mem_pt *pt);
-/* Registry hook: the exiting thread gives m everything back. */
-void ps_mem__thread_exit(struct tsync__client *c, unsigned tid);
-
 /* ---- a budget's member: the charge (ps_mem_budget.c makes budgets and waits) ------- */
 
 struct ps_mem_budget {
@@ -359,40 +323,11 @@ static inline void qlock_drop(struct ps_mem *m, struct ps_mem_pt *pt)
 		atomic_store_explicit(&pt->qlock, 0, memory_order_release);
 }
 
-/* Reclaim with the copy of the loop that m's options need (ps_mem__reclaim_*). */
-static inline size_t reclaim(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
-			     int scan)
-{
-	if (TSYNC_LIKELY(!m->ext))
-		return ps_mem__reclaim_general(m, me, pt, limit, scan);
-	return ps_mem__reclaim_ext(m, me, pt, limit, scan);
-}
-
 /* h's free time (h stamped). */
 static inline uint64_t hdr_tsc(const struct ps_mem_hdr *h)
 {
 	return atomic_load_explicit(&h->free_tsc, memory_order_relaxed);
 }
-
-/* ---- ps_mem_task.c: the hand-off to σ (ps_reclaimer.c drives σ's side) ------------- */
-
-/* Take every hand-off list of m and m's orphans into m->task_pt's queue (in free-time
- * order). `final`: seq_cst loads (the detach's sweep). Returns the objects taken.
- * Caller holds the attached σ's mutex. */
-uint64_t ps_mem__task_sweep(struct ps_mem *m, bool final);
-/* Collect task_pt's queue up to the caller's published quiescence point of m's ps
- * (ps_quiesce_time just computed): RECLAIM_COLLECT on task_pt. Returns the count. */
-size_t ps_mem__task_collect(struct ps_mem *m);
-/* Detach's last step (m->sigma already NULL): orphan what task_pt still holds. */
-void ps_mem__task_release(struct ps_mem *m);
-/* TASK/BOTH, at the caller's allocator calls: hand the queue to σ, or take the hand-off
- * list back when no σ is attached. */
-void ps_mem__task_sync(struct ps_mem *m, struct ps_mem_pt *pt);
-/* Give pt's whole queue to σ (ps_free in BOTH mode: a backlog). */
-void ps_mem__handoff_queue(struct ps_mem *m, struct ps_mem_pt *pt);
-/* ps_free in TASK and BOTH mode, h checked and marked: true if h went to σ; false: free
- * it inline. */
-bool ps_mem__free_task(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *h);
 
 /* Is a σ attached to m (a seq_cst load: the Dekker pair with the detach's store)? */
 static inline bool sigma_on(struct ps_mem *m)
@@ -400,70 +335,6 @@ static inline bool sigma_on(struct ps_mem *m)
 	struct ps_reclaimer *r = atomic_load_explicit(&m->sigma, memory_order_seq_cst);
 	return r != NULL && r != PS_MEM_SIGMA_DETACHING;
 }
-
-/* ---- ps_mem_policy.c: Prudence's policies (Prudence (ASPLOS 2016) §4) ---------------- */
-
-/* h (queued by pt's thread, not yet latent) joins its latent slab: tag it and count it
- * there; with pre-movement, move its slab where it will belong when h comes back (a pool
- * slab: full -> partial, or draining once every allocated object is latent; the
- * caller's own slab with every allocated object latent: to the pool, draining). */
-void ps_mem__latent_slab_put(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_hdr *h);
-/* h's grace period is over and it carried HDR_LATENT_SLAB: untag it, uncount it from
- * its latent slab and return it to that slab. */
-void ps_mem__latent_slab_take(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
-			      struct ps_mem_hdr *h);
-/* Objects waiting in latent slabs now (pool mutex held; ps_mem_stats). */
-uint64_t ps_mem__latent_slab_count(struct ps_mem *m);
-/* How many objects a full cache flushes before taking one more (latent-aware flush). */
-unsigned ps_mem__flush_size(const struct ps_mem *m, const struct ps_mem_pt *pt);
-/* How many objects a refill takes (partial refill). */
-unsigned ps_mem__refill_want(struct ps_mem *m, struct ps_mem_pt *pt);
-/* The slab of list l a refill takes (fragmentation-aware: the fullest; latent_ok: also
- * a mostly latent one), or NULL. A pool list: pool mutex held; pt->partial: its owner. */
-struct slab *ps_mem__pick_slab(struct ps_mem *m, struct slab_list *l, bool latent_ok);
-/* Pre-movement at the owner's refill: pt's partly free slabs that other threads'
- * deferred frees left with every allocated object latent go to the pool's draining list. */
-void ps_mem__premove_own(struct ps_mem *m, struct ps_mem_pt *pt);
-/* Move queued latent-cache objects to their latent slabs until cache + latent cache
- * hold at most `target`, from the pre-flush's cursor on. */
-void ps_mem__latent_to_slabs(struct ps_mem *m, struct ps_mem_pt *pt, unsigned target);
-/* Pre-flush, from ps_mem_reclaim when a free scheduled it (pt->pf_due): latent objects to
- * their latent slabs now when they would overflow the cache after their grace period. */
-void ps_mem__preflush(struct ps_mem *m, struct ps_mem_pt *pt);
-/* Why ps_alloc waits for a grace period (ps_mem__limit_wait). */
-enum { PS_MEM_WAIT_LIMIT, PS_MEM_WAIT_BOUND, PS_MEM_WAIT_NOMEM };
-/* Wait for a grace period with an empty cache, `why`: at cfg->max_bytes, at the pending
- * bound (before mapping a slab), or after the system refused a slab. True once the cache
- * holds an object; false otherwise - at the bound: map now; else errno = ENOMEM or
- * EDEADLK (at max_bytes inside a section). Caller holds its qlock. */
-bool ps_mem__limit_wait(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, int why);
-/* With the pending bound on (m->bound_pct) and an empty cache: should the caller wait
- * (PS_MEM_WAIT_BOUND) before its refill - would the refill map a slab, is m past the
- * bound, does the caller's own queue hold pending objects, and is it outside every
- * section of m's ps? */
-bool ps_mem__bound_due(struct ps_mem *m, struct ps_mem_pt *pt);
-
-/* ---- ps_mem_slab.c: object cache <-> owned slabs <-> pool <-> system ---------------- */
-
-/* Return one free object to its slab, wherever that slab is owned (a remote free when
- * another thread owns it, the pool mutex when the pool does). */
-void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
-			  struct ps_mem_hdr *h);
-/* Flush n objects from pt's cache back to their slabs (then pool_shrink). */
-void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, unsigned n);
-/* Return the objects other threads freed into our slabs (our remote lists) to them. */
-void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
-/* Refill the empty cache from our slabs, taking a slab from the pool or the system if
- * they have none: cache_size - nlatent objects, at least a quarter cache (Prudence's
- * partial refill), or half a cache with that policy off. Returns the count; 0 with errno = ENOSPC when m holds
- * max_slabs slabs already, ENOMEM when the system refused one. */
-unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
-/* Unmap up to trim_max excess empty slabs of the pool (not under the pool mutex). */
-void ps_mem__pool_shrink(struct ps_mem *m);
-/* Thread exit: give every slab pt owns to the pool and unmap the pool's excess. */
-void ps_mem__slabs_release(struct ps_mem *m, struct ps_mem_pt *pt);
-/* ps_mem_destroy: unmap every slab (no thread uses m any more). */
-void ps_mem__slabs_destroy(struct ps_mem *m);
 
 /* ---- slab lists (pool mutex held for the pool's): ps_mem_slab.c, and pre-movement in
  * ps_mem_policy.c, which moves pool slabs to the draining list ------------------------ */
@@ -556,25 +427,6 @@ static inline void slab_give_locked(struct ps_mem *m, struct ps_mem_pt *pt, stru
 	list_del(m, pt, s);
 	atomic_store_explicit(&s->owner, OWNER_POOL, memory_order_release);
 	list_add(m, NULL, s, pool_list_for(m, s));
-}
-
-/* ---- the object cache ------------------------------------------------------------- */
-
-/* Give a free object to the caller's object cache - except the object of a one-object
- * slab: that is a whole slab, so it goes straight back to its (pool-owned) slab, where
- * any thread's refill finds it and pool_trim can unmap it (docs/design.md §3). */
-static inline void cache_push(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
-			      struct ps_mem_hdr *h)
-{
-	if (TSYNC_UNLIKELY(m->nobj == 1)) {
-		ps_mem__free_to_slab(m, me, pt, h);
-		return;
-	}
-	if (TSYNC_UNLIKELY(pt->ncache >= m->cache_size))
-		ps_mem__cache_flush(m, me, pt, ps_mem__flush_size(m, pt));
-	h->next = pt->cache;
-	pt->cache = h;
-	pt->ncache++;
 }
 
 #endif
