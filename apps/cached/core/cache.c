@@ -2,20 +2,17 @@
  * apps/cached/core/cache.c - the tsync-cached cache core's public API (ParSec, EuroSys 2016,
  * §5.2): get, store, delete, incr, touch, the meta protocol's tokens, flush, create and
  * destroy, statistics. Contracts in cache.h; the design and the correctness argument in
- * docs/cached.md ("Cache core"); the structures and invariants I1-I4 in cache_internal.h.
- * Items and memory: item.c; the table and its growth: table.c; CLOCK/LRU and eviction:
- * evict.c; the maintenance thread: sweep.c.
+ * docs/cached.md ("Cache core"); the structures and invariants I1-I4 in cache_types.h.
+ * Items and memory: item.c; the table and its growth: table.c; the CLOCK/LRU lists:
+ * lists.c; eviction: evict.c; the maintenance thread: sweep.c.
  */
-#include "cache_internal.h"
+#include "cache_types.h"
 
 /* ---- time ------------------------------------------------------------------------------- */
 
 uint32_t cache_now(const struct cache *c)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint32_t)(ts.tv_sec - c->start_sec) + 2u +
-	       atomic_load_explicit(&c->time_offset, RELAXED);
+	return cache__now(c);
 }
 
 void cache_time_advance(struct cache *c, uint32_t seconds)

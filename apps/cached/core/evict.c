@@ -1,127 +1,10 @@
 /*
- * apps/cached/core/evict.c - CLOCK lists (ps, mcs-clock), the LRU list (locked) and
- * eviction (I1, I4: a list lock holder takes stripe locks only with trylock); the policy
- * (GreedyDual-Size-Frequency or plain CLOCK) is argued in docs/cached.md, "Eviction".
+ * apps/cached/core/evict.c - eviction: the CLOCK hand and the LRU tail choose a victim
+ * (GreedyDual-Size-Frequency or plain CLOCK) and unlink it (I1, I4: a list lock holder
+ * takes stripe locks only with trylock); docs/cached.md, "Eviction". The lists
+ * themselves are lists.c.
  */
-#include "cache_internal.h"
-
-/*
- * GreedyDual-Size-Frequency (Cao and Irani, USITS 1997; Cherkasova, HP Labs 1998) with a
- * uniform miss cost: an item's priority is the list's inflation L at its last access plus
- * its frequency times a credit inversely proportional to the memory it is charged, and
- * eviction takes the lowest priority. Small items keep more credit, so at equal memory
- * the cache keeps more of them; frequently used ones keep more, so a hot item outlives
- * cold ones of its size; L rises to each victim's priority, so an item not accessed for a
- * while ages out whatever its size. The frequency is counted by the CLOCK hand: the number
- * of its passes that found the reference bit set, from 1 at the store.
- */
-#define GDS_SCALE (1ull << 32)
-#define GDS_FREQ_MAX 15u
-
-static inline bool gdsf(const struct cache *c)
-{
-	return c->cfg.evict_policy == CACHE_EVICT_GDSF && !c->ops.repl.lru;
-}
-
-/* Each class's credit and ring: band b holds charges in [64 * 4^b, 64 * 4^(b+1)). */
-void cache__evict_classes_init(struct cache *c)
-{
-	for (unsigned i = 0; i < c->nclasses; i++) {
-		struct sclass *k = &c->cls[i];
-		k->credit = GDS_SCALE / k->charge;
-		unsigned band = 0;
-		for (uint64_t q = k->charge / 64; q >= 4 && band < EVICT_BANDS - 1; q /= 4)
-			band++;
-		k->band = gdsf(c) ? band : 0;
-	}
-}
-
-static inline uint64_t gds_priority(const struct cache *c, const struct plist *l,
-				    const struct item *it)
-{
-	unsigned f = REF_FREQ_OF(atomic_load_explicit(&it->refbit, RELAXED));
-	return l->inflation + f * c->cls[it->cls].credit;
-}
-
-static inline struct ring *ring_of(struct cache *c, struct plist *l, const struct item *it)
-{
-	return &l->r[c->cls[it->cls].band];
-}
-
-/* Insert: LRU at the head (most recent); CLOCK just behind the hand (visited last), so
- * the hand meets a ring's items oldest first - and under GreedyDual-Size-Frequency those
- * of lowest priority, as priorities within a band grow with L at their last access. */
-void cache__list_insert_locked(struct cache *c, struct plist *l, struct item *it)
-{
-	struct ring *r = ring_of(c, l, it);
-	it->prio = gds_priority(c, l, it); /* the count is 1 from cache__item_alloc */
-	if (r->hand == NULL) {
-		it->lprev = it->lnext = it;
-		r->hand = it;
-	} else {
-		struct item *h = r->hand;
-		it->lnext = h;
-		it->lprev = h->lprev;
-		h->lprev->lnext = it;
-		h->lprev = it;
-		if (c->ops.repl.lru)
-			r->hand = it;
-	}
-	r->n++;
-}
-
-void cache__list_remove_locked(struct cache *c, struct plist *l, struct item *it)
-{
-	struct ring *r = ring_of(c, l, it);
-	if (it->lnext == it) {
-		r->hand = NULL;
-	} else {
-		it->lprev->lnext = it->lnext;
-		it->lnext->lprev = it->lprev;
-		if (r->hand == it)
-			r->hand = it->lnext;
-	}
-	it->lprev = it->lnext = NULL;
-	r->n--;
-}
-
-/* new replaces old (same list: same hash): CLOCK in old's place when both are in one
- * ring; otherwise (the LRU, or another size band) it is inserted as new. */
-void cache__list_replace_locked(struct cache *c, struct plist *l, struct item *old, struct item *nw)
-{
-	struct ring *r = ring_of(c, l, old);
-	if (c->ops.repl.lru || r != ring_of(c, l, nw)) {
-		cache__list_remove_locked(c, l, old);
-		cache__list_insert_locked(c, l, nw);
-		return;
-	}
-	nw->prio = gds_priority(c, l, nw);
-	if (old->lnext == old) {
-		nw->lprev = nw->lnext = nw;
-	} else {
-		nw->lprev = old->lprev;
-		nw->lnext = old->lnext;
-		old->lprev->lnext = nw;
-		old->lnext->lprev = nw;
-	}
-	if (r->hand == old)
-		r->hand = nw;
-	old->lprev = old->lnext = NULL;
-}
-
-/* locked: move to the LRU head. Caller holds the item's stripe lock (I1). */
-void cache__lru_bump(struct cache *c, struct item *it)
-{
-	struct plist *l = &c->lists[0];
-	pthread_mutex_lock(&l->x);
-	if (l->r[0].hand != it) {
-		cache__list_remove_locked(c, l, it);
-		cache__list_insert_locked(c, l, it);
-	}
-	pthread_mutex_unlock(&l->x);
-}
-
-/* ---- eviction --------------------------------------------------------------------------- */
+#include "cache_types.h"
 
 /* Under l's lock: try to evict victim (I1, I4). Returns true if it was removed (its
  * class in r->cls); false if its stripe was locked by another thread (r->busy). The
@@ -152,7 +35,7 @@ static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v,
 		ST_INC(c, S_EVICTIONS);
 		atomic_fetch_add_explicit(&c->cls[v->cls].evicted, 1, RELAXED);
 		if (c->cfg.evict_fn) {
-			uint32_t now = cache_now(c);
+			uint32_t now = cache__now(c);
 			uint32_t e = atomic_load_explicit(&v->exptime, RELAXED);
 			uint32_t at = atomic_load_explicit(&v->atime, RELAXED);
 			struct cache_evicted ev = {
@@ -225,7 +108,7 @@ static bool evict_lowest(struct cache *c, struct plist *l, struct item **cand, u
 bool cache__clock_evict_locked(struct cache *c, struct plist *l, struct evict_res *res)
 {
 	struct item *cand[EVICT_BANDS * EVICT_WINDOW_MAX], *due[EVICT_BANDS];
-	unsigned nc = 0, nd = 0, want = gdsf(c) ? c->cfg.evict_window : 1;
+	unsigned nc = 0, nd = 0, want = cache__gdsf(c) ? c->cfg.evict_window : 1;
 	for (unsigned b = 0; b < EVICT_BANDS; b++) {
 		struct ring *r = &l->r[b];
 		unsigned got = 0;
@@ -237,11 +120,11 @@ bool cache__clock_evict_locked(struct cache *c, struct plist *l, struct evict_re
 				unsigned f = REF_FREQ_OF(rb);
 				atomic_store_explicit(&v->refbit, REF_FREQ(f < GDS_FREQ_MAX ? f + 1 : f),
 						      RELAXED);
-				v->prio = gds_priority(c, l, v);
+				v->prio = cache__gds_priority(c, l, v);
 				r->hand = v->lnext;
 				continue;
 			}
-			if (!gdsf(c) || v->prio <= l->inflation) {
+			if (!cache__gdsf(c) || v->prio <= l->inflation) {
 				/* CLOCK's victim / overdue: the hand stays on it */
 				due[nd++] = v;
 				break;

@@ -3,7 +3,7 @@
  * library's budget, and the eviction that makes room in it), the drop of an unlinked item
  * (I3). docs/cached.md, "Memory".
  */
-#include "cache_internal.h"
+#include "cache_types.h"
 
 /*
  * Memory accounting (docs/cached.md, "Memory"): the item classes are the members of one
@@ -22,15 +22,6 @@ static void on_reclaim(struct ps_mem *m, const struct ps_mem_reclaim_info *info,
 	(void)m;
 	struct cache *c = arg;
 	c->cfg.reclaim_fn(c->cfg.reclaim_arg, info);
-}
-
-/* cache__item_drop for an item found expired or flushed: counted as reclaimed, in all and in
- * its class (read before the drop: a refcounted variant may free it at once). */
-void cache__item_drop_dead(struct cache *c, struct item *it)
-{
-	atomic_fetch_add_explicit(&c->cls[it->cls].reclaimed, 1, RELAXED);
-	ST_INC(c, S_RECLAIMED);
-	cache__item_drop(c, it);
 }
 
 /* Garbage above mem_limit / GARBAGE_SHARE stops eviction: evicting a live item then only

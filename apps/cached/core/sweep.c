@@ -2,7 +2,7 @@
  * apps/cached/core/sweep.c - the maintenance thread (sweeper of expired and flushed items,
  * background growth, the cache's tick) and the per-class dump.
  */
-#include "cache_internal.h"
+#include "cache_types.h"
 
 #define SWEEP_CHUNK (1ull << 20) /* buckets the sweeper visits per interval, at most */
 
@@ -53,7 +53,7 @@ long cache_dump_class(struct cache *c, unsigned cls, unsigned long limit,
 		return -1;
 	long n = 0;
 	bool more = true;
-	uint32_t now = cache_now(c);
+	uint32_t now = cache__now(c);
 	pthread_mutex_lock(&c->grow_mx);
 	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
 	for (uint64_t i = 0; more && i <= t->mask; i++) {

@@ -1,9 +1,9 @@
 /*
  * apps/cached/core/table.c - the hash table: locked find, link and unlink (I1, I3) and
  * growth without stopping readers (I2; docs/cached.md, "Growth"). The lock-free lookup is
- * inline in cache_internal.h.
+ * inline in cache_types.h.
  */
-#include "cache_internal.h"
+#include "cache_types.h"
 
 #define GROW_CHECK_EVERY 256u
 

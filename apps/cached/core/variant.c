@@ -1,13 +1,13 @@
 /*
  * apps/cached/core/variant.c - the studies' variants (cache.h, enum cache_variant) as one
- * choice on each of three axes (struct cache_ops, cache_internal.h): the stripe lock; how
+ * choice on each of three axes (struct cache_ops, cache_types.h): the stripe lock; how
  * a get protects the item it hands out and how an unlinked item ends; the replacement
  * policy and its list locks. ParSec (EuroSys 2016) §5.2 compares ps against mcs-clock
  * ("modified memcached"); locked is stock memcached's scheme; RT-SMR (RTAS 2018) §VII-C
  * compares RT-ParSec (ps-nocrp on an RT ps) against mcs and pf-rw, both without
  * replacement.
  */
-#include "cache_internal.h"
+#include "cache_types.h"
 
 /* ---- stripe locks ----------------------------------------------------------------------- */
 

@@ -1,7 +1,10 @@
 /*
- * apps/cached/core/cache_internal.h - the cache core's private structures and the inline
- * helpers its files share (item.c, table.c, evict.c, sweep.c, cache.c; docs/cached.md,
- * "Cache core"). Not installed, not a contract for anything outside apps/cached/core.
+ * apps/cached/core/cache_types.h - the cache core's private structures and the inline
+ * helpers its files share (docs/cached.md, "Cache core"); the inlines call no file of the
+ * core but through the variant's tables. The files, each calling only those below it:
+ * cache.c (the API), sweep.c (the maintenance thread), item.c (items, size classes,
+ * memory), variant.c (the variants' tables), evict.c (eviction), table.c (the hash
+ * table), lists.c (the replacement lists). Not installed, not a contract for anything outside apps/cached/core.
  * Names: what the core's files share is cache__<name> (its public API, cache.h, is
  * cache_<name>), so that no name here is read as one of the library's (src/).
  *
@@ -23,8 +26,8 @@
  *  I4 Lock order: stripe -> list lock (blocking). A thread holding a list lock takes
  *     stripe locks only with trylock. The grower takes one stripe at a time.
  */
-#ifndef TSYNC_CACHE_INTERNAL_H
-#define TSYNC_CACHE_INTERNAL_H
+#ifndef TSYNC_CACHE_TYPES_H
+#define TSYNC_CACHE_TYPES_H
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -340,10 +343,19 @@ static inline uint64_t cache__st_sum(const struct cache *c, unsigned k)
 
 /* ---- time ------------------------------------------------------------------------------- */
 
+/* cache_now's body (cache.h), inline for the core's files below cache.c. */
+static inline uint32_t cache__now(const struct cache *c)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint32_t)(ts.tv_sec - c->start_sec) + 2u +
+	       atomic_load_explicit(&c->time_offset, RELAXED);
+}
+
 /* cache_now(), published as the cache's tick (one store per second at most). */
 static inline uint32_t cache__clock_tick(struct cache *c)
 {
-	uint32_t now = cache_now(c);
+	uint32_t now = cache__now(c);
 	if (atomic_load_explicit(&c->tick, RELAXED) != now)
 		atomic_store_explicit(&c->tick, now, RELAXED);
 	return now;
@@ -359,7 +371,7 @@ static inline int cache__item_state(const struct cache *c, const struct item *it
 	uint32_t e = atomic_load_explicit(&it->exptime, RELAXED);
 	if (TSYNC_LIKELY(fa == 0 && e == 0))
 		return LIVE;
-	uint32_t now = cache_now(c);
+	uint32_t now = cache__now(c);
 	if (fa && it->time < fa && now >= fa)
 		return FLUSHED;
 	if (e && e <= now)
@@ -438,6 +450,15 @@ static inline void cache__item_drop(struct cache *c, struct item *it)
 	c->ops.pin.drop(c, it);
 }
 
+/* cache__item_drop for an item found expired or flushed: counted as reclaimed, in all and in
+ * its class (read before the drop: a refcounted variant may free it at once). */
+static inline void cache__item_drop_dead(struct cache *c, struct item *it)
+{
+	atomic_fetch_add_explicit(&c->cls[it->cls].reclaimed, 1, RELAXED);
+	ST_INC(c, S_RECLAIMED);
+	cache__item_drop(c, it);
+}
+
 /* ---- hash table ------------------------------------------------------------------------- */
 
 static inline uint64_t cache__key_hash(const void *key, size_t nkey)
@@ -484,7 +505,38 @@ static inline struct item *cache__lookup(struct cache *c, uint64_t h, const void
 	return it;
 }
 
-/* Under the stripe lock: find the item and the link that points to it. */
+/* ---- GreedyDual-Size-Frequency: the priorities lists.c keeps and evict.c compares --- */
+
+/*
+ * GreedyDual-Size-Frequency (Cao and Irani, USITS 1997; Cherkasova, HP Labs 1998) with a
+ * uniform miss cost: an item's priority is the list's inflation L at its last access plus
+ * its frequency times a credit inversely proportional to the memory it is charged, and
+ * eviction takes the lowest priority. Small items keep more credit, so at equal memory
+ * the cache keeps more of them; frequently used ones keep more, so a hot item outlives
+ * cold ones of its size; L rises to each victim's priority, so an item not accessed for a
+ * while ages out whatever its size. The frequency is counted by the CLOCK hand: the number
+ * of its passes that found the reference bit set, from 1 at the store.
+ */
+#define GDS_SCALE (1ull << 32)
+#define GDS_FREQ_MAX 15u
+
+static inline bool cache__gdsf(const struct cache *c)
+{
+	return c->cfg.evict_policy == CACHE_EVICT_GDSF && !c->ops.repl.lru;
+}
+
+static inline uint64_t cache__gds_priority(const struct cache *c, const struct plist *l,
+				    const struct item *it)
+{
+	unsigned f = REF_FREQ_OF(atomic_load_explicit(&it->refbit, RELAXED));
+	return l->inflation + f * c->cls[it->cls].credit;
+}
+
+static inline struct ring *cache__ring_of(struct cache *c, struct plist *l, const struct item *it)
+{
+	return &l->r[c->cls[it->cls].band];
+}
+
 /* ---- sizes ------------------------------------------------------------------------------ */
 
 static inline size_t cache__round_up(size_t v, size_t a)
@@ -500,7 +552,6 @@ int cache__class_of(const struct cache *c, size_t total);
 enum cache_status cache__item_alloc(struct cache *c, uint64_t hash, const void *key,
 				    size_t nkey, size_t nbytes, uint32_t flags, bool may_wait,
 				    struct item **out);
-void cache__item_drop_dead(struct cache *c, struct item *it);
 
 /* table.c */
 struct table *cache__table_new(unsigned power);
@@ -512,15 +563,17 @@ void cache__link_locked(struct cache *c, struct item *nw, struct item *old,
 			 struct item *_Atomic *pp);
 void cache__maybe_grow(struct cache *c);
 
-/* evict.c */
+/* lists.c */
 void cache__list_insert_locked(struct cache *c, struct plist *l, struct item *it);
 void cache__list_remove_locked(struct cache *c, struct plist *l, struct item *it);
 void cache__list_replace_locked(struct cache *c, struct plist *l, struct item *old,
 				struct item *nw);
 void cache__lru_bump(struct cache *c, struct item *it);
+void cache__evict_classes_init(struct cache *c); /* each class's credit and band */
+
+/* evict.c */
 bool cache__evict_one(struct cache *c, struct evict_res *r);
 bool cache__clock_evict_locked(struct cache *c, struct plist *l, struct evict_res *r);
 bool cache__lru_evict_locked(struct cache *c, struct plist *l, struct evict_res *r);
-void cache__evict_classes_init(struct cache *c); /* each class's credit and band */
 
-#endif /* TSYNC_CACHE_INTERNAL_H */
+#endif /* TSYNC_CACHE_TYPES_H */
