@@ -71,9 +71,6 @@
 #include "rt_cache.h"
 #include "rt_cache_internal.h"
 
-const char *const rtc_dname[ND] = {"rt-parsec", "mcs", "pf-rw"};
-const char *const rtc_dpolicy[ND] = {"rt", "mutex", "pf-rw"};
-const char *const rtc_mname[NMODE] = {"calibrate", "strict", "relaxed", "overload"};
 
 /* ---- options -------------------------------------------------------------------------- */
 

@@ -25,18 +25,6 @@
 
 #include "rt_cache_internal.h"
 
-struct cache *rtc_cache;
-const uint32_t *rtc_trace;
-const char *rtc_keys;
-struct plan rtc_plan;
-uint64_t rtc_t0, rtc_end;
-struct bench_run rtc_run;
-int rtc_cpus[CPU_SETSIZE];
-unsigned rtc_ncpus;
-bool rtc_pin = true;
-bool rtc_try_fifo;
-const char *rtc_no_fifo_why;
-double rtc_cost_q = 0.999;
 
 static uint64_t steal_ns(unsigned ncpu);
 

@@ -88,10 +88,8 @@ struct result {
 };
 
 /* ---- state of the run in progress (read by workers, sampler and peers) ---- */
-static const struct smr_peer *g_peer;
+
 static bool g_paper;
-static struct bench_thread *g_threads;
-static unsigned g_nthreads;
 static const uint16_t *g_trace;
 static size_t g_trace_len;
 static struct bench_run g_run;
@@ -102,48 +100,6 @@ static unsigned g_lat_every = 1;
 
 static int g_cpus[CPU_SETSIZE];
 static unsigned g_ncpus;
-
-struct bench_thread *smr_thread(unsigned id)
-{
-	return &g_threads[id];
-}
-
-uint64_t smr_pending_counted(void)
-{
-	uint64_t sum = 0;
-	for (unsigned i = 0; i < g_nthreads; i++) {
-		/* done first: every completion it counts was queued before (release/acquire
-		 * through the mechanism's queue and the done increment), so queued >= done. */
-		uint64_t d = atomic_load_explicit(&g_threads[i].done, memory_order_acquire);
-		uint64_t q = atomic_load_explicit(&g_threads[i].queued, memory_order_relaxed);
-		sum += q > d ? q - d : 0;
-	}
-	return sum;
-}
-
-void smr_node_fail(const struct smr_node *n, unsigned slot, uint64_t magic, uint64_t gen,
-		   uint64_t check, unsigned nslot)
-{
-	const char *why = magic == SMR_NODE_POISON ? "a freed (poisoned) node"
-			  : magic != SMR_NODE_LIVE ? "a node with a corrupt magic"
-			  : nslot != slot ? "a node installed in another slot"
-					  : "a node with an inconsistent incarnation";
-	fprintf(stderr,
-		"tsync-bench smr: FATAL: mechanism '%s': a reader of slot %u saw %s\n"
-		"  node %p: magic %#" PRIx64 " gen %#" PRIx64 " check %#" PRIx64
-		" (expected %#" PRIx64 ") slot %u\n"
-		"  the mechanism let a reader access memory that was freed or reused.\n",
-		g_peer ? g_peer->name : "?", slot, why, (const void *)n, magic, gen, check,
-		smr_node_hash(gen, slot), nslot);
-	abort();
-}
-
-void smr_oom(void)
-{
-	fprintf(stderr, "tsync-bench smr: FATAL: mechanism '%s': node allocation failed\n",
-		g_peer ? g_peer->name : "?");
-	abort();
-}
 
 /* ---- traces ---- */
 
@@ -174,8 +130,8 @@ static uint16_t *make_trace(size_t n, unsigned pct, bool paper)
 static void run_loop_all(struct bench_thread *t, size_t lo, size_t hi, uint64_t deadline)
 {
 	const uint16_t *tr = g_trace;
-	void (*rd)(struct bench_thread *, unsigned) = g_peer->read;
-	void (*up)(struct bench_thread *, unsigned) = g_peer->update;
+	void (*rd)(struct bench_thread *, unsigned) = smr__peer->read;
+	void (*up)(struct bench_thread *, unsigned) = smr__peer->update;
 	struct hist *hr = t->rd, *hu = t->up;
 	uint64_t prev = tsync_now(), now, nrd = 0, nup = 0;
 	size_t i = lo;
@@ -212,8 +168,8 @@ static void run_loop_sampled(struct bench_thread *t, size_t lo, size_t hi, uint6
 			     unsigned every)
 {
 	const uint16_t *tr = g_trace;
-	void (*rd)(struct bench_thread *, unsigned) = g_peer->read;
-	void (*up)(struct bench_thread *, unsigned) = g_peer->update;
+	void (*rd)(struct bench_thread *, unsigned) = smr__peer->read;
+	void (*up)(struct bench_thread *, unsigned) = smr__peer->update;
 	uint64_t nrd = 0, nup = 0, t1 = 0;
 	unsigned left = every;
 	size_t i = lo;
@@ -251,8 +207,8 @@ static void run_loop_sampled(struct bench_thread *t, size_t lo, size_t hi, uint6
 
 static void run_loop(struct bench_thread *t, uint64_t deadline)
 {
-	size_t lo = g_trace_len * t->id / g_nthreads;
-	size_t hi = g_trace_len * (t->id + 1) / g_nthreads;
+	size_t lo = g_trace_len * t->id / smr__nthreads;
+	size_t hi = g_trace_len * (t->id + 1) / smr__nthreads;
 	if (g_lat_every <= 1)
 		run_loop_all(t, lo, hi, deadline);
 	else
@@ -266,14 +222,14 @@ static void *worker(void *arg)
 	if (err && t->id == 0)
 		fprintf(stderr, "tsync-bench smr: warning: pinning to CPU %d: %s\n", t->cpu,
 			strerror(err));
-	int ok = g_peer->thread_init(t) == 0;
+	int ok = smr__peer->thread_init(t) == 0;
 	if (!ok)
 		atomic_store(&g_init_failed, 1);
 	uint64_t deadline = bench_run_wait(&g_run);
 	if (!atomic_load(&g_init_failed))
 		run_loop(t, deadline);
 	if (ok)
-		g_peer->thread_fini(t);
+		smr__peer->thread_fini(t);
 	return NULL;
 }
 
@@ -283,7 +239,7 @@ static void *sampler(void *arg)
 	const struct timespec period = {0, SAMPLE_NS};
 	uint64_t peak = 0;
 	while (atomic_load_explicit(&g_sampling, memory_order_acquire)) {
-		uint64_t v = g_peer->pending();
+		uint64_t v = smr__peer->pending();
 		if (v > peak)
 			peak = v;
 		nanosleep(&period, NULL);
@@ -319,9 +275,9 @@ static int run_one(const struct smr_peer *p, unsigned nthr, const struct opts *o
 		if (!th[i].rd || !th[i].up)
 			die_errno("allocating histograms", ENOMEM);
 	}
-	g_peer = p;
-	g_threads = th;
-	g_nthreads = nthr;
+	smr__peer = p;
+	smr__threads = th;
+	smr__nthreads = nthr;
 	atomic_store(&g_init_failed, 0);
 	atomic_store(&g_peak_pending, 0);
 
@@ -379,8 +335,8 @@ static int run_one(const struct smr_peer *p, unsigned nthr, const struct opts *o
 	free(up);
 	free(th);
 	free(tid);
-	g_threads = NULL;
-	g_nthreads = 0;
+	smr__threads = NULL;
+	smr__nthreads = 0;
 	if (failed) {
 		fprintf(stderr, "tsync-bench smr: %s: thread initialisation failed\n", p->name);
 		return -1;

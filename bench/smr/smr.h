@@ -43,6 +43,12 @@ struct bench_thread {
 	_Alignas(SMR_CACHE_LINE) _Atomic uint64_t done;
 };
 
+/* The run the driver set up (smr_run.c; written by smr.c before the workers start, read
+ * by the peers and the fatal paths): the mechanism, its workers' records. */
+extern const struct smr_peer *smr__peer;
+extern struct bench_thread *smr__threads;
+extern unsigned smr__nthreads;
+
 /* The harness's thread record of worker id (valid during a run). */
 struct bench_thread *smr_thread(unsigned id);
 
