@@ -63,6 +63,7 @@
 #include <tsync/tsync.h>
 
 #include "common.h"
+#include "sys.h"
 #include "hist.h"
 #include "hash/hash_bench.h"
 
@@ -537,13 +538,6 @@ static void *steady_worker(void *arg)
 	return NULL;
 }
 
-static long peak_rss_kib(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_maxrss;
-}
-
 /* Fill with keys 0, 2, 4, ... (K of them, from the 2K space). */
 static void prefill(const struct table_ops *t, uint64_t keys)
 {
@@ -595,7 +589,7 @@ static void steady_child(int fd, const struct table_ops *t, unsigned n, unsigned
 			   tsync_ticks_to_ns(hist_quantile(lk, 0.50)),
 			   tsync_ticks_to_ns(hist_quantile(lk, 0.99)),
 			   hist_count(up) ? tsync_ticks_to_ns(hist_quantile(up, 0.99)) : 0,
-			   t->resizes() - r0, peak_rss_kib());
+			   t->resizes() - r0, bench_peak_rss_kib());
 	if (write(fd, line, (size_t)len) != len)
 		_exit(1);
 	_exit(0);
@@ -684,7 +678,7 @@ static void resize_child(int fd, const struct table_ops *t, uint64_t keys)
 				t->name, phase_name[ph], keys, z.n[ph],
 				tsync_ticks_to_ns(hist_quantile(z.h[ph], 0.50)),
 				tsync_ticks_to_ns(hist_quantile(z.h[ph], 0.99)), phase_secs[ph],
-				phase_resizes[ph], peak_rss_kib());
+				phase_resizes[ph], bench_peak_rss_kib());
 	if (write(fd, buf, (size_t)len) != len)
 		_exit(1);
 	_exit(0);

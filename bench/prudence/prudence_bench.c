@@ -98,6 +98,7 @@
 #include <tsync/ps_mem.h>
 
 #include "common.h"
+#include "sys.h"
 #include "hist.h"
 #include "prudence_bench.h"
 
@@ -704,25 +705,6 @@ static uint64_t others_cpu_ns(const pid_t *ours, unsigned n)
 	return sum;
 }
 
-static uint64_t rss_kib(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	unsigned long size = 0, res = 0;
-	if (f) {
-		if (fscanf(f, "%lu %lu", &size, &res) != 2)
-			res = 0;
-		fclose(f);
-	}
-	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE) / 1024u;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The process's malloc is the one asked for: the library that defines `malloc`. */
 static int check_preload(const struct palloc *a)
 {
@@ -800,13 +782,13 @@ static int child_run(void)
 		ours[nours++] = g_w[i].tid;
 	for (unsigned i = 0; i < g_run.readers; i++)
 		ours[nours++] = g_rtid[i];
-	uint64_t start_ns = mono_ns(), start_tick = tsync_now();
+	uint64_t start_ns = bench_mono_ns(), start_tick = tsync_now();
 	uint64_t helper0 = others_cpu_ns(ours, nours);
 	uint64_t deadline = start_ns + (uint64_t)(g_run.seconds * 1e9);
 	bool failed = false;
 	unsigned samples = 0;
 	for (;;) {
-		uint64_t now = mono_ns();
+		uint64_t now = bench_mono_ns();
 		if (now >= deadline)
 			break;
 		uint64_t step = g_run.sample_ms ? g_run.sample_ms * 1000000ull : deadline - now;
@@ -817,7 +799,7 @@ static int child_run(void)
 		if (g_run.series) {
 			fprintf(g_run.series, "%s,%u,%u,%zu,%u,%.3f,%" PRIu64 ",%" PRIu64 "\n", a->name,
 				g_run.threads, g_run.readers, g_run.size, g_run.repeat,
-				(double)(mono_ns() - start_ns) / 1e9, rss_kib(), a->pending());
+				(double)(bench_mono_ns() - start_ns) / 1e9, bench_rss_kib(), a->pending());
 			fflush(g_run.series);
 			samples++;
 		}
@@ -830,7 +812,7 @@ static int child_run(void)
 	if (g_run.series && samples == 0) {
 		fprintf(g_run.series, "%s,%u,%u,%zu,%u,%.3f,%" PRIu64 ",%" PRIu64 "\n", a->name,
 			g_run.threads, g_run.readers, g_run.size, g_run.repeat,
-			(double)(mono_ns() - start_ns) / 1e9, rss_kib(), a->pending());
+			(double)(bench_mono_ns() - start_ns) / 1e9, bench_rss_kib(), a->pending());
 		fflush(g_run.series);
 	}
 	atomic_store(&g_stop, true);
@@ -838,7 +820,7 @@ static int child_run(void)
 	struct ps_mem_stats st;
 	bool has_stats = a->mem_stats(&st);
 	uint64_t helper1 = others_cpu_ns(ours, nours);
-	uint64_t stop_ns = mono_ns();
+	uint64_t stop_ns = bench_mono_ns();
 	for (unsigned i = 0; i < g_nw; i++)
 		pthread_join(g_w[i].th, NULL);
 	for (unsigned i = 0; i < g_run.readers; i++)
@@ -915,93 +897,6 @@ struct opts {
 	bool pin, pin_readers, ops_col;
 };
 
-/* The memory cgroup this process is in, as a directory, and the file that limits it:
- * cgroup v1 (memory.limit_in_bytes) or v2 (memory.max). 0, or -1 with a message. */
-static int cgroup_base(char *dir, size_t len, const char **limit_file)
-{
-	FILE *f = fopen("/proc/self/cgroup", "r");
-	if (f == NULL)
-		return -1;
-	char line[4096], v2[4096] = "";
-	int rc = -1;
-	while (fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\n")] = '\0';
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (c2 == NULL)
-			continue;
-		*c2 = '\0';
-		const char *ctrl = c1 + 1, *path = c2 + 1;
-		if (strcmp(ctrl, "memory") == 0 ||
-		    (strncmp(ctrl, "memory,", 7) == 0) || strstr(ctrl, ",memory")) {
-			snprintf(dir, len, "/sys/fs/cgroup/memory%s", path);
-			*limit_file = "memory.limit_in_bytes";
-			rc = 0;
-			break;
-		}
-		if (ctrl[0] == '\0')
-			snprintf(v2, sizeof v2, "%s", path);
-	}
-	fclose(f);
-	if (rc != 0 && v2[0]) {
-		snprintf(dir, len, "/sys/fs/cgroup%s", strcmp(v2, "/") ? v2 : "");
-		*limit_file = "memory.max";
-		rc = 0;
-	}
-	return rc;
-}
-
-static int write_file(const char *dir, const char *name, const char *val)
-{
-	char path[4200];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	if (f == NULL)
-		return -1;
-	int rc = fputs(val, f) < 0 ? -1 : 0;
-	if (fclose(f) != 0)
-		rc = -1;
-	return rc;
-}
-
-/* A fresh memory cgroup limited to limit_mib, below ours: its directory in dir. */
-static int cgroup_make(unsigned limit_mib, unsigned serial, char *dir, size_t len)
-{
-	char base[4096];
-	const char *limit_file;
-	if (cgroup_base(base, sizeof base, &limit_file) != 0) {
-		fprintf(stderr, WHO ": --limit-mib: no memory cgroup found in /proc/self/cgroup\n");
-		return -1;
-	}
-	if (strcmp(limit_file, "memory.max") == 0)
-		write_file(base, "cgroup.subtree_control", "+memory"); /* may be on already */
-	snprintf(dir, len, "%s/tsync-prudence-%d-%u", base, (int)getpid(), serial);
-	char val[32];
-	snprintf(val, sizeof val, "%llu", (unsigned long long)limit_mib << 20);
-	if (mkdir(dir, 0755) != 0 || write_file(dir, limit_file, val) != 0) {
-		fprintf(stderr, WHO ": --limit-mib: cannot make a memory cgroup at %s: %s\n", dir,
-			strerror(errno));
-		rmdir(dir);
-		return -1;
-	}
-	if (strcmp(limit_file, "memory.limit_in_bytes") == 0)
-		write_file(dir, "memory.oom_control", "0"); /* v1: kill, never freeze, at the limit */
-	char sw[4300];
-	snprintf(sw, sizeof sw, "%s/memory.memsw.limit_in_bytes", dir);
-	if (access(sw, W_OK) == 0) /* v1 with swap accounting: no escape into swap */
-		write_file(dir, "memory.memsw.limit_in_bytes", val);
-	else if (strcmp(limit_file, "memory.max") == 0)
-		write_file(dir, "memory.swap.max", "0");
-	return 0;
-}
-
-static void cgroup_remove(const char *dir)
-{
-	for (int i = 0; i < 100 && rmdir(dir) != 0 && errno == EBUSY; i++) {
-		struct timespec nap = {0, 10000000L};
-		nanosleep(&nap, NULL);
-	}
-}
-
 /* Insert `val` as field `idx` (0-based) of the CSV row, whose field idx is empty. */
 static void row_set_field(char *row, size_t cap, unsigned idx, const char *val)
 {
@@ -1076,12 +971,12 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 	argv[n] = NULL;
 
 	char cg[4300] = "";
-	if (o->limit_mib && cgroup_make(o->limit_mib, serial, cg, sizeof cg) != 0)
+	if (o->limit_mib && bench_cgroup_make(WHO, "tsync-prudence", o->limit_mib, serial, cg, sizeof cg) != 0)
 		return -1;
 	int pfd[2];
 	if (pipe(pfd) != 0)
 		return -1;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = bench_mono_ns();
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
@@ -1090,9 +985,7 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 		close(pfd[0]);
 		close(pfd[1]);
 		if (cg[0]) {
-			char me[32];
-			snprintf(me, sizeof me, "%d", (int)getpid());
-			if (write_file(cg, "cgroup.procs", me) != 0) {
+			if (bench_cgroup_enter(cg) != 0) {
 				fprintf(stderr, WHO ": cannot enter %s: %s\n", cg, strerror(errno));
 				_exit(126);
 			}
@@ -1111,12 +1004,12 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 	char buf[4096];
 	size_t len = 0;
 	for (;;) {
-		uint64_t now = mono_ns();
+		uint64_t now = bench_mono_ns();
 		struct pollfd pf = {pfd[0], POLLIN, 0};
 		int pr = now >= kill_at ? 0 : poll(&pf, 1, (int)((kill_at - now) / 1000000u) + 1);
 		if (pr < 0 && errno == EINTR)
 			continue;
-		if (pr == 0 && mono_ns() >= kill_at) {
+		if (pr == 0 && bench_mono_ns() >= kill_at) {
 			fprintf(stderr, WHO ": %s: no end after %.0f s, killed\n", a->name,
 				o->seconds + 120.0);
 			kill(pid, SIGKILL);
@@ -1140,9 +1033,9 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 	struct rusage ru;
 	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
 		;
-	res->wall_s = (double)(mono_ns() - t0) / 1e9;
+	res->wall_s = (double)(bench_mono_ns() - t0) / 1e9;
 	if (cg[0])
-		cgroup_remove(cg);
+		bench_cgroup_remove(cg);
 	snprintf(res->stats, sizeof res->stats, ",,,,,,,,");
 	char *st = strstr(buf, "#stats ");
 	if (st) {

@@ -27,6 +27,7 @@
 #include <tsync/tsync.h>
 
 #include "../common.h"
+#include "../sys.h"
 #include "../hist.h"
 #include "rt.h"
 
@@ -93,13 +94,6 @@ static void on_reclaim(struct ps_mem *m, const struct ps_mem_reclaim_info *i, vo
 		if (b > t->be_max)
 			t->be_max = b;
 	}
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void sleep_until_ns(uint64_t t)
@@ -193,7 +187,7 @@ static void *task_main(void *p)
 		if (rel >= G.end_ns)
 			break;
 		sleep_until_ns(rel);
-		uint64_t start = now_ns();
+		uint64_t start = bench_mono_ns();
 		for (uint64_t r = 0; r < t->reads; r++) {
 			uint64_t a = tsync_now();
 			read_request(t);
@@ -210,9 +204,9 @@ static void *task_main(void *p)
 			if (d > t->wr_max)
 				t->wr_max = d;
 		}
-		while (now_ns() - start < E)
+		while (bench_mono_ns() - start < E)
 			tsync_arch_relax();
-		uint64_t done = now_ns();
+		uint64_t done = bench_mono_ns();
 		uint64_t resp = done - rel;
 		if (resp > t->resp_max_ns)
 			t->resp_max_ns = resp;
@@ -426,7 +420,7 @@ int rt_main(int argc, char **argv, const char *cmdline)
 	for (unsigned i = 0; i < RT_SLOTS; i++)
 		atomic_store(&G.slot[i], node_new());
 
-	uint64_t seed = now_ns() | 1;
+	uint64_t seed = bench_mono_ns() | 1;
 	for (int i = 0; i < ntasks; i++) {
 		tasks[i].rng = seed + (uint64_t)i * 0x9E3779B97F4A7C15ull;
 		if (pthread_create(&tasks[i].thread, NULL, task_main, &tasks[i]) != 0) {
@@ -434,7 +428,7 @@ int rt_main(int argc, char **argv, const char *cmdline)
 			return 1;
 		}
 	}
-	G.t0_ns = now_ns() + 20000000u; /* first release in 20 ms: every thread is set up */
+	G.t0_ns = bench_mono_ns() + 20000000u; /* first release in 20 ms: every thread is set up */
 	G.end_ns = G.t0_ns + (uint64_t)(seconds * 1e9);
 	atomic_store_explicit(&G.start, 1, memory_order_release);
 	for (int i = 0; i < ntasks; i++)

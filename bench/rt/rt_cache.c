@@ -373,7 +373,7 @@ static void choose_sched(void)
 	if (nf && *nf && strcmp(nf, "0") != 0) {
 		rtc_try_fifo = false;
 		rtc_no_fifo_why = "TSYNC_BENCH_NO_FIFO";
-	} else if (rtc_rt_throttled()) {
+	} else if (bench_rt_throttled()) {
 		rtc_try_fifo = false;
 		rtc_no_fifo_why = "the kernel throttles real-time threads "
 				  "(kernel.sched_rt_runtime_us < sched_rt_period_us): an "

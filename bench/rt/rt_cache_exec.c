@@ -20,7 +20,7 @@
  * between the tasks of a core to add its latency. σ collects the garbage of the
  * executive's thread, which is the thread that freed it (τw runs on it): ps_mem_collect
  * works on the caller's own queue only. The executives try SCHED_FIFO (priority 1) where
- * the kernel does not throttle real-time threads (rtc_rt_throttled: a spinning FIFO
+ * the kernel does not throttle real-time threads (bench_rt_throttled: a spinning FIFO
  * executive would be stopped for 50 ms of every second); otherwise, or with the
  * environment TSYNC_BENCH_NO_FIFO=1 (shared machines, the smoke tests), they run
  * SCHED_OTHER, and the JSON's and COMMAND.txt's "sched" says why. Each run also records
@@ -254,13 +254,6 @@ static void run_calibrate(struct exec *x)
  */
 #define IDLE_SPIN_NS 60000u
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Spin a moment, or sleep to IDLE_SPIN_NS before `until`. Returns when the executive
  * expected to run again: now (spun), or the wake-up time it asked for (slept). */
 static uint64_t idle_until(uint64_t now, uint64_t until, uint64_t tsc0, uint64_t mono0)
@@ -376,7 +369,7 @@ static void run_periodic(struct exec *x)
 	const uint64_t ng = njobs(pg), ns = njobs(P->ps), nq = njobs(P->pq);
 	uint64_t issued = t0; /* closed loop: when the next get was issued */
 	uint64_t kg = 0, ks = 0, kq = 0; /* completed jobs: the oldest pending is number k */
-	const uint64_t tsc0 = tsync_now(), mono0 = mono_ns();
+	const uint64_t tsc0 = tsync_now(), mono0 = bench_mono_ns();
 	const uint64_t gap = tsync_ns_to_ticks(DIST_GAP_NS);
 	const uint64_t slow = tsync_ns_to_ticks(DIST_SLOW_NS);
 	/* the periodic jobs released (relaxed: gets are requests in the slack, not jobs) */

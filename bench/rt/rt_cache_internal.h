@@ -23,6 +23,7 @@
 #include "cache.h"
 #include "cache/ycsb.h"
 #include "common.h"
+#include "sys.h"
 #include "hist.h"
 
 #define WHO "tsync-bench rt-cache"
@@ -150,7 +151,7 @@ extern unsigned rtc_ncpus;
 extern bool rtc_pin; /* --no-pin clears it: executives left to the scheduler */
 extern bool rtc_try_fifo;
 /* why SCHED_FIFO is not tried (NULL: it is): the environment, or the kernel's RT
- * throttling (see rtc_rt_throttled) */
+ * throttling (see bench_rt_throttled, bench/sys.h) */
 extern const char *rtc_no_fifo_why;
 /* --cost-percentile as a quantile: (0, 1], or -1 for the mean (rt_cache.c sets it) */
 extern double rtc_cost_q;
@@ -232,7 +233,6 @@ uint64_t rtc_us_ticks(double us);
 int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t nreq,
 		uint64_t records, const struct plan *plan, double seconds, struct result *r);
 int rtc_write_json_file(const char *path, json_t *j);
-bool rtc_rt_throttled(void);
 const char *rtc_sched_line(const struct result *r, char *buf, size_t n);
 double rtc_shared_cpu_ms(const struct result *r);
 void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, double gp,

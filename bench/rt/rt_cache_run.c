@@ -26,7 +26,6 @@
 #include "rt_cache_internal.h"
 
 
-static uint64_t steal_ns(unsigned ncpu);
 
 double rtc_ticks_us(double t)
 {
@@ -170,7 +169,7 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 	 * spinning */
 	rtc_t0 = tsync_now() + (plan->mode == M_CAL ? 0 : tsync_ns_to_ticks(20000000u));
 	rtc_end = rtc_t0 + tsync_ns_to_ticks((uint64_t)(seconds * 1e9));
-	uint64_t steal0 = steal_ns(started < rtc_ncpus ? started : rtc_ncpus);
+	uint64_t steal0 = bench_steal_ns(rtc_cpus, started < rtc_ncpus ? started : rtc_ncpus);
 	bench_run_go(&rtc_run, rtc_end);
 	struct hist hg = {{0}}, hs = {{0}}, hgs = {{0}}, hss = {{0}};
 	struct hist hgj = {{0}}, hsj = {{0}}, hqa = {{0}}, hqb = {{0}}, hirq = {{0}};
@@ -182,7 +181,7 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 	r->fifo = true;
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	uint64_t steal1 = steal_ns(started < rtc_ncpus ? started : rtc_ncpus);
+	uint64_t steal1 = bench_steal_ns(rtc_cpus, started < rtc_ncpus ? started : rtc_ncpus);
 	r->steal_ns = steal1 > steal0 ? steal1 - steal0 : 0;
 	/* a miss is explained by a disturbance on any core that overlaps its window */
 	for (unsigned i = 0; i < started; i++) {
@@ -363,48 +362,6 @@ int rtc_write_json_file(const char *path, json_t *j)
 		return -1;
 	}
 	return 0;
-}
-
-/* Does the kernel throttle SCHED_FIFO threads (RT bandwidth control: a real-time thread
- * may run sched_rt_runtime_us of every sched_rt_period_us, then waits out the period)?
- * At tens of microseconds of period the executives never sleep, so a FIFO executive
- * would be stopped for the rest of every throttling period - 50 ms each second by
- * default, a stall no analysis of the task set allows for. Unknown (no /proc): no. */
-bool rtc_rt_throttled(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/sched_rt_runtime_us", "r");
-	if (f == NULL)
-		return false;
-	long long rt = -1;
-	if (fscanf(f, "%lld", &rt) != 1)
-		rt = -1;
-	fclose(f);
-	return rt >= 0;
-}
-
-/* Steal time of the CPUs the executives run on, ns (/proc/stat's 8th field of each
- * cpuN line, in USER_HZ ticks): time the hypervisor ran something else on them - the
- * largest disturbance of a virtual machine, outside any task model. 0 if unknown. */
-static uint64_t steal_ns(unsigned ncpu)
-{
-	FILE *f = fopen("/proc/stat", "r");
-	if (f == NULL)
-		return 0;
-	long hz = sysconf(_SC_CLK_TCK);
-	char line[512];
-	uint64_t sum = 0;
-	while (fgets(line, sizeof line, f)) {
-		int cpu;
-		unsigned long long v[8];
-		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
-			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9)
-			continue;
-		for (unsigned i = 0; i < ncpu; i++)
-			if (rtc_cpus[i] == cpu)
-				sum += v[7];
-	}
-	fclose(f);
-	return hz > 0 ? sum * (1000000000ull / (uint64_t)hz) : 0;
 }
 
 const char *rtc_sched_line(const struct result *r, char *buf, size_t n)
