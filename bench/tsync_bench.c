@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "smr/smr.h"
+#include "smr/smr_bench.h"
 #include "rlu/rlu_bench.h"
-#include "rt/rt.h"
-#include "rt/rt_cache.h"
+#include "rt/rt_bench.h"
+#include "rt/rt_cache_bench.h"
 #include "cache/cache_bench.h"
 #include "oplog/oplog_bench.h"
-#include "cached-net/cached_net_cmd.h"
+#include "cached-net/cached_net_bench.h"
 #include "prudence/prudence_bench.h"
 #include "vmdb/vmdb_bench.h"
 #include "hash/hash_bench.h"
@@ -45,14 +45,14 @@ static const struct bench_cmd cmds[] = {
 	  "in-process memcached study on the tsync-cached core: ps, ps-nocrp,\n"
 	  "             mcs-clock, locked (ParSec, EuroSys 2016, sec. 5.2); see\n"
 	  "             tsync-bench cache --help" },
-	{ "oplog", oplog_bench_main,
+	{ "oplog", oplog_main,
 	  "OpLog list / counter / rmap against lock-free, atomic, per-CPU and mutex\n"
 	  "             peers (OpLog, MIT TR 2014, sec. 7); see tsync-bench oplog --help" },
 	{ "prudence", prudence_main,
 	  "alloc + deferred-free pairs and a copy-on-write endurance run: ps_mem,\n"
 	  "             ps_kmem, malloc/jemalloc/tcmalloc/mimalloc + call_rcu, ck_epoch\n"
 	  "             (Prudence, ASPLOS 2016, sec. 5); see tsync-bench prudence --help" },
-	{ "vmdb", vmdb_bench_main,
+	{ "vmdb", vmdb_main,
 	  "the virtual-memory mapping database (apps/vmdb: ps, global-lock,\n"
 	  "             frame-lock) against liburcu and Linux mmap/munmap on a Metis-like\n"
 	  "             trace (ParSec, EuroSys 2016, sec. 5.3); see tsync-bench vmdb --help" },

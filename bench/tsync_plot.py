@@ -1,8 +1,8 @@
 """bench/tsync_plot.py - what the benchmark reports share.
 
-Every report script (bench/report.py for smr, bench/oplog/plot_oplog.py, bench/rlu/plot_rlu.py,
-bench/cache/report_cache.py, bench/vmdb/plot_vmdb.py, bench/prudence/plot_prudence.py,
-bench/rt/plot_rt_cache.py, and the summary of bench/cached_memeff.py) is its study's
+Every report script (bench/smr/plot_smr.py for smr, bench/oplog/plot_oplog.py, bench/rlu/plot_rlu.py,
+bench/cache/plot_cache.py, bench/vmdb/plot_vmdb.py, bench/prudence/plot_prudence.py,
+bench/rt/plot_rt_cache.py, and the summary of bench/cached-net/cached_memeff.py) is its study's
 configuration (CSV fields and types, the order of its designs, its targets) plus its own
 tables and figures; the rest lives here:
 

@@ -58,7 +58,7 @@ for suite in "$@"; do
 		# the p99s come from ops timed one by one.
 		run smr --lat-every 1000 "${smr_threads[@]}" --out docs/results/smr
 		run smr --lat-every 1000 --layout slots "${smr_threads[@]}" --out docs/results/smr-slots
-		"$py" bench/report.py readme README.md \
+		"$py" bench/smr/plot_smr.py readme README.md \
 			--section "Paper layout (ParSec (EuroSys 2016) §5.1: one shared node read, private updates)=docs/results/smr/smr.csv" \
 			--section "Slots layout (updates replace nodes readers are reading)=docs/results/smr-slots/smr.csv" \
 			--command "make bench"
@@ -220,7 +220,7 @@ for suite in "$@"; do
 	hash)
 		run hash --threads 2 --updates 0,10,50 --keys 1000,65536,1048576 --seconds 1 \
 			--repeat 3 --resize --out docs/results/hash
-		"$py" bench/hash/report_hash.py docs/results/hash --doc docs/hash.md
+		"$py" bench/hash/plot_hash.py docs/results/hash --doc docs/hash.md
 		echo "bench: docs/hash.md targets refreshed"
 		;;
 	*)

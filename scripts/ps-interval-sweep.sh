@@ -21,7 +21,7 @@ start=$(date +%s)
 {
 	echo "command:   for each repeat 1..$repeats, for each interval I in $intervals:"
 	echo "           TSYNC_BENCH_PS_READ_INTERVAL_US=I $bin ${args[*]} -c -"
-	echo "           then $py bench/ps_interval_table.py $out/sweep.csv > $out/table.md"
+	echo "           then $py bench/smr/ps_interval_table.py $out/sweep.csv > $out/table.md"
 	echo "commit:    $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
 	echo "machine:   $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
 	echo "started:   $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -41,6 +41,6 @@ for ((r = 1; r <= repeats; r++)); do
 done
 rm -f "$tmp.run"
 { echo "$header"; cat "$tmp"; } > "$csv"
-"$py" "${0%/*}/../bench/ps_interval_table.py" "$csv" > "$out/table.md"
+"$py" "${0%/*}/../bench/smr/ps_interval_table.py" "$csv" > "$out/table.md"
 echo "elapsed:   $(($(date +%s) - start)) s" >> "$out/COMMAND.txt"
 echo "ps-interval-sweep: wrote $csv and $out/table.md"

@@ -39,7 +39,7 @@
 #include "ycsb.h"
 
 #ifndef TSYNC_CACHE_REPORT_PY
-#define TSYNC_CACHE_REPORT_PY "report_cache.py"
+#define TSYNC_CACHE_REPORT_PY "plot_cache.py"
 #endif
 #ifndef TSYNC_BENCH_PYTHON
 #define TSYNC_BENCH_PYTHON "python3"

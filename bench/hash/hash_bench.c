@@ -743,7 +743,7 @@ static void usage(FILE *f)
 		"  threads 2, updates 0,10,50 (%%), keys 1000,65536,1048576, seconds 1\n"
 		"  (measured, after warmup 0.25 unmeasured),\n"
 		"  repeat 1; --resize adds the grow/shrink runs (resize-keys 1048576)\n"
-		"  --out DIR: DIR/hash.csv, DIR/hash_resize.csv, then report_hash.py\n");
+		"  --out DIR: DIR/hash.csv, DIR/hash_resize.csv, then plot_hash.py\n");
 }
 
 static char *tables_arg;

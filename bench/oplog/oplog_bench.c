@@ -718,7 +718,7 @@ static void run_plot(const char *csv_path, const char *dir, const char *cmdline)
 		fprintf(stderr, "tsync-bench oplog: warning: %s failed\n", TSYNC_OPLOG_PLOT_PY);
 }
 
-int oplog_bench_main(int argc, char **argv, const char *cmdline)
+int oplog_main(int argc, char **argv, const char *cmdline)
 {
 	struct opts o;
 	memset(&o, 0, sizeof(o));

@@ -2,8 +2,8 @@
  * bench/rt/rt_cache_internal.h - what the files of `tsync-bench rt-cache` share: the
  * options, the plan of one run, one core's executive, a run's result, the outputs, the
  * admission's answer, and the state of the run in progress. The study, its modes and
- * its CSV are described in rt_cache.c; the files, one job each:
- *   rt_cache.c        options and main: which runs, in which order, and their rows
+ * its CSV are described in rt_cache_bench.c; the files, one job each:
+ *   rt_cache_bench.c        options and main: which runs, in which order, and their rows
  *   rt_cache_run.c    one run: the cache, the executive threads, their merged result,
  *                     and its CSV row and JSON
  *   rt_cache_exec.c   the partitioned fixed-priority executive of one core
@@ -145,7 +145,7 @@ extern const char *rtc_keys;
 extern struct plan rtc_plan;
 extern uint64_t rtc_t0, rtc_end;
 extern struct bench_run rtc_run; /* its deadline: rtc_end */
-/* The machine and how the executives run (rt_cache.c sets them from the options). */
+/* The machine and how the executives run (rt_cache_bench.c sets them from the options). */
 extern int rtc_cpus[CPU_SETSIZE];
 extern unsigned rtc_ncpus;
 extern bool rtc_pin; /* --no-pin clears it: executives left to the scheduler */
@@ -153,7 +153,7 @@ extern bool rtc_try_fifo;
 /* why SCHED_FIFO is not tried (NULL: it is): the environment, or the kernel's RT
  * throttling (see bench_rt_throttled, bench/sys.h) */
 extern const char *rtc_no_fifo_why;
-/* --cost-percentile as a quantile: (0, 1], or -1 for the mean (rt_cache.c sets it) */
+/* --cost-percentile as a quantile: (0, 1], or -1 for the mean (rt_cache_bench.c sets it) */
 extern double rtc_cost_q;
 
 /* Statistics of a measured cost, us: what the admission task set offers tsync-rta (a

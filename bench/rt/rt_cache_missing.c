@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "rt_cache.h"
+#include "rt_cache_bench.h"
 
 int rt_cache_main(int argc, char **argv, const char *cmdline)
 {

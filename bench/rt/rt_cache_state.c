@@ -2,7 +2,7 @@
  * bench/rt/rt_cache_state.c - `tsync-bench rt-cache`'s shared state: the names of the
  * designs and modes, the options main sets, and the run that rt_cache_run.c sets up and
  * the executives (rt_cache_exec.c) read. Below every other file of the study, so calls
- * run one way: rt_cache.c -> rt_cache_admit.c -> rt_cache_run.c -> rt_cache_exec.c ->
+ * run one way: rt_cache_bench.c -> rt_cache_admit.c -> rt_cache_run.c -> rt_cache_exec.c ->
  * rt_cache_state.c.
  */
 #ifndef _GNU_SOURCE

@@ -1042,7 +1042,7 @@ static FILE *open_out_csv(const char *dir, int backend, int layout)
 	return f;
 }
 
-int vmdb_bench_main(int argc, char **argv, const char *cmdline)
+int vmdb_main(int argc, char **argv, const char *cmdline)
 {
 	(void)cmdline;
 	struct opts o;

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-int vmdb_bench_main(int argc, char **argv, const char *cmdline);
+int vmdb_main(int argc, char **argv, const char *cmdline);
 
 /* ns_lookup.c: ps_ns_lookup with and without a section per lookup against a bare
  * radix-trie walk, at `threads` threads, `rounds` recorded rounds; rows to outs[0..1]

@@ -22,7 +22,7 @@
  */
 #include <stdlib.h>
 
-#include "../smr.h"
+#include "../smr_bench.h"
 
 struct unode {
 	struct smr_node n;

@@ -7,7 +7,7 @@
  *     store must evict about its own charge, not more. (Single-threaded every victim's
  *     grace period is over at once; this pins the reservation's arithmetic. The case
  *     the reservation's wait is for - victims held by other threads' short sections -
- *     is timing-dependent and measured with bench/cached_memeff.py instead.)
+ *     is timing-dependent and measured with bench/cached-net/cached_memeff.py instead.)
  *  2. Size-aware choice (CACHE_EVICT_GDSF). Small and large items are stored in equal
  *     byte volume, ten times the limit, in random order, the large ones 1 in 100 by
  *     count; the small items must hold clearly more of the memory retained at the end

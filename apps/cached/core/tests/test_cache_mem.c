@@ -111,7 +111,7 @@ static void run_storm(unsigned threads, double secs)
 	/* Slab memory is logged, not checked: while threads run, memory freed into the
 	 * slabs of a thread that is not running waits on its remote-free list until it
 	 * allocates again, and the others map new slabs meanwhile - no constant bounds it on
-	 * a loaded machine (bench/cached_memeff.py measures it; docs/cached.md, "Memory
+	 * a loaded machine (bench/cached-net/cached_memeff.py measures it; docs/cached.md, "Memory
 	 * limit"). */
 	test_log("%s: items %" PRIu64 " charged %" PRIu64 " slab bytes %" PRIu64
 		 " (max %" PRIu64 ", limit %" PRIu64 ") evictions %" PRIu64 " evict_waits %"

@@ -1,4 +1,4 @@
-"""pytest for bench/ps_interval_table.py: medians per (threads, updates, interval)."""
+"""pytest for bench/smr/ps_interval_table.py: medians per (threads, updates, interval)."""
 import os
 import sys
 

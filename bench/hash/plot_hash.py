@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/hash/report_hash.py DIR [--doc FILE] - the report of `tsync-bench hash --out DIR`.
+"""bench/hash/plot_hash.py DIR [--doc FILE] - the report of `tsync-bench hash --out DIR`.
 
 Reads DIR/hash.csv (steady runs) and DIR/hash_resize.csv (grow/shrink runs, if present),
 takes the median of the repeats of each configuration, and writes:
@@ -146,7 +146,7 @@ def plot(d, steady, resize):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("report_hash.py: no matplotlib; wrote table.md only", file=sys.stderr)
+        print("plot_hash.py: no matplotlib; wrote table.md only", file=sys.stderr)
         return
     tables = order({k[0] for k in steady})
     keys = sorted({int(k[3]) for k in steady})
@@ -219,7 +219,7 @@ def main(argv):
         try:
             refresh_doc(doc, steady, resize)
         except (OSError, ValueError) as e:
-            print(f"report_hash.py: {e}", file=sys.stderr)
+            print(f"plot_hash.py: {e}", file=sys.stderr)
             return 1
     plot(d, steady, resize)
     return 0

@@ -1,5 +1,5 @@
 /*
- * bench/rt/rt_cache.c - `tsync-bench rt-cache`: the memcached application study of RT-SMR
+ * bench/rt/rt_cache_bench.c - `tsync-bench rt-cache`: the memcached application study of RT-SMR
  * (RTAS 2018) §VII-C (Figs. 14-15) on the tsync-cached core (apps/cached/core/cache.h).
  *
  * Set-up, as the paper's: in process, no network; replacement off (ps-nocrp, mcs, pf-rw
@@ -68,7 +68,7 @@
 
 #include <tsync/clock.h>
 
-#include "rt_cache.h"
+#include "rt_cache_bench.h"
 #include "rt_cache_internal.h"
 
 

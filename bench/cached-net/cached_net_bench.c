@@ -1,5 +1,5 @@
 /*
- * bench/cached-net/cached_net_cmd.c - `tsync-bench cached-net`: runs cached_net.py (the
+ * bench/cached-net/cached_net_bench.c - `tsync-bench cached-net`: runs cached_net.py (the
  * network comparison of tsync-cached with stock memcached, driven by memcaslap) with this
  * build's tsync-cached as --server unless the arguments name one. The script does the
  * work: it starts two server processes and an external load generator, which is a job
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cached_net_cmd.h"
+#include "cached_net_bench.h"
 #include "common.h"
 
 #ifndef TSYNC_CACHED_NET_PY

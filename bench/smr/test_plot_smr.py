@@ -1,11 +1,11 @@
-"""Tests of bench/report.py on a small synthetic CSV: python3 -m pytest bench/"""
+"""Tests of bench/smr/plot_smr.py on a small synthetic CSV: python3 -m pytest bench/"""
 import os
 import sys
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+import plot_smr as report  # noqa: E402
 
 HEADER = ("mechanism,threads,update_pct,read_mops,update_mops,read_p50_ns,read_p99_ns,"
           "update_p50_ns,update_p99_ns,peak_pending")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/report.py - tables and plots from tsync-bench CSV output.
+"""bench/smr/plot_smr.py - tables and plots from tsync-bench CSV output.
 
     report.py smr CSV OUTDIR [--baseline ps] [--command CMD] [--clock DESC]
 
@@ -16,7 +16,7 @@ import os
 import platform
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import tsync_plot as tp  # noqa: E402
 
 SMR_FIELDS = [

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/cached_memeff.py - memory efficiency of tsync-cached against stock memcached at equal -m.
+"""bench/cached-net/cached_memeff.py - memory efficiency of tsync-cached against stock memcached at equal -m.
 
 Two workloads, each on a fresh server (-m 16 -t 4 on a free 127.0.0.1 port), servers
 interleaved per repeat (memcached, tsync, memcached, tsync, ...) because the development
@@ -30,7 +30,7 @@ Writes DIR/set_storm.csv and DIR/zipf.csv (one row per server per repeat), DIR/s
 1 when any run saw a wrong value, an unexpected reply, a client error, a server that died
 or did not exit 0 on SIGTERM; 0 otherwise.
 
-    python3 bench/cached_memeff.py [--tsync build/tsync-cached] [--memcached /usr/bin/memcached]
+    python3 bench/cached-net/cached_memeff.py [--tsync build/tsync-cached] [--memcached /usr/bin/memcached]
                                    [--repeats 3] [--scale 1] [--out docs/results/memeff]
 
 At -m 16 the comparison is not one of equal memory: memcached gives every slab class it
@@ -56,7 +56,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import tsync_plot as tp  # noqa: E402
 
 CLIENTS = 4

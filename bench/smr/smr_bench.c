@@ -1,5 +1,5 @@
 /*
- * bench/smr/smr.c - `tsync-bench smr`: the SMR micro-benchmark of ParSec (EuroSys 2016)
+ * bench/smr/smr_bench.c - `tsync-bench smr`: the SMR micro-benchmark of ParSec (EuroSys 2016)
  * §5.1 (Figs. 4-6).
  *
  * For every (mechanism, update %, thread count): a trace of --requests operations
@@ -28,10 +28,10 @@
 #include <tsync/clock.h>
 
 #include "common.h"
-#include "smr.h"
+#include "smr_bench.h"
 
 #ifndef TSYNC_REPORT_PY
-#define TSYNC_REPORT_PY "report.py"
+#define TSYNC_REPORT_PY "plot_smr.py"
 #endif
 #ifndef TSYNC_BENCH_PYTHON
 #define TSYNC_BENCH_PYTHON "python3"
@@ -381,7 +381,7 @@ static void usage(FILE *f)
 		"  -u, --updates LIST     update percentages (default: 0,10,50,90)\n"
 		"  -s, --seconds S        seconds per run, fractional allowed (default: 1)\n"
 		"  -c, --csv FILE|-       write CSV rows to FILE ('-': stdout)\n"
-		"  -o, --out DIR          write DIR/smr.csv, then run report.py for DIR/table.md\n"
+		"  -o, --out DIR          write DIR/smr.csv, then run plot_smr.py for DIR/table.md\n"
 		"                         and PNG plots (needs python3 with matplotlib)\n"
 		"      --pin / --no-pin   pin worker i to the i-th CPU of the affinity mask,\n"
 		"                         modulo their number (default: --pin); the pending-count\n"
@@ -501,7 +501,7 @@ static void csv_row(struct bench_csv *out, const char *name, unsigned thr, unsig
 		r->update_p50_ns, r->update_p99_ns, r->peak_pending);
 }
 
-/* Runs report.py; a missing interpreter or matplotlib only warns (the CSV is written). */
+/* Runs plot_smr.py; a missing interpreter or matplotlib only warns (the CSV is written). */
 static void run_report(const char *dir, const char *csv_path, const char *cmdline,
 		       const char *clockdesc)
 {

@@ -1,5 +1,5 @@
 /*
- * bench/rt/rt_cache.h - `tsync-bench rt-cache`: the memcached application study of RT-SMR
+ * bench/rt/rt_cache_bench.h - `tsync-bench rt-cache`: the memcached application study of RT-SMR
  * (RTAS 2018) §VII-C (Figs. 14-15) on the tsync-cached core: rt-parsec, mcs and pf-rw
  * under partitioned fixed-priority periodic get/set tasks (bench/README.md, "rt-cache").
  */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""bench/cache/report_cache.py - table and plots for `tsync-bench cache`.
+"""bench/cache/plot_cache.py - table and plots for `tsync-bench cache`.
 
-usage: report_cache.py CSV DIR [--command CMD]
+usage: plot_cache.py CSV DIR [--command CMD]
 
 Writes DIR/table.md (every row, and the issue's targets at 2 threads and 10 % sets:
 ps >= 2.5x locked and >= 1.3x mcs-clock throughput, ps get p99 <= 1/5 of locked's, ps
@@ -86,8 +86,8 @@ def plots(rows, outdir, plt):
 
 
 def main(argv=None):
-    a = tp.csv_parser(__doc__, "report_cache.py", "--command").parse_args(argv)
-    return tp.run("report_cache.py", lambda: load(a.csv), a.outdir,
+    a = tp.csv_parser(__doc__, "plot_cache.py", "--command").parse_args(argv)
+    return tp.run("plot_cache.py", lambda: load(a.csv), a.outdir,
                   lambda rows: {"table.md": table(rows, a.command)},
                   plots=lambda rows, plt: plots(rows, a.outdir, plt), bad_input=BAD_INPUT)
 

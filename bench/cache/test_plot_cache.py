@@ -1,11 +1,11 @@
-"""pytest for bench/cache/report_cache.py."""
+"""pytest for bench/cache/plot_cache.py."""
 import os
 import sys
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report_cache  # noqa: E402
+import plot_cache as report_cache  # noqa: E402
 
 CSV = """variant,threads,set_pct,mops,get_p99_ns,set_p99_ns
 ps,1,10,10,100,300

@@ -1,5 +1,5 @@
 /*
- * bench/smr/smr.h - the `tsync-bench smr` harness as seen by a mechanism adapter ("peer").
+ * bench/smr/smr_bench.h - the `tsync-bench smr` harness as seen by a mechanism adapter ("peer").
  *
  * Workload (ParSec, EuroSys 2016, §5.1): SMR_SLOTS shared slots each point to a live node. A read
  * enters the mechanism's read-side section, loads one slot, checks the node it finds

@@ -1,4 +1,4 @@
-"""bench/hash/test_report_hash.py - report_hash.py: medians over repeats, the target
+"""bench/hash/test_plot_hash.py - plot_hash.py: medians over repeats, the target
 verdicts (a met and a missed target each), the resize comparison, and the figures."""
 import os
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import report_hash  # noqa: E402
+import plot_hash as report_hash  # noqa: E402
 
 HDR = "table,threads,update_pct,keys,mops,lookup_p50_ns,lookup_p99_ns,update_p99_ns,resizes,peak_rss_kib\n"
 RHDR = "table,phase,keys,lookups,lookup_p50_ns,lookup_p99_ns,seconds,resizes,peak_rss_kib\n"
@@ -55,7 +55,7 @@ def test_medians_and_targets(tmp_path):
 def test_without_resize_and_figures(tmp_path):
     d = str(tmp_path)
     write(d, STEADY)
-    r = subprocess.run([sys.executable, os.path.join(HERE, "report_hash.py"), d],
+    r = subprocess.run([sys.executable, os.path.join(HERE, "plot_hash.py"), d],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     md = open(os.path.join(d, "table.md")).read()

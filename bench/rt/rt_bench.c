@@ -1,5 +1,5 @@
 /*
- * bench/rt/rt.c - `tsync-bench rt` (contract: docs/rt.md §5): one thread per task of a
+ * bench/rt/rt_bench.c - `tsync-bench rt` (contract: docs/rt.md §5): one thread per task of a
  * periodic task set; every period_us a task releases a job that makes `reads` read
  * requests (a section that traverses the shared structure), `allocs` write requests
  * (ps_lock the structure's lock, ps_alloc a node, replace a random slot's node with it,
@@ -29,7 +29,7 @@
 #include "../common.h"
 #include "../sys.h"
 #include "../hist.h"
-#include "rt.h"
+#include "rt_bench.h"
 
 #define RT_SLOTS 64u
 #define RT_MAX_TASKS 256
