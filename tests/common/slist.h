@@ -2,7 +2,7 @@
  * tests/common/slist.h - the stress workload: sorted linked lists and a chained hash
  * table whose nodes come from one ps_mem, read without locks inside parallel sections
  * and updated with per-node ps_locks exactly as in ParSec (EuroSys 2016) Fig. 1: the
- * lazy list of tests/common/lazy_list.h (the one implementation `tsync-bench rlu`'s
+ * lazy list of ds/lazy_list.h (the one implementation `tsync-bench rlu`'s
  * `ps` set uses too), with this workload's checks around it.
  *
  * Writers (inside a section of w->ps):

@@ -1,5 +1,5 @@
 /*
- * tests/rlu/stress_sets.c - every structure x mechanism of bench/rlu/sets.h against a
+ * tests/rlu/stress_sets.c - every structure x mechanism of ds/sets.h against a
  * sequential model under concurrent random operations.
  *
  *   stress_sets MECH list|hash [THREADS]

@@ -1,5 +1,5 @@
 /*
- * bench/rlu/sets.c - the list / hash table of the RLU study (Appl. Sci. 2022) in every
+ * ds/sets.c - the list / hash table of the RLU study (Appl. Sci. 2022) in every
  * mechanism (sets.h).
  */
 #define _LGPL_SOURCE /* liburcu's inline read-side fast paths */
@@ -332,7 +332,7 @@ const struct set_ops set_rwlock = {
 
 /* ====================================== ps ====================================== */
 
-/* The ParSec lazy list of tests/common/lazy_list.h (the premature-reuse hunts' list),
+/* The ParSec lazy list of ds/lazy_list.h (the premature-reuse hunts' list),
  * one section per attempt. Every node carries the tag SET_MAGIC_LIVE: a reader that
  * reaches memory reused as something else fails its tag check. */
 struct pset {

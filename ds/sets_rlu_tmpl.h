@@ -1,5 +1,5 @@
 /*
- * bench/rlu/sets_rlu_tmpl.h - the list / hash table over an RLU-style API, included once
+ * ds/sets_rlu_tmpl.h - the list / hash table over an RLU-style API, included once
  * per mechanism (rlu, mvrlu) with:
  *   P(x)        the API name, e.g. rlu_##x
  *   T(x)        this instance's static names

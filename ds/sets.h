@@ -1,5 +1,5 @@
 /*
- * bench/rlu/sets.h - the RLU study's (Appl. Sci. 2022) data structures (§4.1, §4.3) in
+ * ds/sets.h - the RLU study's (Appl. Sci. 2022) data structures (§4.1, §4.3) in
  * every mechanism: a sorted singly linked list and a chained hash table of sorted buckets (a list is a
  * table of one bucket), with lookup, insert and delete.
  *
@@ -10,7 +10,7 @@
  *   rlu-defer tsync RLU with deferred synchronization (8 write sets per sync)
  *   mvrlu     tsync MV-RLU (<tsync/mvrlu.h>), same code as rlu
  *   ps        ParSec sections, ps_mem nodes, ps_lock per node (hand-over-hand delete):
- *             the lazy list of tests/common/lazy_list.h, which the stress tests hunt on
+ *             the lazy list of ds/lazy_list.h, which the stress tests hunt on
  *   rwlock    one pthread rwlock per list/bucket (the blocking baseline)
  *
  * rlu, rlu-defer and mvrlu also offer insert2/remove2: two keys inserted or removed

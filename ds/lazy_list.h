@@ -1,9 +1,9 @@
 /*
- * tests/common/lazy_list.h - the ParSec lazy list: a sorted singly linked list read
+ * ds/lazy_list.h - the ParSec lazy list: a sorted singly linked list read
  * without locks inside parallel sections and updated under per-node ps_locks, exactly
  * as in ParSec (EuroSys 2016) Fig. 1. One implementation serves the premature-reuse
  * hunts (tests/common/slist.h wraps it with its checks) and the `ps` set of
- * `tsync-bench rlu` (bench/rlu/sets.c); the library target is tsync_lazy_list.
+ * `tsync-bench rlu` (ds/sets.c); the library target is tsync_lazy_list.
  *
  *   find:    walk from the sentinel to the first node with key >= key (lock-free).
  *   insert:  find; lazy_link: take pred's lock, check pred still links to succ, link.

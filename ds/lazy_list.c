@@ -1,5 +1,5 @@
 /*
- * tests/common/lazy_list.c - the ParSec lazy list's updates (lazy_list.h has the
+ * ds/lazy_list.c - the ParSec lazy list's updates (lazy_list.h has the
  * algorithm and the argument; lazy_find is inline there).
  */
 #include "lazy_list.h"
