@@ -53,7 +53,7 @@
  *   global-lock  vmdb, VMDB_SYNC_GLOBAL
  *   frame-lock   vmdb, VMDB_SYNC_FRAME (pthread locks)
  *   frame-ticket vmdb, VMDB_SYNC_FRAME_TICKET (frame-lock with FIFO ticket locks)
- *   urcu         bench/vmdb/urcu_vmdb.c: rculfhash keyed by (pid, vaddr), a mutex per
+ *   urcu         bench/vmdb/peers/urcu_vmdb.c: rculfhash keyed by (pid, vaddr), a mutex per
  *                frame tree, call_rcu (urcu_vmdb.h describes it); honours --backend
  *   linux        mmap(PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_POPULATE) and
  *                munmap of the same trace; MAP_POPULATE is its touch. Map and unmap rows
@@ -105,7 +105,7 @@
 #include "vmdb.h"
 #include "vmdb_bench.h"
 #if TSYNC_VMDB_HAVE_URCU
-#include "urcu_vmdb.h"
+#include "peers/urcu_vmdb.h"
 #endif
 
 #ifndef TSYNC_VMDB_HAVE_URCU

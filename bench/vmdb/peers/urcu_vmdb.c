@@ -1,5 +1,5 @@
 /*
- * bench/vmdb/urcu_vmdb.c - the `urcu` peer of `tsync-bench vmdb`: a mapping database on
+ * bench/vmdb/peers/urcu_vmdb.c - the `urcu` peer of `tsync-bench vmdb`: a mapping database on
  * liburcu's RCU lock-free hash table (rculfhash) with a mutex per frame tree. The design
  * is described in urcu_vmdb.h.
  *

@@ -1,5 +1,5 @@
 /*
- * bench/vmdb/urcu_vmdb.h - the `urcu` peer of `tsync-bench vmdb`: a virtual-memory mapping
+ * bench/vmdb/peers/urcu_vmdb.h - the `urcu` peer of `tsync-bench vmdb`: a virtual-memory mapping
  * database with the API of apps/vmdb/vmdb.h, built the way a user-space program would
  * build it on liburcu today.
  *
