@@ -48,10 +48,6 @@ enum tsync_clock_source {
 	TSYNC_CLOCK_MONOTONIC = 2, /* clock_gettime(CLOCK_MONOTONIC), in nanoseconds */
 };
 
-/* Internal: the source chosen at initialisation; read on every tsync_now(). */
-extern TSYNC_ATOMIC(int) tsync__clock_source;
-tsync_tick_t tsync__now_slow(int ordered);
-
 /*
  * tsync_now - the current time.
  *
@@ -66,15 +62,7 @@ tsync_tick_t tsync__now_slow(int ordered);
  * Caller:     any thread, registered or not.
  * Implements: ParSec (EuroSys 2016) §3.2.
  */
-static inline tsync_tick_t tsync_now(void)
-{
-#if TSYNC_ARCH_HAS_COUNTER
-	if (TSYNC_LIKELY(atomic_load_explicit(&tsync__clock_source, memory_order_relaxed) ==
-			 TSYNC_CLOCK_COUNTER))
-		return tsync_arch_counter();
-#endif
-	return tsync__now_slow(0);
-}
+static inline tsync_tick_t tsync_now(void);
 
 /*
  * tsync_now_ordered - the current time, read after every earlier load and store of the
@@ -91,15 +79,7 @@ static inline tsync_tick_t tsync_now(void)
  * Caller:     any thread, registered or not.
  * Implements: ParSec (EuroSys 2016) §3.2, "compensating for micro-architectural effects".
  */
-static inline tsync_tick_t tsync_now_ordered(void)
-{
-#if TSYNC_ARCH_HAS_COUNTER
-	if (TSYNC_LIKELY(atomic_load_explicit(&tsync__clock_source, memory_order_relaxed) ==
-			 TSYNC_CLOCK_COUNTER))
-		return tsync_arch_counter_ordered();
-#endif
-	return tsync__now_slow(1);
-}
+static inline tsync_tick_t tsync_now_ordered(void);
 
 /*
  * tsync_now_before_loads - the current time, read before any later load of the calling
@@ -114,15 +94,7 @@ static inline tsync_tick_t tsync_now_ordered(void)
  * Caller:     any thread, registered or not.
  * Implements: ParSec (EuroSys 2016) §3.2.
  */
-static inline tsync_tick_t tsync_now_before_loads(void)
-{
-#if TSYNC_ARCH_HAS_COUNTER
-	if (TSYNC_LIKELY(atomic_load_explicit(&tsync__clock_source, memory_order_relaxed) ==
-			 TSYNC_CLOCK_COUNTER))
-		return tsync_arch_counter_before_loads();
-#endif
-	return tsync__now_slow(1);
-}
+static inline tsync_tick_t tsync_now_before_loads(void);
 
 /*
  * tsync_clock_init - choose the source, calibrate, measure the skew bound.
@@ -187,10 +159,7 @@ tsync_tick_t tsync_clock_inversion(void);
  * Caller:     any thread, registered or not.
  * Implements: ParSec (EuroSys 2016) §3.2.
  */
-static inline bool tsync_clock_before(tsync_tick_t a, tsync_tick_t b)
-{
-	return a + tsync_clock_skew() < b;
-}
+static inline bool tsync_clock_before(tsync_tick_t a, tsync_tick_t b);
 
 /*
  * tsync_ticks_per_ns, tsync_ticks_to_ns, tsync_ns_to_ticks - unit conversion.
@@ -218,3 +187,6 @@ tsync_tick_t tsync_ns_to_ticks(uint64_t ns);
 }
 #endif
 #endif /* TSYNC_CLOCK_H */
+
+/* The inline bodies (not API). */
+#include <tsync/static/clock.h>

@@ -206,22 +206,7 @@ void mvrlu_abort(struct mvrlu_thread *self);
  * Caller:    the handle's thread, inside a section.
  * Implements: the RLU study (Appl. Sci. 2022) §3.3 (Fig. 3, dereference).
  */
-struct mvrlu__thread_head {
-	uint32_t sec_derefs, sec_versioned; /* private: this section's derefs (watermark) */
-};
-#define MVRLU__OBJ_HDR 16 /* private: bytes of the header before each object's data */
-void *mvrlu__deref_slow(struct mvrlu_thread *self, void *obj);
-static inline void *mvrlu_deref(struct mvrlu_thread *self, void *obj)
-{
-	if (!obj)
-		return NULL;
-	((struct mvrlu__thread_head *)(void *)self)->sec_derefs++;
-	/* the header's first word: the newest version, NULL if none */
-	TSYNC_ATOMIC(void *) *head = (TSYNC_ATOMIC(void *) *)(void *)((char *)obj - MVRLU__OBJ_HDR);
-	if (TSYNC_LIKELY(atomic_load_explicit(head, memory_order_acquire) == NULL))
-		return obj;
-	return mvrlu__deref_slow(self, obj);
-}
+static inline void *mvrlu_deref(struct mvrlu_thread *self, void *obj);
 /*
  * mvrlu_try_lock - lock *pobj for modification by this section: a copy of the version the
  * section reads goes on top of the object's chain, and *pobj is set to it.
@@ -369,3 +354,6 @@ size_t mvrlu_log_used(struct mvrlu_thread *self);
 }
 #endif
 #endif /* TSYNC_MVRLU_H */
+
+/* The inline bodies (not API). */
+#include <tsync/static/mvrlu.h>

@@ -44,8 +44,8 @@
  * reserved when all its ids were free, back to free otherwise); ps_ns_alloc_at of such
  * an id waits for that outcome, so a claim that fails never makes an id look taken.
  *
- * Memory: per id in a populated leaf of PS_NS__FANOUT ids, one 8-byte word (a 4 KiB
- * leaf once any of its ids was used), plus interior nodes (1/PS_NS__FANOUT of that per
+ * Memory: per id in a populated leaf of 512 ids, one 8-byte word (a 4 KiB
+ * leaf once any of its ids was used), plus interior nodes (1/512 of that per
  * level); per bound id, one object of obj_size plus a small tail (its id, extent and
  * leaf word) plus ps_mem's object header, rounded to the allocator's alignment. A
  * namespace of 2^40 ids costs nothing for ids never used.
@@ -342,24 +342,6 @@ struct ps_ns_stats {
  */
 int ps_ns_stats(struct ps_ns *ns, struct ps_ns_stats *out);
 
-/* ---- inline lookup (internal layout; do not use the ps_ns__ names directly) ---- */
-
-#define PS_NS__FANOUT_SHIFT 9u
-#define PS_NS__FANOUT (1u << PS_NS__FANOUT_SHIFT)
-/* Leaf word values that are not objects (objects are at least 8-byte aligned). */
-#define PS_NS__FREE 0u
-#define PS_NS__GRACE 1u
-#define PS_NS__RESERVED 2u
-#define PS_NS__CLAIM 3u /* transient: an extent claim in progress */
-struct ps_ns__node {
-	TSYNC_ATOMIC(uintptr_t) slot[PS_NS__FANOUT];
-};
-struct ps_ns__head {
-	struct ps_ns__node *root; /* never changes */
-	uint64_t nids;            /* 2^id_bits */
-	unsigned height;          /* levels, >= 1; the root's slots select the top bits */
-};
-
 /*
  * ps_ns_lookup - the object published under id.
  *
@@ -374,27 +356,12 @@ struct ps_ns__head {
  * Caller:     any thread inside a section of ns's ps.
  * Implements: ParSec (EuroSys 2016) §3.6.
  */
-static inline void *ps_ns_lookup(struct ps_ns *ns, uint64_t id)
-{
-	struct ps_ns__head *h = (struct ps_ns__head *)ns;
-	if (TSYNC_UNLIKELY(id >= h->nids)) {
-		errno = ERANGE;
-		return NULL;
-	}
-	struct ps_ns__node *n = h->root;
-	for (unsigned l = h->height - 1; l > 0; l--) {
-		uintptr_t v = atomic_load_explicit(
-		    &n->slot[(id >> (PS_NS__FANOUT_SHIFT * l)) & (PS_NS__FANOUT - 1)],
-		    memory_order_acquire);
-		if (v == 0)
-			return NULL;
-		n = (struct ps_ns__node *)v;
-	}
-	uintptr_t v = atomic_load_explicit(&n->slot[id & (PS_NS__FANOUT - 1)], memory_order_acquire);
-	return v > PS_NS__CLAIM ? (void *)v : NULL;
-}
+static inline void *ps_ns_lookup(struct ps_ns *ns, uint64_t id);
 
 #ifdef __cplusplus
 }
 #endif
 #endif /* TSYNC_PS_NS_H */
+
+/* The inline bodies (not API). */
+#include <tsync/static/ps_ns.h>

@@ -199,16 +199,7 @@ void rlu_abort(struct rlu_thread *self);
  * Caller:    the handle's thread, inside a section.
  * Implements: the RLU study (Appl. Sci. 2022) §3.2 (Fig. 2, dereference and steal).
  */
-struct rlu__thread_head {
-	bool deref_fast; /* private: set by rlu_reader_lock, cleared by rlu_try_lock */
-};
-void *rlu__deref_slow(struct rlu_thread *self, void *obj);
-static inline void *rlu_deref(struct rlu_thread *self, void *obj)
-{
-	if (TSYNC_LIKELY(((const struct rlu__thread_head *)(const void *)self)->deref_fast))
-		return obj;
-	return rlu__deref_slow(self, obj);
-}
+static inline void *rlu_deref(struct rlu_thread *self, void *obj);
 /*
  * rlu_try_lock - lock *pobj for modification by this section and point *pobj to the
  * caller's private copy, which it then modifies freely.
@@ -340,3 +331,6 @@ int rlu_stats(struct rlu *r, struct rlu_stats *out);
 }
 #endif
 #endif /* TSYNC_RLU_H */
+
+/* The inline bodies (not API). */
+#include <tsync/static/rlu.h>

@@ -93,10 +93,6 @@ extern "C" {
 #define TSYNC_THREADS_DEFAULT 4096u
 #define TSYNC_THREADS_MAX (1u << 20)
 
-/* Internal: id + 1 of the calling thread, 0 when unregistered. */
-extern TSYNC_THREAD_LOCAL unsigned tsync__tid1 __attribute__((tls_model("initial-exec")));
-unsigned tsync__thread_lazy_register(void);
-
 /*
  * tsync_thread_register - register the calling thread explicitly (idempotent).
  *
@@ -143,22 +139,7 @@ int tsync_thread_unregister(void);
  * Caller:     any thread.
  * Implements: infrastructure (no paper section).
  */
-static inline int tsync_thread_id(void)
-{
-	unsigned t = tsync__tid1;
-	if (TSYNC_LIKELY(t != 0))
-		return (int)(t - 1);
-	return tsync_thread_register() == 0 ? (int)(tsync__tid1 - 1) : -1;
-}
-
-/* Internal: the calling thread's id; registers lazily and aborts if it cannot. */
-static inline unsigned tsync__self(void)
-{
-	unsigned t = tsync__tid1;
-	if (TSYNC_LIKELY(t != 0))
-		return t - 1;
-	return tsync__thread_lazy_register();
-}
+static inline int tsync_thread_id(void);
 
 /*
  * tsync_thread_self - the calling thread's id, for indexing per-thread data on a fast
@@ -179,10 +160,7 @@ static inline unsigned tsync__self(void)
  * Caller:     any thread.
  * Implements: infrastructure (no paper section).
  */
-static inline unsigned tsync_thread_self(void)
-{
-	return tsync__self();
-}
+static inline unsigned tsync_thread_self(void);
 
 /*
  * tsync_thread_set_capacity - set the maximum number of simultaneously registered
@@ -232,3 +210,6 @@ unsigned tsync_thread_count(void);
 }
 #endif
 #endif /* TSYNC_THREAD_H */
+
+/* The inline bodies (not API). */
+#include <tsync/static/thread.h>

@@ -14,6 +14,9 @@
 
 #include <stddef.h>
 #include <tsync/tsync.h>
+/* White-box: the inline tier's structs (ps__slot, ps__chunk, ps__head) are what the inline
+ * read path and the library must agree on, so they are listed with the public ones. */
+#include <tsync/static/ps.h>
 
 #define TSYNC_CXX_LAYOUT(S, F)                                                          \
 	S(struct ps_config) F(struct ps_config, grace_ns) F(struct ps_config, read_interval_ns) \

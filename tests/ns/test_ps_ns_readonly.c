@@ -3,6 +3,8 @@
  * trie node mapped read-only, ps_ns_lookup and ps_ns_next run without a fault.
  */
 #include "ps_ns_test.h"
+/* White-box: the test write-protects the radix tree's nodes (struct ps_ns__node). */
+#include <tsync/static/ps_ns.h>
 
 
 /* Lookups store nothing to the trie: with every trie node mapped read-only, lookups of

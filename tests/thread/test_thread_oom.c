@@ -32,6 +32,8 @@
 
 #include <tsync/clock.h>
 #include <tsync/ps.h>
+/* White-box: whether the thread holds an id (tsync__tid1) is not API. */
+#include <tsync/static/thread.h>
 #include <tsync/ps_mem.h>
 #include <tsync/ps_ns.h>
 #include <tsync/thread.h>
