@@ -335,70 +335,22 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 void ps_mem_destroy(struct ps_mem *m);
 
 /*
- * ps_alloc - an object of m's size.
+ * ps_alloc - an object of m's size (ParSec's name, although the argument is a ps_mem).
  *
- * Keeps the paper's name: ParSec (EuroSys 2016) §3.4 calls it ps_alloc, although its
- * argument is a struct ps_mem (an allocator) rather than a struct ps.
- *
- * Returns:    the object, its contents unspecified (they may hold values from an earlier
- *             incarnation, but no reader can still see that incarnation); NULL with
- *             errno = ENOMEM when the system refuses more memory and no grace period
- *             brings an object back in time (below), or at cfg->max_bytes when the
- *             wait below times out, or EDEADLK at cfg->max_bytes inside a section of
- *             m's ps. A lazily registered thread's first ps_alloc on m (and a refill
- *             that first needs its records in m's ps) allocates its per-thread
- *             records: NULL with errno = ENOMEM if that fails, or EAGAIN if the thread
- *             is not registered and the registry is full (an explicitly registered
- *             thread has them already: <tsync/thread.h>).
- * Progress:   wait-free on the fast path (pop from the thread's object cache). A refill
- *             reclaims at most reclaim_batch quiesced objects (with at most one
- *             ps_quiesce scan, whatever the queue length), takes remote-freed objects
- *             with one exchange per list, then free objects of its own slabs and the
- *             pool's (the pool mutex), and only then maps a new slab. It may wait for a
- *             grace period - for other threads' sections to end; no reader is asked to
- *             do anything - in three cases, all of them where it would otherwise map a
- *             slab or fail:
- *              - the pending bound (cfg->pending_bound_pct, on by default on GENERAL
- *                instances that reclaim INLINE with no reclaim_period_ns): a new slab
- *                is needed, what m holds beyond its live objects (objects waiting for
- *                their grace period, free slots out of the caller's reach) exceeds the
- *                bound, objects wait in the caller's own quiescence queue (those its
- *                wait can make reusable), and the caller is not inside a section of
- *                m's ps. Then it waits before mapping. When the wait times out, or m
- *                fell below the bound meanwhile, it maps the slab (one
- *                slab: the next one needed past the bound waits again, so a section that
- *                holds the grace period back for seconds slows the allocating threads to
- *                a slab per limit_wait_ms instead of letting their garbage grow);
- *              - cfg->max_bytes (no free object in reach and no slab may be mapped): it
- *                fails at once with ENOMEM if no object of m is waiting for its grace
- *                period (in any thread's quiescence queue), and with EDEADLK if the
- *                caller is inside a section of m's ps (its own section could hold that
- *                grace period back: free memory or leave the section first); otherwise
- *                it waits, and fails with ENOMEM when the wait times out;
- *              - the system refused a slab (mmap's ENOMEM), where the pending bound
- *                applies and is not turned off: it waits and maps again, unless no
- *                object is pending or the caller is inside a section of m's ps (ENOMEM
- *                at once); ENOMEM when the wait times out.
- *             Inside a section of m's ps it never waits: at the bound it maps. A wait
- *             repeats, until the cache holds an object: reclaim the caller's queue
- *             (quiescence computed lazily - at most one read barrier per read interval
- *             in the domain, none while a section holds the grace period back), take
- *             the objects other threads returned to its slabs, orphaned queues and the
- *             pool's slabs, then nap with an exponential backoff (4 us doubling to
- *             1 ms). It ends at the latest once cfg->limit_wait_ms (default 100 ms)
- *             has passed since it began: one ps_alloc waits at most limit_wait_ms plus
- *             one nap and one try. limit_wait_ms = -1: no wait at all. Objects that
- *             other threads reclaimed into their own object caches come back only when
- *             those threads flush or exit. The slow path also adopts every orphaned
- *             queue and looks at one other thread's queue (ps_mem_reclaim: "Exited and
- *             idle threads").
- * Ordering:   every access a reader made to the object's previous incarnation
- *             happens-before the return (quiescence is proven with acquire loads and
- *             objects change hands by release/acquire; docs/design.md §3).
+ * Returns:    the object, contents unspecified (no reader can still see an earlier
+ *             incarnation); NULL with errno = ENOMEM (the system refused memory and no
+ *             grace period brought an object back in time; or a lazily registered
+ *             thread's records could not be allocated), EDEADLK (at cfg->max_bytes,
+ *             inside a section of m's ps), EAGAIN (the registry is full).
+ * Progress:   wait-free on the fast path (pop from the thread's object cache). The slow
+ *             path refills (reclaim, remote frees, own and pool slabs, then a new slab)
+ *             and may wait up to cfg->limit_wait_ms for a grace period where it would
+ *             otherwise map or fail: at the pending bound, at cfg->max_bytes, after a
+ *             refused slab; never inside a section (docs/design.md §3, "The slow paths").
+ * Ordering:   every access to the previous incarnation happens-before the return.
  * Caller:     any thread, inside or outside a section.
- * Implements: ParSec (EuroSys 2016) §3.4 (and §3.2: take fresh memory rather than wait,
- *             which the pending bound tempers); the pending bound and the memory limit:
- *             Prudence (ASPLOS 2016) §4, Algorithm 1 lines 31-32.
+ * Implements: ParSec (EuroSys 2016) §3.4; the bound and the limit: Prudence (ASPLOS
+ *             2016) §4, Algorithm 1 lines 31-32.
  */
 void *ps_alloc(struct ps_mem *m);
 
@@ -406,52 +358,18 @@ void *ps_alloc(struct ps_mem *m);
  * ps_free - defer reuse of obj until every section of m's ps active now has ended,
  * including the caller's own.
  *
- * Arguments:  obj: from ps_alloc(m), live, and already unreachable for new readers; NULL
- *             is ignored. A double free or a pointer no ps_mem handed out aborts with a
- *             diagnostic (obj's header is checked: its slab word must be a page address;
- *             one load and one test per free).
- * Progress:   never waits for another thread. The free time is read at this call or at
- *             a later one of the same thread: at the stamp_batch-th free since the last
- *             stamp, or at the thread's next forced reclamation; a section that begins in
- *             between may therefore also hold obj back - it may wait longer, never less
- *             (stamp_batch = 1 stamps every free at once). Then (when
- *             cfg->reclaim_period_ns lets it; on instances without options, only a
- *             free that stamped, under the caller's queue lock, and one such free in 64
- *             also looks at another thread's queue: ps_mem_reclaim's "Exited and idle
- *             threads") the call reclaims at most reclaim_batch
- *             objects from the head of the caller's queue: those freed before the
- *             caller's published quiescence point (ps_quiescence_point) at the cost of
- *             one comparison each, and, once the queue holds at least reclaim_batch
- *             objects, more after one ps_quiesce scan - so a scan's loads of other
- *             threads' lines are amortised over about reclaim_batch frees (a longer queue
- *             lets one quiescence computation free more). It may take the pool mutex
- *             only where a reclaimed or flushed object returns to a slab the pool owns,
- *             a slab goes to the pool, or the pool then returns its excess (and, with
- *             PS_MEM_PRUDENCE_PREMOVE, try it once when obj's slab is the pool's, or
- *             the caller's with every allocated object latent). With
- *             PS_MEM_PRUDENCE_LATENT_SLAB, once the caller's queue holds cache_size
- *             objects bound for its object cache, obj is bound for its slab instead (an
- *             atomic add on the slab's header line). With cache + latent cache past
- *             cache_size, it schedules the pre-flush (a store to the caller's record;
- *             ps_mem_reclaim runs it).
- *             RT and TEMPORAL instances (RT-SMR (RTAS 2018) Fig. 8, lines 23-30): the
- *             reclamation computes the quiescence point (ps_quiesce_time) whenever the
- *             queue's head is past the caller's last point, and collects every queued
- *             object freed at or before it - not bounded by reclaim_batch, so each
- *             reclamation leaves no reclaimable garbage behind (the premise of the bound
- *             of RT-SMR (RTAS 2018) Eq. 5); its cost is bounded by that garbage bound.
- *             Objects pass the custom grace hook (cfg->grace_fn) last.
- *             TASK mode with a σ attached (enum ps_mem_reclaim_mode): stamps obj at once
- *             and hands it to σ instead (a clock reading, an atomic add on its slab's
- *             header, a CAS on the caller's own hand-off line, bounded: two tries); no
- *             reclamation in the call.
- *             Called by a lazily registered thread that has no record in m (or in m's
- *             ps) yet, it allocates one and aborts if that fails (<tsync/thread.h>).
+ * Arguments:  obj: from ps_alloc(m), live, already unreachable for new readers; NULL is
+ *             ignored; a double free or a foreign pointer aborts with a diagnostic.
+ * Progress:   never waits for another thread: stamps obj (now or at a later free of the
+ *             caller: later reuse, never earlier), then reclaims at most reclaim_batch
+ *             quiesced objects of the caller's queue (RT/TEMPORAL: every quiesced one;
+ *             TASK with σ: hands obj to σ instead). May take the pool mutex when a slab
+ *             changes hands (docs/design.md §3, "The slow paths").
  * Ordering:   the free time is read with tsync_now_ordered(), after all the caller's
  *             earlier stores (the unlinking one included) are visible.
- * Caller:     any thread, inside or outside a section. ps_lock_take fails on obj from
+ * Caller:     any thread, inside or outside a section; ps_lock_take fails on obj from
  *             this call on.
- * Implements: ParSec (EuroSys 2016) §3.4.
+ * Implements: ParSec (EuroSys 2016) §3.4; RT-SMR (RTAS 2018) Fig. 8, lines 23-30.
  */
 void ps_free(struct ps_mem *m, void *obj);
 
@@ -482,57 +400,17 @@ void ps_free_now(struct ps_mem *m, void *obj);
 /*
  * ps_mem_reclaim - reclaim the caller's quiesced objects now, without the per-call bound.
  *
- * Stamps the caller's queued frees and reclaims the quiesced objects at the head of its
- * queue, not bounded by reclaim_batch, with one scan (ps_quiesce for the newest free
- * time, then for the oldest if that fails). First the caller adopts every queue that
- * exited threads left behind (they join its queue in free-time order) and, on instances
- * without options (below), takes the queue of every idle thread (one look at each
- * thread, as below). TASK/BOTH with no σ attached: it also takes back the caller's
- * hand-off list first. Then, with PS_MEM_PRUDENCE_PREFLUSH and when a free scheduled it,
- * the pre-flush: a walk of the caller's queue from where the last one stopped (each
- * queued object is passed once, again only after a merge put an object before it).
- * Last, outside every lock of m, it runs the callbacks queued on m's ps (ps_call,
- * <tsync/ps.h>) whose grace period is over, as ps_call_poll does (in the caller: what
- * <tsync/ps.h> says of callbacks applies).
- *
- * Exited and idle threads - when their pending objects become reusable, and who does it
- * (docs/design.md §3, "Idle and exited threads"):
- *  - A thread that exits reclaims what has quiesced; the rest of its queue is orphaned.
- *    The next allocation slow path or ps_mem_reclaim of any thread adopts ALL orphaned
- *    queues at once; from then on they are that thread's frees (reclaimed by its calls,
- *    reclaim_batch per allocation slow path or ps_free, all of them by ps_mem_reclaim).
- *  - Instances without options (GENERAL ps, INLINE, PER_THREAD accounting, no period,
- *    hooks or observer): every allocation slow path looks at one other thread (round
- *    robin over the ids of threads that used m), every ps_free looks at one per 64
- *    stamped batches, ps_mem_reclaim at each. A thread that made no ps_free and no
- *    allocation slow path on m between two looks (by any threads) loses its stamped
- *    queue to the looker, which reclaims it as its own frees, its latent-cache objects
- *    into its own cache. So the objects a thread freed before going idle are taken at
- *    the second look at it - within 2 x R looks of any one other thread, R the number of
- *    thread ids that used m - except its frees since its last stamp (fewer than
- *    stamp_batch; none with stamp_batch = 1, none once it exits), which wait for its
- *    next call; and they become reusable as the taker's own do: after their grace
- *    period, at its next reclamations. The idle thread needs no call; its own calls
- *    need no more than before: every stamp_batch-th ps_free and each allocation slow
- *    path take its queue lock (an uncontended exchange; if a looker holds it, for a few
- *    instructions, that ps_free skips its reclamation and the next one tries again).
- *    Objects the idle thread reclaimed into its own object cache, and free objects
- *    returned to slabs it owns, stay in its cache and remote lists until it allocates
- *    again or exits (ps_mem_stats counts them free, not pending).
- *  - RT/TEMPORAL instances and instances with any option keep the owner-only queue
- *    (the bounds of docs/rt.md assume the owner, or σ, collects): there an idle thread's
- *    queue waits for its own next call (or for σ with TASK/BOTH); call ps_mem_reclaim
- *    from idle threads.
+ * Adopts exited threads' queues (and, on instances without options, idle threads'),
+ * stamps the caller's frees, reclaims every quiesced object at the head of its queue
+ * with one scan, runs a scheduled pre-flush, then the due callbacks of m's ps (as
+ * ps_call_poll). Call it from idle threads: their own queues wait otherwise
+ * (docs/design.md §3, "Idle and exited threads", "The slow paths").
  *
  * Returns:    the number of objects reclaimed.
- * Progress:   never waits for quiescence; takes the pool mutex for a moment to adopt
- *             orphaned queues; may spin while a looker detaches the caller's queue (a
- *             few loads and stores).
- *             Called by a lazily registered thread that has no record in m (or in m's
- *             ps) yet, it allocates one and aborts if that fails (<tsync/thread.h>).
- * Caller:     any thread; call it from idle threads (tsync-cached's idle timer does).
- * Implements: ParSec (EuroSys 2016) §3.4; the idle-time pre-flush of Prudence (ASPLOS
- *             2016) §4.2.
+ * Progress:   never waits for quiescence; the pool mutex for a moment.
+ * Caller:     any thread (a lazily registered one without a record aborts if it cannot
+ *             get one).
+ * Implements: ParSec (EuroSys 2016) §3.4; Prudence (ASPLOS 2016) §4.2 (the pre-flush).
  */
 size_t ps_mem_reclaim(struct ps_mem *m);
 
