@@ -285,4 +285,16 @@ static inline uint64_t bench_xorshift64s(uint64_t *s)
 	return x * 0x2545f4914f6cdd1dull;
 }
 
+/* MurmurHash3's 64-bit finaliser (fmix64): the benchmarks' hash of integer keys for the
+ * peers' tables (ps_hash uses the same mix in src/ps_hash.c). */
+static inline uint64_t bench_mix64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return k;
+}
+
 #endif

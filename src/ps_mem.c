@@ -345,15 +345,23 @@ void ps_free_now(struct ps_mem *m, void *obj)
 		ps_mem__budget_reusable(m, 1, false);
 }
 
-size_t ps_mem_reclaim(struct ps_mem *m)
+/* The caller's record, its hand-off to σ synchronised (TASK, BOTH) and its queue lock
+ * taken: the start of ps_mem_reclaim and ps_mem_collect. */
+static struct ps_mem_pt *reclaim_begin(struct ps_mem *m, unsigned *me)
 {
-	unsigned me;
-	struct ps_mem_pt *pt = self_pt(m, &me);
-	/* queues of exited threads wait for a caller: adopt one (an idle thread's call is
-	 * where they would otherwise be left, when no allocation runs dry) */
+	struct ps_mem_pt *pt = self_pt(m, me);
 	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
 		ps_mem__task_sync(m, pt);
 	ps_mem__qlock_own(m, pt);
+	return pt;
+}
+
+size_t ps_mem_reclaim(struct ps_mem *m)
+{
+	unsigned me;
+	struct ps_mem_pt *pt = reclaim_begin(m, &me);
+	/* queues of exited threads wait for a caller: adopt one (an idle thread's call is
+	 * where they would otherwise be left, when no allocation runs dry) */
 	if (atomic_load_explicit(&m->orphan_pending, memory_order_relaxed) != 0)
 		ps_mem__adopt_orphan(m, pt);
 	if (!m->ext)
@@ -373,10 +381,7 @@ size_t ps_mem_reclaim(struct ps_mem *m)
 size_t ps_mem_collect(struct ps_mem *m)
 {
 	unsigned me;
-	struct ps_mem_pt *pt = self_pt(m, &me);
-	if (TSYNC_UNLIKELY(m->mode != PS_MEM_RECLAIM_INLINE))
-		ps_mem__task_sync(m, pt);
-	ps_mem__qlock_own(m, pt);
+	struct ps_mem_pt *pt = reclaim_begin(m, &me);
 	ps_mem__stamp(pt);
 	size_t n = reclaim(m, me, pt, SIZE_MAX, RECLAIM_COLLECT);
 	qlock_drop(m, pt);

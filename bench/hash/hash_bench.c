@@ -70,16 +70,6 @@
 #define WHO "tsync-bench hash"
 #define MAXT 64
 
-static inline uint64_t mix64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return k;
-}
-
 /* ---- the adapter interface ---- */
 struct table_ops {
 	const char *name;
@@ -207,7 +197,7 @@ static bool u_lookup(unsigned id, uint64_t key)
 	(void)id;
 	struct cds_lfht_iter it;
 	urcu_memb_read_lock();
-	cds_lfht_lookup(u_ht, mix64(key), u_match, &key, &it);
+	cds_lfht_lookup(u_ht, bench_mix64(key), u_match, &key, &it);
 	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
 	bool f = n != NULL && caa_container_of(n, struct uobj, node)->key == key;
 	urcu_memb_read_unlock();
@@ -220,7 +210,7 @@ static bool u_insert(unsigned id, uint64_t key)
 	o->key = key;
 	cds_lfht_node_init(&o->node);
 	urcu_memb_read_lock();
-	struct cds_lfht_node *r = cds_lfht_add_unique(u_ht, mix64(key), u_match, &key, &o->node);
+	struct cds_lfht_node *r = cds_lfht_add_unique(u_ht, bench_mix64(key), u_match, &key, &o->node);
 	urcu_memb_read_unlock();
 	if (r != &o->node) {
 		free(o);
@@ -234,7 +224,7 @@ static bool u_remove(unsigned id, uint64_t key)
 	struct cds_lfht_iter it;
 	bool done = false;
 	urcu_memb_read_lock();
-	cds_lfht_lookup(u_ht, mix64(key), u_match, &key, &it);
+	cds_lfht_lookup(u_ht, bench_mix64(key), u_match, &key, &it);
 	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
 	if (n && cds_lfht_del(u_ht, n) == 0) {
 		urcu_memb_call_rcu(&caa_container_of(n, struct uobj, node)->rcu, u_free);
@@ -267,7 +257,7 @@ static _Atomic uint64_t c_grows;
 
 static unsigned long c_hf(const void *key, unsigned long seed)
 {
-	return (unsigned long)mix64(*(const uint64_t *)key ^ seed);
+	return (unsigned long)bench_mix64(*(const uint64_t *)key ^ seed);
 }
 static bool c_cmp(const void *a, const void *b)
 {
@@ -392,7 +382,7 @@ static void r_init(uint64_t keys, unsigned n)
 static bool r_lookup(unsigned id, uint64_t key)
 {
 	(void)id;
-	uint64_t h = mix64(key);
+	uint64_t h = bench_mix64(key);
 	pthread_rwlock_rdlock(&r_lock);
 	struct robj *o = r_b[h & r_mask];
 	while (o && o->key != key)
@@ -408,7 +398,7 @@ static void r_rehash(uint64_t nb)
 	for (uint64_t i = 0; i <= r_mask; i++)
 		for (struct robj *o = r_b[i], *nx; o; o = nx) {
 			nx = o->next;
-			uint64_t j = mix64(o->key) & (nb - 1);
+			uint64_t j = bench_mix64(o->key) & (nb - 1);
 			o->next = nbk[j];
 			nbk[j] = o;
 		}
@@ -420,7 +410,7 @@ static void r_rehash(uint64_t nb)
 static bool r_insert(unsigned id, uint64_t key)
 {
 	(void)id;
-	uint64_t h = mix64(key);
+	uint64_t h = bench_mix64(key);
 	struct robj *n = malloc(sizeof(*n));
 	n->key = key;
 	pthread_rwlock_wrlock(&r_lock);
@@ -441,7 +431,7 @@ static bool r_insert(unsigned id, uint64_t key)
 static bool r_remove(unsigned id, uint64_t key)
 {
 	(void)id;
-	uint64_t h = mix64(key);
+	uint64_t h = bench_mix64(key);
 	pthread_rwlock_wrlock(&r_lock);
 	struct robj **pp = &r_b[h & r_mask], *o;
 	while ((o = *pp) && o->key != key)
@@ -562,7 +552,7 @@ static void steady_child(int fd, const struct table_ops *t, unsigned n, unsigned
 		w[i].t = t;
 		w[i].upd_pct = upd;
 		w[i].keys = keys;
-		w[i].seed = mix64(i + 1 + (uint64_t)getpid() * 31) | 1;
+		w[i].seed = bench_mix64(i + 1 + (uint64_t)getpid() * 31) | 1;
 		w[i].lk = calloc(1, sizeof(struct hist));
 		w[i].up = calloc(1, sizeof(struct hist));
 		w[i].run = &run;

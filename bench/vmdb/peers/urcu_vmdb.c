@@ -28,6 +28,7 @@
 #include <urcu/urcu-memb.h>
 #include <urcu/rculfhash.h>
 
+#include "common.h"
 #include "urcu_vmdb.h"
 
 #define PAGE 4096u
@@ -123,12 +124,7 @@ static unsigned order_of(size_t npages)
 
 static unsigned long hash_key(uint64_t k)
 {
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return (unsigned long)k;
+	return (unsigned long)bench_mix64(k);
 }
 
 static uint64_t key_of(int pid, uint64_t vaddr)
