@@ -56,9 +56,10 @@ VENV        ?= .venv
 PYTEST_ARGS ?=
 
 # Which steps `make test` runs, in order. `make test SANITIZERS=` skips both sanitizer
-# builds; `make test TEST_STEPS="release python"` runs just those.
+# builds; `make test TEST_STEPS="release python"` runs just those. `format` (first: it takes
+# seconds) checks every C source against .clang-format with clang-format 14.
 SANITIZERS  ?= thread address
-TEST_STEPS  ?= release $(SANITIZERS) python install
+TEST_STEPS  ?= format release $(SANITIZERS) python install
 
 # What `make bench` runs: every suite of scripts/bench-suite.sh (smr rlu oplog cache net
 # rt prudence vmdb hash), each into docs/results/<suite>/; `make bench SUITES="smr rlu"` runs just those, and
@@ -81,9 +82,13 @@ DEB_BASE := make cmake gcc g++ libc6-dev pkg-config spin liburcu-dev libck-dev l
 	python3 python3-venv python3-pytest python3-matplotlib python3-numpy python3-yaml \
 	python3-tqdm python3-pymemcache libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev
 DEB_CLANG := clang libclang-rt-14-dev
+# clang-format 14 only for the format step and `make format` (another major version lays
+# some constructs out differently).
+DEB_FORMAT := clang-format-14
 _goals := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
 _want_clang := $(or $(filter deps test-thread test-address,$(_goals)),$(and $(filter test,$(_goals)),$(filter thread address,$(TEST_STEPS))))
-DEB_PACKAGES ?= $(DEB_BASE) $(if $(_want_clang),$(DEB_CLANG))
+_want_format := $(or $(filter deps format test-format,$(_goals)),$(and $(filter test,$(_goals)),$(filter format,$(TEST_STEPS))))
+DEB_PACKAGES ?= $(DEB_BASE) $(if $(_want_clang),$(DEB_CLANG)) $(if $(_want_format),$(DEB_FORMAT))
 EXTRA_DEB_PACKAGES ?=
 
 CTEST_RUN = $(CTEST) --output-on-failure --no-tests=error --timeout $(CTEST_TIMEOUT) \
@@ -91,8 +96,8 @@ CTEST_RUN = $(CTEST) --output-on-failure --no-tests=error --timeout $(CTEST_TIME
 
 export DEBIAN_FRONTEND := noninteractive
 
-.PHONY: all help deps build configure install bench test clean \
-	test-release test-thread test-address test-python test-install
+.PHONY: all help deps build configure install bench test clean format \
+	test-format test-release test-thread test-address test-python test-install
 
 all: build
 
@@ -101,9 +106,11 @@ help:
 	@echo "  make deps      install missing Debian packages (root), or print the sudo line"
 	@echo "  make build     release build ($(BUILD_TYPE), -Werror=$(WERROR)) under $(BUILD_DIR)/"
 	@echo "  make test      deps + steps: $(TEST_STEPS)"
-	@echo "                 steps: release thread address python install"
+	@echo "                 steps: format release thread address python install"
 	@echo "                 e.g. make test SANITIZERS=   |  make test TEST_STEPS=release"
-	@echo "  make test-STEP one step (test-release, test-thread, test-address, test-python, test-install)"
+	@echo "  make test-STEP one step (test-format, test-release, test-thread, test-address,"
+	@echo "                 test-python, test-install)"
+	@echo "  make format    rewrite the C sources to .clang-format (clang-format 14)"
 	@echo "  make bench     build, then the suites $(SUITES) (scripts/bench-suite.sh) into docs/results/"
 	@echo "  make install   install to PREFIX=$(PREFIX)"
 	@echo "  make clean     remove $(BUILD_DIR)/ $(TSAN_DIR)/ $(ASAN_DIR)/"
@@ -135,6 +142,13 @@ install: build
 # ---- tests --------------------------------------------------------------------------------
 test: deps
 	@bash scripts/run-steps.sh "$(MAKE)" $(TEST_STEPS)
+
+# The sources against .clang-format (no build needed); `make format` rewrites them.
+test-format: deps
+	@bash scripts/check-format.sh
+
+format: deps
+	@bash scripts/check-format.sh --fix
 
 test-release: build
 	$(CTEST_RUN) --test-dir $(BUILD_DIR)
