@@ -271,7 +271,7 @@ void ps__free(struct ps_mem *m, void *obj, int marked, const char *call)
 	else
 		pt->unstamped = h;
 	pt->utail = h;
-	/* Its latent cache, or beyond its bound its latent slab (Prudence §4.1) */
+	/* Its latent cache, or beyond its bound its latent slab (Prudence (ASPLOS 2016) §4.1) */
 	if (TSYNC_LIKELY(pt->nlatent < m->cache_size || !PRUDENT(m, PS_MEM_PRUDENCE_LATENT_SLAB)))
 		pt->nlatent++;
 	else

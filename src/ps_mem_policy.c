@@ -111,7 +111,7 @@ unsigned ps_mem__refill_want(struct ps_mem *m, struct ps_mem_pt *pt)
 
 /* ---- which slab a refill takes (Algorithm 1, lines 17-21) ------------------------- */
 
-#define FRAG_SCAN 10 /* partly free slabs a refill compares (Prudence §5: 10) */
+#define FRAG_SCAN 10 /* partly free slabs a refill compares (Prudence (ASPLOS 2016) §5: 10) */
 
 /*
  * Fragmentation-aware choice (Prudence (ASPLOS 2016) Algorithm 1 lines 17-19, Fig. 5,

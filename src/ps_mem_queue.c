@@ -1,6 +1,6 @@
 /*
  * src/ps_mem_queue.c - ps_mem's deferred-free queue (ParSec (EuroSys 2016) §3.4; the
- * options of RT-SMR (RTAS 2018) and ParSec §3.7 as named steps of its one reclamation
+ * options of RT-SMR (RTAS 2018) and ParSec (EuroSys 2016) §3.7 as named steps of its one reclamation
  * loop): stamping, reclamation into the object cache, merging, the queues of exited
  * threads (orphans) and of idle ones (steal_idle), and thread exit, which hands the
  * queue on. The fork hooks stay in ps_mem.c with the other registry hooks: they guard
@@ -104,11 +104,11 @@ static inline void reclaim_count(struct ps_mem_pt *pt, size_t n, uint64_t max_wa
 		atomic_store_explicit(&pt->c_max_wait, max_wait, memory_order_relaxed);
 }
 
-/* ---- reclamation: one loop; the options of RT-SMR (Ren et al.) and ParSec (EuroSys 2016) §3.7 are named steps,
+/* ---- reclamation: one loop; the options of RT-SMR (RTAS 2018) and ParSec (EuroSys 2016) §3.7 are named steps,
  * each behind `ext` (m->ext, a constant in each copy of the loop) ------------------- */
 
 /* Step "quiesce": the head's free time t is beyond the point we know quiesced (q): make
- * the one quiescence computation of this call. RT/TEMPORAL (RT-SMR (Ren et al.) Fig. 8): one exact
+ * the one quiescence computation of this call. RT/TEMPORAL (RT-SMR (RTAS 2018) Fig. 8): one exact
  * computation or clock reading. Otherwise ps__quiesce_own for the head: lazily for
  * ps_free/ps_alloc (a read barrier at most once per read interval), at once for an
  * explicit reclaim or a thread exit (RECLAIM_ALL), which first asks for a fresh reading -
@@ -175,7 +175,7 @@ static void step_stall_summary(struct ps_mem *m, struct ps_mem_pt *pt, bool bloc
 	head_published(pt);
 }
 
-/* Step "observe": tell the reclamation observer what this call did (RT-SMR (Ren et al.) §V-C's
+/* Step "observe": tell the reclamation observer what this call did (RT-SMR (RTAS 2018) §V-C's
  * alpha and beta). */
 static void step_observe(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t0, uint64_t alpha,
 			 size_t n, bool attempted)
@@ -198,7 +198,7 @@ static void step_observe(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t0, ui
  * ps_free only once the queue holds reclaim_batch objects: a longer queue means one scan
  * proves more objects quiesced (ParSec (EuroSys 2016) §3.4), so a scan's remote loads are amortised
  * over about a batch of frees. RT/TEMPORAL instances collect every quiesced object
- * (RT-SMR (Ren et al.) Fig. 8, lines 27-30). The custom grace period (ParSec (EuroSys 2016) §3.7) is asked last,
+ * (RT-SMR (RTAS 2018) Fig. 8, lines 27-30). The custom grace period (ParSec (EuroSys 2016) §3.7) is asked last,
  * in free-time order; its first refusal ends the call. `ext` is false in the copy that
  * ps_free uses on instances without options, so that copy pays nothing for them.
  */

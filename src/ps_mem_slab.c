@@ -206,7 +206,7 @@ void ps_mem__free_to_slab(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, s
 			pthread_mutex_unlock(&m->pool_lock);
 			return;
 		}
-		/* Remote free (RT-SMR (Ren et al.) App. A): onto the owner's list for our line. */
+		/* Remote free (RT-SMR (RTAS 2018) App. A): onto the owner's list for our line. */
 		struct ps_mem_pt *opt = pt_if_exists(m, (unsigned)o);
 		_Atomic(struct ps_mem_hdr *) *head = &opt->remote[me % PS_MEM_REMOTE_LINES].head;
 		struct ps_mem_hdr *old = atomic_load_explicit(head, memory_order_relaxed);

@@ -78,7 +78,7 @@ struct ps_mem_pt {
 	} remote[PS_MEM_REMOTE_LINES];
 	_Alignas(TSYNC_CACHE_LINE) struct ps_mem_hdr *cache; /* object cache (LIFO) */
 	unsigned ncache;
-	/* Latent cache (Prudence §4.1): queued objects that go to `cache` after their grace
+	/* Latent cache (Prudence (ASPLOS 2016) §4.1): queued objects that go to `cache` after their grace
 	 * period; at most cache_size with the latent-slab policy. The other queued objects
 	 * carry HDR_LATENT_SLAB and go to their slab. */
 	unsigned nlatent;
@@ -169,7 +169,7 @@ struct ps_mem {
 	uint64_t budget_charge;
 	void *(*budget_alloc)(struct ps_mem *m);  /* ps_alloc(m) of a member */
 	void (*budget_detach)(struct ps_mem *m);  /* ps_mem_destroy(m): m leaves its budget */
-	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (RT-SMR (Ren et al.) Fig. 8) */
+	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (RT-SMR (RTAS 2018) Fig. 8) */
 	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
 	bool ext;         /* any of rt, exact, period, hooks: the paths of reclaim_ext */
 	uint64_t period;  /* reclamation period q in ticks, 0: every free */

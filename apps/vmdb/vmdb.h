@@ -1,5 +1,5 @@
 /*
- * apps/vmdb/vmdb.h - a virtual-memory mapping database on ParSec (ParSec (EuroSys 2016)
+ * apps/vmdb/vmdb.h - a virtual-memory mapping database on parallel sections (ParSec (EuroSys 2016)
  * §4, evaluated in §5.3).
  *
  * The recursive address-space model of µ-kernels: a process is granted pages backed by

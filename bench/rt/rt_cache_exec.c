@@ -95,7 +95,7 @@ static void do_set(struct exec *x, const char *key, uint64_t stamp)
 	}
 }
 
-/* One activation of σ (RT-SMR §V-C): one quiescence computation, then the collection of
+/* One activation of σ (RT-SMR (RTAS 2018) §V-C): one quiescence computation, then the collection of
  * every size class's queue of this thread. Its cost in the analysis is α + collected x β
  * (Eq. 7), so α is the activation's whole fixed cost - the quiescence computation and the
  * visit of every size class's allocator - the activation minus the collection time the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/vmdb/plot_vmdb.py DIR - table and plots of `tsync-bench vmdb` (ParSec §5.3).
+"""bench/vmdb/plot_vmdb.py DIR - table and plots of `tsync-bench vmdb` (ParSec (EuroSys 2016) §5.3).
 
 Reads DIR/vmdb.csv, what `tsync-bench vmdb --out DIR` wrote (one row per design,
 backend, layout, thread count and operation; the rows of several backends and layouts

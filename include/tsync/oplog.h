@@ -170,7 +170,7 @@ struct oplog_type {
 enum oplog_order {
 	OPLOG_ORDER_AUTO = 0,    /* CLOCK with an invariant counter, else COUNTER; env override */
 	OPLOG_ORDER_CLOCK = 1,   /* tsync clock + commit wait of the skew bound */
-	OPLOG_ORDER_TRUST = 2,   /* tsync clock, no wait (OpLog §6.1's assumption) */
+	OPLOG_ORDER_TRUST = 2,   /* tsync clock, no wait (OpLog (MIT TR 2014) §6.1's assumption) */
 	OPLOG_ORDER_COUNTER = 3, /* one shared atomic counter per domain */
 };
 

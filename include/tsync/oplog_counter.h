@@ -1,5 +1,5 @@
 /*
- * tsync/oplog_counter.h - a distributed reference counter on OpLog (OpLog (MIT TR 2014)
+ * tsync/oplog_counter.h - a distributed reference counter on OpLog (MIT TR 2014
  * §5.2, Fig. 8: the CounterLog, whose per-thread "log" is a single count).
  *
  * oplog_counter_add/inc/dec fold the delta into the calling thread's count for the

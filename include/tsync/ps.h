@@ -61,7 +61,7 @@ struct ps;
 /*
  * Quiescence policies (RT-SMR (RTAS 2018) §IV), chosen per instance at creation.
  *
- *  PS_POLICY_GENERAL   ParSec (ParSec (EuroSys 2016) §3.3): wait-free ps_quiesce with
+ *  PS_POLICY_GENERAL   ParSec (EuroSys 2016) §3.3: wait-free ps_quiesce with
  *                      the four optimisations. A quiescer may answer from cached views
  *                      and published points, so the quiescence point it proves can lag
  *                      the true one: throughput first, no garbage bound. The default (a

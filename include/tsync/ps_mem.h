@@ -169,7 +169,7 @@ enum ps_mem_prudence {
 	 * owner, at its next refill. */
 	PS_MEM_PRUDENCE_PREMOVE = 1u << 4,
 	/* Fragmentation-aware refill (lines 17-21, Fig. 5): a refill picks, among the first
-	 * few partly free slabs (a bound fixed in the implementation, Prudence §5's 10) -
+	 * few partly free slabs (a bound fixed in the implementation, Prudence (ASPLOS 2016) §5's 10) -
 	 * its own first, then the pool's - the fullest (fewest objects free now), passing
 	 * over slabs most of whose allocated objects are latent (more than half) unless the
 	 * alternative is a new slab. */

@@ -7,7 +7,7 @@
  */
 #include "ps_mem_test.h"
 
-/* ---- memory bounded by default: the pending bound (Prudence §4, Algorithm 1 lines
+/* ---- memory bounded by default: the pending bound (Prudence (ASPLOS 2016) §4, Algorithm 1 lines
  * 31-32) --------------------------------------------------------------------------- */
 
 /* Ends a holder's section once m's allocator is seen waiting for a grace period (or once

@@ -5,7 +5,7 @@
  */
 #include "ps_mem_test.h"
 
-/* ---- the immediate free (Prudence §4: "two frees") ------------------------------------ */
+/* ---- the immediate free (Prudence (ASPLOS 2016) §4: "two frees") ------------------------------------ */
 struct bad_free {
 	struct ps *ps;
 	int kind;

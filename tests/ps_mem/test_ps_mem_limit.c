@@ -5,7 +5,7 @@
  */
 #include "ps_mem_test.h"
 
-/* ---- a memory limit: wait for a grace period instead of failing (Prudence §4) ------- */
+/* ---- a memory limit: wait for a grace period instead of failing (Prudence (ASPLOS 2016) §4) ------- */
 struct releaser {
 	struct holder *h;
 	unsigned ms;

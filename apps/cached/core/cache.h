@@ -193,7 +193,7 @@ struct cache_config {
 	 * (EINVAL: its readers would not enter sections). Any variant; only the ps ones read
 	 * through sections. */
 	int ps_policy;
-	/* ps_mem_config.reclaim_period_ns of every size class (RT-SMR §V-C's quiescence
+	/* ps_mem_config.reclaim_period_ns of every size class (RT-SMR (RTAS 2018) §V-C's quiescence
 	 * period q): 0 (default) every ps_free may reclaim; > 0 at most once per period, the
 	 * rest left to cache_collect / cache_reclaim. */
 	uint64_t reclaim_period_ns;

@@ -111,8 +111,8 @@ struct item {
 #define M_STALE 4u   /* invalidated by cache_invalidate (mg X) */
 #define M_KEYB 8u    /* stored with a base64 key (ms b): mg k returns it base64 */
 #define ITEM_HDR offsetof(struct item, data)
-#define MC_ITEM_HDR 48u /* memcached 1.6's sizeof(item) on 64-bit: its first class is
-			 * MC_ITEM_HDR + chunk_min */
+/* memcached 1.6's sizeof(item) on 64-bit: its first class is MC_ITEM_HDR + chunk_min */
+#define MC_ITEM_HDR 48u
 
 static inline const char *cache__item_value(const struct item *it)
 {
