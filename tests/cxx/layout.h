@@ -18,6 +18,8 @@
  * read path and the library must agree on, so they are listed with the public ones. */
 #include <tsync/static/ps.h>
 
+/* A table, one group of entries per line: not for the formatter to pack. */
+/* clang-format off */
 #define TSYNC_CXX_LAYOUT(S, F)                                                          \
 	S(struct ps_config) F(struct ps_config, grace_ns) F(struct ps_config, read_interval_ns) \
 	S(struct ps_stats) F(struct ps_stats, fence_switches)                             \
@@ -55,6 +57,7 @@
 	S(struct oplog_list_op) S(struct oplog_list) F(struct oplog_list, count)          \
 	S(struct oplog_rmap_mapping) F(struct oplog_rmap_mapping, end)                    \
 	S(struct oplog_rmap) F(struct oplog_rmap, count)
+/* clang-format on */
 
 /* One entry per S (two: size, alignment) and per F (one: offset). */
 struct tsync_cxx_layout_entry {
