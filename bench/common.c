@@ -41,8 +41,8 @@ int bench_parse_seconds(const char *who, const char *arg, double max, double *ou
 }
 
 /* The one list parser: values go to out64 or out32, whichever is not NULL. */
-static int parse_list(const char *arg, uint64_t *out64, unsigned *out32, unsigned max,
-		      uint64_t lo, uint64_t hi, unsigned flags)
+static int parse_list(const char *arg, uint64_t *out64, unsigned *out32, unsigned max, uint64_t lo,
+		      uint64_t hi, unsigned flags)
 {
 	unsigned n = 0;
 	const char *s = arg;
@@ -56,7 +56,8 @@ static int parse_list(const char *arg, uint64_t *out64, unsigned *out32, unsigne
 		char *end;
 		errno = 0;
 		unsigned long long v = strtoull(s, &end, 10);
-		if (end == s || *s == '-' || errno || v < lo || v > hi || (*end != ',' && *end != '\0'))
+		if (end == s || *s == '-' || errno || v < lo || v > hi ||
+		    (*end != ',' && *end != '\0'))
 			return BENCH_LIST_BAD;
 		if (n == max)
 			return BENCH_LIST_TOO_MANY;
@@ -70,14 +71,14 @@ static int parse_list(const char *arg, uint64_t *out64, unsigned *out32, unsigne
 	}
 }
 
-int bench_parse_u64_list(const char *arg, uint64_t *out, unsigned max, uint64_t lo,
-			 uint64_t hi, unsigned flags)
+int bench_parse_u64_list(const char *arg, uint64_t *out, unsigned max, uint64_t lo, uint64_t hi,
+			 unsigned flags)
 {
 	return parse_list(arg, out, NULL, max, lo, hi, flags);
 }
 
-int bench_parse_uint_list(const char *arg, unsigned *out, unsigned max, unsigned lo,
-			  unsigned hi, unsigned flags)
+int bench_parse_uint_list(const char *arg, unsigned *out, unsigned max, unsigned lo, unsigned hi,
+			  unsigned flags)
 {
 	return parse_list(arg, NULL, out, max, lo, hi, flags);
 }
@@ -178,8 +179,8 @@ int bench_plot_dir(const char *who, const char *script, const char *dir)
 	char *argv[] = {(char *)bench_python(), (char *)script, (char *)dir, NULL};
 	int rc = bench_run_script(argv);
 	if (rc == BENCH_SCRIPT_NO_MATPLOTLIB) {
-		fprintf(stderr, "%s: matplotlib missing: %s has the CSV and tables, no plots\n", who,
-			dir);
+		fprintf(stderr, "%s: matplotlib missing: %s has the CSV and tables, no plots\n",
+			who, dir);
 		return 0;
 	}
 	if (rc != 0)
@@ -202,13 +203,9 @@ static int bad_value(const char *who, const struct bench_opt *o, const char *arg
 static int apply_opt(const char *who, const struct bench_opt *o, const char *arg, void *ctx)
 {
 	switch (o->kind) {
-	case BENCH_OPT_STR:
-		*(const char **)o->dst = arg;
-		return 0;
+	case BENCH_OPT_STR: *(const char **)o->dst = arg; return 0;
 	case BENCH_OPT_SET:
-	case BENCH_OPT_CLEAR:
-		*(bool *)o->dst = o->kind == BENCH_OPT_SET;
-		return 0;
+	case BENCH_OPT_CLEAR: *(bool *)o->dst = o->kind == BENCH_OPT_SET; return 0;
 	case BENCH_OPT_UINT:
 	case BENCH_OPT_U64:
 	case BENCH_OPT_SIZE: {
@@ -234,29 +231,28 @@ static int apply_opt(const char *who, const struct bench_opt *o, const char *arg
 			return -1;
 		}
 		if (n < 0) {
-			fprintf(stderr, "%s: bad --%s '%s' (values %" PRIu64 "..%" PRIu64 ")\n", who,
-				o->name, arg, o->lo, o->hi);
+			fprintf(stderr, "%s: bad --%s '%s' (values %" PRIu64 "..%" PRIu64 ")\n",
+				who, o->name, arg, o->lo, o->hi);
 			return -1;
 		}
 		*o->n = (unsigned)n;
 		return 0;
 	}
-	case BENCH_OPT_SECONDS:
-		return bench_parse_seconds(who, arg, o->dmax, o->dst);
+	case BENCH_OPT_SECONDS: return bench_parse_seconds(who, arg, o->dmax, o->dst);
 	case BENCH_OPT_POS: {
 		char *end;
 		errno = 0;
 		double v = strtod(arg, &end);
 		if (end == arg || *end || errno || !(v > 0) || v > o->dmax) {
-			fprintf(stderr, "%s: bad --%s '%s' (0 < x <= %g)\n", who, o->name, arg, o->dmax);
+			fprintf(stderr, "%s: bad --%s '%s' (0 < x <= %g)\n", who, o->name, arg,
+				o->dmax);
 			return -1;
 		}
 		*(double *)o->dst = v;
 		return 0;
 	}
 	case BENCH_OPT_CALL:
-	case BENCH_OPT_CALL0:
-		return o->fn(arg, ctx);
+	case BENCH_OPT_CALL0: return o->fn(arg, ctx);
 	}
 	return -1;
 }
@@ -358,8 +354,8 @@ static int name_item(const char *item, void *ctx)
 	return 0;
 }
 
-int bench_name_list(const char *who, const struct bench_names *t, const char *arg,
-		    unsigned *out, unsigned *n, unsigned max)
+int bench_name_list(const char *who, const struct bench_names *t, const char *arg, unsigned *out,
+		    unsigned *n, unsigned max)
 {
 	struct name_list l = {who, t, out, max, 0};
 	if (bench_each_item(arg, name_item, &l) != 0)

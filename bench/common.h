@@ -44,32 +44,53 @@ enum bench_opt_kind {
 typedef int (*bench_opt_fn)(const char *arg, void *ctx);
 
 struct bench_opt {
-	const char *name;  /* long name without "--"; NULL ends the table */
-	char letter;       /* short option, or 0 */
+	const char *name; /* long name without "--"; NULL ends the table */
+	char letter;      /* short option, or 0 */
 	enum bench_opt_kind kind;
 	void *dst;
-	unsigned *n;       /* UINTS, U64S: where the count goes */
-	unsigned max;      /* UINTS, U64S: room in dst */
-	unsigned flags;    /* UINTS, U64S: 0 or BENCH_LIST_SKIP_EMPTY */
-	uint64_t lo, hi;   /* UINT, U64, SIZE, UINTS, U64S: the range */
-	double dmax;       /* SECONDS, POS: the largest value */
-	bench_opt_fn fn;   /* CALL, CALL0 */
+	unsigned *n;     /* UINTS, U64S: where the count goes */
+	unsigned max;    /* UINTS, U64S: room in dst */
+	unsigned flags;  /* UINTS, U64S: 0 or BENCH_LIST_SKIP_EMPTY */
+	uint64_t lo, hi; /* UINT, U64, SIZE, UINTS, U64S: the range */
+	double dmax;     /* SECONDS, POS: the largest value */
+	bench_opt_fn fn; /* CALL, CALL0 */
 };
 
-#define BENCH_O_STR(nm, l, p) {.name = (nm), .letter = (l), .kind = BENCH_OPT_STR, .dst = (p)}
-#define BENCH_O_SET(nm, l, p) {.name = (nm), .letter = (l), .kind = BENCH_OPT_SET, .dst = (p)}
-#define BENCH_O_CLEAR(nm, l, p) \
-	{.name = (nm), .letter = (l), .kind = BENCH_OPT_CLEAR, .dst = (p)}
-#define BENCH_O_NUM(nm, l, k, p, a, b) \
-	{.name = (nm), .letter = (l), .kind = (k), .dst = (p), .lo = (a), .hi = (b)}
+#define BENCH_O_STR(nm, l, p)                                                  \
+	{                                                                      \
+		.name = (nm), .letter = (l), .kind = BENCH_OPT_STR, .dst = (p) \
+	}
+#define BENCH_O_SET(nm, l, p)                                                  \
+	{                                                                      \
+		.name = (nm), .letter = (l), .kind = BENCH_OPT_SET, .dst = (p) \
+	}
+#define BENCH_O_CLEAR(nm, l, p)                                                  \
+	{                                                                        \
+		.name = (nm), .letter = (l), .kind = BENCH_OPT_CLEAR, .dst = (p) \
+	}
+#define BENCH_O_NUM(nm, l, k, p, a, b)                                                     \
+	{                                                                                  \
+		.name = (nm), .letter = (l), .kind = (k), .dst = (p), .lo = (a), .hi = (b) \
+	}
 /* arr must be an array (its size is the room) */
-#define BENCH_O_LIST(nm, l, k, arr, cnt, a, b, fl)                                    \
-	{.name = (nm), .letter = (l), .kind = (k), .dst = (arr), .n = (cnt),                 \
-	 .max = (unsigned)(sizeof(arr) / sizeof((arr)[0])), .lo = (a), .hi = (b), .flags = (fl)}
-#define BENCH_O_DBL(nm, l, k, p, mx) \
-	{.name = (nm), .letter = (l), .kind = (k), .dst = (p), .dmax = (mx)}
-#define BENCH_O_FN(nm, l, k, f) {.name = (nm), .letter = (l), .kind = (k), .fn = (f)}
-#define BENCH_O_END {.name = NULL}
+#define BENCH_O_LIST(nm, l, k, arr, cnt, a, b, fl)                                       \
+	{                                                                                \
+		.name = (nm), .letter = (l), .kind = (k), .dst = (arr), .n = (cnt),      \
+		.max = (unsigned)(sizeof(arr) / sizeof((arr)[0])), .lo = (a), .hi = (b), \
+		.flags = (fl)                                                            \
+	}
+#define BENCH_O_DBL(nm, l, k, p, mx)                                               \
+	{                                                                          \
+		.name = (nm), .letter = (l), .kind = (k), .dst = (p), .dmax = (mx) \
+	}
+#define BENCH_O_FN(nm, l, k, f)                                     \
+	{                                                           \
+		.name = (nm), .letter = (l), .kind = (k), .fn = (f) \
+	}
+#define BENCH_O_END          \
+	{                    \
+		.name = NULL \
+	}
 
 /* bench_getopt: the options were parsed (or a CALL asked to stop) and the caller is done. */
 #define BENCH_GETOPT_DONE 1
@@ -97,8 +118,8 @@ int bench_each_item(const char *arg, int (*fn)(const char *item, void *ctx), voi
  * n from an array of structs whose `field` is the entry's name.
  */
 struct bench_names {
-	const char *what; /* "allocator": the messages below say "allocator" */
-	const char *hint; /* after "unknown <what> '<item>'", in parentheses */
+	const char *what;        /* "allocator": the messages below say "allocator" */
+	const char *hint;        /* after "unknown <what> '<item>'", in parentheses */
 	const char *const *name; /* the first entry's name */
 	size_t stride;           /* bytes from one entry's name to the next's */
 	unsigned n;              /* entries */
@@ -107,8 +128,8 @@ struct bench_names {
 	int (*check)(unsigned i, const char *item);
 };
 
-#define BENCH_NAMES_OF(table, field)                                                     \
-	.name = &(table)[0].field, .stride = sizeof((table)[0]),                               \
+#define BENCH_NAMES_OF(table, field)                             \
+	.name = &(table)[0].field, .stride = sizeof((table)[0]), \
 	.n = (unsigned)(sizeof(table) / sizeof((table)[0]))
 
 /*
@@ -119,8 +140,8 @@ struct bench_names {
  * "<who>: too many <what>s" (more than max), "<who>: no <what> in '<arg>'" (no item) on
  * stderr, or with nothing printed when out of memory.
  */
-int bench_name_list(const char *who, const struct bench_names *t, const char *arg,
-		    unsigned *out, unsigned *n, unsigned max);
+int bench_name_list(const char *who, const struct bench_names *t, const char *arg, unsigned *out,
+		    unsigned *n, unsigned max);
 
 /*
  * ---- a timed run: nthr workers start together and stop at one deadline ----
@@ -210,10 +231,10 @@ int bench_parse_seconds(const char *who, const char *arg, double max, double *ou
  * BENCH_LIST_TOO_MANY (a bad item found before the (max+1)-th counts as BAD). Prints
  * nothing. flags: 0 or BENCH_LIST_SKIP_EMPTY.
  */
-int bench_parse_u64_list(const char *arg, uint64_t *out, unsigned max, uint64_t lo,
-			 uint64_t hi, unsigned flags);
-int bench_parse_uint_list(const char *arg, unsigned *out, unsigned max, unsigned lo,
-			  unsigned hi, unsigned flags);
+int bench_parse_u64_list(const char *arg, uint64_t *out, unsigned max, uint64_t lo, uint64_t hi,
+			 unsigned flags);
+int bench_parse_uint_list(const char *arg, unsigned *out, unsigned max, unsigned lo, unsigned hi,
+			  unsigned flags);
 
 /*
  * Fills cpus[] (room for CPU_SETSIZE entries) with the CPUs of the calling thread's

@@ -34,8 +34,8 @@ uint64_t bench_steal_ns(const int *cpus, unsigned n)
 	while (fgets(line, sizeof line, f)) {
 		int cpu;
 		unsigned long long v[8];
-		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
-			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9)
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0],
+			   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9)
 			continue;
 		for (unsigned i = 0; i < n; i++)
 			if (cpus[i] == cpu)
@@ -94,8 +94,8 @@ static int cgroup_base(char *dir, size_t len, const char **limit_file)
 			continue;
 		*c2 = '\0';
 		const char *ctrl = c1 + 1, *path = c2 + 1;
-		if (strcmp(ctrl, "memory") == 0 ||
-		    (strncmp(ctrl, "memory,", 7) == 0) || strstr(ctrl, ",memory")) {
+		if (strcmp(ctrl, "memory") == 0 || (strncmp(ctrl, "memory,", 7) == 0) ||
+		    strstr(ctrl, ",memory")) {
 			snprintf(dir, len, "/sys/fs/cgroup/memory%s", path);
 			*limit_file = "memory.limit_in_bytes";
 			rc = 0;
@@ -132,7 +132,8 @@ int bench_cgroup_make(const char *who, const char *prefix, unsigned limit_mib, u
 	char base[4096];
 	const char *limit_file;
 	if (cgroup_base(base, sizeof base, &limit_file) != 0) {
-		fprintf(stderr, "%s: --limit-mib: no memory cgroup found in /proc/self/cgroup\n", who);
+		fprintf(stderr, "%s: --limit-mib: no memory cgroup found in /proc/self/cgroup\n",
+			who);
 		return -1;
 	}
 	if (strcmp(limit_file, "memory.max") == 0)
@@ -147,7 +148,8 @@ int bench_cgroup_make(const char *who, const char *prefix, unsigned limit_mib, u
 		return -1;
 	}
 	if (strcmp(limit_file, "memory.limit_in_bytes") == 0)
-		write_file(dir, "memory.oom_control", "0"); /* v1: kill, never freeze, at the limit */
+		write_file(dir, "memory.oom_control",
+			   "0"); /* v1: kill, never freeze, at the limit */
 	char sw[4300];
 	snprintf(sw, sizeof sw, "%s/memory.memsw.limit_in_bytes", dir);
 	if (access(sw, W_OK) == 0) /* v1 with swap accounting: no escape into swap */

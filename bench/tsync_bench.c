@@ -26,43 +26,43 @@ struct bench_cmd {
 };
 
 static const struct bench_cmd cmds[] = {
-	{ "smr", smr_main,
-	  "ParSec SMR micro-benchmark against liburcu, ck_epoch, ck_brlock and\n"
-	  "             pthread_rwlock (ParSec, EuroSys 2016, sec. 5.1); see\n"
-	  "             tsync-bench smr --help" },
-	{ "rlu", rlu_main,
-	  "list / hash table with RCU, RLU, MV-RLU, ParSec and rwlock (the RLU\n"
-	  "             study, Appl. Sci. 2022, sec. 5); see tsync-bench rlu --help" },
-	{ "rt", rt_main,
-	  "periodic task set on the rt/temporal policies: alpha, beta, request\n"
-	  "             times, peak pending (RT-SMR, RTAS 2018, sec. VII); see\n"
-	  "             tsync-bench rt --help" },
-	{ "rt-cache", rt_cache_main,
-	  "memcached under periodic get/set tasks: rt-parsec, mcs, pf-rw; calibrate,\n"
-	  "             strict and relaxed admission (RT-SMR, RTAS 2018, sec. VII-C);\n"
-	  "             see tsync-bench rt-cache --help" },
-	{ "cache", cache_main,
-	  "in-process memcached study on the tsync-cached core: ps, ps-nocrp,\n"
-	  "             mcs-clock, locked (ParSec, EuroSys 2016, sec. 5.2); see\n"
-	  "             tsync-bench cache --help" },
-	{ "oplog", oplog_main,
-	  "OpLog list / counter / rmap against lock-free, atomic, per-CPU and mutex\n"
-	  "             peers (OpLog, MIT TR 2014, sec. 7); see tsync-bench oplog --help" },
-	{ "prudence", prudence_main,
-	  "alloc + deferred-free pairs and a copy-on-write endurance run: ps_mem,\n"
-	  "             ps_kmem, malloc/jemalloc/tcmalloc/mimalloc + call_rcu, ck_epoch\n"
-	  "             (Prudence, ASPLOS 2016, sec. 5); see tsync-bench prudence --help" },
-	{ "vmdb", vmdb_main,
-	  "the virtual-memory mapping database (apps/vmdb: ps, global-lock,\n"
-	  "             frame-lock) against liburcu and Linux mmap/munmap on a Metis-like\n"
-	  "             trace (ParSec, EuroSys 2016, sec. 5.3); see tsync-bench vmdb --help" },
-	{ "hash", hash_main,
-	  "resizable hash tables: ps-hash (<tsync/ps_hash.h>) against urcu-lfht,\n"
-	  "             ck-hs and a pthread rwlock table (issue 31, docs/hash.md); see\n"
-	  "             tsync-bench hash --help" },
-	{ "cached-net", cached_net_main,
-	  "tsync-cached against stock memcached over TCP, driven by memcaslap\n"
-	  "             (bench/cached-net/cached_net.py); see tsync-bench cached-net --help" },
+	{"smr", smr_main,
+	 "ParSec SMR micro-benchmark against liburcu, ck_epoch, ck_brlock and\n"
+	 "             pthread_rwlock (ParSec, EuroSys 2016, sec. 5.1); see\n"
+	 "             tsync-bench smr --help"},
+	{"rlu", rlu_main,
+	 "list / hash table with RCU, RLU, MV-RLU, ParSec and rwlock (the RLU\n"
+	 "             study, Appl. Sci. 2022, sec. 5); see tsync-bench rlu --help"},
+	{"rt", rt_main,
+	 "periodic task set on the rt/temporal policies: alpha, beta, request\n"
+	 "             times, peak pending (RT-SMR, RTAS 2018, sec. VII); see\n"
+	 "             tsync-bench rt --help"},
+	{"rt-cache", rt_cache_main,
+	 "memcached under periodic get/set tasks: rt-parsec, mcs, pf-rw; calibrate,\n"
+	 "             strict and relaxed admission (RT-SMR, RTAS 2018, sec. VII-C);\n"
+	 "             see tsync-bench rt-cache --help"},
+	{"cache", cache_main,
+	 "in-process memcached study on the tsync-cached core: ps, ps-nocrp,\n"
+	 "             mcs-clock, locked (ParSec, EuroSys 2016, sec. 5.2); see\n"
+	 "             tsync-bench cache --help"},
+	{"oplog", oplog_main,
+	 "OpLog list / counter / rmap against lock-free, atomic, per-CPU and mutex\n"
+	 "             peers (OpLog, MIT TR 2014, sec. 7); see tsync-bench oplog --help"},
+	{"prudence", prudence_main,
+	 "alloc + deferred-free pairs and a copy-on-write endurance run: ps_mem,\n"
+	 "             ps_kmem, malloc/jemalloc/tcmalloc/mimalloc + call_rcu, ck_epoch\n"
+	 "             (Prudence, ASPLOS 2016, sec. 5); see tsync-bench prudence --help"},
+	{"vmdb", vmdb_main,
+	 "the virtual-memory mapping database (apps/vmdb: ps, global-lock,\n"
+	 "             frame-lock) against liburcu and Linux mmap/munmap on a Metis-like\n"
+	 "             trace (ParSec, EuroSys 2016, sec. 5.3); see tsync-bench vmdb --help"},
+	{"hash", hash_main,
+	 "resizable hash tables: ps-hash (<tsync/ps_hash.h>) against urcu-lfht,\n"
+	 "             ck-hs and a pthread rwlock table (issue 31, docs/hash.md); see\n"
+	 "             tsync-bench hash --help"},
+	{"cached-net", cached_net_main,
+	 "tsync-cached against stock memcached over TCP, driven by memcaslap\n"
+	 "             (bench/cached-net/cached_net.py); see tsync-bench cached-net --help"},
 };
 
 static void usage(FILE *f)
@@ -83,8 +83,9 @@ static char *join_args(int argc, char **argv)
 		return NULL;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
-		bool plain = *a != '\0' && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
-					       "UVWXYZ0123456789-_.,/=:+@%") == strlen(a);
+		bool plain =
+			*a != '\0' && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
+						"UVWXYZ0123456789-_.,/=:+@%") == strlen(a);
 		if (i)
 			*p++ = ' ';
 		if (plain) {

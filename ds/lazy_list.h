@@ -102,12 +102,12 @@ static inline struct lazy_node *lazy_find(const struct lazy_check *chk, struct l
 bool lazy_link(struct lazy_node *pred, struct lazy_node *succ, struct lazy_node *n);
 
 enum lazy_lock_result {
-	LAZY_LOCKED,      /* *predp and *nodep locked; *nodep has the key */
-	LAZY_ABSENT,      /* no node with the key; no lock held */
-	LAZY_RETRY,       /* pred freed or relinked under us; no lock held: find again */
-	LAZY_NODE_FREED,  /* pred locked and linking to the node, yet the node's lock said
-			   * freed: impossible in a correct ParSec (unlinking needs pred's
-			   * lock); no lock held */
+	LAZY_LOCKED,     /* *predp and *nodep locked; *nodep has the key */
+	LAZY_ABSENT,     /* no node with the key; no lock held */
+	LAZY_RETRY,      /* pred freed or relinked under us; no lock held: find again */
+	LAZY_NODE_FREED, /* pred locked and linking to the node, yet the node's lock said
+			  * freed: impossible in a correct ParSec (unlinking needs pred's
+			  * lock); no lock held */
 };
 
 /* lazy_lock_pair: find key and lock its predecessor, then the node. Inside a section. */

@@ -67,8 +67,14 @@ static void *rcu_create_common(unsigned nb, bool sync)
 		pthread_spin_init(&s->b[i].lock, PTHREAD_PROCESS_PRIVATE);
 	return s;
 }
-static void *rcu_create_call(unsigned nb) { return rcu_create_common(nb, false); }
-static void *rcu_create_sync(unsigned nb) { return rcu_create_common(nb, true); }
+static void *rcu_create_call(unsigned nb)
+{
+	return rcu_create_common(nb, false);
+}
+static void *rcu_create_sync(unsigned nb)
+{
+	return rcu_create_common(nb, true);
+}
 
 static void rnode_poison_free(struct rnode *n)
 {
@@ -115,8 +121,8 @@ static bool rcu_lookup(void *set, uint64_t k)
 	struct rnode *n = rcu_dereference(s->b[set_bucket(k, s->nb)].head);
 	while (n) {
 		if (TSYNC_UNLIKELY(n->magic != SET_MAGIC_LIVE))
-			set_fail(s->sync ? "rcu-sync" : "rcu", "a reader reached a freed node", n->key,
-				 n->magic);
+			set_fail(s->sync ? "rcu-sync" : "rcu", "a reader reached a freed node",
+				 n->key, n->magic);
 		if (n->key >= k)
 			break;
 		n = rcu_dereference(n->next);
@@ -179,7 +185,8 @@ static size_t rcu_snapshot(void *set, uint64_t *out, size_t max)
 	size_t n = 0;
 	urcu_memb_read_lock();
 	for (unsigned i = 0; i < s->nb; i++)
-		for (struct rnode *c = rcu_dereference(s->b[i].head); c; c = rcu_dereference(c->next)) {
+		for (struct rnode *c = rcu_dereference(s->b[i].head); c;
+		     c = rcu_dereference(c->next)) {
 			if (n < max)
 				out[n] = c->key;
 			n++;
@@ -195,14 +202,34 @@ static uint64_t zero_aborts(void *set)
 }
 
 const struct set_ops set_rcu = {
-	"rcu", "liburcu urcu-memb readers, spinlock per list/bucket, call_rcu frees",
-	rcu_create_call, rcu_destroy, rcu_thread_init, rcu_thread_fini, rcu_lookup, rcu_insert,
-	rcu_remove, NULL, NULL, rcu_snapshot, zero_aborts,
+	"rcu",
+	"liburcu urcu-memb readers, spinlock per list/bucket, call_rcu frees",
+	rcu_create_call,
+	rcu_destroy,
+	rcu_thread_init,
+	rcu_thread_fini,
+	rcu_lookup,
+	rcu_insert,
+	rcu_remove,
+	NULL,
+	NULL,
+	rcu_snapshot,
+	zero_aborts,
 };
 const struct set_ops set_rcu_sync = {
-	"rcu-sync", "liburcu urcu-memb readers, spinlock per list/bucket, synchronize_rcu + free",
-	rcu_create_sync, rcu_destroy, rcu_thread_init, rcu_thread_fini, rcu_lookup, rcu_insert,
-	rcu_remove, NULL, NULL, rcu_snapshot, zero_aborts,
+	"rcu-sync",
+	"liburcu urcu-memb readers, spinlock per list/bucket, synchronize_rcu + free",
+	rcu_create_sync,
+	rcu_destroy,
+	rcu_thread_init,
+	rcu_thread_fini,
+	rcu_lookup,
+	rcu_insert,
+	rcu_remove,
+	NULL,
+	NULL,
+	rcu_snapshot,
+	zero_aborts,
 };
 
 /* ==================================== rwlock ==================================== */
@@ -325,9 +352,13 @@ static size_t rw_snapshot(void *set, uint64_t *out, size_t max)
 }
 
 const struct set_ops set_rwlock = {
-	"rwlock", "pthread rwlock per list/bucket (blocking baseline)",
-	rw_create, rw_destroy, nop_thread, nop_thread, rw_lookup, rw_insert, rw_remove, NULL,
-	NULL, rw_snapshot, zero_aborts,
+	"rwlock",    "pthread rwlock per list/bucket (blocking baseline)",
+	rw_create,   rw_destroy,
+	nop_thread,  nop_thread,
+	rw_lookup,   rw_insert,
+	rw_remove,   NULL,
+	NULL,        rw_snapshot,
+	zero_aborts,
 };
 
 /* ====================================== ps ====================================== */
@@ -462,7 +493,8 @@ static size_t ps_snapshot(void *set, uint64_t *out, size_t max)
 	size_t n = 0;
 	ps_enter(s->ps);
 	for (unsigned i = 0; i < s->nb; i++)
-		for (struct lazy_node *c = atomic_load_explicit(&s->heads[i]->next, memory_order_acquire);
+		for (struct lazy_node *c =
+			     atomic_load_explicit(&s->heads[i]->next, memory_order_acquire);
 		     c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
 			if (n < max)
 				out[n] = c->key;
@@ -478,9 +510,13 @@ static uint64_t ps_aborts(void *set)
 }
 
 const struct set_ops set_ps = {
-	"ps", "ParSec sections, ps_mem nodes, ps_lock per node (hand-over-hand delete)",
-	ps_set_create, ps_set_destroy, nop_thread, ps_thread_fini, ps_lookup, ps_insert, ps_remove,
-	NULL, NULL, ps_snapshot, ps_aborts,
+	"ps",          "ParSec sections, ps_mem nodes, ps_lock per node (hand-over-hand delete)",
+	ps_set_create, ps_set_destroy,
+	nop_thread,    ps_thread_fini,
+	ps_lookup,     ps_insert,
+	ps_remove,     NULL,
+	NULL,          ps_snapshot,
+	ps_aborts,
 };
 
 /* ================================= rlu, rlu-defer =============================== */
@@ -570,23 +606,44 @@ static uint64_t rlud_set_aborts(void *set)
 }
 
 const struct set_ops set_rlu = {
-	"rlu", "tsync RLU, synchronize at every commit",
-	rlu_set_create, rlu_set_destroy, rlu_set_thread_init, rlu_set_thread_fini, rlu_set_lookup,
-	rlu_set_insert, rlu_set_remove, rlu_set_insert2, rlu_set_remove2, rlu_set_snapshot,
+	"rlu",
+	"tsync RLU, synchronize at every commit",
+	rlu_set_create,
+	rlu_set_destroy,
+	rlu_set_thread_init,
+	rlu_set_thread_fini,
+	rlu_set_lookup,
+	rlu_set_insert,
+	rlu_set_remove,
+	rlu_set_insert2,
+	rlu_set_remove2,
+	rlu_set_snapshot,
 	rlu_set_aborts,
 };
 const struct set_ops set_rlu_defer = {
-	"rlu-defer", "tsync RLU, deferred synchronize (8 write sets per sync)",
-	rlud_set_create, rlud_set_destroy, rlud_set_thread_init, rlud_set_thread_fini,
-	rlud_set_lookup, rlud_set_insert, rlud_set_remove, rlud_set_insert2, rlud_set_remove2,
-	rlud_set_snapshot, rlud_set_aborts,
+	"rlu-defer",          "tsync RLU, deferred synchronize (8 write sets per sync)",
+	rlud_set_create,      rlud_set_destroy,
+	rlud_set_thread_init, rlud_set_thread_fini,
+	rlud_set_lookup,      rlud_set_insert,
+	rlud_set_remove,      rlud_set_insert2,
+	rlud_set_remove2,     rlud_set_snapshot,
+	rlud_set_aborts,
 };
 
 const struct set_ops set_mvrlu = {
-	"mvrlu", "tsync MV-RLU, version chains, concurrent log reclamation",
-	mvrlu_set_create, mvrlu_set_destroy, mvrlu_set_thread_init, mvrlu_set_thread_fini,
-	mvrlu_set_lookup, mvrlu_set_insert, mvrlu_set_remove, mvrlu_set_insert2, mvrlu_set_remove2,
-	mvrlu_set_snapshot, mvrlu_set_aborts,
+	"mvrlu",
+	"tsync MV-RLU, version chains, concurrent log reclamation",
+	mvrlu_set_create,
+	mvrlu_set_destroy,
+	mvrlu_set_thread_init,
+	mvrlu_set_thread_fini,
+	mvrlu_set_lookup,
+	mvrlu_set_insert,
+	mvrlu_set_remove,
+	mvrlu_set_insert2,
+	mvrlu_set_remove2,
+	mvrlu_set_snapshot,
+	mvrlu_set_aborts,
 };
 
 const struct set_ops *const set_all[] = {

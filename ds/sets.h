@@ -1,7 +1,7 @@
 /*
  * ds/sets.h - the RLU study's (Appl. Sci. 2022) data structures (§4.1, §4.3) in
- * every mechanism: a sorted singly linked list and a chained hash table of sorted buckets (a list is a
- * table of one bucket), with lookup, insert and delete.
+ * every mechanism: a sorted singly linked list and a chained hash table of sorted buckets (a list
+ * is a table of one bucket), with lookup, insert and delete.
  *
  *   rcu       liburcu urcu-memb readers, one spinlock per list/bucket for writers,
  *             call_rcu to free (the study's kernel-style variant)
@@ -52,7 +52,7 @@ struct set_ops {
 };
 
 extern const struct set_ops set_rcu, set_rcu_sync, set_rlu, set_rlu_defer, set_mvrlu, set_ps,
-    set_rwlock;
+	set_rwlock;
 /* Every mechanism, canonical order; NULL-terminated. */
 extern const struct set_ops *const set_all[];
 const struct set_ops *set_find(const char *name);

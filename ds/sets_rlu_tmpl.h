@@ -13,13 +13,13 @@
 struct T(node) {
 	uint64_t key;
 	uint64_t magic;
-	struct T(node) *next;
+	struct T(node) * next;
 };
 
 struct T(set) {
 	DOMAIN *d;
 	unsigned nb;
-	struct T(node) **heads; /* per-bucket sentinels (never freed before destroy) */
+	struct T(node) * *heads; /* per-bucket sentinels (never freed before destroy) */
 };
 
 static _Thread_local SELF *T(self);
@@ -78,7 +78,7 @@ static void T(thread_fini)(void *set)
 	T(self) = NULL;
 }
 
-static inline struct T(node) *T(check)(struct T(node) *n)
+static inline struct T(node) * T(check)(struct T(node) * n)
 {
 	if (TSYNC_UNLIKELY(n->magic != SET_MAGIC_LIVE))
 		set_fail(MECH, "a reader reached a freed or corrupt node", n->key, n->magic);
@@ -87,8 +87,8 @@ static inline struct T(node) *T(check)(struct T(node) *n)
 
 /* prev: last node with key < k (a sentinel at worst); cur: its successor. Both are the
  * versions this section sees (rlu_deref), own copies included. */
-static inline void T(find)(SELF *self, struct T(set) *s, uint64_t k, struct T(node) **pprev,
-			   struct T(node) **pcur)
+static inline void T(find)(SELF *self, struct T(set) * s, uint64_t k, struct T(node) * *pprev,
+			   struct T(node) * *pcur)
 {
 	struct T(node) *prev = P(deref)(self, s->heads[set_bucket(k, s->nb)]);
 	struct T(node) *cur = P(deref)(self, prev->next);
@@ -104,7 +104,7 @@ static bool T(lookup)(void *set, uint64_t k)
 {
 	struct T(set) *s = set;
 	SELF *self = T(self);
-	struct T(node) *prev, *cur;
+	struct T(node) * prev, *cur;
 	P(reader_lock)(self);
 	T(find)(self, s, k, &prev, &cur);
 	bool found = cur && cur->key == k;
@@ -114,9 +114,9 @@ static bool T(lookup)(void *set, uint64_t k)
 
 /* Inside a section: link a new node with key k, or return NULL to abort. *present is
  * set when k is already there (nothing done). */
-static struct T(node) *T(do_insert)(SELF *self, struct T(set) *s, uint64_t k, bool *present)
+static struct T(node) * T(do_insert)(SELF *self, struct T(set) * s, uint64_t k, bool *present)
 {
-	struct T(node) *prev, *cur;
+	struct T(node) * prev, *cur;
 	T(find)(self, s, k, &prev, &cur);
 	*present = cur && cur->key == k;
 	if (*present)
@@ -135,9 +135,9 @@ static struct T(node) *T(do_insert)(SELF *self, struct T(set) *s, uint64_t k, bo
 
 /* Inside a section: unlink and free the node with key k; false to abort (or, with
  * *absent, because k is not there). */
-static bool T(do_remove)(SELF *self, struct T(set) *s, uint64_t k, bool *absent)
+static bool T(do_remove)(SELF *self, struct T(set) * s, uint64_t k, bool *absent)
 {
-	struct T(node) *prev, *cur;
+	struct T(node) * prev, *cur;
 	T(find)(self, s, k, &prev, &cur);
 	*absent = !(cur && cur->key == k);
 	if (*absent)
@@ -188,9 +188,9 @@ static bool T(remove)(void *set, uint64_t k)
 	}
 }
 
-static bool T(present)(SELF *self, struct T(set) *s, uint64_t k)
+static bool T(present)(SELF *self, struct T(set) * s, uint64_t k)
 {
-	struct T(node) *prev, *cur;
+	struct T(node) * prev, *cur;
 	T(find)(self, s, k, &prev, &cur);
 	return cur && cur->key == k;
 }
@@ -250,8 +250,7 @@ static size_t T(snapshot)(void *set, uint64_t *out, size_t max)
 		uint64_t last = 0;
 		bool first = true;
 		struct T(node) *h = P(deref)(self, s->heads[i]);
-		for (struct T(node) *c = P(deref)(self, h->next); c;
-		     c = P(deref)(self, c->next)) {
+		for (struct T(node) *c = P(deref)(self, h->next); c; c = P(deref)(self, c->next)) {
 			T(check)(c);
 			if (!first && c->key <= last)
 				set_fail(MECH, "keys out of order in a snapshot", c->key, c->magic);

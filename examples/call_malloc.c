@@ -27,9 +27,9 @@
 #define UPDATES 20000
 
 struct setting {
-	char *name;             /* malloc'd */
-	uint64_t *value;        /* malloc'd: value[0] = version, value[1] = ~version */
-	struct ps_head head;    /* for ps_call */
+	char *name;          /* malloc'd */
+	uint64_t *value;     /* malloc'd: value[0] = version, value[1] = ~version */
+	struct ps_head head; /* for ps_call */
 };
 
 static struct ps *ps;

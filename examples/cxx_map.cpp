@@ -29,7 +29,8 @@
 #include <type_traits>
 #include <vector>
 
-namespace {
+namespace
+{
 
 void check(bool ok, const char *what)
 {
@@ -42,30 +43,44 @@ void check(bool ok, const char *what)
 // ---- thin RAII over the C API -------------------------------------------------------------
 
 struct PsDeleter {
-	void operator()(struct ps *p) const { ps_destroy(p); }
+	void operator()(struct ps *p) const
+	{
+		ps_destroy(p);
+	}
 };
 struct PsMemDeleter {
-	void operator()(struct ps_mem *m) const { ps_mem_destroy(m); }
+	void operator()(struct ps_mem *m) const
+	{
+		ps_mem_destroy(m);
+	}
 };
 using PsPtr = std::unique_ptr<struct ps, PsDeleter>;
 using PsMemPtr = std::unique_ptr<struct ps_mem, PsMemDeleter>;
 
 // A parallel section: while one is alive, nothing reachable at its start is reused.
-class Section {
-public:
-	explicit Section(struct ps *ps) : ps_(ps) { ps_enter(ps_); }
-	~Section() { ps_exit(ps_); }
+class Section
+{
+      public:
+	explicit Section(struct ps *ps) : ps_(ps)
+	{
+		ps_enter(ps_);
+	}
+	~Section()
+	{
+		ps_exit(ps_);
+	}
 	Section(const Section &) = delete;
 	Section &operator=(const Section &) = delete;
 
-private:
+      private:
 	struct ps *ps_;
 };
 
 // ---- the map --------------------------------------------------------------------------------
 
-class ReadMostlyMap {
-public:
+class ReadMostlyMap
+{
+      public:
 	explicit ReadMostlyMap(struct ps *ps) : ps_(ps)
 	{
 		struct ps_mem_config cfg = PS_MEM_CONFIG_INIT;
@@ -92,7 +107,8 @@ public:
 		Section s(ps_);
 		for (const Node *n = bucket(key).load(std::memory_order_acquire); n != nullptr;
 		     n = n->next.load(std::memory_order_acquire)) {
-			check(n->check == check_of(n->key, n->value), "node intact inside a section");
+			check(n->check == check_of(n->key, n->value),
+			      "node intact inside a section");
 			if (n->key == key)
 				return n->value;
 		}
@@ -111,7 +127,8 @@ public:
 			link = &n->next;
 			n = link->load(std::memory_order_relaxed);
 		}
-		Node *fresh = make(key, value, n ? n->next.load(std::memory_order_relaxed) : nullptr);
+		Node *fresh =
+			make(key, value, n ? n->next.load(std::memory_order_relaxed) : nullptr);
 		link->store(fresh, std::memory_order_release);
 		if (n != nullptr)
 			ps_free(mem_.get(), n); // reused only after every section that saw it
@@ -124,7 +141,8 @@ public:
 		for (Node *n = link->load(std::memory_order_relaxed); n != nullptr;
 		     link = &n->next, n = link->load(std::memory_order_relaxed)) {
 			if (n->key == key) {
-				link->store(n->next.load(std::memory_order_relaxed), std::memory_order_release);
+				link->store(n->next.load(std::memory_order_relaxed),
+					    std::memory_order_release);
 				ps_free(mem_.get(), n);
 				return true;
 			}
@@ -132,7 +150,7 @@ public:
 		return false;
 	}
 
-private:
+      private:
 	struct Node {
 		uint64_t key;
 		uint64_t value;
@@ -143,7 +161,10 @@ private:
 	// gone: a node must be trivially destructible (no std::string inside).
 	static_assert(std::is_trivially_destructible_v<Node>);
 
-	static uint64_t check_of(uint64_t key, uint64_t value) { return ~(key * 31 ^ value); }
+	static uint64_t check_of(uint64_t key, uint64_t value)
+	{
+		return ~(key * 31 ^ value);
+	}
 
 	Node *make(uint64_t key, uint64_t value, Node *next)
 	{
@@ -153,7 +174,10 @@ private:
 		return new (p) Node{key, value, check_of(key, value), {next}};
 	}
 
-	std::atomic<Node *> &bucket(uint64_t key) { return buckets_[(key * 0x9e3779b97f4a7c15ull) >> 58]; }
+	std::atomic<Node *> &bucket(uint64_t key)
+	{
+		return buckets_[(key * 0x9e3779b97f4a7c15ull) >> 58];
+	}
 	const std::atomic<Node *> &bucket(uint64_t key) const
 	{
 		return buckets_[(key * 0x9e3779b97f4a7c15ull) >> 58];
@@ -189,7 +213,8 @@ int main()
 				uint64_t n = 0, h = 0;
 				for (uint64_t k = r; !stop.load(std::memory_order_relaxed); k++) {
 					if (auto v = map.find(k % kKeys)) {
-						check((*v >> 32) == k % kKeys, "value belongs to its key");
+						check((*v >> 32) == k % kKeys,
+						      "value belongs to its key");
 						h++;
 					}
 					if (n++ == 0)
@@ -220,7 +245,8 @@ int main()
 			if (k % 2 == 1) // erased in the last (even) round
 				check(!v.has_value(), "odd keys erased at the end");
 			else
-				check(v == (k << 32 | kRounds), "even keys hold the last round's value");
+				check(v == (k << 32 | kRounds),
+				      "even keys hold the last round's value");
 		}
 	}
 	std::printf("cxx_map: C++%ld, %" PRIu64 " lookups (%" PRIu64 " hits) beside %" PRIu64

@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(c)                                                                        \
-	do {                                                                            \
-		if (!(c)) {                                                             \
+#define CHECK(c)                                                                              \
+	do {                                                                                  \
+		if (!(c)) {                                                                   \
 			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-			abort();                                                        \
-		}                                                                       \
+			abort();                                                              \
+		}                                                                             \
 	} while (0)
 
 #endif

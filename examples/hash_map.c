@@ -33,17 +33,17 @@
 enum {
 	NBUCKETS = 1024,
 	NTHREADS = 2,
-	KEYS_PER_THREAD = 2400,  /* each thread's key space */
-	LIVE_PER_THREAD = 1800,  /* entries each thread keeps, about: 3,600 in all */
-	PHASE1_OPS = 400000,     /* per thread */
-	PHASE2_OPS = 200000,     /* thread 0 only, while thread 1 is idle */
+	KEYS_PER_THREAD = 2400, /* each thread's key space */
+	LIVE_PER_THREAD = 1800, /* entries each thread keeps, about: 3,600 in all */
+	PHASE1_OPS = 400000,    /* per thread */
+	PHASE2_OPS = 200000,    /* thread 0 only, while thread 1 is idle */
 };
 
 struct entry {
 	_Atomic(struct entry *) next;
-	uint64_t value;  /* key id << 32 | version: names its key */
+	uint64_t value; /* key id << 32 | version: names its key */
 	uint32_t hash;
-	char key[];      /* NUL-terminated */
+	char key[]; /* NUL-terminated */
 };
 
 struct bucket {
@@ -59,11 +59,11 @@ static _Atomic int idle_phase; /* 1: thread 1 idles while thread 0 works */
 static _Atomic int finished;   /* threads done with all their calls */
 static _Atomic int release_idle;
 
-#define FAIL(...)                                                                        \
-	do {                                                                             \
-		fprintf(stderr, "hash_map: " __VA_ARGS__);                               \
-		fputc('\n', stderr);                                                     \
-		atomic_fetch_add(&failures, 1);                                          \
+#define FAIL(...)                                          \
+	do {                                               \
+		fprintf(stderr, "hash_map: " __VA_ARGS__); \
+		fputc('\n', stderr);                       \
+		atomic_fetch_add(&failures, 1);            \
 	} while (0)
 
 static uint32_t hash_str(const char *s)
@@ -104,7 +104,7 @@ static bool map_get(const char *key, uint64_t *value)
 /* Under the bucket's lock: the link that points to key's entry (*e), or to the end of the
  * chain (*e = NULL). */
 static _Atomic(struct entry *) *find_locked(struct bucket *b, uint32_t h, const char *key,
-					     struct entry **e)
+					    struct entry **e)
 {
 	_Atomic(struct entry *) *link = &b->head;
 	while ((*e = atomic_load_explicit(link, memory_order_relaxed)) != NULL &&
@@ -128,8 +128,8 @@ static int map_put(const char *key, uint64_t value)
 	pthread_mutex_lock(&b->lock);
 	struct entry *e;
 	_Atomic(struct entry *) *link = find_locked(b, h, key, &e);
-	atomic_store_explicit(&n->next, e ? atomic_load_explicit(&e->next, memory_order_relaxed)
-					  : NULL,
+	atomic_store_explicit(&n->next,
+			      e ? atomic_load_explicit(&e->next, memory_order_relaxed) : NULL,
 			      memory_order_relaxed);
 	atomic_store_explicit(link, n, memory_order_release);
 	pthread_mutex_unlock(&b->lock);
@@ -186,13 +186,15 @@ static void one_op(struct worker *w)
 			key_name(id, key, sizeof key);
 			bool found = map_get(key, &v);
 			if (found != (w->shadow[slot] != 0) || (found && v != w->shadow[slot]))
-				FAIL("thread %u: lookup of %s found %d (%" PRIx64 "), expected %" PRIx64,
+				FAIL("thread %u: lookup of %s found %d (%" PRIx64
+				     "), expected %" PRIx64,
 				     w->id, key, found, found ? v : 0, w->shadow[slot]);
 		} else {
 			unsigned other = (1 - w->id) * KEYS_PER_THREAD + slot;
 			key_name(other, key, sizeof key);
 			if (map_get(key, &v) && (v >> 32) != other)
-				FAIL("lookup of %s found a value made for key %" PRIu64, key, v >> 32);
+				FAIL("lookup of %s found a value made for key %" PRIu64, key,
+				     v >> 32);
 		}
 		return;
 	}
@@ -303,8 +305,8 @@ int main(void)
 	       " operations; entry bytes %" PRIu64 ", live bytes (classes) %" PRIu64
 	       ", pending objects %" PRIu64 ", cached %" PRIu64 ", free %" PRIu64
 	       ", slab bytes %" PRIu64 " (%" PRIu64 " slabs): slab/live %.2f\n",
-	       entries, w[0].ops, w[1].ops, key_bytes, s.live_bytes, s.pending, s.cached,
-	       s.freed, s.slab_bytes, s.slabs,
+	       entries, w[0].ops, w[1].ops, key_bytes, s.live_bytes, s.pending, s.cached, s.freed,
+	       s.slab_bytes, s.slabs,
 	       s.live_bytes ? (double)s.slab_bytes / (double)s.live_bytes : 0.0);
 
 	for (int i = 0; i < NBUCKETS; i++) { /* no thread uses the map any more */

@@ -1,6 +1,6 @@
 /*
- * examples/node_lock.c - Fig. 1 of "Parallel Sections" (ParSec (EuroSys 2016) §2.2): observe, modify
- * and delete on a data structure D whose lookups are not synchronised with frees.
+ * examples/node_lock.c - Fig. 1 of "Parallel Sections" (ParSec (EuroSys 2016) §2.2): observe,
+ * modify and delete on a data structure D whose lookups are not synchronised with frees.
  *
  *   observe: ps_enter; lookup; read the node;                              ps_exit
  *   modify:  ps_enter; lookup; if (ps_lock_take) { change; ps_lock_release }      ps_exit
@@ -36,7 +36,7 @@ struct D {
 };
 static struct D d;
 
-static _Atomic int64_t retired_a;      /* sum of a over deleted nodes */
+static _Atomic int64_t retired_a;       /* sum of a over deleted nodes */
 static _Atomic uint64_t total_modified; /* successful modifies */
 
 static struct node *lookup(struct D *D, uint32_t id)
@@ -88,7 +88,7 @@ static bool modify(struct D *D, uint32_t id)
 	return done;
 }
 
-static bool delete(struct D *D, uint32_t id)
+static bool delete (struct D *D, uint32_t id)
 {
 	bool done = false;
 	ps_enter(D->ps);
@@ -97,7 +97,7 @@ static bool delete(struct D *D, uint32_t id)
 		/* cleanup & update D: only the lock holder unlinks n */
 		struct node *expected = n;
 		CHECK(atomic_compare_exchange_strong_explicit(
-		    &D->slot[id], &expected, NULL, memory_order_release, memory_order_relaxed));
+			&D->slot[id], &expected, NULL, memory_order_release, memory_order_relaxed));
 		CHECK(n->a == -n->b);
 		atomic_fetch_add_explicit(&retired_a, n->a, memory_order_relaxed);
 		ps_lock_release_free(n, &n->lock); /* later takers see "freed" and fail */
@@ -133,7 +133,7 @@ static void *worker(void *arg)
 			else
 				r->modify_lost++; /* the node was freed (or gone) under us */
 		} else {
-			if (delete(&d, id))
+			if (delete (&d, id))
 				r->deleted++;
 			else
 				r->delete_lost++;

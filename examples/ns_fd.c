@@ -122,7 +122,7 @@ static void *worker_main(void *p)
 				w->closes++;
 		} else {
 			uint64_t fd = n > 0 && r % 2 ? mine[rnd(&w->seed) % (unsigned)n]
-						    : rnd(&w->seed) % 64;
+						     : rnd(&w->seed) % 64;
 			if (fd_read(fd, 512) >= 0)
 				w->reads++;
 			else

@@ -141,7 +141,8 @@ int main(void)
 
 	/* Build the list back to front: keys 0 .. NKEYS-1, generation 0. */
 	for (uint64_t k = NKEYS; k-- > 0;)
-		atomic_store_explicit(&head, new_node(k, 0, atomic_load(&head)), memory_order_release);
+		atomic_store_explicit(&head, new_node(k, 0, atomic_load(&head)),
+				      memory_order_release);
 
 	struct reader_result rr = {0, 0};
 	pthread_t t;

@@ -107,8 +107,8 @@ static int child(uint64_t at_least)
 	printf("child: %u registered thread(s), total %llu -> %llu\n", tsync_thread_count(),
 	       (unsigned long long)before, (unsigned long long)after);
 	return after == before + SLOTS + (uint64_t)PER_WAVE * BUMPS && atomic_load(&bad_reads) == 0
-		   ? 0
-		   : 3;
+		       ? 0
+		       : 3;
 }
 
 int main(void)

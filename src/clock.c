@@ -51,10 +51,10 @@ static int counter_is_invariant(void)
  * half-widths over the interval: the interval is lengthened until that is at most
  * 1 / CAL_ERR_DIV (0.1 %, the promise of <tsync/clock.h>).
  */
-#define CAL_PAIR_NS 10000u         /* a bracket this tight ends the retries (vDSO: ~50 ns) */
-#define CAL_PAIR_TRIES 1000        /* then the tightest bracket seen is used */
-#define CAL_SLEEP_NS 20000000L     /* the interval's first sleep, 20 ms */
-#define CAL_MAX_NS 2000000000u     /* brackets never tight: stop lengthening after 2 s */
+#define CAL_PAIR_NS 10000u     /* a bracket this tight ends the retries (vDSO: ~50 ns) */
+#define CAL_PAIR_TRIES 1000    /* then the tightest bracket seen is used */
+#define CAL_SLEEP_NS 20000000L /* the interval's first sleep, 20 ms */
+#define CAL_MAX_NS 2000000000u /* brackets never tight: stop lengthening after 2 s */
 #define CAL_ERR_DIV 1000u
 
 struct cal_pair {
@@ -125,7 +125,7 @@ struct skew_pair {
 	uint64_t spin_ticks;      /* SKEW_SPIN_NS in counter ticks */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int64_t min_delta[2];     /* min(receiver - sender) measured by receiver `side` */
+	int64_t min_delta[2]; /* min(receiver - sender) measured by receiver `side` */
 	int ok[2];
 };
 struct skew_arg {

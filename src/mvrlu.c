@@ -57,7 +57,8 @@ struct mv_hdr {
 	uint32_t size;
 };
 _Static_assert(sizeof(struct mv_hdr) == ALIGN, "header keeps data 16-byte aligned");
-_Static_assert(sizeof(struct mvrlu_stats) % sizeof(uint64_t) == 0, "mvrlu_stats sums uint64_t words");
+_Static_assert(sizeof(struct mvrlu_stats) % sizeof(uint64_t) == 0,
+	       "mvrlu_stats sums uint64_t words");
 _Static_assert(sizeof(struct mv_hdr) == MVRLU__OBJ_HDR && offsetof(struct mv_hdr, head) == 0,
 	       "mvrlu.h's inline mvrlu_deref reads the header's first word");
 
@@ -66,15 +67,15 @@ enum { FREE_NONE = 0, FREE_PENDING = 1, FREE_DONE = 2 };
 
 struct mv_ver {
 	_Atomic(struct mv_ver *) older;
-	_Atomic uint64_t *wclk;   /* the write set's clock word */
+	_Atomic uint64_t *wclk; /* the write set's clock word */
 	struct mvrlu_thread *owner;
-	void *master;             /* the master's data */
+	void *master; /* the master's data */
 	_Atomic uint64_t dead_at;
-	uint32_t bytes;           /* record bytes (this header + data, rounded) */
-	uint32_t size;            /* data bytes */
+	uint32_t bytes; /* record bytes (this header + data, rounded) */
+	uint32_t size;  /* data bytes */
 	uint8_t kind, freed;
 	uint8_t pad[14];
-	struct mv_hdr hdr;        /* hdr.head == MV_IS_COPY */
+	struct mv_hdr hdr; /* hdr.head == MV_IS_COPY */
 };
 _Static_assert(sizeof(struct mv_ver) % ALIGN == 0, "versions keep data aligned");
 
@@ -86,8 +87,8 @@ _Static_assert(sizeof(struct mv_ver) % ALIGN == 0, "versions keep data aligned")
 
 struct mv_ws {
 	_Atomic uint64_t clock;
-	uint64_t first, end;  /* log positions of its records */
-	uint64_t free_at;     /* its freed objects may go back to malloc when m >= free_at */
+	uint64_t first, end; /* log positions of its records */
+	uint64_t free_at;    /* its freed objects may go back to malloc when m >= free_at */
 	uint32_t nfree;
 };
 
@@ -101,12 +102,12 @@ struct mvrlu_thread {
 	_Atomic uint64_t *cur_clk; /* the current write set's clock word, NULL if none */
 	struct mv_ws *cur;
 	char *log;
-	uint64_t lhead, ltail;     /* positions (bytes ever allocated / recycled) */
+	uint64_t lhead, ltail; /* positions (bytes ever allocated / recycled) */
 	struct mv_ws *ws;
 	uint64_t ws_head, ws_tail;
-	size_t need;               /* bytes a failed try_lock needed (abort reclaims) */
+	size_t need; /* bytes a failed try_lock needed (abort reclaims) */
 	unsigned streak;
-	uint64_t wb_seen;          /* the last d->wb_hint this thread reclaimed for */
+	uint64_t wb_seen; /* the last d->wb_hint this thread reclaimed for */
 	struct mvrlu_stats st;
 	/* read by other threads */
 	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t local_clock; /* INF: outside */
@@ -114,8 +115,8 @@ struct mvrlu_thread {
 
 struct mvrlu {
 	struct tsync__rlu_dir dir;
-	size_t lb;          /* log bytes */
-	size_t threshold;   /* reclaim above this many bytes in use */
+	size_t lb;        /* log bytes */
+	size_t threshold; /* reclaim above this many bytes in use */
 	uint64_t skew;
 	bool poison;
 	/* Bumped by a section whose derefs mostly met versions: every writer runs a
@@ -220,7 +221,8 @@ void *mvrlu_actual(void *a)
 
 bool mvrlu_cmp_objs(const void *a, const void *b)
 {
-	return tsync__rlu_actual((void *)a, MASTER_BACK) == tsync__rlu_actual((void *)b, MASTER_BACK);
+	return tsync__rlu_actual((void *)a, MASTER_BACK) ==
+	       tsync__rlu_actual((void *)b, MASTER_BACK);
 }
 
 void mvrlu_assign_ptr(struct mvrlu_thread *self, void **p_ptr, void *obj)
@@ -318,7 +320,8 @@ static uint64_t min_clock(struct mvrlu *d)
 		for (unsigned spins = 0; x == MARK; spins++) {
 			if (spins > MARK_GIVE_UP)
 				return 0;
-			/* the scan of a quiescence check: TSYNC__SPIN_QUIESCE relaxes, then yields */
+			/* the scan of a quiescence check: TSYNC__SPIN_QUIESCE relaxes, then yields
+			 */
 			tsync__wait_round(&w, TSYNC__SPIN_QUIESCE);
 			x = atomic_load_explicit(&t->local_clock, memory_order_acquire);
 		}
@@ -375,12 +378,13 @@ static void reclaim_pass(struct mvrlu_thread *self)
 			struct mv_hdr *h = MHDR(v->master);
 			if (v->freed == FREE_PENDING) {
 				/* (g): unreachable for sections (c <= m) and for passes that could
-				 * still read its header (free_at <= m); take the write-back flag for
-				 * good so that no pass is inside a write-back of it. */
+				 * still read its header (free_at <= m); take the write-back flag
+				 * for good so that no pass is inside a write-back of it. */
 				if (w->free_at > m)
 					continue;
 				uint32_t z = 0;
-				if (!atomic_compare_exchange_strong_explicit(&h->wb, &z, 1, memory_order_acquire,
+				if (!atomic_compare_exchange_strong_explicit(&h->wb, &z, 1,
+									     memory_order_acquire,
 									     memory_order_relaxed))
 					continue;
 				v->freed = FREE_DONE;
@@ -394,17 +398,20 @@ static void reclaim_pass(struct mvrlu_thread *self)
 			if (atomic_load_explicit(&h->head, memory_order_acquire) != v)
 				continue; /* a writer holds the object: its commit will stamp v */
 			uint32_t z = 0;
-			if (!atomic_compare_exchange_strong_explicit(&h->wb, &z, 1, memory_order_acquire,
-								     memory_order_relaxed))
+			if (!atomic_compare_exchange_strong_explicit(
+				    &h->wb, &z, 1, memory_order_acquire, memory_order_relaxed))
 				continue;
 			struct mv_ver *e = v;
 			if (atomic_load_explicit(&h->head, memory_order_acquire) == v) {
-				/* (e): every section selects v (c <= m <= L): nobody reads the master. */
+				/* (e): every section selects v (c <= m <= L): nobody reads the
+				 * master. */
 				memcpy(v->master, VDATA(v), v->size);
 				self->st.writebacks++;
-				if (atomic_compare_exchange_strong_explicit(&h->head, &e, NULL, memory_order_release,
-									     memory_order_relaxed))
-					atomic_store_explicit(&v->dead_at, tsync_now_ordered() + d->skew + 1,
+				if (atomic_compare_exchange_strong_explicit(&h->head, &e, NULL,
+									    memory_order_release,
+									    memory_order_relaxed))
+					atomic_store_explicit(&v->dead_at,
+							      tsync_now_ordered() + d->skew + 1,
 							      memory_order_release);
 			}
 			atomic_store_explicit(&h->wb, 0, memory_order_release);
@@ -469,8 +476,8 @@ void mvrlu_reader_lock(struct mvrlu_thread *self)
  * two or three dependent loads per object, into other threads' logs), ask every writer
  * to reclaim at its next commit, and reclaim our own log now. Without it versions are
  * written back only when a log passes its threshold, so on a list at low update rates
- * most nodes of a walk keep a version for thousands of commits (RLU study's (Appl. Sci. 2022) §3.3.2
- * MV-RLU reclaims "on demand" for the same reason; the published code's dereference
+ * most nodes of a walk keep a version for thousands of commits (RLU study's (Appl. Sci. 2022)
+ * §3.3.2 MV-RLU reclaims "on demand" for the same reason; the published code's dereference
  * watermark).
  */
 static void deref_watermark(struct mvrlu_thread *self)

@@ -67,13 +67,13 @@ struct op_log {
 
 struct oplog_domain {
 	struct oplog__domain_fast fast; /* first: read by oplog_log_acquire */
-	const struct oplog_type *type; /* = &type_copy */
+	const struct oplog_type *type;  /* = &type_copy */
 	struct oplog_type type_copy;
 	int (*push)(struct oplog_object *, void *, struct oplog_op *);
 	void (*apply)(struct oplog_object *, void *const *, unsigned);
 	bool default_log;
-	bool ordered;    /* the type wants timestamps */
-	bool wait;       /* commit wait after each logged op */
+	bool ordered; /* the type wants timestamps */
+	bool wait;    /* commit wait after each logged op */
 	enum oplog_order order;
 	uint64_t wait_ticks; /* S */
 	unsigned slots, mask;
@@ -120,20 +120,17 @@ static enum oplog_order order_from_env(void)
 		return OPLOG_ORDER_TRUST;
 	if (e && strcmp(e, "counter") == 0)
 		return OPLOG_ORDER_COUNTER;
-	return tsync_clock_source() == TSYNC_CLOCK_COUNTER ? OPLOG_ORDER_CLOCK : OPLOG_ORDER_COUNTER;
+	return tsync_clock_source() == TSYNC_CLOCK_COUNTER ? OPLOG_ORDER_CLOCK
+							   : OPLOG_ORDER_COUNTER;
 }
 
 const char *oplog_order_name(enum oplog_order o)
 {
 	switch (o) {
-	case OPLOG_ORDER_CLOCK:
-		return "clock";
-	case OPLOG_ORDER_TRUST:
-		return "trust";
-	case OPLOG_ORDER_COUNTER:
-		return "counter";
-	default:
-		return "auto";
+	case OPLOG_ORDER_CLOCK: return "clock";
+	case OPLOG_ORDER_TRUST: return "trust";
+	case OPLOG_ORDER_COUNTER: return "counter";
+	default: return "auto";
 	}
 }
 
@@ -167,8 +164,8 @@ struct oplog_domain *oplog_domain_create(const struct oplog_type *type,
 	}
 	if (tsync_clock_init() != 0)
 		return NULL;
-	struct oplog_domain *d = aligned_alloc(TSYNC_CACHE_LINE,
-					       tsync__round_up(sizeof(*d), TSYNC_CACHE_LINE));
+	struct oplog_domain *d =
+		aligned_alloc(TSYNC_CACHE_LINE, tsync__round_up(sizeof(*d), TSYNC_CACHE_LINE));
 	if (!d) {
 		errno = ENOMEM;
 		return NULL;
@@ -234,12 +231,14 @@ int oplog_domain_stats(struct oplog_domain *d, struct oplog_stats *out)
 	}
 	memset(out, 0, sizeof(*out));
 	for (unsigned i = 0; i < d->ntables; i++) {
-		struct oplog__table *t = atomic_load_explicit(&d->fast.tables[i], memory_order_acquire);
+		struct oplog__table *t =
+			atomic_load_explicit(&d->fast.tables[i], memory_order_acquire);
 		if (!t)
 			continue;
 		out->tables++;
 		out->logged += atomic_load_explicit(&t->logged, memory_order_relaxed);
-		out->absorbed_local += atomic_load_explicit(&t->absorbed_local, memory_order_relaxed);
+		out->absorbed_local +=
+			atomic_load_explicit(&t->absorbed_local, memory_order_relaxed);
 		out->full_syncs += atomic_load_explicit(&t->full_syncs, memory_order_relaxed);
 		out->evictions += atomic_load_explicit(&t->evictions, memory_order_relaxed);
 		out->commit_waits += atomic_load_explicit(&t->commit_waits, memory_order_relaxed);
@@ -352,7 +351,7 @@ void oplog_synchronize(struct oplog_object *obj)
 		n = 0;
 		for (unsigned t = 0; t < hw; t++) {
 			struct oplog__table *tab =
-			    atomic_load_explicit(&d->fast.tables[t], memory_order_acquire);
+				atomic_load_explicit(&d->fast.tables[t], memory_order_acquire);
 			if (!tab)
 				continue;
 			struct oplog__slot *s = slot_at(d, tab, idx);
@@ -406,7 +405,8 @@ void oplog_object_fini(struct oplog_object *obj)
 	if (hw > d->ntables)
 		hw = d->ntables;
 	for (unsigned t = 0; t < hw; t++) {
-		struct oplog__table *tab = atomic_load_explicit(&d->fast.tables[t], memory_order_acquire);
+		struct oplog__table *tab =
+			atomic_load_explicit(&d->fast.tables[t], memory_order_acquire);
 		if (!tab)
 			continue;
 		struct oplog__slot *s = slot_at(d, tab, idx);
@@ -421,7 +421,8 @@ void oplog_object_fini(struct oplog_object *obj)
 	 * thread may be that evictor (fini called from an unlocked hook during an eviction);
 	 * it touches obj no more after the hook returns. */
 	for (unsigned t = 0; t < hw; t++) {
-		struct oplog__table *tab = atomic_load_explicit(&d->fast.tables[t], memory_order_acquire);
+		struct oplog__table *tab =
+			atomic_load_explicit(&d->fast.tables[t], memory_order_acquire);
 		if (!tab || (int)t == self)
 			continue;
 		struct oplog__slot *s = slot_at(d, tab, idx);
@@ -519,10 +520,11 @@ int oplog_log(struct oplog_object *obj, struct oplog_op *op)
 		if (r == OPLOG_PUSHED) {
 			bump(&tab->logged);
 			if (d->wait) {
-				/* Commit wait: return only once every CPU's clock has passed ts, so an
-				 * op that starts after we return gets a larger timestamp. It waits for
-				 * the clock, not for another thread (at most the skew bound S), so it
-				 * spins without yielding (unlike src/wait.h's waits). */
+				/* Commit wait: return only once every CPU's clock has passed ts, so
+				 * an op that starts after we return gets a larger timestamp. It
+				 * waits for the clock, not for another thread (at most the skew
+				 * bound S), so it spins without yielding (unlike src/wait.h's
+				 * waits). */
 				uint64_t until = ts + d->wait_ticks;
 				if (tsync_now() <= until) {
 					bump(&tab->commit_waits);
@@ -582,8 +584,8 @@ int oplog_ops_append(struct oplog_object *obj, void *log, struct oplog_op *op)
 }
 
 struct oplog_op *oplog_ops_find_last(void *log,
-				       bool (*match)(const struct oplog_op *op, const void *arg),
-				       const void *arg)
+				     bool (*match)(const struct oplog_op *op, const void *arg),
+				     const void *arg)
 {
 	struct op_log *l = log;
 	struct oplog_op *found = NULL;
@@ -701,7 +703,8 @@ void oplog_ops_apply(struct oplog_object *obj, void *const *logs, unsigned n)
 			unsigned best = n;
 			for (unsigned i = 0; i < n; i++)
 				if (run_pos[i] < run_start[i + 1] &&
-				    (best == n || ent_before(&runs[run_pos[i]], &runs[run_pos[best]])))
+				    (best == n ||
+				     ent_before(&runs[run_pos[i]], &runs[run_pos[best]])))
 					best = i;
 			e[out] = runs[run_pos[best]++];
 		}

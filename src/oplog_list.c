@@ -100,7 +100,7 @@ int oplog_list_type(enum oplog_list_mode mode, size_t capacity, struct oplog_typ
 	memset(out, 0, sizeof(*out));
 	out->size = sizeof(*out);
 	out->capacity = capacity;
-	out->name = mode == OPLOG_LIST_BASIC	       ? "oplog_list_basic"
+	out->name = mode == OPLOG_LIST_BASIC           ? "oplog_list_basic"
 		    : mode == OPLOG_LIST_GLOBAL_ABSORB ? "oplog_list_global_absorb"
 						       : "oplog_list_local_absorb";
 	if (mode != OPLOG_LIST_BASIC)

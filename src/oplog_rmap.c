@@ -6,8 +6,9 @@
 
 #include <tsync/oplog_rmap.h>
 
-#define MAPPING(n) ((struct oplog_rmap_mapping *)(void *)((char *)(n) - \
-					offsetof(struct oplog_rmap_mapping, link)))
+#define MAPPING(n)                                                                             \
+	((struct oplog_rmap_mapping *)(void *)((char *)(n)-offsetof(struct oplog_rmap_mapping, \
+								    link)))
 
 static inline struct oplog_rmap *rmap_of(struct oplog_object *obj)
 {
@@ -88,14 +89,15 @@ int oplog_rmap_mapping_init(struct oplog_rmap_mapping *m, uint64_t start, uint64
 int oplog_rmap_add(struct oplog_rmap *r, struct oplog_rmap_mapping *m)
 {
 	struct oplog_list_op op = {
-	    OPLOG_OP_INIT(struct oplog_list_op, rmap_add_exec, OPLOG_LIST_OP_ADD), &m->link};
+		OPLOG_OP_INIT(struct oplog_list_op, rmap_add_exec, OPLOG_LIST_OP_ADD), &m->link};
 	return oplog_log(&r->obj, &op.op);
 }
 
 int oplog_rmap_remove(struct oplog_rmap *r, struct oplog_rmap_mapping *m)
 {
 	struct oplog_list_op op = {
-	    OPLOG_OP_INIT(struct oplog_list_op, rmap_remove_exec, OPLOG_LIST_OP_REMOVE), &m->link};
+		OPLOG_OP_INIT(struct oplog_list_op, rmap_remove_exec, OPLOG_LIST_OP_REMOVE),
+		&m->link};
 	return oplog_log(&r->obj, &op.op);
 }
 

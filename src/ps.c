@@ -31,22 +31,23 @@ _Static_assert(sizeof(struct ps__slot) == TSYNC_CACHE_LINE, "one slot per cache 
 struct ps {
 	struct ps__head head; /* first: the inline fast path casts struct ps * to it */
 	unsigned nchunks;
-	int policy;           /* enum ps_policy */
-	uint64_t skew;        /* clock skew bound + cfg->skew_margin + 1 */
-	uint64_t grace;       /* PS_POLICY_TEMPORAL: grace period in ticks */
-	uint64_t interval;    /* GENERAL: the read interval in ticks */
-	int path;             /* enum ps_read_path, fixed at creation */
+	int policy;             /* enum ps_policy */
+	uint64_t skew;          /* clock skew bound + cfg->skew_margin + 1 */
+	uint64_t grace;         /* PS_POLICY_TEMPORAL: grace period in ticks */
+	uint64_t interval;      /* GENERAL: the read interval in ticks */
+	int path;               /* enum ps_read_path, fixed at creation */
 	struct ps_calls *calls; /* ps_call's queues (src/ps_call.c) */
 	struct tsync__client client;
 	/* Written by reclaimers, on a line of their own (the head line is the readers'). */
-	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t bar_time; /* newest read barrier's time:
-				 * a reading taken before its membarrier; 0: none yet */
-	_Atomic uint64_t bar_next;   /* a rate-limited barrier may start at this time */
-	_Atomic uint64_t clock_next; /* a rate-limited clock advance may happen at this time */
-	_Atomic uint64_t bar_cost;   /* ticks a read barrier took, moving average */
+	_Alignas(TSYNC_CACHE_LINE) _Atomic uint64_t
+		bar_time;             /* newest read barrier's time:
+				       * a reading taken before its membarrier; 0: none yet */
+	_Atomic uint64_t bar_next;    /* a rate-limited barrier may start at this time */
+	_Atomic uint64_t clock_next;  /* a rate-limited clock advance may happen at this time */
+	_Atomic uint64_t bar_cost;    /* ticks a read barrier took, moving average */
 	_Atomic unsigned fence_ready; /* scans may date their loads by a reading before them:
-				 * readers fence (docs/design.md §2.6) */
-	_Atomic unsigned switching;  /* a mode switch is in progress */
+				       * readers fence (docs/design.md §2.6) */
+	_Atomic unsigned switching;   /* a mode switch is in progress */
 	_Atomic uint64_t fence_until; /* the fence mode's lease ends at this time */
 };
 _Static_assert(offsetof(struct ps, head) == 0, "the head is the first line");
@@ -62,7 +63,7 @@ struct ps_qcache {
 	struct ps_stats stats;
 	int blocker;            /* thread that made the last failed quiescence fail, or -1 */
 	uint64_t blocker_enter; /* ... and the enter time of its section */
-	void *_Atomic views[]; /* tdir directory of struct ps_view (nchunks entries) */
+	void *_Atomic views[];  /* tdir directory of struct ps_view (nchunks entries) */
 };
 
 static void slot_chunk_init(void *chunk, void *arg)
@@ -84,8 +85,8 @@ static _Atomic uint64_t next_key = 1;
 struct ps__slot *ps__slot_miss(struct ps *ps)
 {
 	unsigned tid = tsync__self();
-	struct ps__slot *s = tsync__tdir_at((void *_Atomic *)ps->head.chunks, tid,
-					    sizeof(struct ps__slot));
+	struct ps__slot *s =
+		tsync__tdir_at((void *_Atomic *)ps->head.chunks, tid, sizeof(struct ps__slot));
 	if (s == NULL) {
 		s = tsync__tdir_get((void *_Atomic *)ps->head.chunks, tid, sizeof(struct ps__slot),
 				    slot_chunk_init, NULL);
@@ -249,8 +250,9 @@ static void read_membarrier(void)
 void ps__fork_child_sections(struct ps *ps, const unsigned char *ids, unsigned n)
 {
 	unsigned pos = 0;
-	for (struct ps__slot *s; (s = tsync__tdir_next((void *_Atomic *)ps->head.chunks, ps->nchunks,
-							 sizeof(struct ps__slot), &pos)) != NULL;) {
+	for (struct ps__slot *s;
+	     (s = tsync__tdir_next((void *_Atomic *)ps->head.chunks, ps->nchunks,
+				   sizeof(struct ps__slot), &pos)) != NULL;) {
 		unsigned id = pos - 1;
 		if (id < n && ids[id] == TSYNC__ID_VANISHED) {
 			uint64_t w = atomic_load_explicit(&s->state, memory_order_relaxed);
@@ -268,7 +270,7 @@ static void raise_to(_Atomic uint64_t *w, uint64_t v)
 {
 	uint64_t cur = atomic_load_explicit(w, memory_order_relaxed);
 	while (cur < v && !atomic_compare_exchange_weak_explicit(w, &cur, v, memory_order_release,
-								  memory_order_relaxed))
+								 memory_order_relaxed))
 		;
 }
 
@@ -318,7 +320,7 @@ struct ps *ps__new(const struct ps_config *cfg, struct ps_calls *calls)
 	if (c.policy == PS_POLICY_GENERAL) {
 		ps->path = membarrier_ready() ? PS_READ_MEMBARRIER : PS_READ_FENCE;
 		ps->interval = tsync_ns_to_ticks(c.read_interval_ns ? c.read_interval_ns
-								     : PS_READ_INTERVAL_NS);
+								    : PS_READ_INTERVAL_NS);
 	} else {
 		/* exact start times: the analysis of docs/rt.md assumes them */
 		ps->path = PS_READ_COUNTER;
@@ -424,11 +426,9 @@ static void clock_advance(struct ps *ps, struct ps_qcache *qc, uint64_t now, boo
 		return;
 	if (lazy) {
 		uint64_t next = atomic_load_explicit(&ps->clock_next, memory_order_relaxed);
-		if (now < next ||
-		    !atomic_compare_exchange_strong_explicit(&ps->clock_next, &next,
-							     now + ps->interval,
-							     memory_order_relaxed,
-							     memory_order_relaxed))
+		if (now < next || !atomic_compare_exchange_strong_explicit(
+					  &ps->clock_next, &next, now + ps->interval,
+					  memory_order_relaxed, memory_order_relaxed))
 			return;
 	}
 	raise_to(&ps->head.clock, enc(ps, now));
@@ -517,7 +517,7 @@ static void barrier_deferred(struct ps *ps, struct ps_qcache *qc)
 	qc->stats.barrier_deferrals++;
 	if (ps->path == PS_READ_MEMBARRIER &&
 	    atomic_load_explicit(&ps->bar_cost, memory_order_relaxed) * PS__FENCE_SHARE >
-		ps->interval)
+		    ps->interval)
 		fence_on(ps, qc);
 }
 
@@ -549,10 +549,9 @@ static bool read_barrier(struct ps *ps, struct ps_qcache *qc, bool lazy, uint64_
 		 * waiting for its maker (preempted, it delays the next claim by an interval
 		 * at most). */
 		uint64_t next = atomic_load_explicit(&ps->bar_next, memory_order_relaxed);
-		if (n < next ||
-		    !atomic_compare_exchange_strong_explicit(&ps->bar_next, &next, n + ps->interval,
-							     memory_order_relaxed,
-							     memory_order_relaxed)) {
+		if (n < next || !atomic_compare_exchange_strong_explicit(
+					&ps->bar_next, &next, n + ps->interval,
+					memory_order_relaxed, memory_order_relaxed)) {
 			barrier_deferred(ps, qc);
 			return false;
 		}
@@ -637,8 +636,7 @@ static uint64_t general_date(struct ps *ps, struct ps_qcache *qc)
 }
 
 /* The policy's point now, published (opt. 2). */
-static uint64_t point_now(struct ps *ps, unsigned me_id, struct ps__slot *me,
-			  struct ps_qcache *qc)
+static uint64_t point_now(struct ps *ps, unsigned me_id, struct ps__slot *me, struct ps_qcache *qc)
 {
 	uint64_t q;
 	if (ps->policy == PS_POLICY_TEMPORAL)
@@ -869,8 +867,8 @@ static uint64_t quiesce_general(struct ps *ps, unsigned me_id, struct ps__slot *
 		out.min = covered ? date : tsync_now_before_loads();
 		/* Lazily, when no barrier may be made yet, a pass could only succeed if every
 		 * other thread were inside a section begun after t: not worth its loads. */
-		if (!covered && lazy && out.min < atomic_load_explicit(&ps->bar_next,
-								      memory_order_relaxed) &&
+		if (!covered && lazy &&
+		    out.min < atomic_load_explicit(&ps->bar_next, memory_order_relaxed) &&
 		    tsync__thread_live() > 1) {
 			barrier_deferred(ps, qc);
 			return 0;

@@ -36,19 +36,19 @@ struct ps_callb {
 struct ps_callq {
 	/* The id's thread pushes here; others only exchange it (under mu). */
 	_Alignas(TSYNC_CACHE_LINE) struct ps_head *_Atomic open;
-	_Atomic uint64_t queued;   /* calls made through this id (its thread only) */
-	unsigned nopen;            /* its thread: calls since its last poll */
-	unsigned help_next;        /* its thread: the id it helps next */
-	_Atomic uint64_t polled;   /* its thread: tsync_now() at its last poll (0: never) */
+	_Atomic uint64_t queued; /* calls made through this id (its thread only) */
+	unsigned nopen;          /* its thread: calls since its last poll */
+	unsigned help_next;      /* its thread: the id it helps next */
+	_Atomic uint64_t polled; /* its thread: tsync_now() at its last poll (0: never) */
 	_Alignas(TSYNC_CACHE_LINE) pthread_mutex_t mu;
 	/* under mu (the atomics: also read by ps_call_stats and by pollers' quick check) */
 	struct ps_callb ring[PS_CALL_RING];
 	unsigned rhead;
 	_Atomic unsigned rcount;
-	uint64_t closed;           /* batches closed so far: sequence numbers 1..closed */
-	uint64_t run_seq;          /* every batch with a sequence number <= this has run */
+	uint64_t closed;  /* batches closed so far: sequence numbers 1..closed */
+	uint64_t run_seq; /* every batch with a sequence number <= this has run */
 	_Atomic uint64_t run, batches, merges, helped;
-	uint64_t ncalls_closed;    /* callbacks closed into batches so far */
+	uint64_t ncalls_closed; /* callbacks closed into batches so far */
 };
 
 /* A counter changed by one writer at a time (its thread, or under mu), read by stats. */
@@ -105,8 +105,8 @@ static struct ps_callq *callq_own(struct ps *ps, unsigned *tid)
 {
 	struct ps_calls *c = ps__calls(ps);
 	*tid = tsync__self();
-	struct ps_callq *q = tsync__tdir_get(c->dir, *tid, sizeof(struct ps_callq),
-					     callq_chunk_init, NULL);
+	struct ps_callq *q =
+		tsync__tdir_get(c->dir, *tid, sizeof(struct ps_callq), callq_chunk_init, NULL);
 	if (q == NULL)
 		tsync__fatal("out of memory allocating a ps_call queue");
 	return q;
@@ -145,8 +145,8 @@ static void callq_close(struct ps_callq *q)
 		cnt_add_(&q->merges, 1);
 		return;
 	}
-	q->ring[(q->rhead + rc) % PS_CALL_RING] =
-	    (struct ps_callb){.first = first, .last = last, .stamp = t, .n = n, .hi = q->closed};
+	q->ring[(q->rhead + rc) % PS_CALL_RING] = (struct ps_callb){
+		.first = first, .last = last, .stamp = t, .n = n, .hi = q->closed};
 	atomic_store_explicit(&q->rcount, rc + 1, memory_order_relaxed);
 }
 
@@ -203,7 +203,8 @@ static size_t callq_run(struct ps *ps, struct ps_callq *q, bool lazy, bool mine,
 			break;
 		}
 		q->rhead = (q->rhead + 1) % PS_CALL_RING;
-		atomic_store_explicit(&q->rcount, atomic_load_explicit(&q->rcount, memory_order_relaxed) - 1,
+		atomic_store_explicit(&q->rcount,
+				      atomic_load_explicit(&q->rcount, memory_order_relaxed) - 1,
 				      memory_order_relaxed);
 		call_depth++;
 		for (struct ps_head *h = b.first, *next; h != NULL; h = next) {
@@ -258,7 +259,7 @@ static void callq_poll(struct ps *ps, struct ps_callq *q, unsigned me)
 		struct ps_callq *o = tsync__tdir_at(c->dir, id, sizeof(struct ps_callq));
 		if (o != NULL && callq_busy(o) &&
 		    now - atomic_load_explicit(&o->polled, memory_order_relaxed) >
-			tsync_ns_to_ticks(HELP_AFTER_NS)) {
+			    tsync_ns_to_ticks(HELP_AFTER_NS)) {
 			callq_try(ps, o, true, false);
 			q->help_next = id + 1;
 			return;
@@ -323,7 +324,8 @@ static void callq_drain_to(struct ps *ps, struct ps_callq *q, uint64_t target, b
 		/* Its head batch holds a callback queued before the barrier: wait for it. */
 		uint64_t stamp = q->ring[q->rhead].stamp;
 		pthread_mutex_unlock(&q->mu);
-		tsync__wait_until(ps_quiesce(ps, stamp), TSYNC__SPIN_QUIESCE); /* as ps_synchronize */
+		tsync__wait_until(ps_quiesce(ps, stamp),
+				  TSYNC__SPIN_QUIESCE); /* as ps_synchronize */
 		pthread_mutex_lock(&q->mu);
 	}
 	pthread_mutex_unlock(&q->mu);
@@ -332,7 +334,8 @@ static void callq_drain_to(struct ps *ps, struct ps_callq *q, uint64_t target, b
 void ps_barrier(struct ps *ps)
 {
 	if (call_depth != 0)
-		tsync__fatal("ps_barrier called from a ps_call callback (it would wait for itself)");
+		tsync__fatal(
+			"ps_barrier called from a ps_call callback (it would wait for itself)");
 	if (ps_in_section(ps))
 		tsync__fatal("ps_barrier called inside a section of the same instance (it would "
 			     "wait for itself)");
@@ -465,7 +468,8 @@ void ps__calls_fork_child(struct ps_calls *c, const unsigned char *ids, unsigned
 							      memory_order_relaxed);
 				}
 				/* its calls not closed: no longer pending */
-				atomic_store_explicit(&q->queued, q->ncalls_closed, memory_order_relaxed);
+				atomic_store_explicit(&q->queued, q->ncalls_closed,
+						      memory_order_relaxed);
 			}
 			if (locked)
 				pthread_mutex_unlock(&q->mu);

@@ -52,14 +52,14 @@ struct tab {
 	_Atomic(struct tab *) src; /* the array being migrated from, or NULL (H1) */
 	uint64_t mask;             /* buckets - 1 */
 	unsigned power;
-	struct ps_hash *h;         /* for the retire callback */
-	size_t bytes;              /* this allocation's size */
-	struct ps_head head;       /* ps_call retirement (H5) */
+	struct ps_hash *h;   /* for the retire callback */
+	size_t bytes;        /* this allocation's size */
+	struct ps_head head; /* ps_call retirement (H5) */
 	/* line 1: the resize, written by helpers */
 	alignas(TSYNC_CACHE_LINE) _Atomic int phase;
-	_Atomic uint64_t t1;       /* publication stamp (0: not yet stamped) */
-	_Atomic uint64_t cursor;   /* next src bucket to claim */
-	_Atomic uint64_t done;     /* src buckets migrated */
+	_Atomic uint64_t t1;     /* publication stamp (0: not yet stamped) */
+	_Atomic uint64_t cursor; /* next src bucket to claim */
+	_Atomic uint64_t done;   /* src buckets migrated */
 	alignas(TSYNC_CACHE_LINE) link_t b[];
 };
 
@@ -152,8 +152,7 @@ static inline uint64_t key_hash(const struct ps_hash *h, const void *key)
 	return h->hash(key, h->arg);
 }
 
-static inline bool key_match(const struct ps_hash *h, const struct ps_hash_node *n,
-			     const void *key)
+static inline bool key_match(const struct ps_hash *h, const struct ps_hash_node *n, const void *key)
 {
 	if (h->key_size == 8) {
 		uint64_t a, b;
@@ -185,8 +184,8 @@ static struct tab *tab_new(struct ps_hash *h, unsigned power)
 {
 	/* One line more than the array, so that it can start on a line whatever alloc's
 	 * alignment. */
-	size_t bytes = sizeof(struct tab) + ((size_t)1 << power) * sizeof(link_t) +
-		       TSYNC_CACHE_LINE;
+	size_t bytes =
+		sizeof(struct tab) + ((size_t)1 << power) * sizeof(link_t) + TSYNC_CACHE_LINE;
 	void *raw = h->alloc(bytes, h->alloc_arg);
 	if (raw == NULL)
 		return NULL;
@@ -307,8 +306,8 @@ void ps_hash_destroy(struct ps_hash *h)
 
 /* ---- lookup ------------------------------------------------------------------------- */
 
-static inline struct ps_hash_node *chain_find(const struct ps_hash *h, link_t *head,
-					      uint64_t hash, const void *key)
+static inline struct ps_hash_node *chain_find(const struct ps_hash *h, link_t *head, uint64_t hash,
+					      const void *key)
 {
 	for (struct ps_hash_node *n = atomic_load_explicit(head, ACQUIRE); n != NULL;
 	     n = atomic_load_explicit(&n->next, ACQUIRE))
@@ -352,8 +351,7 @@ static link_t *find_link(struct ps_hash *h, struct tab *t, struct tab *o, uint64
 		link_t *pp = &tabs[i]->b[hash & tabs[i]->mask];
 		for (struct ps_hash_node *n = atomic_load_explicit(pp, RELAXED); n != NULL;
 		     pp = &n->next, n = atomic_load_explicit(pp, RELAXED)) {
-			if (want != NULL ? n == want
-					 : (n->hash == hash && key_match(h, n, key))) {
+			if (want != NULL ? n == want : (n->hash == hash && key_match(h, n, key))) {
 				*out = n;
 				return pp;
 			}
@@ -374,8 +372,7 @@ static void retire(struct ps_hash *h, struct ps_hash_node *n)
 	case PS_HASH_RECLAIM_CALL:
 		ps_call(h->ps, (struct ps_head *)((char *)n + h->head_offset), h->call_fn);
 		break;
-	default:
-		break;
+	default: break;
 	}
 }
 
@@ -431,8 +428,8 @@ struct seen {
 
 static inline struct seen seen_of(struct tab *t, int64_t count)
 {
-	struct seen v = {t->mask + 1, t->power,
-			 atomic_load_explicit(&t->src, RELAXED) != NULL, count};
+	struct seen v = {t->mask + 1, t->power, atomic_load_explicit(&t->src, RELAXED) != NULL,
+			 count};
 	return v;
 }
 
@@ -459,8 +456,8 @@ static void link_new(struct tab *t, struct ps_hash_node *node)
 }
 
 /* op: 0 insert, 1 insert-unique, 2 replace. */
-static struct ps_hash_node *do_insert(struct ps_hash *h, struct ps_hash_node *node,
-				      const void *key, int op, const char *fn)
+static struct ps_hash_node *do_insert(struct ps_hash *h, struct ps_hash_node *node, const void *key,
+				      int op, const char *fn)
 {
 	uint64_t hash = key_hash(h, key);
 	node->hash = hash;
@@ -516,14 +513,12 @@ struct ps_hash_node *ps_hash_insert_unique(struct ps_hash *h, struct ps_hash_nod
 	return do_insert(h, node, key, 1, "ps_hash_insert_unique");
 }
 
-struct ps_hash_node *ps_hash_replace(struct ps_hash *h, struct ps_hash_node *node,
-				     const void *key)
+struct ps_hash_node *ps_hash_replace(struct ps_hash *h, struct ps_hash_node *node, const void *key)
 {
 	return do_insert(h, node, key, 2, "ps_hash_replace");
 }
 
-static struct ps_hash_node *do_delete(struct ps_hash *h, struct ps_hash_node *want,
-				      const void *key)
+static struct ps_hash_node *do_delete(struct ps_hash *h, struct ps_hash_node *want, const void *key)
 {
 	uint64_t hash = want ? want->hash : key_hash(h, key);
 	struct stripe *s = stripe_of(h, hash);

@@ -51,8 +51,8 @@ static struct ps_mem_config class_config(const struct ps_mem_config *tmpl, size_
 		/* shared classes: ps_mem's rule from the class's object and cache sizes
 		 * (<tsync/ps_mem.h>: a page multiple holding a refill, 4 to 64 KiB) */
 		if (stride > SHARED_MAX) {
-			mc.slab_size =
-			    tsync__round_up((align > SLAB_HDR ? align : SLAB_HDR) + stride, PAGE);
+			mc.slab_size = tsync__round_up(
+				(align > SLAB_HDR ? align : SLAB_HDR) + stride, PAGE);
 		}
 	}
 	if (!tmpl->cache_size) {

@@ -98,7 +98,7 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 			ps_mem__limit_wait(m, me, pt, PS_MEM_WAIT_BOUND); /* false: map */
 		}
 		if (pt->cache == NULL && ps_mem__refill(m, me, pt) == 0) {
-			int why = errno == ENOSPC		      ? PS_MEM_WAIT_LIMIT
+			int why = errno == ENOSPC                   ? PS_MEM_WAIT_LIMIT
 				  : errno == ENOMEM && m->bound_pct ? PS_MEM_WAIT_NOMEM
 								    : -1;
 			if (why >= 0 && !own) {
@@ -135,8 +135,9 @@ static void *alloc_slow(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 static void pt_hw_note(struct ps_mem *m, unsigned tid)
 {
 	unsigned cur = atomic_load_explicit(&m->pt_hw, memory_order_relaxed);
-	while (cur < tid + 1 && !atomic_compare_exchange_weak_explicit(
-				    &m->pt_hw, &cur, tid + 1, memory_order_relaxed, memory_order_relaxed))
+	while (cur < tid + 1 &&
+	       !atomic_compare_exchange_weak_explicit(&m->pt_hw, &cur, tid + 1,
+						      memory_order_relaxed, memory_order_relaxed))
 		;
 }
 
@@ -481,7 +482,8 @@ struct ps_mem *ps_mem_create(struct ps *ps, size_t obj_size, const struct ps_mem
 	 * aligned to `align` because first and stride are multiples of it. */
 	size_t hdr_area = tsync__round_up(sizeof(struct ps_mem_hdr), align);
 	size_t stride = tsync__round_up(hdr_area + obj_size, align);
-	size_t first = tsync__round_up(sizeof(struct slab), align > TSYNC_CACHE_LINE ? align : TSYNC_CACHE_LINE);
+	size_t first = tsync__round_up(sizeof(struct slab),
+				       align > TSYNC_CACHE_LINE ? align : TSYNC_CACHE_LINE);
 	size_t slab = c.slab_size;
 	if (!slab) {
 		/* The slab-size rule (include/tsync/ps_mem.h, struct ps_mem_config): the

@@ -51,8 +51,7 @@ static inline uint64_t garb_advance(struct ps_mem_pt *pt, uint64_t q)
 {
 	uint64_t g = 0;
 	struct ps_mem_hdr *h = pt->gtail ? pt->gtail->next : pt->qhead;
-	for (; h && atomic_load_explicit(&h->free_tsc, memory_order_relaxed) <= q;
-	     h = h->next) {
+	for (; h && atomic_load_explicit(&h->free_tsc, memory_order_relaxed) <= q; h = h->next) {
 		pt->gtail = h;
 		g++;
 	}

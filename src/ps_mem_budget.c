@@ -75,8 +75,7 @@ int ps_mem_budget_attach(struct ps_mem_budget *b, struct ps_mem *m)
 	m->ext = true;
 	m->budget = b;
 	pthread_mutex_lock(&b->lock);
-	atomic_store_explicit(&m->budget_next, atomic_load_explicit(&b->members, RELAXED),
-			      RELAXED);
+	atomic_store_explicit(&m->budget_next, atomic_load_explicit(&b->members, RELAXED), RELAXED);
 	atomic_store_explicit(&b->members, m, memory_order_release);
 	pthread_mutex_unlock(&b->lock);
 	return 0;

@@ -1,6 +1,6 @@
 /*
- * src/ps_mem_policy.h - Prudence's policies (defined in ps_mem_policy.c), for the mechanisms they steer
- * (ps_mem.c, ps_mem_queue.c, ps_mem_slab.c, ps_mem_task.c, ps_mem_wait.c, ps_mem_stats.c).
+ * src/ps_mem_policy.h - Prudence's policies (defined in ps_mem_policy.c), for the mechanisms they
+ * steer (ps_mem.c, ps_mem_queue.c, ps_mem_slab.c, ps_mem_task.c, ps_mem_wait.c, ps_mem_stats.c).
  * Not installed.
  */
 #ifndef TSYNC_PS_MEM_POLICY_H

@@ -1,7 +1,7 @@
 /*
  * src/ps_mem_queue.c - ps_mem's deferred-free queue (ParSec (EuroSys 2016) §3.4; the
- * options of RT-SMR (RTAS 2018) and ParSec (EuroSys 2016) §3.7 as named steps of its one reclamation
- * loop): stamping, reclamation into the object cache, merging, the queues of exited
+ * options of RT-SMR (RTAS 2018) and ParSec (EuroSys 2016) §3.7 as named steps of its one
+ * reclamation loop): stamping, reclamation into the object cache, merging, the queues of exited
  * threads (orphans) and of idle ones (steal_idle), and thread exit, which hands the
  * queue on. The fork hooks stay in ps_mem.c with the other registry hooks: they guard
  * the pool mutex and retire the vanished threads' records whole, not only their queues.
@@ -104,8 +104,9 @@ static inline void reclaim_count(struct ps_mem_pt *pt, size_t n, uint64_t max_wa
 		atomic_store_explicit(&pt->c_max_wait, max_wait, memory_order_relaxed);
 }
 
-/* ---- reclamation: one loop; the options of RT-SMR (RTAS 2018) and ParSec (EuroSys 2016) §3.7 are named steps,
- * each behind `ext` (m->ext, a constant in each copy of the loop) ------------------- */
+/* ---- reclamation: one loop; the options of RT-SMR (RTAS 2018) and ParSec (EuroSys 2016) §3.7 are
+ * named steps, each behind `ext` (m->ext, a constant in each copy of the loop) -------------------
+ */
 
 /* Step "quiesce": the head's free time t is beyond the point we know quiesced (q): make
  * the one quiescence computation of this call. RT/TEMPORAL (RT-SMR (RTAS 2018) Fig. 8): one exact
@@ -120,9 +121,9 @@ static inline void reclaim_count(struct ps_mem_pt *pt, size_t n, uint64_t max_wa
  * exists to avoid (on the allocation slow path it cut 2-thread throughput by half).
  * Returns whether t quiesced; updates q. With `timed` (the observer is set) stores the
  * computation's ticks in *alpha. */
-static inline __attribute__((always_inline)) bool
-step_quiesce(struct ps_mem *m, uint64_t t, int scan, bool ext,
-	     bool timed, uint64_t *q, uint64_t *alpha)
+static inline __attribute__((always_inline)) bool step_quiesce(struct ps_mem *m, uint64_t t,
+							       int scan, bool ext, bool timed,
+							       uint64_t *q, uint64_t *alpha)
 {
 	uint64_t a0 = timed ? tsync_now() : 0;
 	bool ok;
@@ -182,11 +183,11 @@ static void step_observe(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t0, ui
 {
 	uint64_t t1 = tsync_now();
 	struct ps_mem_reclaim_info info = {
-	    .quiesce_ticks = alpha,
-	    .collect_ticks = t1 - t0 > alpha ? t1 - t0 - alpha : 0,
-	    .collected = n,
-	    .queued = atomic_load_explicit(&pt->c_pending, memory_order_relaxed),
-	    .quiesced = attempted,
+		.quiesce_ticks = alpha,
+		.collect_ticks = t1 - t0 > alpha ? t1 - t0 - alpha : 0,
+		.collected = n,
+		.queued = atomic_load_explicit(&pt->c_pending, memory_order_relaxed),
+		.quiesced = attempted,
 	};
 	m->reclaim_fn(m, &info, m->reclaim_arg);
 }
@@ -198,13 +199,13 @@ static void step_observe(struct ps_mem *m, struct ps_mem_pt *pt, uint64_t t0, ui
  * ps_free only once the queue holds reclaim_batch objects: a longer queue means one scan
  * proves more objects quiesced (ParSec (EuroSys 2016) §3.4), so a scan's remote loads are amortised
  * over about a batch of frees. RT/TEMPORAL instances collect every quiesced object
- * (RT-SMR (RTAS 2018) Fig. 8, lines 27-30). The custom grace period (ParSec (EuroSys 2016) §3.7) is asked last,
- * in free-time order; its first refusal ends the call. `ext` is false in the copy that
+ * (RT-SMR (RTAS 2018) Fig. 8, lines 27-30). The custom grace period (ParSec (EuroSys 2016) §3.7) is
+ * asked last, in free-time order; its first refusal ends the call. `ext` is false in the copy that
  * ps_free uses on instances without options, so that copy pays nothing for them.
  */
-static inline __attribute__((always_inline)) size_t
-reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, int scan,
-	     const bool ext)
+static inline __attribute__((always_inline)) size_t reclaim_loop(struct ps_mem *m, unsigned me,
+								 struct ps_mem_pt *pt, size_t limit,
+								 int scan, const bool ext)
 {
 	size_t n = 0;
 	if (scan != RECLAIM_FREE)
@@ -281,8 +282,8 @@ reclaim_loop(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit, 
 }
 
 /* Instances without a hook, observer, schedule, exact accounting or RT policy. */
-size_t ps_mem__reclaim_general(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
-			       size_t limit, int scan)
+size_t ps_mem__reclaim_general(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
+			       int scan)
 {
 	return reclaim_loop(m, me, pt, limit, scan, false);
 }
@@ -364,7 +365,8 @@ uint64_t ps_mem__adopt_orphan(struct ps_mem *m, struct ps_mem_pt *pt)
 		o = next;
 	}
 	ps_mem__stamp(pt); /* merging needs every free time */
-	ps_mem__queue_merge(m, pt, all); /* every orphan is latent-slab tagged (ps_mem__thread_exit) */
+	ps_mem__queue_merge(m, pt,
+			    all); /* every orphan is latent-slab tagged (ps_mem__thread_exit) */
 	cnt_add(&pt->c_pending, n);
 	return n;
 }

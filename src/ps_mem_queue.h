@@ -1,6 +1,6 @@
 /*
- * src/ps_mem_queue.h - the deferred-free queue's functions (defined in ps_mem_queue.c) and the inline
- * dispatch to its reclamation loop, for the files above it (ps_mem.c, ps_mem_task.c,
+ * src/ps_mem_queue.h - the deferred-free queue's functions (defined in ps_mem_queue.c) and the
+ * inline dispatch to its reclamation loop, for the files above it (ps_mem.c, ps_mem_task.c,
  * ps_mem_wait.c).
  * Not installed.
  */
@@ -26,8 +26,8 @@ void ps_mem__stamp(struct ps_mem_pt *pt);
 /* Reclaim up to `limit` quiesced objects from the head of pt's queue into its cache
  * (their latent slabs for the objects so tagged); `scan`: RECLAIM_*. general: instances
  * without options (!m->ext); ext: the others. Returns the count. */
-size_t ps_mem__reclaim_general(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt,
-			       size_t limit, int scan);
+size_t ps_mem__reclaim_general(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
+			       int scan);
 size_t ps_mem__reclaim_ext(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, size_t limit,
 			   int scan);
 /* Merge two lists sorted by free time. */

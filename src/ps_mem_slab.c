@@ -78,8 +78,8 @@ static struct slab *pool_trim(struct ps_mem *m, unsigned max)
 	for (unsigned i = 0; i < max && m->pool_empty.n > m->slabs_kept; i++) {
 		struct slab *s = m->pool_empty.head;
 		if (s->nfree != s->nobj) /* the invariant that keeps queued objects mapped */
-			tsync__fatal("ps_mem: slab %p on the empty list with %u of %u free", (void *)s,
-				     s->nfree, s->nobj);
+			tsync__fatal("ps_mem: slab %p on the empty list with %u of %u free",
+				     (void *)s, s->nfree, s->nobj);
 		list_del(m, NULL, s);
 		if (s->all_prev)
 			s->all_prev->all_next = s->all_next;
@@ -237,8 +237,8 @@ void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	for (unsigned i = 0; i < PS_MEM_REMOTE_LINES; i++) {
 		if (atomic_load_explicit(&pt->remote[i].head, memory_order_relaxed) == NULL)
 			continue;
-		struct ps_mem_hdr *h = atomic_exchange_explicit(&pt->remote[i].head, NULL,
-								memory_order_acquire);
+		struct ps_mem_hdr *h =
+			atomic_exchange_explicit(&pt->remote[i].head, NULL, memory_order_acquire);
 		while (h) {
 			struct ps_mem_hdr *next = h->next;
 			ps_mem__free_to_slab(m, me, pt, h);
@@ -267,8 +267,7 @@ void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, un
 
 /* Take up to `want` objects from our partial slabs, the slab each time by
  * ps_mem__pick_slab (latent_ok as there). Returns the count. */
-static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned want,
-			      bool latent_ok)
+static unsigned take_from_own(struct ps_mem *m, struct ps_mem_pt *pt, unsigned want, bool latent_ok)
 {
 	unsigned got = 0;
 	struct slab *s;
@@ -348,7 +347,8 @@ unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt)
 	if (PRUDENT(m, PS_MEM_PRUDENCE_PREMOVE))
 		ps_mem__premove_own(m, pt);
 	unsigned want = ps_mem__refill_want(m, pt), got = take_from_own(m, pt, want, false);
-	/* nothing quiesced and no free object: fresh memory, never wait (ParSec (EuroSys 2016) §3.2) */
+	/* nothing quiesced and no free object: fresh memory, never wait (ParSec (EuroSys 2016)
+	 * §3.2) */
 	if (got == 0) {
 		/* with only mostly latent slabs of our own, the pool's that fit come first */
 		if (pt->partial.head != NULL && acquire_slab(m, me, pt, false) == 0)

@@ -1,6 +1,6 @@
 /*
- * src/ps_mem_slab.h - object cache <-> owned slabs <-> pool <-> system (defined in ps_mem_slab.c) and the
- * inline push onto a thread's object cache, for the files above the slabs (ps_mem.c,
+ * src/ps_mem_slab.h - object cache <-> owned slabs <-> pool <-> system (defined in ps_mem_slab.c)
+ * and the inline push onto a thread's object cache, for the files above the slabs (ps_mem.c,
  * ps_mem_queue.c, ps_mem_task.c, ps_mem_wait.c).
  * Not installed.
  */
@@ -22,8 +22,8 @@ void ps_mem__cache_flush(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt, un
 void ps_mem__drain_remote(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
 /* Refill the empty cache from our slabs, taking a slab from the pool or the system if
  * they have none: cache_size - nlatent objects, at least a quarter cache (Prudence's
- * partial refill), or half a cache with that policy off. Returns the count; 0 with errno = ENOSPC when m holds
- * max_slabs slabs already, ENOMEM when the system refused one. */
+ * partial refill), or half a cache with that policy off. Returns the count; 0 with errno = ENOSPC
+ * when m holds max_slabs slabs already, ENOMEM when the system refused one. */
 unsigned ps_mem__refill(struct ps_mem *m, unsigned me, struct ps_mem_pt *pt);
 /* Unmap up to trim_max excess empty slabs of the pool (not under the pool mutex). */
 void ps_mem__pool_shrink(struct ps_mem *m);

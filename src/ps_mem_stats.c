@@ -38,7 +38,7 @@ int ps_mem_stats(struct ps_mem *m, struct ps_mem_stats *out)
 		out->merge_hits += atomic_load_explicit(&pt->c_merge_hits, memory_order_relaxed);
 		out->alloc_waits += atomic_load_explicit(&pt->c_waits, memory_order_relaxed);
 		out->wait_timeouts +=
-		    atomic_load_explicit(&pt->c_wait_timeouts, memory_order_relaxed);
+			atomic_load_explicit(&pt->c_wait_timeouts, memory_order_relaxed);
 		out->remote_frees += atomic_load_explicit(&pt->c_remote, memory_order_relaxed);
 		out->grace_refusals += atomic_load_explicit(&pt->c_refused, memory_order_relaxed);
 		out->preflushed += atomic_load_explicit(&pt->c_preflushed, memory_order_relaxed);
@@ -139,7 +139,8 @@ int ps_stall_report(struct ps *ps, struct ps_mem *m, struct ps_stall *out)
 		uint64_t be = atomic_load_explicit(&pt->c_blocker_enter, memory_order_relaxed);
 		if (out->tid >= 0 && b1 == (uint64_t)out->tid + 1 && be == enter)
 			out->waiting += atomic_load_explicit(&pt->c_blocked, memory_order_relaxed);
-		out->waiting_hook += atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed);
+		out->waiting_hook +=
+			atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed);
 		uint64_t h = atomic_load_explicit(&pt->c_head_tsc, memory_order_relaxed);
 		bool held = atomic_load_explicit(&pt->c_blocked, memory_order_relaxed) ||
 			    atomic_load_explicit(&pt->c_hook_blocked, memory_order_relaxed);

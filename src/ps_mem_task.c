@@ -14,7 +14,8 @@
 #include "ps_mem_slab.h"
 #include "ps_mem_task.h"
 
-/* ---- the reclamation task's hand-off (RT-SMR (RTAS 2018) §V-C; docs/design.md §3 ("The reclamation task σ")) -- */
+/* ---- the reclamation task's hand-off (RT-SMR (RTAS 2018) §V-C; docs/design.md §3 ("The
+ * reclamation task σ")) -- */
 
 static struct ps_mem_hdr *hlist_msort(struct ps_mem_hdr *l, uint64_t n)
 {
@@ -79,8 +80,8 @@ static void handoff_push(struct ps_mem *m, struct ps_mem_pt *pt, struct ps_mem_h
 	struct ps_mem_hdr *old = atomic_load_explicit(&pt->handoff, memory_order_relaxed);
 	do
 		last->next = old;
-	while (!atomic_compare_exchange_strong_explicit(&pt->handoff, &old, first,
-							memory_order_seq_cst, memory_order_relaxed));
+	while (!atomic_compare_exchange_strong_explicit(
+		&pt->handoff, &old, first, memory_order_seq_cst, memory_order_relaxed));
 	if (!sigma_on(m))
 		handoff_take_back(m, pt);
 }
@@ -138,8 +139,8 @@ uint64_t ps_mem__task_sweep(struct ps_mem *m, bool final)
 							     : memory_order_relaxed) == NULL)
 			continue;
 		/* acquire: the owner's stores to each object (stamp, tag, link) are visible */
-		struct ps_mem_hdr *l = atomic_exchange_explicit(&pt->handoff, NULL,
-								memory_order_seq_cst);
+		struct ps_mem_hdr *l =
+			atomic_exchange_explicit(&pt->handoff, NULL, memory_order_seq_cst);
 		uint64_t k;
 		l = hlist_order(l, &k);
 		atomic_fetch_add_explicit(&pt->c_taken, k, memory_order_relaxed);
@@ -208,4 +209,3 @@ __attribute__((noinline)) bool ps_mem__free_task(struct ps_mem *m, struct ps_mem
 		m->pending_fn(m, crossed, m->pending_arg);
 	return true;
 }
-

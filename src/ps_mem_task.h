@@ -1,7 +1,6 @@
 /*
- * src/ps_mem_task.h - the hand-off to the reclamation task σ (defined in ps_mem_task.c), for ps_mem.c and
- * ps_reclaimer.c.
- * Not installed.
+ * src/ps_mem_task.h - the hand-off to the reclamation task σ (defined in ps_mem_task.c), for
+ * ps_mem.c and ps_reclaimer.c. Not installed.
  */
 #ifndef TSYNC_PS_MEM_TASK_H
 #define TSYNC_PS_MEM_TASK_H

@@ -44,23 +44,30 @@
 /* L_POOL_DRAINING: pool slabs whose every allocated object waits for its grace period
  * (nfree + nlatent == nobj): Prudence's pre-movement (slab_premove) parks them where
  * refills take them last, so they empty and can go back to the system. */
-enum slab_list_id { L_NONE, L_OWN_PARTIAL, L_OWN_FULL, L_POOL_PARTIAL, L_POOL_EMPTY, L_POOL_FULL,
-		    L_POOL_DRAINING };
+enum slab_list_id {
+	L_NONE,
+	L_OWN_PARTIAL,
+	L_OWN_FULL,
+	L_POOL_PARTIAL,
+	L_POOL_EMPTY,
+	L_POOL_FULL,
+	L_POOL_DRAINING
+};
 #define OWNER_POOL (-1)
 /* Partially free slabs a thread keeps before it gives more to the pool (own_slab_gained). */
 #define PS_MEM_PARTIAL_KEPT 4u
 
 struct slab {
 	struct ps_mem *m;
-	_Atomic int owner;          /* thread id, or OWNER_POOL */
-	struct ps_mem_hdr *free;    /* objects free in this slab */
+	_Atomic int owner;       /* thread id, or OWNER_POOL */
+	struct ps_mem_hdr *free; /* objects free in this slab */
 	unsigned nfree, nobj;
 	/* Its latent slab (Prudence (ASPLOS 2016) §4.1): objects of this slab freed with
 	 * ps_free beyond their thread's latent cache, which return here (not to a cache)
 	 * after their grace period. Any freeing thread adds, the reclaiming one subtracts. */
 	_Atomic unsigned nlatent;
 	enum slab_list_id list;
-	struct slab *prev, *next;   /* in the list `list` */
+	struct slab *prev, *next;         /* in the list `list` */
 	struct slab *all_prev, *all_next; /* every slab of m (pool mutex) */
 };
 
@@ -78,14 +85,14 @@ struct ps_mem_pt {
 	} remote[PS_MEM_REMOTE_LINES];
 	_Alignas(TSYNC_CACHE_LINE) struct ps_mem_hdr *cache; /* object cache (LIFO) */
 	unsigned ncache;
-	/* Latent cache (Prudence (ASPLOS 2016) §4.1): queued objects that go to `cache` after their grace
-	 * period; at most cache_size with the latent-slab policy. The other queued objects
+	/* Latent cache (Prudence (ASPLOS 2016) §4.1): queued objects that go to `cache` after their
+	 * grace period; at most cache_size with the latent-slab policy. The other queued objects
 	 * carry HDR_LATENT_SLAB and go to their slab. */
 	unsigned nlatent;
 	/* Pre-flush scheduled (Prudence (ASPLOS 2016) Algorithm 1, lines 41-43): a free saw
 	 * cache + latent cache past cache_size; the idle hook (ps_mem_reclaim) runs it. */
 	bool pf_due;
-	unsigned nempty;                   /* owned slabs with every object free */
+	unsigned nempty; /* owned slabs with every object free */
 	/* Quiescence queue, by free time: every object in it is stamped. Instances without
 	 * options (!m->ext) guard it with qlock (below), so that another thread may take
 	 * it from an idle owner (ps_mem__steal_idle in ps_mem_queue.c). */
@@ -99,20 +106,20 @@ struct ps_mem_pt {
 	 * start at the head. Reset where the queue loses it or an untagged object joins
 	 * before it (reclaim_take, queue_merge, steal_idle, hand-offs); qlock as the queue. */
 	struct ps_mem_hdr *pf_tail;
-	unsigned steal_pos;                /* steal_idle's round-robin cursor (owner only) */
-	unsigned steal_tick;               /* stamped batches since ps_free's last look */
-	struct slab_list partial, full;    /* owned slabs with / without free objects */
-	uint64_t last_reclaim;             /* when the schedule last let us reclaim */
-	uint64_t pf_allocs, pf_frees;      /* c_allocs, c_frees at the last pre-flush */
-	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills,
-	    c_flushes, c_remote, c_max_wait, c_frees_now, c_misses, c_preflushed;
+	unsigned steal_pos;             /* steal_idle's round-robin cursor (owner only) */
+	unsigned steal_tick;            /* stamped batches since ps_free's last look */
+	struct slab_list partial, full; /* owned slabs with / without free objects */
+	uint64_t last_reclaim;          /* when the schedule last let us reclaim */
+	uint64_t pf_allocs, pf_frees;   /* c_allocs, c_frees at the last pre-flush */
+	_Atomic uint64_t c_cached, c_pending, c_allocs, c_frees, c_reclaimed, c_refills, c_flushes,
+		c_remote, c_max_wait, c_frees_now, c_misses, c_preflushed;
 	/* ps_alloc slow paths served without a refill (Prudence's Fig. 7), that waited for
 	 * a grace period, and whose wait timed out */
 	_Atomic uint64_t c_merge_hits, c_waits, c_wait_timeouts;
 	/* Stall summary of the last reclamation attempt (ps_stall_report): blocker id + 1
 	 * (0: none), its enter time, objects it left queued; objects the hook held back. */
 	_Atomic uint64_t c_blocker1, c_blocker_enter, c_blocked, c_hook_blocked, c_refused;
-	_Atomic uint64_t c_head_tsc;       /* free time of the queue head, 0 if unknown */
+	_Atomic uint64_t c_head_tsc; /* free time of the queue head, 0 if unknown */
 	/* Memory states (RT-SMR (RTAS 2018) §II-E): the queue's "known garbage" is its
 	 * prefix of ngarb objects stamped <= the last quiescence point this queue's owner
 	 * learnt (gtail: the last of them, NULL when ngarb == 0); the rest of the queue is
@@ -120,7 +127,7 @@ struct ps_mem_pt {
 	uint64_t ngarb;
 	struct ps_mem_hdr *gtail;
 	_Atomic uint64_t c_garbage;
-	_Atomic uint64_t c_handed;         /* objects pushed onto `handoff` (owner only) */
+	_Atomic uint64_t c_handed; /* objects pushed onto `handoff` (owner only) */
 	/* The reclamation task's hand-off list (RT-SMR (RTAS 2018) §V-C; ps_reclaimer):
 	 * stamped objects the owner gave to m's σ, newest first, pushed by the owner with a
 	 * release CAS, taken whole with one acquire exchange by σ (or back by the owner when
@@ -158,7 +165,7 @@ struct ps_mem {
 	unsigned trim_max; /* excess empty slabs unmapped per slow path: 4 x cache_size (>= 16) */
 	unsigned nchunks;
 	_Atomic unsigned pt_hw; /* 1 + the highest thread id with a record in m (steal_idle) */
-	unsigned prudence;  /* PS_MEM_PRUDENCE_* policies on (cfg->prudence, 0: the default) */
+	unsigned prudence;      /* PS_MEM_PRUDENCE_* policies on (cfg->prudence, 0: the default) */
 	const struct ps_kmem *kmem; /* the ps_kmem whose class this is, or NULL */
 	/* ps_mem_budget_attach: the budget charged budget_charge bytes per object from its
 	 * allocation to its reuse (ps_mem_budget.c), and the next member; NULL: none. A
@@ -167,12 +174,12 @@ struct ps_mem {
 	struct ps_mem_budget *budget;
 	struct ps_mem *_Atomic budget_next;
 	uint64_t budget_charge;
-	void *(*budget_alloc)(struct ps_mem *m);  /* ps_alloc(m) of a member */
-	void (*budget_detach)(struct ps_mem *m);  /* ps_mem_destroy(m): m leaves its budget */
-	bool rt;          /* ps is RT or TEMPORAL: collect all quiesced (RT-SMR (RTAS 2018) Fig. 8) */
-	bool exact;       /* PS_MEM_ACCOUNT_EXACT */
-	bool ext;         /* any of rt, exact, period, hooks: the paths of reclaim_ext */
-	uint64_t period;  /* reclamation period q in ticks, 0: every free */
+	void *(*budget_alloc)(struct ps_mem *m); /* ps_alloc(m) of a member */
+	void (*budget_detach)(struct ps_mem *m); /* ps_mem_destroy(m): m leaves its budget */
+	bool rt;    /* ps is RT or TEMPORAL: collect all quiesced (RT-SMR (RTAS 2018) Fig. 8) */
+	bool exact; /* PS_MEM_ACCOUNT_EXACT */
+	bool ext;   /* any of rt, exact, period, hooks: the paths of reclaim_ext */
+	uint64_t period;    /* reclamation period q in ticks, 0: every free */
 	uint64_t max_slabs; /* cfg->max_bytes in slabs, 0: no limit */
 	int limit_wait_ms;
 	unsigned bound_pct; /* the pending bound, % of live objects; 0: none (also RT,
@@ -210,8 +217,8 @@ struct ps_mem {
 	_Atomic uint64_t peak_zombie, peak_garbage;
 
 	/* The reclamation task (RT-SMR (RTAS 2018) §V-C, src/ps_reclaimer.c). */
-	int mode;                                /* enum ps_mem_reclaim_mode */
-	_Atomic(struct ps_reclaimer *) sigma;    /* the attached σ, or NULL */
+	int mode;                             /* enum ps_mem_reclaim_mode */
+	_Atomic(struct ps_reclaimer *) sigma; /* the attached σ, or NULL */
 	/* σ's quiescence queue for m: touched only under the attached σ's mutex (by σ's
 	 * activation, ps_reclaimer_run, attach and detach); it outlives attachments so that
 	 * ps_mem_stats may read its counters at any time. */
@@ -219,17 +226,17 @@ struct ps_mem {
 };
 
 #define ZG_GARBAGE(v) ((v) >> 32)
-#define ZG_ZOMBIE(v) ((v) & 0xffffffffu)
+#define ZG_ZOMBIE(v) ((v)&0xffffffffu)
 /* The thread id σ's collections pass to the slab layer: no thread owns a slab under it,
  * so every object σ returns goes to its slab's owner by a remote free, or to the pool. */
 #define PS_MEM_TASK_ME ((unsigned)0x7fffffff)
 /* m->sigma while a detach runs: no σ for the freeing threads, busy for attach. */
 #define PS_MEM_SIGMA_DETACHING ((struct ps_reclaimer *)1)
 
-#define ACCT_LIVE(v) ((v) & 0xffffffffu)
+#define ACCT_LIVE(v) ((v)&0xffffffffu)
 #define ACCT_PENDING(v) ((v) >> 32)
-#define ACCT_ALLOC 1u                      /* live + 1 */
-#define ACCT_FREE 0xffffffffu              /* live - 1, pending + 1 (the carry) */
+#define ACCT_ALLOC 1u                         /* live + 1 */
+#define ACCT_FREE 0xffffffffu                 /* live - 1, pending + 1 (the carry) */
 #define ACCT_RECLAIM(n) ((uint64_t)(n) << 32) /* subtracted: pending - n */
 
 #define PRUDENT(m, p) (((m)->prudence & (p)) != 0)
@@ -300,8 +307,8 @@ static inline void qlock_fold(struct ps_mem_pt *pt)
 			  atomic_load_explicit(&pt->c_stolen_latent, memory_order_relaxed)) == 0))
 		return;
 	cnt_sub(&pt->c_pending, atomic_exchange_explicit(&pt->c_stolen, 0, memory_order_relaxed));
-	pt->nlatent -= (unsigned)atomic_exchange_explicit(&pt->c_stolen_latent, 0,
-							   memory_order_relaxed);
+	pt->nlatent -=
+		(unsigned)atomic_exchange_explicit(&pt->c_stolen_latent, 0, memory_order_relaxed);
 }
 
 /* The owner takes its queue lock without waiting: false if a thief holds it (for the few
@@ -340,7 +347,7 @@ static inline bool sigma_on(struct ps_mem *m)
  * ps_mem_policy.c, which moves pool slabs to the draining list ------------------------ */
 
 static inline struct slab_list *ps_mem__list_of(struct ps_mem *m, struct ps_mem_pt *pt,
-					enum slab_list_id id)
+						enum slab_list_id id)
 {
 	switch (id) {
 	case L_OWN_PARTIAL: return &pt->partial;

@@ -1,7 +1,6 @@
 /*
- * src/ps_mem_wait.h - waiting for a grace period (defined in ps_mem_wait.c), for ps_alloc's slow path in
- * ps_mem.c.
- * Not installed.
+ * src/ps_mem_wait.h - waiting for a grace period (defined in ps_mem_wait.c), for ps_alloc's slow
+ * path in ps_mem.c. Not installed.
  */
 #ifndef TSYNC_PS_MEM_WAIT_H
 #define TSYNC_PS_MEM_WAIT_H

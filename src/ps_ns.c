@@ -41,9 +41,9 @@
 
 /* After every object, at ns->tail_off: its id and extent. */
 struct ns_tail {
-	_Atomic uint64_t idw;  /* the id, | ID_FREED once freed */
-	struct ns_ext *ext;    /* NULL for a single id */
-	_Atomic uintptr_t *w;  /* the id's leaf word (saves publish, free and the hook a walk) */
+	_Atomic uint64_t idw; /* the id, | ID_FREED once freed */
+	struct ns_ext *ext;   /* NULL for a single id */
+	_Atomic uintptr_t *w; /* the id's leaf word (saves publish, free and the hook a walk) */
 };
 
 /* An extent of 2^order ids: returned when its last bound id has passed its grace. */
@@ -64,7 +64,7 @@ struct ns_pt {
 	_Alignas(TSYNC_CACHE_LINE) uint64_t *ids; /* (max_order + 1) x cap[order] slots */
 	unsigned n[PS_NS_ORDER_MAX + 1];
 	_Atomic uint64_t allocs, frees, reclaimed, extents, refusals, refills, flushes, stale,
-	    scans;
+		scans;
 };
 struct ns_pt_chunk {
 	struct ns_pt pt[TSYNC__CHUNK];
@@ -78,9 +78,9 @@ struct ps_ns {
 	size_t obj_size, tail_off;
 	unsigned id_bits, max_order;
 	int policy;
-	bool singly; /* PS_NS_EXTENT_SINGLY */
-	unsigned cap[PS_NS_ORDER_MAX + 1];  /* id cache capacity per order */
-	size_t off[PS_NS_ORDER_MAX + 1];    /* where each order's cache starts in ns_pt.ids */
+	bool singly;                       /* PS_NS_EXTENT_SINGLY */
+	unsigned cap[PS_NS_ORDER_MAX + 1]; /* id cache capacity per order */
+	size_t off[PS_NS_ORDER_MAX + 1];   /* where each order's cache starts in ns_pt.ids */
 	size_t ids_per_pt;
 	ps_ns_grace_fn grace_fn;
 	void *grace_arg;
@@ -126,7 +126,7 @@ static _Atomic uintptr_t *leaf_word(struct ps_ns *ns, uint64_t id, bool create)
 	struct ps_ns__node *n = ns->h.root;
 	for (unsigned l = ns->h.height - 1; l > 0; l--) {
 		_Atomic uintptr_t *w =
-		    &n->slot[(id >> (PS_NS__FANOUT_SHIFT * l)) & (PS_NS__FANOUT - 1)];
+			&n->slot[(id >> (PS_NS__FANOUT_SHIFT * l)) & (PS_NS__FANOUT - 1)];
 		uintptr_t v = atomic_load_explicit(w, memory_order_acquire);
 		if (v == 0) {
 			if (!create)
@@ -284,8 +284,8 @@ static struct ns_pt *nspt_next(struct ps_ns *ns, unsigned *pos)
  * ids is owner-only: called by thread tid, or by the registry's thread_prepare. */
 static int nspt_prepare(struct ps_ns *ns, unsigned tid)
 {
-	struct ns_pt *pt = tsync__tdir_get((void *_Atomic *)ns->chunks, tid, sizeof(struct ns_pt),
-					   NULL, NULL);
+	struct ns_pt *pt =
+		tsync__tdir_get((void *_Atomic *)ns->chunks, tid, sizeof(struct ns_pt), NULL, NULL);
 	if (pt == NULL)
 		return -1;
 	if (pt->ids == NULL && (pt->ids = malloc(ns->ids_per_pt * sizeof(uint64_t))) == NULL) {
@@ -422,9 +422,8 @@ static int claim_at(struct ps_ns *ns, uint64_t b, unsigned k, _Atomic uintptr_t 
 		if (w == NULL)
 			return CLAIM_NOMEM;
 		uintptr_t exp = PS_NS__FREE;
-		if (!atomic_compare_exchange_strong_explicit(w, &exp, PS_NS__RESERVED,
-							     memory_order_acquire,
-							     memory_order_relaxed))
+		if (!atomic_compare_exchange_strong_explicit(
+			    w, &exp, PS_NS__RESERVED, memory_order_acquire, memory_order_relaxed))
 			return CLAIM_TAKEN;
 		*w0 = w;
 		return CLAIM_OK;
@@ -444,9 +443,8 @@ static int claim_at(struct ps_ns *ns, uint64_t b, unsigned k, _Atomic uintptr_t 
 			break;
 		}
 		uintptr_t exp = PS_NS__FREE;
-		if (!atomic_compare_exchange_strong_explicit(w, &exp, PS_NS__CLAIM,
-							     memory_order_acquire,
-							     memory_order_relaxed)) {
+		if (!atomic_compare_exchange_strong_explicit(
+			    w, &exp, PS_NS__CLAIM, memory_order_acquire, memory_order_relaxed)) {
 			r = CLAIM_TAKEN;
 			break;
 		}
@@ -686,8 +684,8 @@ struct ps_ns *ps_ns_create(struct ps *ps, size_t obj_size, const struct ps_ns_co
 		c.max_order = c.id_bits < 10 ? c.id_bits : 10;
 	if (ps == NULL || obj_size == 0 || obj_size > (SIZE_MAX >> 2) ||
 	    c.id_bits > PS_NS_ID_BITS_MAX || c.max_order > PS_NS_ORDER_MAX ||
-	    c.max_order > c.id_bits || (c.id_policy != PS_NS_ID_LOWEST &&
-					c.id_policy != PS_NS_ID_CYCLIC) ||
+	    c.max_order > c.id_bits ||
+	    (c.id_policy != PS_NS_ID_LOWEST && c.id_policy != PS_NS_ID_CYCLIC) ||
 	    (c.extent_policy != PS_NS_EXTENT_WHOLE && c.extent_policy != PS_NS_EXTENT_SINGLY) ||
 	    (c.mem && (c.mem->size != sizeof(struct ps_mem_config) || c.mem->grace_fn)))
 		goto inval;
@@ -928,7 +926,8 @@ void ps_ns_publish(struct ps_ns *ns, void *obj)
 	 * an object holds (ps_ns_alloc_at's CAS needs FREE): a check and a store suffice. */
 	if (w == NULL || atomic_load_explicit(w, memory_order_relaxed) != PS_NS__RESERVED)
 		tsync__fatal("ps_ns_publish: id %llu of %p is not reserved (published twice, "
-			     "or freed)", (unsigned long long)(idw & ~ID_FREED), obj);
+			     "or freed)",
+			     (unsigned long long)(idw & ~ID_FREED), obj);
 	/* release: the caller's initialisation of obj happens-before a lookup that sees it */
 	atomic_store_explicit(w, (uintptr_t)obj, memory_order_release);
 }
@@ -946,7 +945,8 @@ void ps_ns_free(struct ps_ns *ns, void *obj)
 	_Atomic uintptr_t *w = t->w;
 	uintptr_t v = atomic_load_explicit(w, memory_order_relaxed);
 	if (v != (uintptr_t)obj && v != PS_NS__RESERVED)
-		tsync__fatal("ps_ns_free: id %llu is not bound to %p", (unsigned long long)idw, obj);
+		tsync__fatal("ps_ns_free: id %llu is not bound to %p", (unsigned long long)idw,
+			     obj);
 	/* The id stops naming obj now: lookups that start later find nothing. A plain store:
 	 * while the word holds obj (or obj's reservation) only obj's owner changes it. */
 	atomic_store_explicit(w, PS_NS__GRACE, memory_order_relaxed);
@@ -992,10 +992,22 @@ void *ps_ns_next(struct ps_ns *ns, uint64_t *id)
 	return next_in(ns, ns->h.root, ns->h.height - 1, *id, 0, id);
 }
 
-struct ps *ps_ns_ps(const struct ps_ns *ns) { return ns->ps; }
-struct ps_mem *ps_ns_mem(const struct ps_ns *ns) { return ns->mem; }
-size_t ps_ns_obj_size(const struct ps_ns *ns) { return ns->obj_size; }
-uint64_t ps_ns_capacity(const struct ps_ns *ns) { return ns->h.nids; }
+struct ps *ps_ns_ps(const struct ps_ns *ns)
+{
+	return ns->ps;
+}
+struct ps_mem *ps_ns_mem(const struct ps_ns *ns)
+{
+	return ns->mem;
+}
+size_t ps_ns_obj_size(const struct ps_ns *ns)
+{
+	return ns->obj_size;
+}
+uint64_t ps_ns_capacity(const struct ps_ns *ns)
+{
+	return ns->h.nids;
+}
 
 int ps_ns_stats(struct ps_ns *ns, struct ps_ns_stats *out)
 {

@@ -40,9 +40,9 @@ struct ps_reclaimer {
 	pthread_cond_t cv; /* CLOCK_MONOTONIC */
 	pthread_t thread;
 	bool has_thread;
-	bool stop;                /* r->mu */
+	bool stop; /* r->mu */
 	uint64_t period_ns;
-	struct target *targets;   /* r->mu */
+	struct target *targets;       /* r->mu */
 	struct ps_reclaimer_stats st; /* r->mu */
 };
 

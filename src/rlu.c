@@ -56,22 +56,25 @@ _Static_assert(sizeof(struct rlu_stats) % sizeof(uint64_t) == 0, "rlu_stats sums
 
 struct rlu_meta {
 	struct rlu_thread *owner;
-	void *actual;               /* the original object's data */
-	_Atomic uint64_t *wclk;     /* the write set's clock word */
-	uint32_t size;              /* data bytes */
-	uint16_t ws;                /* write set index within the generation */
-	uint8_t gen;                /* generation (log) index */
-	uint8_t flags;              /* M_CONST, M_DEAD; owner only (readers never read it) */
+	void *actual;           /* the original object's data */
+	_Atomic uint64_t *wclk; /* the write set's clock word */
+	uint32_t size;          /* data bytes */
+	uint16_t ws;            /* write set index within the generation */
+	uint8_t gen;            /* generation (log) index */
+	uint8_t flags;          /* M_CONST, M_DEAD; owner only (readers never read it) */
 };
 #define M_CONST 1u /* locked with rlu_try_lock_const: not written back */
 #define M_DEAD 2u  /* from an aborted section: neither written back nor unlocked */
 _Static_assert(sizeof(struct rlu_meta) % ALIGN == 0, "meta keeps data aligned");
 
 #define RHDR(p) ((struct rlu_hdr *)((char *)(p) - sizeof(struct rlu_hdr)))
-#define RMETA(p) ((struct rlu_meta *)((char *)(p) - sizeof(struct rlu_hdr) - sizeof(struct rlu_meta)))
+#define RMETA(p) \
+	((struct rlu_meta *)((char *)(p) - sizeof(struct rlu_hdr) - sizeof(struct rlu_meta)))
 /* From a copy's data back to its meta's `actual` (tsync__rlu_actual). */
-#define ACTUAL_BACK (sizeof(struct rlu_meta) + sizeof(struct rlu_hdr) - offsetof(struct rlu_meta, actual))
-#define ENTRY_BYTES(sz) (sizeof(struct rlu_meta) + sizeof(struct rlu_hdr) + tsync__round_up((sz), ALIGN))
+#define ACTUAL_BACK \
+	(sizeof(struct rlu_meta) + sizeof(struct rlu_hdr) - offsetof(struct rlu_meta, actual))
+#define ENTRY_BYTES(sz) \
+	(sizeof(struct rlu_meta) + sizeof(struct rlu_hdr) + tsync__round_up((sz), ALIGN))
 
 struct rlu_free_ent {
 	void *obj;
@@ -88,13 +91,13 @@ struct rlu_thread {
 	_Alignas(TSYNC_CACHE_LINE) struct rlu *r;
 	bool inited, is_writer, need_sync;
 	uint8_t gen;
-	unsigned ws_cur;          /* write sets committed (and pending) in this generation */
+	unsigned ws_cur;           /* write sets committed (and pending) in this generation */
 	size_t log_used, ws_start; /* bytes used in log[gen]; start of the current set */
 	char *log[2];
 	struct rlu_free_ent *frees;
 	size_t nfrees, frees_cap, frees_ws_start;
-	uint64_t local;           /* copy of local_clock */
-	unsigned streak;          /* consecutive aborts (backoff) */
+	uint64_t local;  /* copy of local_clock */
+	unsigned streak; /* consecutive aborts (backoff) */
 	struct rlu_stats st;
 	_Atomic uint64_t ws_clock[2][RLU_MAX_WRITE_SETS];
 };
@@ -146,7 +149,8 @@ struct rlu *rlu_create(const struct rlu_config *cfg)
 		c.max_write_sets = 1;
 	if (c.log_bytes == 0)
 		c.log_bytes = DEFAULT_LOG;
-	if (c.max_write_sets > RLU_MAX_WRITE_SETS || c.log_bytes < 1024 || c.log_bytes > (1u << 30)) {
+	if (c.max_write_sets > RLU_MAX_WRITE_SETS || c.log_bytes < 1024 ||
+	    c.log_bytes > (1u << 30)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -194,7 +198,8 @@ void rlu_destroy(struct rlu *r)
 static int rlu_thread_first_use(void *rec)
 {
 	struct rlu_thread *t = rec;
-	void *buf[3] = {aligned_alloc(ALIGN, t->r->log_bytes), aligned_alloc(ALIGN, t->r->log_bytes),
+	void *buf[3] = {aligned_alloc(ALIGN, t->r->log_bytes),
+			aligned_alloc(ALIGN, t->r->log_bytes),
 			malloc(FREES_INIT * sizeof(*t->frees))};
 	if (!tsync__rlu_all_or_none(buf, 3))
 		return -1;
@@ -253,7 +258,8 @@ static void sync_now(struct rlu_thread *self)
 	atomic_store_explicit(&self->sync_request, 0, memory_order_relaxed);
 	if (self->ws_cur == 0)
 		return;
-	uint64_t wc = atomic_load_explicit(&self->ws_clock[g][self->ws_cur - 1], memory_order_relaxed);
+	uint64_t wc =
+		atomic_load_explicit(&self->ws_clock[g][self->ws_cur - 1], memory_order_relaxed);
 	wait_for_readers(self, wc);
 	/* Write back in log order (an object appears once per generation). */
 	char *p = self->log[g], *end = p + self->log_used;
@@ -331,7 +337,7 @@ void rlu_reader_lock(struct rlu_thread *self)
 	 * without checking; and a count that returned to 0 was decremented (release) after
 	 * the write-back, which the load therefore sees. */
 	self->head.deref_fast =
-	    atomic_load_explicit(&self->r->g_unsynced, memory_order_seq_cst) == 0;
+		atomic_load_explicit(&self->r->g_unsynced, memory_order_seq_cst) == 0;
 	self->is_writer = false;
 	self->st.sections++;
 }
@@ -377,7 +383,8 @@ void rlu_abort(struct rlu_thread *self)
 	 * their meta (owner, wclk): the entries stay, dead, and log_used is not rewound
 	 * (writing the next section's entries over them would race with that read, and
 	 * with other sizes would make it read copy data as a meta). */
-	char *p = self->log[self->gen] + self->ws_start, *end = self->log[self->gen] + self->log_used;
+	char *p = self->log[self->gen] + self->ws_start,
+	     *end = self->log[self->gen] + self->log_used;
 	for (; p < end;) {
 		struct rlu_meta *m = (struct rlu_meta *)p;
 		m->flags |= M_DEAD;
@@ -390,7 +397,8 @@ void rlu_abort(struct rlu_thread *self)
 	self->st.aborts++;
 	rlu_end_section(self);
 	if (self->ws_cur > 0) {
-		if (self->need_sync || atomic_load_explicit(&self->sync_request, memory_order_relaxed))
+		if (self->need_sync ||
+		    atomic_load_explicit(&self->sync_request, memory_order_relaxed))
 			sync_now(self);
 	} else if (self->need_sync && self->log_used > 0) {
 		reclaim_dead(self); /* the log is full of dead entries */
@@ -423,7 +431,8 @@ void *rlu_actual(void *a)
 
 bool rlu_cmp_objs(const void *a, const void *b)
 {
-	return tsync__rlu_actual((void *)a, ACTUAL_BACK) == tsync__rlu_actual((void *)b, ACTUAL_BACK);
+	return tsync__rlu_actual((void *)a, ACTUAL_BACK) ==
+	       tsync__rlu_actual((void *)b, ACTUAL_BACK);
 }
 
 static bool rlu_lock_common(struct rlu_thread *self, void **pobj, size_t size, bool is_const)

@@ -74,8 +74,8 @@ static inline void *tsync__rlu_at(struct tsync__rlu_dir *dir, unsigned tid, size
  * EAGAIN (registry full) or ENOMEM (chunk or first_use). Wait-free after the first call:
  * a thread-local load, an acquire load, a test.
  */
-static inline void *tsync__rlu_thread(struct tsync__rlu_dir *dir, size_t rec_bytes, size_t inited_off,
-				      int (*first_use)(void *rec),
+static inline void *tsync__rlu_thread(struct tsync__rlu_dir *dir, size_t rec_bytes,
+				      size_t inited_off, int (*first_use)(void *rec),
 				      void (*chunk_init)(void *chunk, void *arg), void *arg)
 {
 	int id = tsync_thread_id();
@@ -90,7 +90,7 @@ static inline void *tsync__rlu_thread(struct tsync__rlu_dir *dir, size_t rec_byt
 	return t;
 }
 #define TSYNC__RLU_THREAD(dir, rec_type, inited, first_use, chunk_init, arg)                \
-	((rec_type *)tsync__rlu_thread((dir), sizeof(rec_type), offsetof(rec_type, inited),   \
+	((rec_type *)tsync__rlu_thread((dir), sizeof(rec_type), offsetof(rec_type, inited), \
 				       (first_use), (chunk_init), (arg)))
 
 /* A record's first-use allocations buf[0..n-1], all or none: true if none is NULL; else
@@ -116,8 +116,8 @@ int tsync__rlu_stats_copy(void *out, const void *st, size_t bytes);
  */
 int tsync__rlu_stats_sum(struct tsync__rlu_dir *dir, size_t rec_bytes, size_t st_off, void *out,
 			 size_t bytes);
-#define TSYNC__RLU_STATS_SUM(dir, rec_type, member, out)                                  \
-	tsync__rlu_stats_sum((dir), sizeof(rec_type), offsetof(rec_type, member), (out),   \
+#define TSYNC__RLU_STATS_SUM(dir, rec_type, member, out)                                 \
+	tsync__rlu_stats_sum((dir), sizeof(rec_type), offsetof(rec_type, member), (out), \
 			     sizeof(((rec_type *)0)->member))
 
 /* A new object of size bytes (zeroed) after a zeroed TSYNC__RLU_ALIGN-byte header: the

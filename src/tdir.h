@@ -60,7 +60,8 @@ static inline void *tsync__tdir_get(void *_Atomic *dir, unsigned tid, size_t rec
 	void *r = tsync__tdir_at(dir, tid, rec_bytes);
 	if (__builtin_expect(r != NULL, 1))
 		return r;
-	char *c = tsync__chunk_get(dir, tid >> TSYNC__CHUNK_SHIFT, rec_bytes * TSYNC__CHUNK, init, arg);
+	char *c = tsync__chunk_get(dir, tid >> TSYNC__CHUNK_SHIFT, rec_bytes * TSYNC__CHUNK, init,
+				   arg);
 	return c ? c + (size_t)(tid & (TSYNC__CHUNK - 1)) * rec_bytes : NULL;
 }
 

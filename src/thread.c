@@ -20,8 +20,8 @@
 _Thread_local unsigned tsync__tid1 __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned capacity;      /* 0 until set or fixed */
-static int capacity_fixed;     /* set by the first registration, query or table sizing */
+static unsigned capacity;  /* 0 until set or fixed */
+static int capacity_fixed; /* set by the first registration, query or table sizing */
 /* capacity bytes, allocated at the first registration: per id, 0 (free), ID_LAZY or
  * ID_EXPLICIT (register_self) */
 static unsigned char *id_used;
@@ -151,7 +151,8 @@ static void atfork_child(void)
 	if (id_used != NULL) {
 		unsigned n = 0;
 		for (unsigned id = 0; id < capacity; id++)
-			if ((id_used[id] == ID_LAZY || id_used[id] == ID_EXPLICIT) && id + 1 != self) {
+			if ((id_used[id] == ID_LAZY || id_used[id] == ID_EXPLICIT) &&
+			    id + 1 != self) {
 				id_used[id] = ID_VANISHED;
 				n++;
 			}
@@ -347,7 +348,8 @@ void *tsync__chunk_get(void *_Atomic *dir, unsigned idx, size_t chunk_bytes,
 	void *c = atomic_load_explicit(&dir[idx], memory_order_acquire);
 	if (c != NULL)
 		return c;
-	void *fresh = aligned_alloc(TSYNC_CACHE_LINE, tsync__round_up(chunk_bytes, TSYNC_CACHE_LINE));
+	void *fresh =
+		aligned_alloc(TSYNC_CACHE_LINE, tsync__round_up(chunk_bytes, TSYNC_CACHE_LINE));
 	if (fresh == NULL) {
 		errno = ENOMEM;
 		return NULL;

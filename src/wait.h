@@ -34,8 +34,8 @@
  * condition variable until its partner wakes it: a yield would not help a partner pinned
  * to another CPU, and a sleep in a round only makes that round's reading large, which the
  * minimum discards. Included by the modules whose threads wait for each other: ps.c
- * (ps_synchronize), ps_call.c (ps_barrier's wait for a batch), ps_lock.c (the ticket lock), ps_ns.c (an extent claim), oplog.c
- * (slot and object locks, eviction), and RLU / MV-RLU.
+ * (ps_synchronize), ps_call.c (ps_barrier's wait for a batch), ps_lock.c (the ticket lock), ps_ns.c
+ * (an extent claim), oplog.c (slot and object locks, eviction), and RLU / MV-RLU.
  */
 #ifndef TSYNC_WAIT_H
 #define TSYNC_WAIT_H
@@ -51,7 +51,10 @@
 struct tsync__wait {
 	unsigned rounds;
 };
-#define TSYNC__WAIT_INIT { 0 }
+#define TSYNC__WAIT_INIT \
+	{                \
+		0        \
+	}
 
 /* One round of a wait that spins for `spin` rounds, then yields on every later one. */
 static inline void tsync__wait_round(struct tsync__wait *w, unsigned spin)
@@ -65,11 +68,11 @@ static inline void tsync__wait_round(struct tsync__wait *w, unsigned spin)
 }
 
 /* Wait until `cond` holds (re-evaluated after every round). */
-#define tsync__wait_until(cond, spin)                                                     \
-	do {                                                                              \
-		struct tsync__wait tsync__w_ = TSYNC__WAIT_INIT;                          \
-		while (!(cond))                                                           \
-			tsync__wait_round(&tsync__w_, (spin));                            \
+#define tsync__wait_until(cond, spin)                            \
+	do {                                                     \
+		struct tsync__wait tsync__w_ = TSYNC__WAIT_INIT; \
+		while (!(cond))                                  \
+			tsync__wait_round(&tsync__w_, (spin));   \
 	} while (0)
 
 /* Back off after the n-th consecutive failure (n >= 1). */

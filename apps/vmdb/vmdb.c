@@ -44,12 +44,12 @@ struct vm_space;
 struct vm_frame;
 
 struct vm_node {
-	struct ps_lock lock;     /* VMDB_SYNC_PS: guards child list and removal */
-	struct vm_frame *frame;  /* the frame (root of this tree) */
-	struct vm_space *space;  /* where this mapping is */
-	struct vm_va *va;        /* its page namespace entry */
-	struct vm_node *parent;  /* NULL for the root (granted) mapping; never changes */
-	struct vm_node *child;   /* first child; under this node's lock */
+	struct ps_lock lock;         /* VMDB_SYNC_PS: guards child list and removal */
+	struct vm_frame *frame;      /* the frame (root of this tree) */
+	struct vm_space *space;      /* where this mapping is */
+	struct vm_va *va;            /* its page namespace entry */
+	struct vm_node *parent;      /* NULL for the root (granted) mapping; never changes */
+	struct vm_node *child;       /* first child; under this node's lock */
 	struct vm_node *next, *prev; /* siblings; under the parent's lock */
 	vmdb_vaddr_t vaddr;
 	int pid;
@@ -73,7 +73,7 @@ union vm_frame_lock {
  * writer, a reader for every earlier writer, so nobody is overtaken. req packs the read
  * and write requests so that one atomic step both takes a ticket and reads the other. */
 struct tk_rw {
-	_Atomic uint64_t req;         /* write requests << 32 | read requests, each mod 2^32 */
+	_Atomic uint64_t req;          /* write requests << 32 | read requests, each mod 2^32 */
 	_Atomic uint32_t rdone, wdone; /* completed reads and writes */
 	_Atomic uint32_t sleepers;     /* waiters asleep on rdone or wdone (tk_wait) */
 };
@@ -243,17 +243,17 @@ static void waited(struct vmdb *db, tsync_tick_t t0)
  * costs no clock read, and only a take that blocked is reported, with how long it took.
  * One macro for the mutexes and both sides of the rwlocks (the pthread calls differ only
  * in their types). */
-#define TIMED_TAKE(db, take, try, l)                                                       \
-	do {                                                                               \
-		if ((db)->cfg.lock_wait == NULL) {                                         \
-			take(l);                                                           \
-			break;                                                             \
-		}                                                                          \
-		if (try(l) == 0)                                                           \
-			break;                                                             \
-		tsync_tick_t tt_t0_ = tsync_now();                                         \
-		take(l);                                                                   \
-		waited((db), tt_t0_);                                                      \
+#define TIMED_TAKE(db, take, try, l)               \
+	do {                                       \
+		if ((db)->cfg.lock_wait == NULL) { \
+			take(l);                   \
+			break;                     \
+		}                                  \
+		if (try(l) == 0)                   \
+			break;                     \
+		tsync_tick_t tt_t0_ = tsync_now(); \
+		take(l);                           \
+		waited((db), tt_t0_);              \
 	} while (0)
 
 static void mx_take(struct vmdb *db, pthread_mutex_t *m)
@@ -453,42 +453,39 @@ static void ftk_unlock(struct vmdb *db, struct vm_frame *f)
 }
 
 /* The space's pthread rwlock, shared by FRAME and RWLOCK. */
-#define RW_SPACE_OPS                                                                       \
-	.sp_init = rw_init, .sp_fini = rw_fini, .sp_rd = rw_rd, .sp_rd_done = rw_done,     \
+#define RW_SPACE_OPS                                                                   \
+	.sp_init = rw_init, .sp_fini = rw_fini, .sp_rd = rw_rd, .sp_rd_done = rw_done, \
 	.sp_wr = rw_wr, .sp_wr_done = rw_done
 
 /* indexed by enum vmdb_sync */
 static const struct vm_ops vm_ops[] = {
-    [VMDB_SYNC_PS] = {.node_take = ps_node_take,
-		      .node_release = ps_node_release,
-		      .node_free = ps_node_free},
-    [VMDB_SYNC_GLOBAL] = {.op_lock = global_lock,
-			  .op_unlock = global_unlock,
-			  .node_take = mark_node_take,
-			  .node_free = mark_node_free},
-    [VMDB_SYNC_FRAME] = {.frame_lock = sizeof(pthread_mutex_t),
-			 RW_SPACE_OPS,
-			 .frame_init = fmx_init,
-			 .tree_lock = fmx_lock,
-			 .tree_unlock = fmx_unlock,
-			 .node_take = mark_node_take,
-			 .node_free = mark_node_free},
-    [VMDB_SYNC_RWLOCK] = {RW_SPACE_OPS,
-			  .tree_lock = rmap_lock,
-			  .tree_unlock = rmap_unlock,
-			  .node_take = mark_node_take,
-			  .node_free = mark_node_free},
-    [VMDB_SYNC_FRAME_TICKET] = {.frame_lock = sizeof(struct ps_lock),
-				.sp_init = tk_init,
-				.sp_rd = tk_rd,
-				.sp_rd_done = tk_rd_done,
-				.sp_wr = tk_wr,
-				.sp_wr_done = tk_wr_done,
-				.frame_init = ftk_init,
-				.tree_lock = ftk_lock,
-				.tree_unlock = ftk_unlock,
-				.node_take = mark_node_take,
-				.node_free = mark_node_free},
+	[VMDB_SYNC_PS] = {.node_take = ps_node_take,
+			  .node_release = ps_node_release,
+			  .node_free = ps_node_free},
+	[VMDB_SYNC_GLOBAL] = {.op_lock = global_lock,
+			      .op_unlock = global_unlock,
+			      .node_take = mark_node_take,
+			      .node_free = mark_node_free},
+	[VMDB_SYNC_FRAME] = {.frame_lock = sizeof(pthread_mutex_t),
+			     RW_SPACE_OPS,
+			     .frame_init = fmx_init,
+			     .tree_lock = fmx_lock,
+			     .tree_unlock = fmx_unlock,
+			     .node_take = mark_node_take,
+			     .node_free = mark_node_free},
+	[VMDB_SYNC_RWLOCK] = {RW_SPACE_OPS, .tree_lock = rmap_lock, .tree_unlock = rmap_unlock,
+			      .node_take = mark_node_take, .node_free = mark_node_free},
+	[VMDB_SYNC_FRAME_TICKET] = {.frame_lock = sizeof(struct ps_lock),
+				    .sp_init = tk_init,
+				    .sp_rd = tk_rd,
+				    .sp_rd_done = tk_rd_done,
+				    .sp_wr = tk_wr,
+				    .sp_wr_done = tk_wr_done,
+				    .frame_init = ftk_init,
+				    .tree_lock = ftk_lock,
+				    .tree_unlock = ftk_unlock,
+				    .node_take = mark_node_take,
+				    .node_free = mark_node_free},
 };
 
 static void op_begin(struct vmdb *db)
@@ -507,11 +504,11 @@ static void op_end(struct vmdb *db)
 
 /* sp_rd, sp_rd_done, sp_wr and sp_wr_done: the variant's hook of that name, where it has
  * one (the variants without a lock per space have none), called with the given arguments. */
-#define VM_SPACE_HOOK(name, ...)                                                           \
-	static inline void name(struct vmdb *db, struct vm_space *sp)                      \
-	{                                                                                  \
-		if (db->ops->name)                                                         \
-			db->ops->name(__VA_ARGS__);                                        \
+#define VM_SPACE_HOOK(name, ...)                                      \
+	static inline void name(struct vmdb *db, struct vm_space *sp) \
+	{                                                             \
+		if (db->ops->name)                                    \
+			db->ops->name(__VA_ARGS__);                   \
 	}
 VM_SPACE_HOOK(sp_rd, db, sp)
 VM_SPACE_HOOK(sp_rd_done, sp)
@@ -558,8 +555,8 @@ static int backend_map(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v, uin
 {
 	if (db->cfg.backend == VMDB_BACKEND_MEMFD) {
 		char *a = sp->region + v * VMDB_PAGE_SIZE;
-		if (mmap(a, n * VMDB_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, db->fd,
-			 (off_t)(f0 * VMDB_PAGE_SIZE)) == MAP_FAILED)
+		if (mmap(a, n * VMDB_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			 db->fd, (off_t)(f0 * VMDB_PAGE_SIZE)) == MAP_FAILED)
 			return -1;
 		if (db->cfg.touch)
 			for (size_t i = 0; i < n; i++)
@@ -578,7 +575,8 @@ static void backend_unmap(struct vmdb *db, struct vm_space *sp, vmdb_vaddr_t v, 
 {
 	if (db->cfg.backend == VMDB_BACKEND_MEMFD) {
 		if (mmap(sp->region + v * VMDB_PAGE_SIZE, n * VMDB_PAGE_SIZE, PROT_NONE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+			 0) == MAP_FAILED)
 			abort(); /* cannot leave a stale mapping behind */
 		return;
 	}
@@ -924,8 +922,8 @@ int vmdb_grant(struct vmdb *db, int pid, size_t npages, vmdb_vaddr_t *vaddr)
 	if (i < npages || backend_map(db, sp, vbase, fbase, npages) != 0) {
 		err = i < npages ? ENOMEM : errno;
 		for (size_t j = 0; j < i; j++)
-			ps_free_now(db->nodes, atomic_load_explicit(
-						   &((struct vm_va *)vas[j])->node, memory_order_relaxed));
+			ps_free_now(db->nodes, atomic_load_explicit(&((struct vm_va *)vas[j])->node,
+								    memory_order_relaxed));
 		sp_wr_done(db, sp);
 		for (size_t j = 0; j < npages; j++) {
 			ps_ns_free(sp->va, vas[j]);
@@ -1195,7 +1193,7 @@ struct vmdb *vmdb_create(const struct vmdb_config *cfg)
 	if (c.backend == VMDB_BACKEND_MEMFD) {
 		db->fd = memfd_create("tsync-vmdb", MFD_CLOEXEC);
 		if (db->fd < 0 || ftruncate(db->fd, (off_t)(((uint64_t)1 << c.frame_bits) *
-							     VMDB_PAGE_SIZE)) != 0) {
+							    VMDB_PAGE_SIZE)) != 0) {
 			err = errno;
 			goto fail;
 		}

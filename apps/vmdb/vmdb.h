@@ -56,18 +56,18 @@ extern "C" {
 struct vmdb;
 typedef uint64_t vmdb_vaddr_t; /* a page number in an address space */
 typedef uint64_t vmdb_frame_t; /* a physical frame number */
-#define VMDB_ANY UINT64_MAX     /* vmdb_alias: let the database choose the destination */
+#define VMDB_ANY UINT64_MAX    /* vmdb_alias: let the database choose the destination */
 #define VMDB_PAGE_SIZE 4096u
 
 enum vmdb_sync {
-	VMDB_SYNC_PS = 0,     /* ParSec: wait-free lookups, node locks (the default) */
-	VMDB_SYNC_GLOBAL = 1, /* every operation, lookups included, under one mutex */
-	VMDB_SYNC_FRAME = 2,  /* rwlock per address space (lookups read-lock it) and a
-			       * mutex per frame's mapping tree; lock order frame, then
-			       * one address space at a time (pthread locks) */
-	VMDB_SYNC_RWLOCK = 3, /* pthread rwlock per address space (lookups read-lock it,
-			       * page-table changes write-lock it) and one mutex for
-			       * every mapping tree (alias, revoke, release), taken first */
+	VMDB_SYNC_PS = 0,           /* ParSec: wait-free lookups, node locks (the default) */
+	VMDB_SYNC_GLOBAL = 1,       /* every operation, lookups included, under one mutex */
+	VMDB_SYNC_FRAME = 2,        /* rwlock per address space (lookups read-lock it) and a
+				     * mutex per frame's mapping tree; lock order frame, then
+				     * one address space at a time (pthread locks) */
+	VMDB_SYNC_RWLOCK = 3,       /* pthread rwlock per address space (lookups read-lock it,
+				     * page-table changes write-lock it) and one mutex for
+				     * every mapping tree (alias, revoke, release), taken first */
 	VMDB_SYNC_FRAME_TICKET = 4, /* VMDB_SYNC_FRAME with FIFO locks: a ticket
 				     * reader-writer lock per space, a ticket lock
 				     * (ps_lock_lock) per frame tree */
@@ -97,9 +97,11 @@ struct vmdb_config {
 	void (*lock_wait)(void *arg, uint64_t ticks);
 	void *lock_wait_arg;
 };
-#define VMDB_CONFIG_INIT                                                                    \
-	{sizeof(struct vmdb_config), VMDB_SYNC_PS, VMDB_BACKEND_MODEL, 0, 0, 0, 10000000u, false, \
-	 false, NULL, NULL}
+#define VMDB_CONFIG_INIT                                                                          \
+	{                                                                                         \
+		sizeof(struct vmdb_config), VMDB_SYNC_PS, VMDB_BACKEND_MODEL, 0, 0, 0, 10000000u, \
+			false, false, NULL, NULL                                                  \
+	}
 
 /* vmdb_create: a database (and its TLB flusher thread unless tlb_period_ns is 0 or
  * no_tlb_thread). NULL with errno = EINVAL (bad field) or ENOMEM (or the memfd/mmap
@@ -162,9 +164,9 @@ int vmdb_lookup(struct vmdb *db, int pid, vmdb_vaddr_t vaddr, vmdb_frame_t *fram
 /* What vmdb_lookup_mapping reports, read inside one section. */
 struct vmdb_mapping {
 	vmdb_frame_t frame;
-	int pid;             /* the node's own record of where it maps: equal to the pid */
-	vmdb_vaddr_t vaddr;  /* and vaddr looked up, unless the node was reused under us */
-	int parent_pid;      /* -1 for a granted (root) mapping */
+	int pid;            /* the node's own record of where it maps: equal to the pid */
+	vmdb_vaddr_t vaddr; /* and vaddr looked up, unless the node was reused under us */
+	int parent_pid;     /* -1 for a granted (root) mapping */
 	vmdb_vaddr_t parent_vaddr;
 	uint64_t incarnation; /* the node's allocation count: changes when it is reused */
 	unsigned depth;       /* 0 for a root mapping */

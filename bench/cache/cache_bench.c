@@ -61,8 +61,8 @@ struct opts {
 	double seconds; /* 0: run the partition once */
 	const char *csv, *out;
 	bool pin;
-	bool prud[2];         /* Prudence's policies [0]: on, [1]: off (--prudence) */
-	const char *mem_csv;  /* --mem-csv: the allocator's counters per run, appended */
+	bool prud[2];        /* Prudence's policies [0]: on, [1]: off (--prudence) */
+	const char *mem_csv; /* --mem-csv: the allocator's counters per run, appended */
 };
 
 struct worker {
@@ -107,7 +107,8 @@ static void run_part(struct worker *w, uint64_t deadline)
 			ns++;
 		} else {
 			uint32_t n;
-			(void)cache_get_copy(g_cache, key, KEY_LEN, buf, sizeof buf, &n, NULL, NULL);
+			(void)cache_get_copy(g_cache, key, KEY_LEN, buf, sizeof buf, &n, NULL,
+					     NULL);
 			now = tsync_now();
 			hist_add(w->hg, now > prev ? now - prev : 0);
 			ng++;
@@ -142,23 +143,24 @@ struct result {
 
 /* --mem-csv: Prudence (ASPLOS 2016) §5's measures of the item allocator (ps_kmem_stats
  * over every size class) for one run, Prudence on or off. */
-#define MEM_CSV_HEADER                                                                   \
+#define MEM_CSV_HEADER                                                                          \
 	"variant,threads,set_pct,prudence,mops,cache_misses,cache_churn,slab_churn,peak_slabs," \
 	"slab_bytes,live_bytes,ft"
 static int mem_row(FILE *f, const char *name, unsigned thr, unsigned pct, int off,
 		   const struct result *r)
 {
 	const struct ps_mem_stats *m = &r->mem;
-	fprintf(f, "%s,%u,%u,%s,%.6g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		   ",%" PRIu64 ",%.4f\n",
+	fprintf(f,
+		"%s,%u,%u,%s,%.6g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		",%" PRIu64 ",%.4f\n",
 		name, thr, pct, off ? "off" : "on", r->mops, m->cache_misses, m->cache_churn,
 		m->slab_churn, m->peak_slabs, m->slab_bytes, m->live_bytes,
 		m->live_bytes ? (double)m->slab_bytes / (double)m->live_bytes : 0.0);
 	return fflush(f) == 0 ? 0 : -1;
 }
 
-static int run_one(enum cache_variant v, unsigned nthr, const uint32_t *trace,
-		   const struct opts *o, unsigned prudence, struct result *res)
+static int run_one(enum cache_variant v, unsigned nthr, const uint32_t *trace, const struct opts *o,
+		   unsigned prudence, struct result *res)
 {
 	struct cache_config cfg = CACHE_CONFIG_INIT;
 	cfg.variant = v;
@@ -231,7 +233,8 @@ static int run_one(enum cache_variant v, unsigned nthr, const uint32_t *trace,
 static void usage(FILE *f)
 {
 	fputs("usage: tsync-bench cache [options]\n"
-	      "  The in-process memcached study of ParSec (EuroSys 2016) sec. 5.2 (Figs. 7-8): YCSB Zipfian\n"
+	      "  The in-process memcached study of ParSec (EuroSys 2016) sec. 5.2 (Figs. 7-8): "
+	      "YCSB Zipfian\n"
 	      "  (theta 0.99, scrambled) gets and sets on the tsync-cached core, 16-byte keys,\n"
 	      "  32-byte values.\n"
 	      "  --variants LIST   ps,ps-nocrp,mcs-clock,locked (default: all four)\n"
@@ -303,8 +306,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	const struct bench_opt opts[] = {
 		BENCH_O_FN("variants", 0, BENCH_OPT_CALL, opt_variants),
-		BENCH_O_LIST("threads", 0, BENCH_OPT_UINTS, o->threads, &o->nthreads, 1, MAX_THREADS,
-			     BENCH_LIST_SKIP_EMPTY),
+		BENCH_O_LIST("threads", 0, BENCH_OPT_UINTS, o->threads, &o->nthreads, 1,
+			     MAX_THREADS, BENCH_LIST_SKIP_EMPTY),
 		BENCH_O_LIST("set-pct", 0, BENCH_OPT_UINTS, o->pcts, &o->npcts, 0, 100,
 			     BENCH_LIST_SKIP_EMPTY),
 		BENCH_O_NUM("requests", 0, BENCH_OPT_SIZE, &o->requests, 1, 1ull << 32),
@@ -329,8 +332,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 static void run_report(const char *dir, const char *csv_path, const char *cmdline)
 {
 	const char *py = bench_python();
-	char *args[] = {(char *)py, (char *)TSYNC_CACHE_REPORT_PY, (char *)csv_path,
-			(char *)dir, (char *)"--command", (char *)cmdline, NULL};
+	char *args[] = {(char *)py,  (char *)TSYNC_CACHE_REPORT_PY, (char *)csv_path,
+			(char *)dir, (char *)"--command",           (char *)cmdline,
+			NULL};
 	int rc = bench_run_report("tsync-bench cache", csv_path, args);
 	if (rc == BENCH_SCRIPT_MISSING)
 		return;
@@ -342,8 +346,10 @@ static void run_report(const char *dir, const char *csv_path, const char *cmdlin
 	if (rc == 0)
 		fprintf(stderr, "tsync-bench cache: wrote %s/table.md and plots\n", dir);
 	else if (rc == BENCH_SCRIPT_NO_MATPLOTLIB)
-		fprintf(stderr, "tsync-bench cache: warning: no matplotlib: wrote %s/table.md, no "
-				"plots\n", dir);
+		fprintf(stderr,
+			"tsync-bench cache: warning: no matplotlib: wrote %s/table.md, no "
+			"plots\n",
+			dir);
 	else
 		fprintf(stderr, "tsync-bench cache: warning: %s failed; CSV in %s\n",
 			TSYNC_CACHE_REPORT_PY, csv_path);
@@ -351,7 +357,8 @@ static void run_report(const char *dir, const char *csv_path, const char *cmdlin
 
 int cache_main(int argc, char **argv, const char *cmdline)
 {
-	struct opts o = {.requests = 10000000u, .keys = 1000000u, .pin = true, .prud = {true, false}};
+	struct opts o = {
+		.requests = 10000000u, .keys = 1000000u, .pin = true, .prud = {true, false}};
 	g_ncpus = bench_cpus(g_cpus);
 	int prc = parse_opts(argc, argv, &o);
 	if (prc != 0)
@@ -401,29 +408,35 @@ int cache_main(int argc, char **argv, const char *cmdline)
 			if (!o.sel[v])
 				continue;
 			for (unsigned t = 0; t < o.nthreads && !status; t++)
-			for (int u = 0; u < 2 && !status; u++) {
-				if (!o.prud[u])
-					continue;
-				struct result r;
-				if (run_one((enum cache_variant)v, o.threads[t], trace, &o,
-					    u ? PS_MEM_PRUDENCE_NONE : 0, &r) != 0) {
-					status = 1;
-					break;
-				}
-				const char *name = cache_variant_name((enum cache_variant)v);
-				fprintf(stderr, "  %-9s %2u threads %3u%% sets, Prudence %-3s: %8.3f Mops/s  "
+				for (int u = 0; u < 2 && !status; u++) {
+					if (!o.prud[u])
+						continue;
+					struct result r;
+					if (run_one((enum cache_variant)v, o.threads[t], trace, &o,
+						    u ? PS_MEM_PRUDENCE_NONE : 0, &r) != 0) {
+						status = 1;
+						break;
+					}
+					const char *name =
+						cache_variant_name((enum cache_variant)v);
+					fprintf(stderr,
+						"  %-9s %2u threads %3u%% sets, Prudence %-3s: "
+						"%8.3f Mops/s  "
 						"get p99 %" PRIu64 " ns  set p99 %" PRIu64 " ns\n",
-					name, o.threads[t], o.pcts[p], u ? "off" : "on", r.mops,
-					r.get_p99_ns, r.set_p99_ns);
-				if (mem && mem_row(mem, name, o.threads[t], o.pcts[p], u, &r) != 0) {
-					status = 1;
-					break;
+						name, o.threads[t], o.pcts[p], u ? "off" : "on",
+						r.mops, r.get_p99_ns, r.set_p99_ns);
+					if (mem && mem_row(mem, name, o.threads[t], o.pcts[p], u,
+							   &r) != 0) {
+						status = 1;
+						break;
+					}
+					if (!u)
+						bench_csv_printf(
+							&out,
+							"%s,%u,%u,%.6g,%" PRIu64 ",%" PRIu64 "\n",
+							name, o.threads[t], o.pcts[p], r.mops,
+							r.get_p99_ns, r.set_p99_ns);
 				}
-				if (!u)
-					bench_csv_printf(&out, "%s,%u,%u,%.6g,%" PRIu64 ",%" PRIu64 "\n",
-							 name, o.threads[t], o.pcts[p], r.mops,
-							 r.get_p99_ns, r.set_p99_ns);
-			}
 		}
 		free(trace);
 	}

@@ -210,7 +210,8 @@ static bool u_insert(unsigned id, uint64_t key)
 	o->key = key;
 	cds_lfht_node_init(&o->node);
 	urcu_memb_read_lock();
-	struct cds_lfht_node *r = cds_lfht_add_unique(u_ht, bench_mix64(key), u_match, &key, &o->node);
+	struct cds_lfht_node *r =
+		cds_lfht_add_unique(u_ht, bench_mix64(key), u_match, &key, &o->node);
 	urcu_memb_read_unlock();
 	if (r != &o->node) {
 		free(o);
@@ -298,8 +299,8 @@ static void c_init(uint64_t keys, unsigned n)
 	(void)keys;
 	(void)n;
 	ck_epoch_init(&c_epoch);
-	if (!ck_hs_init(&c_hs, CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT | CK_HS_MODE_DELETE, c_hf,
-			c_cmp, &c_allocator, 64, 0x9e3779b9)) {
+	if (!ck_hs_init(&c_hs, CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT | CK_HS_MODE_DELETE, c_hf, c_cmp,
+			&c_allocator, 64, 0x9e3779b9)) {
 		fprintf(stderr, WHO ": ck_hs_init failed\n");
 		exit(1);
 	}
@@ -537,8 +538,8 @@ static void prefill(const struct table_ops *t, uint64_t keys)
 	t->thread_fini(MAXT - 1);
 }
 
-static void steady_child(int fd, const struct table_ops *t, unsigned n, unsigned upd,
-			 uint64_t keys, double secs, double warmup)
+static void steady_child(int fd, const struct table_ops *t, unsigned n, unsigned upd, uint64_t keys,
+			 double secs, double warmup)
 {
 	t->init(keys, n);
 	prefill(t, keys);
@@ -573,10 +574,10 @@ static void steady_child(int fd, const struct table_ops *t, unsigned n, unsigned
 		mops += (double)w[i].ops * 1e3 / (double)(ns ? ns : 1);
 	}
 	char line[256];
-	int len = snprintf(line, sizeof line, "%s,%u,%u,%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64
-			   ",%" PRIu64 ",%" PRIu64 ",%ld\n",
-			   t->name, n, upd, keys, mops,
-			   tsync_ticks_to_ns(hist_quantile(lk, 0.50)),
+	int len = snprintf(line, sizeof line,
+			   "%s,%u,%u,%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			   ",%ld\n",
+			   t->name, n, upd, keys, mops, tsync_ticks_to_ns(hist_quantile(lk, 0.50)),
 			   tsync_ticks_to_ns(hist_quantile(lk, 0.99)),
 			   hist_count(up) ? tsync_ticks_to_ns(hist_quantile(up, 0.99)) : 0,
 			   t->resizes() - r0, bench_peak_rss_kib());
@@ -663,8 +664,8 @@ static void resize_child(int fd, const struct table_ops *t, uint64_t keys)
 	int len = 0;
 	for (int ph = 0; ph < PH_N; ph++)
 		len += snprintf(buf + len, sizeof buf - (size_t)len,
-				"%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64
-				",%ld\n",
+				"%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+				",%.3f,%" PRIu64 ",%ld\n",
 				t->name, phase_name[ph], keys, z.n[ph],
 				tsync_ticks_to_ns(hist_quantile(z.h[ph], 0.50)),
 				tsync_ticks_to_ns(hist_quantile(z.h[ph], 0.99)), phase_secs[ph],
@@ -775,10 +776,11 @@ int hash_main(int argc, char **argv, const char *cmdline)
 	for (unsigned i = 0; i < NTABLES; i++)
 		sel[i] = i;
 	if (tables_arg) {
-		struct bench_names names = {.what = "table",
-					    .hint = "ps-hash, ps-hash-1ms, urcu-lfht, ck-hs, rwlock",
-					    BENCH_NAMES_OF(tables, name),
-					    .unique = true};
+		struct bench_names names = {
+			.what = "table",
+			.hint = "ps-hash, ps-hash-1ms, urcu-lfht, ck-hs, rwlock",
+			BENCH_NAMES_OF(tables, name),
+			.unique = true};
 		if (bench_name_list(WHO, &names, tables_arg, sel, &nsel, NTABLES) != 0)
 			return 2;
 	}
@@ -796,9 +798,9 @@ int hash_main(int argc, char **argv, const char *cmdline)
 			for (unsigned ui = 0; ui < nupds; ui++)
 				for (unsigned ti = 0; ti < nthreads; ti++)
 					for (unsigned s = 0; s < nsel; s++) {
-						struct steady_arg a = {&tables[sel[s]], threads[ti],
-								       upds[ui], keys[ki], secs,
-								       warmup};
+						struct steady_arg a = {
+							&tables[sel[s]], threads[ti], upds[ui],
+							keys[ki],        secs,        warmup};
 						if (in_child(buf, sizeof buf,
 							     (void (*)(int, void *))steady_fn,
 							     &a) != 0) {

@@ -5,10 +5,10 @@
 #ifndef TSYNC_BENCH_HASH_H
 #define TSYNC_BENCH_HASH_H
 
-#define HASH_CSV_HEADER                                                                    \
-	"table,threads,update_pct,keys,mops,lookup_p50_ns,lookup_p99_ns,update_p99_ns,"     \
+#define HASH_CSV_HEADER                                                                 \
+	"table,threads,update_pct,keys,mops,lookup_p50_ns,lookup_p99_ns,update_p99_ns," \
 	"resizes,peak_rss_kib"
-#define HASH_RESIZE_CSV_HEADER                                                             \
+#define HASH_RESIZE_CSV_HEADER \
 	"table,phase,keys,lookups,lookup_p50_ns,lookup_p99_ns,seconds,resizes,peak_rss_kib"
 
 int hash_main(int argc, char **argv, const char *cmdline);

@@ -42,9 +42,9 @@ retry:;
 		uintptr_t next = atomic_load_explicit(&cur->next, memory_order_acquire);
 		if (next & MARK) {
 			uintptr_t exp = (uintptr_t)cur;
-			if (!atomic_compare_exchange_strong_explicit(prev, &exp, next & ~(uintptr_t)MARK,
-								     memory_order_acq_rel,
-								     memory_order_acquire))
+			if (!atomic_compare_exchange_strong_explicit(
+				    prev, &exp, next & ~(uintptr_t)MARK, memory_order_acq_rel,
+				    memory_order_acquire))
 				goto retry;
 			ps_free(l->mem, cur);
 			cur = ptr(next);
@@ -80,8 +80,8 @@ bool hl_insert(struct hl_list *l, uint64_t key, uint64_t start, uint64_t end)
 		}
 		atomic_store_explicit(&n->next, (uintptr_t)cur, memory_order_relaxed);
 		uintptr_t exp = (uintptr_t)cur;
-		if (atomic_compare_exchange_strong_explicit(prev, &exp, (uintptr_t)n,
-							    memory_order_release, memory_order_relaxed)) {
+		if (atomic_compare_exchange_strong_explicit(
+			    prev, &exp, (uintptr_t)n, memory_order_release, memory_order_relaxed)) {
 			ok = true;
 			break;
 		}
@@ -105,7 +105,8 @@ bool hl_delete(struct hl_list *l, uint64_t key)
 		if (next & MARK)
 			continue;
 		if (!atomic_compare_exchange_strong_explicit(&cur->next, &next, next | MARK,
-							     memory_order_acq_rel, memory_order_relaxed))
+							     memory_order_acq_rel,
+							     memory_order_relaxed))
 			continue;
 		ok = true;
 		uintptr_t exp = (uintptr_t)cur;
@@ -124,13 +125,15 @@ uint64_t hl_truncate(struct hl_list *l, uint64_t off)
 {
 	uint64_t pages = 0;
 	ps_enter(l->ps);
-	for (struct hl_node *cur = ptr(atomic_load_explicit(&l->head, memory_order_acquire)); cur;) {
+	for (struct hl_node *cur = ptr(atomic_load_explicit(&l->head, memory_order_acquire));
+	     cur;) {
 		uintptr_t next = atomic_load_explicit(&cur->next, memory_order_acquire);
 		if (!(next & MARK)) {
 			uint64_t e = atomic_load_explicit(&cur->end, memory_order_relaxed);
 			uint64_t ne = cur->start > off ? cur->start : off;
 			while (e > ne && !atomic_compare_exchange_weak_explicit(
-					     &cur->end, &e, ne, memory_order_relaxed, memory_order_relaxed))
+						 &cur->end, &e, ne, memory_order_relaxed,
+						 memory_order_relaxed))
 				;
 			if (e > ne)
 				pages += e - ne;

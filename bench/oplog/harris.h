@@ -3,9 +3,9 @@
  * Michael's unlink-during-search), written for `tsync-bench oplog` as the "lockfree"
  * peer of OpLog (MIT TR 2014) §7.3. Nodes come from a ps_mem and are freed with ps_free by the
  * thread whose CAS unlinks them; every traversal runs inside a ParSec section of the
- * list's ps, so a node is never reused while a traversal can still reach it (ParSec (EuroSys 2016)).
- * Keys are unique 64-bit values; each node also carries a mutable `end` (the rmap's
- * mapping end, updated with a CAS by truncate).
+ * list's ps, so a node is never reused while a traversal can still reach it (ParSec (EuroSys
+ * 2016)). Keys are unique 64-bit values; each node also carries a mutable `end` (the rmap's mapping
+ * end, updated with a CAS by truncate).
  */
 #ifndef TSYNC_BENCH_OPLOG_HARRIS_H
 #define TSYNC_BENCH_OPLOG_HARRIS_H

@@ -131,7 +131,8 @@ static void lf_list_op(struct bthread *t, uint64_t i)
 		/* a read after this iteration: walk the list, count live elements */
 		size_t n = 0;
 		ps_enter(g_hl.ps);
-		for (uintptr_t p = atomic_load_explicit(&g_hl.head, memory_order_acquire); p & ~(uintptr_t)1;) {
+		for (uintptr_t p = atomic_load_explicit(&g_hl.head, memory_order_acquire);
+		     p & ~(uintptr_t)1;) {
 			struct hl_node *x = (struct hl_node *)(p & ~(uintptr_t)1);
 			p = atomic_load_explicit(&x->next, memory_order_acquire);
 			n += !(p & 1);
@@ -546,7 +547,8 @@ static int run_one(const struct variant *v, unsigned nthr, uint64_t param, const
 		return -1;
 	memset(g_th, 0, nthr * sizeof(*g_th));
 	if (v->init(nthr) != 0) {
-		fprintf(stderr, "tsync-bench oplog: %s: init failed: %s\n", v->name, strerror(errno));
+		fprintf(stderr, "tsync-bench oplog: %s: init failed: %s\n", v->name,
+			strerror(errno));
 		return -1;
 	}
 	bench_run_init(&g_run, "tsync-bench oplog", nthr);
@@ -594,7 +596,8 @@ static void usage(FILE *f)
 		"Micro-benchmarks of OpLog (MIT TR 2014) sec. 7.2-7.3:\n"
 		"  list     Fig. 12: add own element, spin ~%u cycles, remove it, spin; one op\n"
 		"           per iteration. Param N: a read (list size) after every N-th\n"
-		"           iteration (default 0: never). Variants: lockfree (Harris list + ParSec SMR),\n"
+		"           iteration (default 0: never). Variants: lockfree (Harris list + ParSec "
+		"SMR),\n"
 		"           oplog-basic, oplog-global-absorb, oplog-local-absorb.\n"
 		"  counter  alternating inc/dec with a read every N ops (default N: 1,10,100,\n"
 		"           1000,10000,100000). Variants: atomic, percpu, oplog-counter.\n"
@@ -609,7 +612,8 @@ static void usage(FILE *f)
 		"  -s, --seconds S       seconds per run (default 1)\n"
 		"  -c, --csv FILE|-      CSV output ('-': stdout; default when no --out)\n"
 		"  -o, --out DIR         write DIR/oplog_<bench>.csv, then plots and a summary\n"
-		"                        (bench/oplog/plot_oplog.py, needs python3 with matplotlib)\n"
+		"                        (bench/oplog/plot_oplog.py, needs python3 with "
+		"matplotlib)\n"
 		"      --pin / --no-pin  pin worker i to the i-th allowed CPU (default --pin)\n"
 		"  -r, --repeat R        run every configuration R times, interleaved (all\n"
 		"                        configurations once, then again...), and report the\n"
@@ -632,7 +636,8 @@ static int select_variant(const char *tok, void *ctx)
 		if (strcmp(tok, o->b->v[i].name) == 0)
 			o->sel[i] = found = true;
 	if (!found) {
-		fprintf(stderr, "tsync-bench oplog %s: unknown variant '%s'; known:", o->b->name, tok);
+		fprintf(stderr, "tsync-bench oplog %s: unknown variant '%s'; known:", o->b->name,
+			tok);
 		for (size_t i = 0; i < o->b->nv; i++)
 			fprintf(stderr, " %s", o->b->v[i].name);
 		fputc('\n', stderr);
@@ -663,7 +668,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		if (strcmp(argv[1], benches[i].name) == 0)
 			o->b = &benches[i];
 	if (!o->b) {
-		fprintf(stderr, "tsync-bench oplog: unknown benchmark '%s' (list|counter|rmap)\n", argv[1]);
+		fprintf(stderr, "tsync-bench oplog: unknown benchmark '%s' (list|counter|rmap)\n",
+			argv[1]);
 		return -1;
 	}
 	const struct bench_opt opts[] = {
@@ -689,12 +695,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		for (size_t i = 0; i < o->b->nv; i++)
 			o->sel[i] = true;
 	if (o->nparams == 0)
-		o->nparams = (unsigned)bench_parse_u64_list(o->b->params_default, o->params, MAX_LIST,
-							    0, 1000000000ull, 0);
+		o->nparams = (unsigned)bench_parse_u64_list(o->b->params_default, o->params,
+							    MAX_LIST, 0, 1000000000ull, 0);
 	if (o->b == &benches[1] || o->b == &benches[2])
 		for (unsigned i = 0; i < o->nparams; i++)
 			if (o->params[i] == 0) {
-				fprintf(stderr, "tsync-bench oplog %s: params must be >= 1\n", o->b->name);
+				fprintf(stderr, "tsync-bench oplog %s: params must be >= 1\n",
+					o->b->name);
 				return -1;
 			}
 	return 0;
@@ -703,17 +710,20 @@ static int parse(int argc, char **argv, struct opts *o)
 static void run_plot(const char *csv_path, const char *dir, const char *cmdline)
 {
 	const char *py = bench_python();
-	char *args[] = {(char *)py, (char *)TSYNC_OPLOG_PLOT_PY, (char *)csv_path, (char *)dir,
-			(char *)"--command", (char *)cmdline, NULL};
+	char *args[] = {(char *)py,  (char *)TSYNC_OPLOG_PLOT_PY, (char *)csv_path,
+			(char *)dir, (char *)"--command",         (char *)cmdline,
+			NULL};
 	int rc = bench_run_report("tsync-bench oplog", csv_path, args);
 	if (rc == BENCH_SCRIPT_MISSING)
 		return;
 	if (rc < 0) {
-		fprintf(stderr, "tsync-bench oplog: warning: cannot run %s: %s\n", py, strerror(-rc));
+		fprintf(stderr, "tsync-bench oplog: warning: cannot run %s: %s\n", py,
+			strerror(-rc));
 		return;
 	}
 	if (rc == BENCH_SCRIPT_NO_MATPLOTLIB)
-		fprintf(stderr, "tsync-bench oplog: warning: no matplotlib: summary only, no plots\n");
+		fprintf(stderr,
+			"tsync-bench oplog: warning: no matplotlib: summary only, no plots\n");
 	else if (rc != 0)
 		fprintf(stderr, "tsync-bench oplog: warning: %s failed\n", TSYNC_OPLOG_PLOT_PY);
 }
@@ -755,7 +765,8 @@ int oplog_main(int argc, char **argv, const char *cmdline)
 	} *res = calloc(nconf * o.repeat, sizeof(*res));
 	if (!res)
 		return 1;
-#define RES(pi, vi, ti, r) res[((((size_t)(pi) * o.b->nv + (vi)) * o.nthreads + (ti)) * o.repeat) + (r)]
+#define RES(pi, vi, ti, r) \
+	res[((((size_t)(pi)*o.b->nv + (vi)) * o.nthreads + (ti)) * o.repeat) + (r)]
 	for (unsigned r = 0; r < o.repeat; r++)
 		for (unsigned pi = 0; pi < o.nparams; pi++)
 			for (size_t vi = 0; vi < o.b->nv; vi++) {
@@ -770,10 +781,11 @@ int oplog_main(int argc, char **argv, const char *cmdline)
 						sm->opm = -1;
 						continue;
 					}
-					fprintf(stderr, "  [%u/%u] %-20s threads %3u param %7" PRIu64
+					fprintf(stderr,
+						"  [%u/%u] %-20s threads %3u param %7" PRIu64
 						": %12.1f ops/ms p99 %" PRIu64 " ns\n",
-						r + 1, o.repeat, v->name, o.threads[ti], o.params[pi], sm->opm,
-						sm->p99);
+						r + 1, o.repeat, v->name, o.threads[ti],
+						o.params[pi], sm->opm, sm->p99);
 				}
 			}
 	for (unsigned pi = 0; pi < o.nparams; pi++)
@@ -784,7 +796,8 @@ int oplog_main(int argc, char **argv, const char *cmdline)
 				/* the median run by ops/ms (insertion sort of R samples) */
 				struct sample *sm = &RES(pi, vi, ti, 0);
 				for (unsigned a = 1; a < o.repeat; a++)
-					for (unsigned b = a; b > 0 && sm[b].opm < sm[b - 1].opm; b--) {
+					for (unsigned b = a; b > 0 && sm[b].opm < sm[b - 1].opm;
+					     b--) {
 						struct sample x = sm[b];
 						sm[b] = sm[b - 1];
 						sm[b - 1] = x;
@@ -795,8 +808,7 @@ int oplog_main(int argc, char **argv, const char *cmdline)
 				char opsf[32] = "";
 				if (o.ops_col)
 					snprintf(opsf, sizeof opsf, ",%" PRIu64, med.ops);
-				bench_csv_printf(&out,
-						 "%s,%s,%u,%" PRIu64 ",%.1f,%" PRIu64 "%s\n",
+				bench_csv_printf(&out, "%s,%s,%u,%" PRIu64 ",%.1f,%" PRIu64 "%s\n",
 						 o.b->name, o.b->v[vi].name, o.threads[ti],
 						 o.params[pi], med.opm, med.p99, opsf);
 			}

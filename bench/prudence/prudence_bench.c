@@ -55,8 +55,9 @@
  * one batch of 256, however late it starts), for the smoke test.
  * A run that did not finish (killed under --limit-mib, an allocation failed, or no end
  * after --seconds + 120 s) has empty mops and latencies (and ops); endurance_runs.csv says which:
- * outcome ok, killed-oom, enomem, timeout or failed. endurance also writes, under --out, endurance_series.csv
- * (allocator,threads,readers,size,repeat,t_s,rss_kib,pending) and endurance_runs.csv
+ * outcome ok, killed-oom, enomem, timeout or failed. endurance also writes, under --out,
+ * endurance_series.csv (allocator,threads,readers,size,repeat,t_s,rss_kib,pending) and
+ * endurance_runs.csv
  * (allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn,
  * cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,slab_premoves,alloc_waits,wait_timeouts:
  * ps_mem_stats' object-cache churn, misses and peak slabs and the total fragmentation f_t =
@@ -116,21 +117,22 @@
 #endif
 
 #define WHO "tsync-bench prudence"
-#define CSV_HEADER                                                                          \
+#define CSV_HEADER                                                                           \
 	"workload,allocator,threads,readers,size,mops,p50_ns,p99_ns,p999_ns,helper_cpu_pct," \
 	"peak_rss_kib,slab_churn,allocs,cache_hits,merge_hits,frees,frees_now"
 #define OPS_COLUMN ",ops"
 #define SERIES_HEADER "allocator,threads,readers,size,repeat,t_s,rss_kib,pending"
-#define RUNS_HEADER                                                                 \
+#define RUNS_HEADER                                                                            \
 	"allocator,threads,readers,size,repeat,live_kib,limit_mib,outcome,wall_s,cache_churn," \
-	"cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,slab_premoves,alloc_waits,wait_timeouts"
+	"cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,slab_premoves,alloc_waits,wait_"  \
+	"timeouts"
 #define MAX_THREADS 64u
 #define MAX_LIST 32u
-#define LAT_EVERY 16u     /* time every 16th op: a clock read costs 10-30 ns under KVM */
-#define POLL_EVERY 64u    /* ck_epoch_poll once per this many ck_epoch_call */
-#define READ_CHUNK 64u    /* endurance readers: nodes per section */
-#define OBJ_MIN 16u       /* the peers keep their callback head (16 bytes) in the object */
-#define EXIT_ENOMEM 3     /* child: an allocation failed */
+#define LAT_EVERY 16u  /* time every 16th op: a clock read costs 10-30 ns under KVM */
+#define POLL_EVERY 64u /* ck_epoch_poll once per this many ck_epoch_call */
+#define READ_CHUNK 64u /* endurance readers: nodes per section */
+#define OBJ_MIN 16u    /* the peers keep their callback head (16 bytes) in the object */
+#define EXIT_ENOMEM 3  /* child: an allocation failed */
 /* The writers' stand-in for idle time: they never idle, so every IDLE_MS each calls its
  * allocator's idle hook, as tsync-cached's workers call cache_reclaim on a 10 ms timer
  * (apps/cached/server/server.c, RECLAIM_MS). tsync's allocators only: ps_mem_reclaim /
@@ -157,11 +159,11 @@ struct palloc {
 	void (*free_deferred)(void *p);
 	void (*read_lock)(void);
 	void (*read_unlock)(void);
-	void (*drain)(void);                  /* a writer, after its last free */
+	void (*drain)(void); /* a writer, after its last free */
 	/* a writer, every IDLE_MS: the allocator's idle hook (NULL: none) - where Prudence
 	 * (ASPLOS 2016) §4.2 runs the pre-flush a free scheduled */
 	void (*idle)(void);
-	uint64_t (*pending)(void);            /* deferred, not yet reusable */
+	uint64_t (*pending)(void);                   /* deferred, not yet reusable */
 	bool (*mem_stats)(struct ps_mem_stats *out); /* false: not a ps_mem */
 	unsigned prudence; /* tsync: ps_mem_config.prudence (0: the default policies) */
 	bool ablation;     /* a ps_kmem with policies off: in `ablation`, not in `all` */
@@ -256,11 +258,11 @@ static void nothing(void)
 {
 }
 
-#define RCU_ALLOC(nm, pre, wh)                                                          \
-	{                                                                               \
-		nm, pre, wh, rcu_init, rcu_fini, rcu_thread_init, rcu_thread_fini,      \
-		    libc_alloc, rcu_free_deferred, rcu_lock, rcu_unlock, nothing, NULL, \
-		    peer_pending, no_stats, 0, false, LIM_DEFAULT                           \
+#define RCU_ALLOC(nm, pre, wh)                                                                 \
+	{                                                                                      \
+		nm, pre, wh, rcu_init, rcu_fini, rcu_thread_init, rcu_thread_fini, libc_alloc, \
+			rcu_free_deferred, rcu_lock, rcu_unlock, nothing, NULL, peer_pending,  \
+			no_stats, 0, false, LIM_DEFAULT                                        \
 	}
 
 /* ---- ck_epoch_call + ck_epoch_poll + free ---- */
@@ -457,58 +459,65 @@ static uint64_t psc_pending(void)
 }
 
 static const struct palloc allocators[] = {
-    RCU_ALLOC("malloc-call-rcu", NULL, "glibc malloc + liburcu call_rcu (memb), one worker"),
-    {"malloc-call-rcu-all", NULL,
-     "glibc malloc + liburcu call_rcu (memb), a worker per CPU (create_all_cpu_call_rcu_data)",
-     rcu_init_all, rcu_fini_all, rcu_thread_init, rcu_thread_fini, libc_alloc,
-     rcu_free_deferred, rcu_lock, rcu_unlock, nothing, NULL, peer_pending, no_stats, 0, false,
-     LIM_DEFAULT},
-    RCU_ALLOC("jemalloc-call-rcu", TSYNC_PRELOAD_JEMALLOC,
-	      "jemalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
-    RCU_ALLOC("tcmalloc-call-rcu", TSYNC_PRELOAD_TCMALLOC,
-	      "tcmalloc (gperftools, LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
-    RCU_ALLOC("mimalloc-call-rcu", TSYNC_PRELOAD_MIMALLOC,
-	      "mimalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
-    {"ck-epoch", NULL, "glibc malloc + ck_epoch_call, ck_epoch_poll every 64 calls",
-     cke_init, cke_fini, cke_thread_init, cke_thread_fini, libc_alloc, cke_free_deferred,
-     cke_lock, cke_unlock, cke_drain, NULL, peer_pending, no_stats, 0, false, LIM_DEFAULT},
-    {"ps-call", NULL, "glibc malloc + tsync ps_call, the callback free()s (no recycling)",
-     psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free, ps_lock, ps_unlock,
-     nothing, NULL, psc_pending, no_stats, 0, false, LIM_DEFAULT},
-    {"ps-call-free", NULL, "glibc malloc + tsync ps_call_free (kfree_rcu-style, no callback)",
-     psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free_off, ps_lock,
-     ps_unlock, nothing, NULL, psc_pending, no_stats, 0, false, LIM_DEFAULT},
-    {"ps-mem", NULL, "tsync ps_mem, Prudence's policies off: one object size, ps_alloc + ps_free",
-     psm_init, psm_fini, ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock,
-     nothing, psm_idle, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false, LIM_DEFAULT},
+	RCU_ALLOC("malloc-call-rcu", NULL, "glibc malloc + liburcu call_rcu (memb), one worker"),
+	{"malloc-call-rcu-all", NULL,
+	 "glibc malloc + liburcu call_rcu (memb), a worker per CPU (create_all_cpu_call_rcu_data)",
+	 rcu_init_all, rcu_fini_all, rcu_thread_init, rcu_thread_fini, libc_alloc,
+	 rcu_free_deferred, rcu_lock, rcu_unlock, nothing, NULL, peer_pending, no_stats, 0, false,
+	 LIM_DEFAULT},
+	RCU_ALLOC("jemalloc-call-rcu", TSYNC_PRELOAD_JEMALLOC,
+		  "jemalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
+	RCU_ALLOC("tcmalloc-call-rcu", TSYNC_PRELOAD_TCMALLOC,
+		  "tcmalloc (gperftools, LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
+	RCU_ALLOC("mimalloc-call-rcu", TSYNC_PRELOAD_MIMALLOC,
+		  "mimalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
+	{"ck-epoch", NULL, "glibc malloc + ck_epoch_call, ck_epoch_poll every 64 calls", cke_init,
+	 cke_fini, cke_thread_init, cke_thread_fini, libc_alloc, cke_free_deferred, cke_lock,
+	 cke_unlock, cke_drain, NULL, peer_pending, no_stats, 0, false, LIM_DEFAULT},
+	{"ps-call", NULL, "glibc malloc + tsync ps_call, the callback free()s (no recycling)",
+	 psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free, ps_lock, ps_unlock,
+	 nothing, NULL, psc_pending, no_stats, 0, false, LIM_DEFAULT},
+	{"ps-call-free", NULL, "glibc malloc + tsync ps_call_free (kfree_rcu-style, no callback)",
+	 psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free_off, ps_lock, ps_unlock,
+	 nothing, NULL, psc_pending, no_stats, 0, false, LIM_DEFAULT},
+	{"ps-mem", NULL,
+	 "tsync ps_mem, Prudence's policies off: one object size, ps_alloc + ps_free", psm_init,
+	 psm_fini, ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock, nothing,
+	 psm_idle, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false, LIM_DEFAULT},
 /* Every ps_kmem row: its policies (prud), whether `--allocators ablation` runs it (abl),
  * and its memory limit (enum mem_limit; other than the default, run only when named). */
-#define PSK(name, what, prud, abl, limit)                                                       \
-	{name, NULL, "tsync ps_kmem, " what, psk_init, psk_fini, ps_thread_init, nothing,         \
-	 psk_alloc, psk_free, ps_lock, ps_unlock, nothing, psk_idle, ps_pending, ps_stats_of,      \
-	 prud, abl, limit}
-    PSK("ps-kmem", "Prudence's policies on (the default): size classes, ps_kmalloc + ps_kfree",
-	0, false, LIM_DEFAULT),
+#define PSK(name, what, prud, abl, limit)                                                        \
+	{                                                                                        \
+		name, NULL, "tsync ps_kmem, " what, psk_init, psk_fini, ps_thread_init, nothing, \
+			psk_alloc, psk_free, ps_lock, ps_unlock, nothing, psk_idle, ps_pending,  \
+			ps_stats_of, prud, abl, limit                                            \
+	}
+	PSK("ps-kmem", "Prudence's policies on (the default): size classes, ps_kmalloc + ps_kfree",
+	    0, false, LIM_DEFAULT),
 /* The ablation: ps_kmem with every policy off, and with each one off in turn. */
 #define PSK_ABL(name, what, prud) PSK(name, what, prud, true, LIM_DEFAULT)
-    PSK_ABL("ps-kmem-off", "every Prudence policy off", PS_MEM_PRUDENCE_NONE),
-    PSK_ABL("ps-kmem-no-latent-slab", "all but the latent-slab bound",
-	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_LATENT_SLAB),
-    PSK_ABL("ps-kmem-no-partial-refill", "all but the partial refill",
-	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PARTIAL_REFILL),
-    PSK_ABL("ps-kmem-no-latent-flush", "all but the latent-aware flush",
-	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_LATENT_FLUSH),
-    PSK_ABL("ps-kmem-no-preflush", "all but the pre-flush",
-	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PREFLUSH),
-    PSK_ABL("ps-kmem-no-premove", "all but slab pre-movement",
-	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PREMOVE),
-    PSK_ABL("ps-kmem-no-frag-refill", "all but the fragmentation-aware refill",
-	    PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_FRAG_REFILL),
-    PSK("ps-kmem-max", "policies on, max_bytes = 1.4 x the endurance live set: at the limit "
-	"ps_alloc waits for a grace period (only when named)", 0, false, LIM_MAX),
-    PSK("ps-kmem-unbounded", "policies on, no pending bound (pending_bound_pct = "
-	"PS_MEM_PENDING_BOUND_OFF): ParSec's rule, a new slab rather than a wait (only when "
-	"named)", 0, false, LIM_UNBOUNDED),
+	PSK_ABL("ps-kmem-off", "every Prudence policy off", PS_MEM_PRUDENCE_NONE),
+	PSK_ABL("ps-kmem-no-latent-slab", "all but the latent-slab bound",
+		PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_LATENT_SLAB),
+	PSK_ABL("ps-kmem-no-partial-refill", "all but the partial refill",
+		PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PARTIAL_REFILL),
+	PSK_ABL("ps-kmem-no-latent-flush", "all but the latent-aware flush",
+		PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_LATENT_FLUSH),
+	PSK_ABL("ps-kmem-no-preflush", "all but the pre-flush",
+		PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PREFLUSH),
+	PSK_ABL("ps-kmem-no-premove", "all but slab pre-movement",
+		PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_PREMOVE),
+	PSK_ABL("ps-kmem-no-frag-refill", "all but the fragmentation-aware refill",
+		PS_MEM_PRUDENCE_DEFAULT & ~PS_MEM_PRUDENCE_FRAG_REFILL),
+	PSK("ps-kmem-max",
+	    "policies on, max_bytes = 1.4 x the endurance live set: at the limit "
+	    "ps_alloc waits for a grace period (only when named)",
+	    0, false, LIM_MAX),
+	PSK("ps-kmem-unbounded",
+	    "policies on, no pending bound (pending_bound_pct = "
+	    "PS_MEM_PENDING_BOUND_OFF): ParSec's rule, a new slab rather than a wait (only when "
+	    "named)",
+	    0, false, LIM_UNBOUNDED),
 };
 #define NALLOC (sizeof allocators / sizeof allocators[0])
 
@@ -531,7 +540,7 @@ struct wthread {
 	uint64_t end_tick;
 	struct hist lat;
 	_Atomic(void *) *tab; /* endurance: this thread's nodes */
-	int failed;          /* errno of a failed allocation */
+	int failed;           /* errno of a failed allocation */
 };
 
 struct run {
@@ -610,7 +619,8 @@ static void *writer(void *arg)
 				a->free_deferred(p);
 			} else {
 				unsigned i = (unsigned)(bench_xorshift64s(&t->seed) % g_run.nodes);
-				uint64_t *old = atomic_load_explicit(&t->tab[i], memory_order_relaxed);
+				uint64_t *old =
+					atomic_load_explicit(&t->tab[i], memory_order_relaxed);
 				memcpy(p + 2, old + 2, size - 16);
 				p[2] = ops;
 				atomic_store_explicit(&t->tab[i], p, memory_order_release);
@@ -797,9 +807,10 @@ static int child_run(void)
 		struct timespec nap = {(time_t)(step / 1000000000u), (long)(step % 1000000000u)};
 		nanosleep(&nap, NULL);
 		if (g_run.series) {
-			fprintf(g_run.series, "%s,%u,%u,%zu,%u,%.3f,%" PRIu64 ",%" PRIu64 "\n", a->name,
-				g_run.threads, g_run.readers, g_run.size, g_run.repeat,
-				(double)(bench_mono_ns() - start_ns) / 1e9, bench_rss_kib(), a->pending());
+			fprintf(g_run.series, "%s,%u,%u,%zu,%u,%.3f,%" PRIu64 ",%" PRIu64 "\n",
+				a->name, g_run.threads, g_run.readers, g_run.size, g_run.repeat,
+				(double)(bench_mono_ns() - start_ns) / 1e9, bench_rss_kib(),
+				a->pending());
 			fflush(g_run.series);
 			samples++;
 		}
@@ -847,9 +858,10 @@ static int child_run(void)
 			 st.frees_now);
 		/* for the parent's endurance_runs.csv (Prudence's Figs. 8-11 measures) */
 		/* the slab size of the run's class: one size per run, so one class */
-		size_t slab = g_k ? ps_mem_slab_size(ps_kmem_class(
-					g_k, (unsigned)ps_kmem_class_of(g_k, g_run.size)))
-			      : g_m ? ps_mem_slab_size(g_m) : 0;
+		size_t slab = g_k   ? ps_mem_slab_size(ps_kmem_class(
+					      g_k, (unsigned)ps_kmem_class_of(g_k, g_run.size)))
+			      : g_m ? ps_mem_slab_size(g_m)
+				    : 0;
 		printf("#stats %" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64
 		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
 		       st.cache_churn, st.cache_misses, st.peak_slabs,
@@ -917,16 +929,16 @@ static void row_set_field(char *row, size_t cap, unsigned idx, const char *val)
 
 struct outcome {
 	char row[512];
-	char stats[160]; /* cache_churn,cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,
-			  * slab_premoves,alloc_waits,wait_timeouts, or ",,,,,,,," */
+	char stats[160];  /* cache_churn,cache_misses,peak_slabs,ft,peak_slab_kib,preflushed,
+			   * slab_premoves,alloc_waits,wait_timeouts, or ",,,,,,,," */
 	const char *what; /* ok, killed-oom, enomem, failed */
 	double wall_s;
 };
 
 /* One run in a child process. */
-static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size,
-		     unsigned threads, unsigned readers, unsigned rep, const char *series,
-		     unsigned serial, struct outcome *res)
+static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size, unsigned threads,
+		     unsigned readers, unsigned rep, const char *series, unsigned serial,
+		     struct outcome *res)
 {
 	char a_size[16], a_thr[16], a_rd[16], a_sec[32], a_nodes[16], a_ms[16], a_rep[16];
 	snprintf(a_size, sizeof a_size, "%u", size);
@@ -971,7 +983,8 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 	argv[n] = NULL;
 
 	char cg[4300] = "";
-	if (o->limit_mib && bench_cgroup_make(WHO, "tsync-prudence", o->limit_mib, serial, cg, sizeof cg) != 0)
+	if (o->limit_mib &&
+	    bench_cgroup_make(WHO, "tsync-prudence", o->limit_mib, serial, cg, sizeof cg) != 0)
 		return -1;
 	int pfd[2];
 	if (pipe(pfd) != 0)
@@ -1062,8 +1075,9 @@ static int spawn_run(const struct opts *o, const struct palloc *a, unsigned size
 		res->what = "failed";
 	if (strncmp(line, workload_name[o->w], strlen(workload_name[o->w])) != 0) {
 		/* no row: a run that died; what is known */
-		snprintf(res->row, sizeof res->row, "%s,%s,%u,%u,%u,,,,,,,,,,,,%s", workload_name[o->w],
-			 a->name, threads, readers, size, o->ops_col ? "," : "");
+		snprintf(res->row, sizeof res->row, "%s,%s,%u,%u,%u,,,,,,,,,,,,%s",
+			 workload_name[o->w], a->name, threads, readers, size,
+			 o->ops_col ? "," : "");
 	} else {
 		size_t ll = strlen(line);
 		if (ll >= sizeof res->row)
@@ -1089,7 +1103,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tsync-bench prudence pairs|endurance [options]\n"
 		"  --allocators LIST  comma-separated names; all: every peer this build has (the\n"
-		"                     default); ablation: ps-kmem and its variants with policies off\n"
+		"                     default); ablation: ps-kmem and its variants with policies "
+		"off\n"
 		"  --sizes LIST       object bytes, 16..65536 (pairs: 16,64,256,1024,4096;\n"
 		"                     endurance: 512)\n"
 		"  --threads LIST     allocating threads (default 1,2)\n"
@@ -1115,9 +1130,11 @@ static int check_available(unsigned i, const char *item)
 {
 	if (available(&allocators[i]))
 		return 0;
-	fprintf(stderr, WHO ": %s: its library was not found when tsync-bench was "
-			"built (apt-get install libjemalloc-dev "
-			"libgoogle-perftools-dev libmimalloc-dev)\n", item);
+	fprintf(stderr,
+		WHO ": %s: its library was not found when tsync-bench was "
+		    "built (apt-get install libjemalloc-dev "
+		    "libgoogle-perftools-dev libmimalloc-dev)\n",
+		item);
 	return -1;
 }
 
@@ -1136,7 +1153,8 @@ static int parse_allocators(const char *arg, struct opts *o)
 		for (unsigned i = 0; i < NALLOC; i++)
 			if (available(&allocators[i]) && allocators[i].limit == LIM_DEFAULT &&
 			    (all ? !allocators[i].ablation
-				 : allocators[i].ablation || strcmp(allocators[i].name, "ps-kmem") == 0))
+				 : allocators[i].ablation ||
+					     strcmp(allocators[i].name, "ps-kmem") == 0))
 				o->alloc[o->nalloc++] = i;
 		return 0;
 	}
@@ -1162,7 +1180,8 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 			if (strcmp(argv[1], workload_name[i]) == 0)
 				wi = i;
 		if (wi < 0) {
-			fprintf(stderr, WHO ": unknown workload '%s' (pairs or endurance)\n", argv[1]);
+			fprintf(stderr, WHO ": unknown workload '%s' (pairs or endurance)\n",
+				argv[1]);
 			return 2;
 		}
 		argc--;
@@ -1179,8 +1198,10 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 	const struct bench_opt opts[] = {
 		BENCH_O_FN("allocators", 0, BENCH_OPT_CALL, opt_allocators),
 		BENCH_O_LIST("sizes", 0, BENCH_OPT_UINTS, o.sizes, &o.nsizes, OBJ_MIN, 65536, 0),
-		BENCH_O_LIST("threads", 0, BENCH_OPT_UINTS, o.threads, &o.nthreads, 1, MAX_THREADS, 0),
-		BENCH_O_LIST("readers", 0, BENCH_OPT_UINTS, o.readers, &o.nreaders, 0, MAX_THREADS, 0),
+		BENCH_O_LIST("threads", 0, BENCH_OPT_UINTS, o.threads, &o.nthreads, 1, MAX_THREADS,
+			     0),
+		BENCH_O_LIST("readers", 0, BENCH_OPT_UINTS, o.readers, &o.nreaders, 0, MAX_THREADS,
+			     0),
 		BENCH_O_DBL("seconds", 0, BENCH_OPT_SECONDS, &o.seconds, 86400),
 		BENCH_O_NUM("repeat", 0, BENCH_OPT_UINT, &o.repeat, 1, 100000),
 		BENCH_O_NUM("nodes", 0, BENCH_OPT_UINT, &o.nodes, 1, 1u << 24),
@@ -1280,11 +1301,12 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 		return 1;
 	FILE *runs = NULL;
 	if (o.out && o.w == W_ENDURANCE) {
-		FILE *sf = bench_out_open(WHO, o.out, "endurance_series.csv", SERIES_HEADER, &spath);
+		FILE *sf =
+			bench_out_open(WHO, o.out, "endurance_series.csv", SERIES_HEADER, &spath);
 		if (sf)
 			fclose(sf);
-		if (!sf || !(runs = bench_out_open(WHO, o.out, "endurance_runs.csv", RUNS_HEADER,
-						    NULL))) {
+		if (!sf ||
+		    !(runs = bench_out_open(WHO, o.out, "endurance_runs.csv", RUNS_HEADER, NULL))) {
 			free(spath);
 			bench_csv_close(&out);
 			return 1;
@@ -1297,25 +1319,35 @@ int prudence_main(int argc, char **argv, const char *cmdline)
 			for (unsigned t = 0; t < o.nthreads && rc == 0; t++)
 				for (unsigned d = 0; d < o.nreaders && rc == 0; d++)
 					for (unsigned ai = 0; ai < o.nalloc && rc == 0; ai++) {
-		const struct palloc *a = &allocators[o.alloc[ai]];
-		struct outcome res;
-		fprintf(stderr, WHO ": %s %s size %u threads %u readers %u (repeat %u/%u)\n",
-			workload_name[o.w], a->name, o.sizes[s], o.threads[t], o.readers[d], r + 1,
-			o.repeat);
-		if (spawn_run(&o, a, o.sizes[s], o.threads[t], o.readers[d], r, spath, serial++,
-			      &res) != 0) {
-			rc = 1;
-			break;
-		}
-		bench_csv_printf(&out, "%s\n", res.row);
-		if (runs) {
-			fprintf(runs, "%s,%u,%u,%u,%u,%llu,%u,%s,%.2f,%s\n", a->name, o.threads[t],
-				o.readers[d], o.sizes[s], r,
-				(unsigned long long)o.threads[t] * o.nodes * o.sizes[s] / 1024u,
-				o.limit_mib, res.what, res.wall_s, res.stats);
-			fflush(runs);
-		}
-	}
+						const struct palloc *a = &allocators[o.alloc[ai]];
+						struct outcome res;
+						fprintf(stderr,
+							WHO ": %s %s size %u threads %u readers %u "
+							    "(repeat %u/%u)\n",
+							workload_name[o.w], a->name, o.sizes[s],
+							o.threads[t], o.readers[d], r + 1,
+							o.repeat);
+						if (spawn_run(&o, a, o.sizes[s], o.threads[t],
+							      o.readers[d], r, spath, serial++,
+							      &res) != 0) {
+							rc = 1;
+							break;
+						}
+						bench_csv_printf(&out, "%s\n", res.row);
+						if (runs) {
+							fprintf(runs,
+								"%s,%u,%u,%u,%u,%llu,%u,%s,%.2f,%"
+								"s\n",
+								a->name, o.threads[t], o.readers[d],
+								o.sizes[s], r,
+								(unsigned long long)o.threads[t] *
+									o.nodes * o.sizes[s] /
+									1024u,
+								o.limit_mib, res.what, res.wall_s,
+								res.stats);
+							fflush(runs);
+						}
+					}
 	bench_csv_close(&out);
 	free(spath);
 	if (runs)

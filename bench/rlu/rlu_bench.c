@@ -1,11 +1,11 @@
 /*
- * bench/rlu/rlu_bench.c - `tsync-bench rlu`: the list / hash-table study of the RLU study (Appl. Sci. 2022) §5
- * (Figs. 5-6) with tsync's RLU, MV-RLU and ParSec against liburcu RCU and an rwlock.
+ * bench/rlu/rlu_bench.c - `tsync-bench rlu`: the list / hash-table study of the RLU study (Appl.
+ * Sci. 2022) §5 (Figs. 5-6) with tsync's RLU, MV-RLU and ParSec against liburcu RCU and an rwlock.
  *
- * Set-up (RLU study (Appl. Sci. 2022) §5.2): list of 1000 initial nodes over a key range of 2000; hash
- * table of 1000 buckets with 5000 initial nodes over a range of 10000; keys uniform;
- * an update is an insert or a delete with equal probability, so the size stays about
- * constant; the rest are lookups. Each worker runs batches of 64 operations until
+ * Set-up (RLU study (Appl. Sci. 2022) §5.2): list of 1000 initial nodes over a key range of 2000;
+ * hash table of 1000 buckets with 5000 initial nodes over a range of 10000; keys uniform; an update
+ * is an insert or a delete with equal probability, so the size stays about constant; the rest are
+ * lookups. Each worker runs batches of 64 operations until
  * --seconds have passed (at least one batch, however late it starts); --ops-column
  * appends `ops`, the operations of all threads, for the smoke test.
  */
@@ -160,7 +160,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tsync-bench rlu [options]\n"
 		"\n"
-		"The list / hash-table study of the RLU study (Appl. Sci. 2022) sec. 5: lookups, inserts and deletes of\n"
+		"The list / hash-table study of the RLU study (Appl. Sci. 2022) sec. 5: lookups, "
+		"inserts and deletes of\n"
 		"uniform keys; updates are half inserts, half deletes.\n"
 		"  list: 1000 initial nodes, key range 2000 (one sorted list)\n"
 		"  hash: 1000 buckets, 5000 initial nodes, key range 10000\n"
@@ -173,14 +174,16 @@ static void usage(FILE *f)
 		"  -u, --updates LIST     update percentages (default: 2,20,50)\n"
 		"  -s, --seconds S        seconds per run (default: 1)\n"
 		"  -c, --csv FILE|-       CSV rows to FILE ('-': stdout; default when no --out)\n"
-		"  -o, --out DIR          DIR/rlu.csv, then DIR/table.md and PNG plots (plot_rlu.py)\n"
+		"  -o, --out DIR          DIR/rlu.csv, then DIR/table.md and PNG plots "
+		"(plot_rlu.py)\n"
 		"      --pin / --no-pin   pin worker i to the i-th CPU (default: --pin)\n"
 		"  -l, --list             list the mechanisms\n"
 		"      --ops-column       append a column ops: the operations of all threads\n"
 		"\n"
 		"CSV columns: " CSV_HEADER "\n"
 		"  ops_per_us: completed operations of all threads per microsecond;\n"
-		"  aborts_per_kop: aborted attempts (rlu*: rlu_abort, mvrlu: mvrlu_abort; ps: failed lock or\n"
+		"  aborts_per_kop: aborted attempts (rlu*: rlu_abort, mvrlu: mvrlu_abort; ps: "
+		"failed lock or\n"
 		"  validation) per 1000 operations; 0 for the lock-based mechanisms.\n");
 }
 
@@ -227,8 +230,15 @@ static int opt_list(const char *arg, void *ctx)
 static void run_plot(const char *dir, const char *csv, const char *cmdline, const char *clock)
 {
 	const char *py = bench_python();
-	char *args[] = {(char *)py, (char *)TSYNC_RLU_PLOT_PY, (char *)csv, (char *)dir,
-			(char *)"--command", (char *)cmdline, (char *)"--clock", (char *)clock, NULL};
+	char *args[] = {(char *)py,
+			(char *)TSYNC_RLU_PLOT_PY,
+			(char *)csv,
+			(char *)dir,
+			(char *)"--command",
+			(char *)cmdline,
+			(char *)"--clock",
+			(char *)clock,
+			NULL};
 	int rc = bench_run_script(args);
 	if (rc < 0) {
 		fprintf(stderr, "tsync-bench rlu: warning: cannot run %s; CSV in %s\n", py, csv);
@@ -247,8 +257,8 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 	const struct bench_opt opts[] = {
 		BENCH_O_FN("structure", 'S', BENCH_OPT_CALL, opt_structure),
 		BENCH_O_FN("mechanisms", 'm', BENCH_OPT_CALL, opt_mechs),
-		BENCH_O_LIST("threads", 't', BENCH_OPT_UINTS, o.threads, &o.nthreads, 1, MAX_THREADS,
-			     0),
+		BENCH_O_LIST("threads", 't', BENCH_OPT_UINTS, o.threads, &o.nthreads, 1,
+			     MAX_THREADS, 0),
 		BENCH_O_LIST("updates", 'u', BENCH_OPT_UINTS, o.updates, &o.nupdates, 0, 100, 0),
 		BENCH_O_DBL("seconds", 's', BENCH_OPT_SECONDS, &o.seconds, 3600),
 		BENCH_O_STR("csv", 'c', &o.csv),
@@ -271,7 +281,8 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 	if (!o.nthreads)
 		o.nthreads = bench_thread_counts(o.threads, MAX_LIST, g_ncpus);
 	if (!o.nupdates)
-		o.nupdates = (unsigned)bench_parse_uint_list("2,20,50", o.updates, MAX_LIST, 0, 100, 0);
+		o.nupdates =
+			(unsigned)bench_parse_uint_list("2,20,50", o.updates, MAX_LIST, 0, 100, 0);
 	struct bench_csv out;
 	if (bench_csv_open(&out, "tsync-bench rlu", o.csv, o.out, "rlu.csv",
 			   o.ops_col ? CSV_HEADER OPS_COLUMN : CSV_HEADER) != 0)
@@ -279,7 +290,8 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 	tsync_clock_init();
 	char clockdesc[128];
 	snprintf(clockdesc, sizeof clockdesc, "tsync %s, skew bound %llu ticks, %.4f ticks/ns",
-		 tsync_clock_source_name(), (unsigned long long)tsync_clock_skew(), tsync_ticks_per_ns());
+		 tsync_clock_source_name(), (unsigned long long)tsync_clock_skew(),
+		 tsync_ticks_per_ns());
 	fprintf(stderr, "tsync-bench rlu: clock %s; %u CPUs; pinning %s\n", clockdesc, g_ncpus,
 		o.pin ? "on" : "off");
 	static const char *const sname[2] = {"list", "hash"};
@@ -302,8 +314,11 @@ int rlu_main(int argc, char **argv, const char *cmdline)
 					bench_csv_printf(&out, "%s,%s,%u,%u,%.4f,%.3f%s\n",
 							 sname[si], o.mech[m]->name, o.threads[t],
 							 o.updates[u], opus, apk, opsf);
-					fprintf(stderr, "rlu: %s %-9s threads=%-3u updates=%2u%%: %8.3f ops/us, %8.3f aborts/kop\n",
-						sname[si], o.mech[m]->name, o.threads[t], o.updates[u], opus, apk);
+					fprintf(stderr,
+						"rlu: %s %-9s threads=%-3u updates=%2u%%: %8.3f "
+						"ops/us, %8.3f aborts/kop\n",
+						sname[si], o.mech[m]->name, o.threads[t],
+						o.updates[u], opus, apk);
 				}
 	}
 	char *path = out.path;

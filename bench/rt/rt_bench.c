@@ -43,7 +43,7 @@ struct rt_task {
 	pthread_t thread;
 	bool pinned, fifo;
 	uint64_t jobs, misses, resp_max_ns;
-	struct hist rd, wr, alpha, beta; /* ticks; beta: ticks per object */
+	struct hist rd, wr, alpha, beta;         /* ticks; beta: ticks per object */
 	uint64_t rd_max, wr_max, al_max, be_max; /* exact maxima, ticks */
 	uint64_t reclaims, quiesces, collected;
 	uint64_t violations;
@@ -175,7 +175,9 @@ static void *task_main(void *p)
 	if (t->core >= 0)
 		t->pinned = bench_pin_self(t->core) == 0;
 	if (G.fifo) {
-		struct sched_param sp = {.sched_priority = t->prio < 1 ? 1 : t->prio > 98 ? 98 : t->prio};
+		struct sched_param sp = {.sched_priority = t->prio < 1    ? 1
+							   : t->prio > 98 ? 98
+									  : t->prio};
 		t->fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
 	}
 	tsync_thread_register();
@@ -222,11 +224,13 @@ static void *task_main(void *p)
 static void usage(FILE *f)
 {
 	fputs("usage: tsync-bench rt --policy rt|temporal|general [--grace-us G] [--q-us Q]\n"
-	      "                      [--obj-size B] --task period_us=P,wcet_us=E,allocs=A,reads=R,\n"
+	      "                      [--obj-size B] --task "
+	      "period_us=P,wcet_us=E,allocs=A,reads=R,\n"
 	      "                      core=C,prio=K [--task ...] [--seconds S] [--json FILE|-]\n"
 	      "                      [--fifo]\n"
 	      "\n"
-	      "A periodic task set on one ps/ps_mem (RT-SMR (RTAS 2018) sec. VII; docs/rt.md). One thread\n"
+	      "A periodic task set on one ps/ps_mem (RT-SMR (RTAS 2018) sec. VII; docs/rt.md). One "
+	      "thread\n"
 	      "per task, pinned to CPU `core` when it exists. Every period_us a job is released:\n"
 	      "`reads` read requests (a section that traverses the 64-slot shared structure),\n"
 	      "`allocs` write requests (FIFO ps_lock, ps_alloc a node, replace a random slot's\n"
@@ -386,11 +390,13 @@ int rt_main(int argc, char **argv, const char *cmdline)
 	else if (strcmp(policy_s, "general") == 0)
 		policy = PS_POLICY_GENERAL;
 	else {
-		fprintf(stderr, "tsync-bench rt: unknown policy '%s' (rt|temporal|general)\n", policy_s);
+		fprintf(stderr, "tsync-bench rt: unknown policy '%s' (rt|temporal|general)\n",
+			policy_s);
 		return 2;
 	}
 	if ((policy == PS_POLICY_TEMPORAL) != (grace_us != 0)) {
-		fprintf(stderr, "tsync-bench rt: --grace-us is required for, and only for, temporal\n");
+		fprintf(stderr,
+			"tsync-bench rt: --grace-us is required for, and only for, temporal\n");
 		return 2;
 	}
 	if (obj_size < sizeof(struct rt_node) || obj_size > (1u << 20)) {
@@ -455,7 +461,8 @@ int rt_main(int argc, char **argv, const char *cmdline)
 		al_max = t->al_max > al_max ? t->al_max : al_max;
 		be_max = t->be_max > be_max ? t->be_max : be_max;
 		json_array_append_new(
-		    jt, json_pack("{s:I, s:I, s:I, s:I, s:i, s:i, s:I, s:I, s:f, s:b, s:b}",
+			jt,
+			json_pack("{s:I, s:I, s:I, s:I, s:i, s:i, s:I, s:I, s:f, s:b, s:b}",
 				  "period_us", (json_int_t)t->period_us, "wcet_us",
 				  (json_int_t)t->wcet_us, "allocs", (json_int_t)t->allocs, "reads",
 				  (json_int_t)t->reads, "core", t->core, "prio", t->prio, "jobs",
@@ -463,11 +470,12 @@ int rt_main(int argc, char **argv, const char *cmdline)
 				  "response_us_max", (double)t->resp_max_ns / 1000.0, "pinned",
 				  t->pinned, "fifo", t->fifo));
 	}
-	json_t *root = json_pack(
-	    "{s:s, s:I, s:I, s:I, s:f, s:f, s:I, s:I}", "policy", policy_s, "q_us", (json_int_t)q_us,
-	    "grace_us", (json_int_t)grace_us, "obj_size", (json_int_t)obj_size, "seconds", seconds,
-	    "ticks_per_us", tsync_ticks_per_ns() * 1000.0, "skew_ticks",
-	    (json_int_t)tsync_clock_skew(), "ps_skew_ticks", (json_int_t)ps_skew_ticks(G.ps));
+	json_t *root = json_pack("{s:s, s:I, s:I, s:I, s:f, s:f, s:I, s:I}", "policy", policy_s,
+				 "q_us", (json_int_t)q_us, "grace_us", (json_int_t)grace_us,
+				 "obj_size", (json_int_t)obj_size, "seconds", seconds,
+				 "ticks_per_us", tsync_ticks_per_ns() * 1000.0, "skew_ticks",
+				 (json_int_t)tsync_clock_skew(), "ps_skew_ticks",
+				 (json_int_t)ps_skew_ticks(G.ps));
 	json_object_set_new(root, "alpha_ns_max", json_real(ticks_ns(al_max)));
 	json_object_set_new(root, "alpha_ns_p99", json_real(ticks_ns(hist_quantile(&al, 0.99))));
 	json_object_set_new(root, "beta_ns_max", json_real(ticks_ns(be_max)));
@@ -479,8 +487,7 @@ int rt_main(int argc, char **argv, const char *cmdline)
 	json_object_set_new(root, "peak_pending", json_integer((json_int_t)st.peak_pending));
 	json_object_set_new(root, "peak_live", json_integer((json_int_t)st.peak_live));
 	json_object_set_new(root, "peak_footprint", json_integer((json_int_t)st.peak_footprint));
-	json_object_set_new(root, "max_wait_us",
-			    json_real(ticks_ns(st.max_wait_ticks) / 1000.0));
+	json_object_set_new(root, "max_wait_us", json_real(ticks_ns(st.max_wait_ticks) / 1000.0));
 	json_object_set_new(root, "alpha_samples", json_integer((json_int_t)hist_count(&al)));
 	json_object_set_new(root, "beta_samples", json_integer((json_int_t)hist_count(&be)));
 	json_object_set_new(root, "reclamations", json_integer((json_int_t)reclaims));

@@ -30,8 +30,8 @@ static const char *stats_yaml(char *buf, size_t n, const struct cost_stats *c, c
 	double v[5] = {c->mean, c->p99, c->p999, c->max, c->pick};
 	for (int i = 0; i < 5; i++)
 		v[i] = v[i] > 0.001 ? v[i] : 0.001;
-	int k = snprintf(buf, n, "{mean: %.6g, p99: %.6g, p99.9: %.6g, max: %.6g", v[0], v[1],
-			 v[2], v[3]);
+	int k = snprintf(buf, n, "{mean: %.6g, p99: %.6g, p99.9: %.6g, max: %.6g", v[0], v[1], v[2],
+			 v[3]);
 	bool listed = !strcmp(stat, "mean") || !strcmp(stat, "p99") || !strcmp(stat, "p99.9") ||
 		      !strcmp(stat, "max");
 	if (!listed && k > 0 && (size_t)k < n)
@@ -62,10 +62,11 @@ static int write_yaml(const char *path, const struct opts *o, enum design d, uns
 			obj = cs.chunk_size;
 		cache_destroy(c);
 	}
-	fprintf(f, "# tsync-bench rt-cache: admission for %s on %u core(s) (RT-SMR (RTAS 2018)\n"
-		   "# sec. VII-C). e, gamma, alpha, beta: statistics of the measured costs (us;\n"
-		   "# a job's from its dispatch decision to the end of its bookkeeping); the\n"
-		   "# admission takes `cost` of each, and keeps `slack` of every period free.\n",
+	fprintf(f,
+		"# tsync-bench rt-cache: admission for %s on %u core(s) (RT-SMR (RTAS 2018)\n"
+		"# sec. VII-C). e, gamma, alpha, beta: statistics of the measured costs (us;\n"
+		"# a job's from its dispatch decision to the end of its bookkeeping); the\n"
+		"# admission takes `cost` of each, and keeps `slack` of every period free.\n",
 		rtc_dname[d], cores);
 	char ge[256], se[256], al[256], be[256];
 	stats_yaml(ge, sizeof ge, &cal->get_e, o->cost_stat);
@@ -85,8 +86,8 @@ static int write_yaml(const char *path, const struct opts *o, enum design d, uns
 	 * probe): its poll (rt_cache_exec.c, run_periodic) */
 	char jt[256];
 	if (cal->jitter.n)
-		fprintf(f, "release_jitter: %s\n", stats_yaml(jt, sizeof jt, &cal->jitter,
-							    o->cost_stat));
+		fprintf(f, "release_jitter: %s\n",
+			stats_yaml(jt, sizeof jt, &cal->jitter, o->cost_stat));
 	/* the timer tick and interrupts as calibrate's bare spin saw them (irq_probe) */
 	char ir[256];
 	if (cal->irq.n && cal->irq.max < cal->irq_period_us)
@@ -99,8 +100,9 @@ static int write_yaml(const char *path, const struct opts *o, enum design d, uns
 	for (unsigned c2 = 0; c2 < cores; c2++) {
 		fprintf(f, "  - {name: get%u, e: %s, p: read, core: %u, prio: 2, gamma_r: %s}\n",
 			c2, ge, c2, ge);
-		fprintf(f, "  - {name: set%u, e: %s, p: update, core: %u, prio: 1, gamma_w: %s, "
-			   "a: 1}\n",
+		fprintf(f,
+			"  - {name: set%u, e: %s, p: update, core: %u, prio: 1, gamma_w: %s, "
+			"a: 1}\n",
 			c2, se, c2, se);
 	}
 	double rmin = strcmp(o->cost_stat, "mean") ? cal->get_e.pick : cal->get_e.mean;
@@ -181,7 +183,8 @@ static int run_admission(const char *rta, const char *yaml, struct admission *a)
 	}
 	if (!a->schedulable)
 		return 0;
-	json_t *u = json_object_get(j, "update_period_us"), *r = json_object_get(j, "read_period_us");
+	json_t *u = json_object_get(j, "update_period_us"),
+	       *r = json_object_get(j, "read_period_us");
 	json_t *q = json_object_get(j, "q_us"), *b = json_object_get(j, "bound_objects");
 	json_t *t = json_object_get(j, "throughput_rps");
 	if (!json_is_number(u) || !json_is_number(r)) {
@@ -222,8 +225,9 @@ static int admission_step(const struct opts *o, struct outs *out, enum design d,
 		rtc_write_json_file(path, a->json);
 	}
 	if (a->schedulable)
-		fprintf(stderr, "  %s (%s, slack %g): get period %.3f us, set period %.3f us, "
-				"q %.3f us, %.1f kops\n",
+		fprintf(stderr,
+			"  %s (%s, slack %g): get period %.3f us, set period %.3f us, "
+			"q %.3f us, %.1f kops\n",
 			name, o->cost_stat, o->slack, a->get_p_us, a->set_p_us, a->q_us, a->kops);
 	else
 		fprintf(stderr, "  %s (%s, slack %g): no candidate schedulable\n", name,
@@ -316,8 +320,9 @@ int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned co
 	double cs = o->seconds < CAL_SECONDS ? o->seconds : CAL_SECONDS;
 	if (rtc_run_one(d, cores, trace, o->requests, records, &cp, cs, &cal) != 0)
 		return -1;
-	fprintf(stderr, "  calibrate %-9s %u core(s): get %.3f us, set %.3f us, alpha %.3f us, "
-			"beta %.4f us\n",
+	fprintf(stderr,
+		"  calibrate %-9s %u core(s): get %.3f us, set %.3f us, alpha %.3f us, "
+		"beta %.4f us\n",
 		rtc_dname[d], cores, cal.get_us, cal.set_us, cal.alpha_us, cal.beta_us);
 	char name[256];
 	snprintf(name, sizeof name, "admission-%s-%u%s", rtc_dname[d], cores, sfx);
@@ -357,8 +362,9 @@ int rtc_admit(const struct opts *o, struct outs *out, enum design d, unsigned co
 		if (!pr.set_e.n)
 			cost.set_e = cal.set_e;
 	}
-	fprintf(stderr, "  probe     %-9s %u core(s): %s get job %.3f us, set job %.3f us, alpha "
-			"%.3f us, beta %.4f us, misses %" PRIu64 "\n",
+	fprintf(stderr,
+		"  probe     %-9s %u core(s): %s get job %.3f us, set job %.3f us, alpha "
+		"%.3f us, beta %.4f us, misses %" PRIu64 "\n",
 		rtc_dname[d], cores, o->cost_stat, cost.get_e.pick, cost.set_e.pick,
 		cost.alpha.pick, cost.beta.pick, pr.misses);
 	snprintf(name, sizeof name, "admission-%s-%u%s-probe", rtc_dname[d], cores, sfx);

@@ -71,7 +71,6 @@
 #include "rt_cache_bench.h"
 #include "rt_cache_internal.h"
 
-
 /* ---- options -------------------------------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -86,7 +85,8 @@ static void usage(FILE *f)
 	      "The memcached application study of RT-SMR (RTAS 2018) sec. VII-C (Figs. 14-15) on\n"
 	      "the tsync-cached core: per core a get task (higher priority) and a set task, one\n"
 	      "request per job, run by one pinned fixed-priority executive thread per core on\n"
-	      "the TSC clock; rt-parsec adds the quiescence task sigma (period q). YCSB Zipf 0.99,\n"
+	      "the TSC clock; rt-parsec adds the quiescence task sigma (period q). YCSB Zipf "
+	      "0.99,\n"
 	      "20% sets, 16-byte keys, 32-byte values, every record preloaded, no eviction.\n"
 	      "(bench/README.md, \"rt-cache\")\n"
 	      "\n"
@@ -126,7 +126,8 @@ static void usage(FILE *f)
 	      "  --repeat N        per core count, N rounds of every design in turn (default 1;\n"
 	      "                    the CSV's repeat column, -rK in the JSON names when N > 1)\n"
 	      "  --csv FILE|-      the CSV (default: stdout, except for calibrate)\n"
-	      "  --out DIR         DIR/rt-cache.csv, per-run JSON, admission YAML/JSON, COMMAND.txt\n"
+	      "  --out DIR         DIR/rt-cache.csv, per-run JSON, admission YAML/JSON, "
+	      "COMMAND.txt\n"
 	      "  --pin / --no-pin  pin core i's executive to the i-th allowed CPU (default\n"
 	      "                    --pin; --no-pin leaves them to the scheduler: not the\n"
 	      "                    partitioned schedule the analysis models, for tests)\n"
@@ -224,12 +225,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (o->mode == M_STRICT && (o->get_p_us > 0) != (o->set_p_us > 0)) {
 		fprintf(stderr, WHO ": strict: give both --get-period-us and --set-period-us, or "
-				"neither (admission)\n");
+				    "neither (admission)\n");
 		return -1;
 	}
 	if (cost_quantile(o->cost_stat, &rtc_cost_q) != 0) {
-		fprintf(stderr, WHO ": --cost-percentile '%s': mean, max or pN with 0 < N < 100 "
-				"(p99.9)\n", o->cost_stat);
+		fprintf(stderr,
+			WHO ": --cost-percentile '%s': mean, max or pN with 0 < N < 100 "
+			    "(p99.9)\n",
+			o->cost_stat);
 		return -1;
 	}
 	if (!o->any_sel)
@@ -279,8 +282,9 @@ static int calibrate_one(struct study *st, enum design d, unsigned n)
 	if (rtc_run_one(d, n, st->trace, o->requests, st->records, &p, o->seconds, &r) != 0)
 		return -1;
 	rtc_sched_line(&r, st->sched, sizeof st->sched);
-	fprintf(stderr, "  %-9s %u core(s): get %.3f us, set %.3f us, alpha %.3f us, beta %.4f us "
-			"(%s)\n",
+	fprintf(stderr,
+		"  %-9s %u core(s): get %.3f us, set %.3f us, alpha %.3f us, beta %.4f us "
+		"(%s)\n",
 		rtc_dname[d], n, r.get_us, r.set_us, r.alpha_us, r.beta_us, st->sched);
 	snprintf(name, sizeof name, "calibrate-%s-%u%s", rtc_dname[d], n, st->sfx);
 	json_t *j = rtc_run_json(M_CAL, d, n, 0, 0, q, 0, o->seconds, &r);
@@ -326,8 +330,8 @@ static int admitted_runs(struct study *st, enum design d, unsigned n)
 				p.ia = 1;
 			offered = (double)o->rates[ri] * n;
 		}
-		if (rtc_run_one(d, n, st->trace, o->requests, st->records, &p, o->seconds,
-				&r) != 0) {
+		if (rtc_run_one(d, n, st->trace, o->requests, st->records, &p, o->seconds, &r) !=
+		    0) {
 			rc = -1;
 			break;
 		}
@@ -401,8 +405,12 @@ static void remove_tmpdir(const char *tmpdir)
 
 int rt_cache_main(int argc, char **argv, const char *cmdline)
 {
-	struct opts o = {.seconds = 2.0, .requests = 10000000u, .pin = true,
-			 .cost_stat = "p99.9", .slack = 0.7, .repeat = 1};
+	struct opts o = {.seconds = 2.0,
+			 .requests = 10000000u,
+			 .pin = true,
+			 .cost_stat = "p99.9",
+			 .slack = 0.7,
+			 .repeat = 1};
 	rtc_ncpus = bench_cpus(rtc_cpus);
 	int prc = parse_opts(argc, argv, &o);
 	if (prc != 0)

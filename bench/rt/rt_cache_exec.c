@@ -88,7 +88,7 @@ static void do_set(struct exec *x, const char *key, uint64_t stamp)
 	memcpy(val, &stamp, sizeof stamp); /* a fresh value each time */
 	memcpy(val + 8, &x->core, sizeof x->core);
 	enum cache_status st =
-	    cache_store(rtc_cache, CACHE_SET, key, KEY_LEN, val, VAL_LEN, 0, 0, 0, NULL);
+		cache_store(rtc_cache, CACHE_SET, key, KEY_LEN, val, VAL_LEN, 0, 0, 0, NULL);
 	if (st != CACHE_STORED) {
 		fprintf(stderr, WHO ": set failed: %s\n", cache_status_name(st));
 		abort();
@@ -154,11 +154,8 @@ static void job_cost(struct exec *x, enum job_kind k, uint64_t ticks, uint64_t c
 		x->set_job_ticks += ticks;
 		hist_add(x->hsj, ticks);
 		break;
-	case JOB_SIGMA:
-		sample_alpha(x, ticks, coll);
-		break;
-	default:
-		break;
+	case JOB_SIGMA: sample_alpha(x, ticks, coll); break;
+	default: break;
 	}
 }
 
@@ -367,7 +364,7 @@ static void run_periodic(struct exec *x)
 	const uint64_t t0 = rtc_t0;
 	const uint64_t pg = open ? P->ia : closed ? 0 : P->pg;
 	const uint64_t ng = njobs(pg), ns = njobs(P->ps), nq = njobs(P->pq);
-	uint64_t issued = t0; /* closed loop: when the next get was issued */
+	uint64_t issued = t0;            /* closed loop: when the next get was issued */
 	uint64_t kg = 0, ks = 0, kq = 0; /* completed jobs: the oldest pending is number k */
 	const uint64_t tsc0 = tsync_now(), mono0 = bench_mono_ns();
 	const uint64_t gap = tsync_ns_to_ticks(DIST_GAP_NS);
@@ -378,7 +375,7 @@ static void run_periodic(struct exec *x)
 	 * it slept for (waking later than asked but before that release delays nothing) */
 	uint64_t expect = tsc0;
 	enum job_kind job = JOB_NONE; /* the job the last step ran */
-	bool idle = false; /* the last step found nothing pending (release_jitter) */
+	bool idle = false;            /* the last step found nothing pending (release_jitter) */
 	uint64_t job_at = 0, job_coll = 0; /* its dispatch decision's clock reading; σ's
 					    * collection ticks */
 	for (;;) {

@@ -27,10 +27,10 @@
 #include "hist.h"
 
 #define WHO "tsync-bench rt-cache"
-#define CSV_HEADER                                                                         \
-	"mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops,"   \
-	"get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses,jobs,"           \
-	"misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms,"         \
+#define CSV_HEADER                                                                          \
+	"mode,design,cores,get_period_us,set_period_us,offered_get_kops,get_kops,set_kops," \
+	"get_p99_ns,set_p99_ns,peak_pending,bound_objects,deadline_misses,jobs,"            \
+	"misses_unexplained,max_lateness_ns,bound_measured_objects,shared_cpu_ms,"          \
 	"zero_slack_kops,repeat"
 #define MAX_LIST 64u
 #define MAX_CORES 1024u
@@ -84,7 +84,7 @@ struct opts {
 
 /* What one run's executives do: periods in ticks, 0 = task absent. */
 struct plan {
-	enum mode mode;   /* M_CAL: back to back */
+	enum mode mode;          /* M_CAL: back to back */
 	uint64_t pg, ps, pq, ia; /* get period, set period, σ period; overload: get spacing */
 };
 
@@ -109,12 +109,12 @@ struct exec {
 	uint64_t get_job_ticks, set_job_ticks;   /* job costs (rt_cache_exec.c, job_cost) */
 	uint64_t alpha_ticks, alpha_n, beta_ticks, beta_n;
 	uint64_t peak_queue, backlog;
-	uint64_t paused; /* calibrate: ticks not running requests */
-	uint64_t end_tick; /* calibrate: when it stopped (rtc_end, or later: cal_needs_more) */
+	uint64_t paused;    /* calibrate: ticks not running requests */
+	uint64_t end_tick;  /* calibrate: when it stopped (rtc_end, or later: cal_needs_more) */
 	uint64_t sigma_max; /* σ's longest response, ticks */
 	uint64_t get_svc_max, set_resp_max; /* the longest get (rt-parsec: section) and set
 					     * response, ticks: Eq. 5's measured inputs */
-	struct span *dist, *miss; /* disturbances and deadline misses (periodic modes) */
+	struct span *dist, *miss;           /* disturbances and deadline misses (periodic modes) */
 	unsigned ndist, nmiss;
 	uint64_t ndist_total, miss_unlogged, slow_requests, gap_max;
 	uint64_t jobs;     /* periodic jobs released (dropped and merged ones included) */
@@ -183,18 +183,19 @@ struct result {
 	/* every mode */
 	uint64_t gets, sets, sigmas, misses, get_misses, backlog, peak_queue;
 	uint64_t miss_g, miss_s, miss_q; /* deadline misses by task: get, set, σ */
-	uint64_t dropped, dropped_g, dropped_s; /* jobs dropped (skip-over), counted in the misses */
-	uint64_t sigma_max_ns;           /* σ's longest response */
+	uint64_t dropped, dropped_g,
+		dropped_s;     /* jobs dropped (skip-over), counted in the misses */
+	uint64_t sigma_max_ns; /* σ's longest response */
 	/* Eq. 5 with measured inputs (rt-parsec, periodic modes; -1: not applicable):
 	 * the longest section Δ*, L* = r_set (the longest set response), q, r_σ* */
 	long long bound_measured;
 	uint64_t section_max_ns, set_resp_max_ns, q_ns;
-	uint64_t unexplained;            /* misses overlapping no disturbance */
-	uint64_t jobs;                   /* periodic jobs released */
+	uint64_t unexplained; /* misses overlapping no disturbance */
+	uint64_t jobs;        /* periodic jobs released */
 	uint64_t max_lateness_ns;
-	uint64_t run_delay_ns, nivcsw;   /* the executives' co-tenants, summed */
+	uint64_t run_delay_ns, nivcsw; /* the executives' co-tenants, summed */
 	uint64_t disturbances, slow_requests, gap_max_ns;
-	uint64_t steal_ns;               /* hypervisor steal time on the executives' CPUs */
+	uint64_t steal_ns; /* hypervisor steal time on the executives' CPUs */
 	double get_kops, set_kops;
 	uint64_t get_p99_ns, set_p99_ns, get_max_ns, set_max_ns;
 	uint64_t get_svc_p99_ns, set_svc_p99_ns;
@@ -213,14 +214,14 @@ struct outs {
 struct admission {
 	double get_p_us, set_p_us, q_us;
 	bool schedulable;
-	long long bound;  /* G*, objects */
+	long long bound; /* G*, objects */
 	bool have_bound;
-	double kops;      /* the admitted request rate (the tool's throughput), kops */
+	double kops; /* the admitted request rate (the tool's throughput), kops */
 	/* what the zero-slack rule (mean costs, slack 1, no cap) admits on the same costs,
 	 * kops (0: nothing; NAN: not computed - periods given), and its summary (owned) */
 	double zero_slack_kops;
 	json_t *zero_slack;
-	json_t *json;     /* the tool's output, owned */
+	json_t *json; /* the tool's output, owned */
 };
 
 /* rt_cache_exec.c */
@@ -235,11 +236,10 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 int rtc_write_json_file(const char *path, json_t *j);
 const char *rtc_sched_line(const struct result *r, char *buf, size_t n);
 double rtc_shared_cpu_ms(const struct result *r);
-void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, double gp,
-		 double sp, double offered, const struct result *r, const struct admission *a,
-		 unsigned rep);
-json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, double sp,
-		     double q, double offered, double seconds, const struct result *r);
+void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, double gp, double sp,
+		 double offered, const struct result *r, const struct admission *a, unsigned rep);
+json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, double sp, double q,
+		     double offered, double seconds, const struct result *r);
 int rtc_emit_json(struct outs *o, json_t *j, const char *name);
 
 /* rt_cache_admit.c */

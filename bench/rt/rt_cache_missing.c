@@ -12,6 +12,7 @@ int rt_cache_main(int argc, char **argv, const char *cmdline)
 	(void)argv;
 	(void)cmdline;
 	fputs("tsync-bench rt-cache: not built: the cache core needs xxhash.h "
-	      "(install libxxhash-dev and reconfigure)\n", stderr);
+	      "(install libxxhash-dev and reconfigure)\n",
+	      stderr);
 	return 2;
 }

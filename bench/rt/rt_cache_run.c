@@ -25,8 +25,6 @@
 
 #include "rt_cache_internal.h"
 
-
-
 double rtc_ticks_us(double t)
 {
 	return t / tsync_ticks_per_ns() / 1000.0;
@@ -118,8 +116,8 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 	char val[VAL_LEN];
 	memset(val, 'v', sizeof val);
 	for (uint64_t k = 0; k < records; k++)
-		if (cache_store(rtc_cache, CACHE_SET, rtc_keys + k * KEY_LEN, KEY_LEN, val,
-				VAL_LEN, 0, 0, 0, NULL) != CACHE_STORED) {
+		if (cache_store(rtc_cache, CACHE_SET, rtc_keys + k * KEY_LEN, KEY_LEN, val, VAL_LEN,
+				0, 0, 0, NULL) != CACHE_STORED) {
 			fprintf(stderr, WHO ": preload failed\n");
 			cache_destroy(rtc_cache);
 			return -1;
@@ -191,7 +189,8 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 			bool ok = false;
 			for (unsigned j = 0; j < started && !ok; j++)
 				for (unsigned k = 0; k < xs[j].ndist && !ok; k++)
-					ok = xs[j].dist[k].a < x->miss[m].b && xs[j].dist[k].b > x->miss[m].a;
+					ok = xs[j].dist[k].a < x->miss[m].b &&
+					     xs[j].dist[k].b > x->miss[m].a;
 			r->unexplained += !ok;
 			if (!ok && getenv("TSYNC_RT_CACHE_DEBUG")) {
 				FILE *df = fopen(getenv("TSYNC_RT_CACHE_DEBUG"), "a");
@@ -324,8 +323,8 @@ int rtc_run_one(enum design d, unsigned ncores, const uint32_t *trace, uint64_t 
 	r->q_ns = tsync_ticks_to_ns(plan->pq);
 	r->bound_measured = -1;
 	if (d == D_RTPARSEC && plan->mode != M_CAL && plan->ps && plan->pq)
-		r->bound_measured = measured_bound(started, plan->ps, plan->pq, sec_max, set_max,
-						   sig_max);
+		r->bound_measured =
+			measured_bound(started, plan->ps, plan->pq, sec_max, set_max, sig_max);
 	r->get_svc_p99_ns = hist_ns(&hgs, 0.99);
 	r->set_svc_p99_ns = hist_ns(&hss, 0.99);
 	/* the allocators' exact peaks (EXACT accounting under PS_POLICY_RT), summed over the
@@ -388,9 +387,8 @@ double rtc_shared_cpu_ms(const struct result *r)
  * for the lock designs, zero_slack_kops where the periods were given); get_period_us is
  * 0 in relaxed (gets are not periodic there). r NULL: the admission found nothing
  * schedulable - every period and result empty, the zero-slack rate and repeat given. */
-void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, double gp,
-		 double sp, double offered, const struct result *r, const struct admission *a,
-		 unsigned rep)
+void rtc_csv_row(struct outs *o, enum mode m, enum design d, unsigned cores, double gp, double sp,
+		 double offered, const struct result *r, const struct admission *a, unsigned rep)
 {
 	char gps[32] = "", sps[32] = "", off[32] = "", bnd[32] = "", bm[32] = "";
 	char jobs[32] = "", unx[32] = "", late[32] = "", zs[32] = "";
@@ -441,8 +439,8 @@ static json_t *cost_json(const struct cost_stats *c)
 	return j;
 }
 
-json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, double sp,
-		     double q, double offered, double seconds, const struct result *r)
+json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, double sp, double q,
+		     double offered, double seconds, const struct result *r)
 {
 	char sb[512];
 	json_t *j = json_object();
@@ -513,7 +511,8 @@ json_t *rtc_run_json(enum mode m, enum design d, unsigned cores, double gp, doub
 		json_object_set_new(j, "bound_measured", b);
 	}
 	if (m != M_CAL) {
-		json_object_set_new(j, "misses_unexplained", json_integer((json_int_t)r->unexplained));
+		json_object_set_new(j, "misses_unexplained",
+				    json_integer((json_int_t)r->unexplained));
 		json_object_set_new(j, "jobs", json_integer((json_int_t)r->jobs));
 		json_object_set_new(j, "max_lateness_ns",
 				    json_integer((json_int_t)r->max_lateness_ns));

@@ -40,10 +40,14 @@
 /* Canonical order: rows come out in this order. */
 static const struct smr_peer *const all_peers[] = {
 	&smr_peer_ps,
-	&smr_peer_urcu_mb_sync,   &smr_peer_urcu_mb_call,
-	&smr_peer_urcu_memb_sync, &smr_peer_urcu_memb_call,
-	&smr_peer_urcu_qsbr_sync, &smr_peer_urcu_qsbr_call,
-	&smr_peer_ck_epoch_sync,  &smr_peer_ck_epoch_call,
+	&smr_peer_urcu_mb_sync,
+	&smr_peer_urcu_mb_call,
+	&smr_peer_urcu_memb_sync,
+	&smr_peer_urcu_memb_call,
+	&smr_peer_urcu_qsbr_sync,
+	&smr_peer_urcu_qsbr_call,
+	&smr_peer_ck_epoch_sync,
+	&smr_peer_ck_epoch_call,
 	&smr_peer_ck_brlock,
 	&smr_peer_pthread_rwlock,
 	&smr_peer_unsafe, /* last: not selected by 'all' or a prefix, only by its name */
@@ -55,8 +59,8 @@ static bool is_control(const struct smr_peer *p)
 	return p == &smr_peer_unsafe;
 }
 
-#define CSV_HEADER                                                                         \
-	"mechanism,threads,update_pct,read_mops,update_mops,read_p50_ns,read_p99_ns,"      \
+#define CSV_HEADER                                                                    \
+	"mechanism,threads,update_pct,read_mops,update_mops,read_p50_ns,read_p99_ns," \
 	"update_p50_ns,update_p99_ns,peak_pending"
 
 #define TRACE_UPDATE 0x8000u /* trace entry: bit 15 = update, low bits = slot */
@@ -351,13 +355,15 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tsync-bench smr [options]\n"
 		"\n"
-		"SMR micro-benchmark of ParSec (EuroSys 2016) sec. 5.1 over %u slots, each pointing\n"
+		"SMR micro-benchmark of ParSec (EuroSys 2016) sec. 5.1 over %u slots, each "
+		"pointing\n"
 		"to a %u-byte node.\n"
 		"  read:   enter the read-side section, load a slot, validate the node, exit.\n"
 		"  update: allocate and initialise a node, swap it into a slot, free the old\n"
 		"          node through the mechanism (deferred, or after a grace period).\n"
 		"Layouts (--layout):\n"
-		"  paper   (default) the paper's set-up, which measures the mechanisms' own costs:\n"
+		"  paper   (default) the paper's set-up, which measures the mechanisms' own "
+		"costs:\n"
 		"          every read reads one shared node (slot 0, never replaced); each\n"
 		"          thread's updates replace the node in its own slot, on its own line.\n"
 		"  slots   reads and updates name a uniformly random slot: updates replace nodes\n"
@@ -374,14 +380,16 @@ static void usage(FILE *f)
 		"they ever see a freed (poisoned) or reused node.\n"
 		"\n"
 		"options:\n"
-		"  -m, --mechanisms LIST  comma-separated names or family prefixes (urcu, urcu-mb,\n"
+		"  -m, --mechanisms LIST  comma-separated names or family prefixes (urcu, "
+		"urcu-mb,\n"
 		"                         ck-epoch, ...) or 'all' (default: all); 'unsafe' is a\n"
 		"                         control without protection that must abort\n"
 		"  -t, --threads LIST     thread counts (default: 1..nproc and 2*nproc)\n"
 		"  -u, --updates LIST     update percentages (default: 0,10,50,90)\n"
 		"  -s, --seconds S        seconds per run, fractional allowed (default: 1)\n"
 		"  -c, --csv FILE|-       write CSV rows to FILE ('-': stdout)\n"
-		"  -o, --out DIR          write DIR/smr.csv, then run plot_smr.py for DIR/table.md\n"
+		"  -o, --out DIR          write DIR/smr.csv, then run plot_smr.py for "
+		"DIR/table.md\n"
 		"                         and PNG plots (needs python3 with matplotlib)\n"
 		"      --pin / --no-pin   pin worker i to the i-th CPU of the affinity mask,\n"
 		"                         modulo their number (default: --pin); the pending-count\n"
@@ -396,7 +404,8 @@ static void usage(FILE *f)
 		"\n"
 		"CSV columns: " CSV_HEADER "\n"
 		"  *_mops: completed ops of all threads per second / 1e6; *_p50_ns, *_p99_ns:\n"
-		"  latency percentiles (0 when no op of that kind ran); peak_pending: most objects\n"
+		"  latency percentiles (0 when no op of that kind ran); peak_pending: most "
+		"objects\n"
 		"  freed but not yet reusable, sampled every ~1 ms (0 for mechanisms that free\n"
 		"  right after the grace period or under a lock).\n"
 		"Progress goes to stderr. Environment: TSYNC_BENCH_PYTHON overrides the Python\n"
@@ -422,7 +431,8 @@ static int select_peer(const char *tok, void *ctx)
 	bool any = false;
 	for (size_t i = 0; i < NPEERS; i++) {
 		const char *name = all_peers[i]->name;
-		bool group = strcmp(tok, "all") == 0 || (strncmp(tok, name, len) == 0 && name[len] == '-');
+		bool group = strcmp(tok, "all") == 0 ||
+			     (strncmp(tok, name, len) == 0 && name[len] == '-');
 		if (strcmp(tok, name) == 0 || (group && !is_control(all_peers[i]))) {
 			sel[i] = true;
 			any = true;
@@ -496,9 +506,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 static void csv_row(struct bench_csv *out, const char *name, unsigned thr, unsigned pct,
 		    const struct result *r)
 {
-	bench_csv_printf(out, "%s,%u,%u,%.6g,%.6g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-		name, thr, pct, r->read_mops, r->update_mops, r->read_p50_ns, r->read_p99_ns,
-		r->update_p50_ns, r->update_p99_ns, r->peak_pending);
+	bench_csv_printf(out,
+			 "%s,%u,%u,%.6g,%.6g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			 ",%" PRIu64 "\n",
+			 name, thr, pct, r->read_mops, r->update_mops, r->read_p50_ns,
+			 r->read_p99_ns, r->update_p50_ns, r->update_p99_ns, r->peak_pending);
 }
 
 /* Runs plot_smr.py; a missing interpreter or matplotlib only warns (the CSV is written). */
@@ -506,10 +518,11 @@ static void run_report(const char *dir, const char *csv_path, const char *cmdlin
 		       const char *clockdesc)
 {
 	const char *py = bench_python();
-	char *args[] = {(char *)py,       (char *)TSYNC_REPORT_PY, (char *)"smr",
-			(char *)csv_path, (char *)dir,             (char *)"--command",
-			(char *)cmdline,  (char *)"--clock",       (char *)clockdesc,
-			NULL};
+	char *args[] = {(char *)py,        (char *)TSYNC_REPORT_PY,
+			(char *)"smr",     (char *)csv_path,
+			(char *)dir,       (char *)"--command",
+			(char *)cmdline,   (char *)"--clock",
+			(char *)clockdesc, NULL};
 	int rc = bench_run_report("tsync-bench smr", csv_path, args);
 	if (rc == BENCH_SCRIPT_MISSING)
 		return;
@@ -544,7 +557,10 @@ static void init_cpus(void)
 
 int smr_main(int argc, char **argv, const char *cmdline)
 {
-	struct opts o = {.seconds = 1.0, .pin = true, .requests = DEFAULT_REQUESTS, .lat_every = 1,
+	struct opts o = {.seconds = 1.0,
+			 .pin = true,
+			 .requests = DEFAULT_REQUESTS,
+			 .lat_every = 1,
 			 .paper = true};
 	init_cpus();
 	int prc = parse_opts(argc, argv, &o);
@@ -569,8 +585,9 @@ int smr_main(int argc, char **argv, const char *cmdline)
 		return 1;
 	}
 	char clockdesc[128];
-	snprintf(clockdesc, sizeof(clockdesc), "tsync %s, skew bound %" PRIu64 " ticks, %.4f ticks/ns",
-		 tsync_clock_source_name(), (uint64_t)tsync_clock_skew(), tsync_ticks_per_ns());
+	snprintf(clockdesc, sizeof(clockdesc),
+		 "tsync %s, skew bound %" PRIu64 " ticks, %.4f ticks/ns", tsync_clock_source_name(),
+		 (uint64_t)tsync_clock_skew(), tsync_ticks_per_ns());
 	fprintf(stderr,
 		"tsync-bench smr: clock: %s; %u CPUs; pinning %s; %zu requests per trace; "
 		"timing 1 op in %u\n",
@@ -584,7 +601,8 @@ int smr_main(int argc, char **argv, const char *cmdline)
 			continue;
 		const struct smr_peer *p = all_peers[m];
 		for (unsigned u = 0; u < o.nupdates && status == 0; u++) {
-			if (!traces[u] && !(traces[u] = make_trace(o.requests, o.updates[u], o.paper)))
+			if (!traces[u] &&
+			    !(traces[u] = make_trace(o.requests, o.updates[u], o.paper)))
 				die_errno("allocating the trace", ENOMEM);
 			g_trace = traces[u];
 			g_trace_len = o.requests;
@@ -597,10 +615,12 @@ int smr_main(int argc, char **argv, const char *cmdline)
 				csv_row(&out, p->name, o.threads[k], o.updates[u], &r);
 				fprintf(stderr,
 					"smr: %-15s threads=%-3u updates=%3u%%: read %9.3f Mops, "
-					"update %9.4f Mops, p99 read %6" PRIu64 " ns, update %9" PRIu64
-					" ns, peak pending %" PRIu64 " (%.2f s)\n",
-					p->name, o.threads[k], o.updates[u], r.read_mops, r.update_mops,
-					r.read_p99_ns, r.update_p99_ns, r.peak_pending, r.elapsed_s);
+					"update %9.4f Mops, p99 read %6" PRIu64
+					" ns, update %9" PRIu64 " ns, peak pending %" PRIu64
+					" (%.2f s)\n",
+					p->name, o.threads[k], o.updates[u], r.read_mops,
+					r.update_mops, r.read_p99_ns, r.update_p99_ns,
+					r.peak_pending, r.elapsed_s);
 			}
 		}
 	}

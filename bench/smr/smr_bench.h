@@ -17,23 +17,22 @@
 
 #include "hist.h"
 
-#define SMR_SLOTS 1024u     /* shared slots; a trace entry names one */
-#define SMR_NODE_BYTES 64u  /* every mechanism allocates nodes of one cache line */
+#define SMR_SLOTS 1024u    /* shared slots; a trace entry names one */
+#define SMR_NODE_BYTES 64u /* every mechanism allocates nodes of one cache line */
 #define SMR_CACHE_LINE 64
 
-#define smr_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define smr_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /* ---- per-thread harness state ---- */
 struct bench_thread {
 	_Alignas(SMR_CACHE_LINE) unsigned id; /* 0 .. threads-1 */
-	int cpu;               /* CPU the worker is pinned to, -1 if not pinned */
-	uint64_t seq;          /* incarnations handed out by this thread */
-	unsigned up_off;       /* added to an update's slot: 0, or this thread's private slot
-				* in the paper layout (see --layout) */
-	void *peer;            /* adapter's per-thread state, if it wants one */
-	struct hist *rd, *up;  /* latency histograms, in ticks */
-	uint64_t end_tick;     /* tsync_now() after the last op */
+	int cpu;                              /* CPU the worker is pinned to, -1 if not pinned */
+	uint64_t seq;                         /* incarnations handed out by this thread */
+	unsigned up_off;           /* added to an update's slot: 0, or this thread's private slot
+				    * in the paper layout (see --layout) */
+	void *peer;                /* adapter's per-thread state, if it wants one */
+	struct hist *rd, *up;      /* latency histograms, in ticks */
+	uint64_t end_tick;         /* tsync_now() after the last op */
 	uint64_t nreads, nupdates; /* ops completed */
 	/* Deferred frees requested by this thread (call_rcu, ck_epoch_call); written only by
 	 * the owner. */
@@ -55,7 +54,8 @@ struct bench_thread *smr_thread(unsigned id);
 /* Count one deferred free requested by t (call before handing the node over). */
 static inline void smr_deferred_queued(struct bench_thread *t)
 {
-	atomic_store_explicit(&t->queued, atomic_load_explicit(&t->queued, memory_order_relaxed) + 1,
+	atomic_store_explicit(&t->queued,
+			      atomic_load_explicit(&t->queued, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 }
 
@@ -121,8 +121,8 @@ static inline void smr_node_poison(struct smr_node *n)
 }
 
 /* Prints what the reader saw and aborts. */
-_Noreturn void smr_node_fail(const struct smr_node *n, unsigned slot, uint64_t magic,
-			     uint64_t gen, uint64_t check, unsigned nslot);
+_Noreturn void smr_node_fail(const struct smr_node *n, unsigned slot, uint64_t magic, uint64_t gen,
+			     uint64_t check, unsigned nslot);
 
 /* The read-side work: a reader inside its section validates the node it loaded from
  * slot. Aborts with a diagnostic if the node is freed, being reused, or corrupt. */

@@ -38,8 +38,8 @@ void smr_node_fail(const struct smr_node *n, unsigned slot, uint64_t magic, uint
 {
 	const char *why = magic == SMR_NODE_POISON ? "a freed (poisoned) node"
 			  : magic != SMR_NODE_LIVE ? "a node with a corrupt magic"
-			  : nslot != slot ? "a node installed in another slot"
-					  : "a node with an inconsistent incarnation";
+			  : nslot != slot          ? "a node installed in another slot"
+						   : "a node with an inconsistent incarnation";
 	fprintf(stderr,
 		"tsync-bench smr: FATAL: mechanism '%s': a reader of slot %u saw %s\n"
 		"  node %p: magic %#" PRIx64 " gen %#" PRIx64 " check %#" PRIx64

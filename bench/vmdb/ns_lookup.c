@@ -205,7 +205,8 @@ int ns_lookup_bench(unsigned threads, unsigned rounds, const char *backend, cons
 	 * nodes, and the trie (2 x REGIONS leaves) fits in the cache as a busy one would */
 	for (uint64_t i = 0; i < NIDS; i++) {
 		uint64_t r = i / (NIDS / REGIONS), j = i % (NIDS / REGIONS);
-		uint64_t id = (((r + 1) * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & ~(uint64_t)(NIDS / REGIONS - 1);
+		uint64_t id = (((r + 1) * UINT64_C(0x9E3779B97F4A7C15)) >> 32) &
+			      ~(uint64_t)(NIDS / REGIONS - 1);
 		id = (id | j) & ((UINT64_C(1) << ID_BITS) - 1);
 		struct lobj *o = ps_ns_alloc_at(L.ns, id);
 		if (o == NULL) { /* a collision of the scattering: take the next free id */
@@ -247,7 +248,8 @@ int ns_lookup_bench(unsigned threads, unsigned rounds, const char *backend, cons
 	}
 	pthread_barrier_destroy(&L.bar);
 	if (err) {
-		fprintf(stderr, "tsync-bench vmdb: ns lookup: a lookup returned the wrong object\n");
+		fprintf(stderr,
+			"tsync-bench vmdb: ns lookup: a lookup returned the wrong object\n");
 		goto out;
 	}
 	double tpn = tsync_ticks_per_ns();

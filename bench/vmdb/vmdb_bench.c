@@ -136,18 +136,18 @@ struct design {
 	const char *what;
 };
 static const struct design designs[] = {
-    {"ps", D_VMDB, VMDB_SYNC_PS,
-     "vmdb, VMDB_SYNC_PS: namespaces, wait-free lookups, a ps_lock per node"},
-    {"rwlock", D_VMDB, VMDB_SYNC_RWLOCK,
-     "vmdb, VMDB_SYNC_RWLOCK: an rwlock per address space, one mutex for the trees"},
-    {"global-lock", D_VMDB, VMDB_SYNC_GLOBAL, "vmdb, VMDB_SYNC_GLOBAL: one mutex"},
-    {"frame-lock", D_VMDB, VMDB_SYNC_FRAME,
-     "vmdb, VMDB_SYNC_FRAME: an rwlock per address space, a mutex per frame tree"},
-    {"frame-ticket", D_VMDB, VMDB_SYNC_FRAME_TICKET,
-     "vmdb, VMDB_SYNC_FRAME_TICKET: frame-lock with FIFO ticket locks"},
-    {"urcu", D_URCU, 0,
-     "liburcu rculfhash keyed by (pid, vaddr), a mutex per frame tree, call_rcu"},
-    {"linux", D_LINUX, 0, "mmap(MAP_PRIVATE|MAP_ANONYMOUS|MAP_POPULATE) / munmap"},
+	{"ps", D_VMDB, VMDB_SYNC_PS,
+	 "vmdb, VMDB_SYNC_PS: namespaces, wait-free lookups, a ps_lock per node"},
+	{"rwlock", D_VMDB, VMDB_SYNC_RWLOCK,
+	 "vmdb, VMDB_SYNC_RWLOCK: an rwlock per address space, one mutex for the trees"},
+	{"global-lock", D_VMDB, VMDB_SYNC_GLOBAL, "vmdb, VMDB_SYNC_GLOBAL: one mutex"},
+	{"frame-lock", D_VMDB, VMDB_SYNC_FRAME,
+	 "vmdb, VMDB_SYNC_FRAME: an rwlock per address space, a mutex per frame tree"},
+	{"frame-ticket", D_VMDB, VMDB_SYNC_FRAME_TICKET,
+	 "vmdb, VMDB_SYNC_FRAME_TICKET: frame-lock with FIFO ticket locks"},
+	{"urcu", D_URCU, 0,
+	 "liburcu rculfhash keyed by (pid, vaddr), a mutex per frame tree, call_rcu"},
+	{"linux", D_LINUX, 0, "mmap(MAP_PRIVATE|MAP_ANONYMOUS|MAP_POPULATE) / munmap"},
 };
 #define ND (sizeof designs / sizeof designs[0])
 
@@ -162,8 +162,8 @@ enum op {
 	OP_WAIT,
 	NOPS
 };
-static const char *const op_name[NOPS] = {"map",    "map",    "unmap", "unmap",
-					  "alias",  "revoke", "lookup", "wait"};
+static const char *const op_name[NOPS] = {"map",   "map",    "unmap",  "unmap",
+					  "alias", "revoke", "lookup", "wait"};
 static const char *const backend_name[] = {"model", "memfd"};
 enum layout { L_SHARED, L_PRIVATE };
 static const char *const layout_name[] = {"shared", "private"};
@@ -199,7 +199,7 @@ struct worker {
 	unsigned idx;
 	int cpu;
 	uint64_t rng;
-	uint16_t *trace;  /* pages of each request */
+	uint16_t *trace; /* pages of each request */
 	size_t nreq;
 	uint64_t *cum;    /* cum[i]: pages of requests before i; cum[nreq]: all */
 	uint64_t *region; /* the first page (linux: the address) of each request's grant */
@@ -218,9 +218,9 @@ static struct {
 	unsigned threads;
 	struct worker **w;
 	pthread_barrier_t bar;
-	int cur;     /* the instance of this round; -1: the workers exit */
-	bool record; /* false in the warm-up round */
-	bool shared; /* --layout shared */
+	int cur;                 /* the instance of this round; -1: the workers exit */
+	bool record;             /* false in the warm-up round */
+	bool shared;             /* --layout shared */
 	pthread_barrier_t phase; /* shared: the workers, between a round's phases */
 	_Atomic bool failed;
 	unsigned depth, fanout, tree_nodes, trees;
@@ -249,17 +249,14 @@ static bool failed(void)
 static int do_space(struct inst *in, int *pid)
 {
 	switch (in->d->kind) {
-	case D_VMDB:
-		return vmdb_space_create(in->v, pid);
+	case D_VMDB: return vmdb_space_create(in->v, pid);
 	case D_URCU:
 #if TSYNC_VMDB_HAVE_URCU
 		return uvm_space_create(in->u, pid);
 #else
 		break;
 #endif
-	case D_LINUX:
-		*pid = 0;
-		return 0;
+	case D_LINUX: *pid = 0; return 0;
 	}
 	errno = ENOSYS;
 	return -1;
@@ -268,8 +265,7 @@ static int do_space(struct inst *in, int *pid)
 static int do_grant(struct inst *in, int pid, size_t np, uint64_t *va)
 {
 	switch (in->d->kind) {
-	case D_VMDB:
-		return vmdb_grant(in->v, pid, np, va);
+	case D_VMDB: return vmdb_grant(in->v, pid, np, va);
 	case D_URCU:
 #if TSYNC_VMDB_HAVE_URCU
 		return uvm_grant(in->u, pid, np, va);
@@ -292,8 +288,7 @@ static int do_grant(struct inst *in, int pid, size_t np, uint64_t *va)
 static long do_release(struct inst *in, int pid, uint64_t va, size_t np)
 {
 	switch (in->d->kind) {
-	case D_VMDB:
-		return vmdb_release(in->v, pid, va, np);
+	case D_VMDB: return vmdb_release(in->v, pid, va, np);
 	case D_URCU:
 #if TSYNC_VMDB_HAVE_URCU
 		return uvm_release(in->u, pid, va, np);
@@ -364,8 +359,7 @@ static long long mappings_left(struct inst *in)
 #else
 		break;
 #endif
-	case D_LINUX:
-		break;
+	case D_LINUX: break;
 	}
 	return -1;
 }
@@ -472,7 +466,8 @@ static void round_trees(struct worker *w, unsigned di)
 		long removed = do_revoke(in, pid, root);
 		uint64_t t1 = tsync_now();
 		if (removed != (long)g.tree_nodes) {
-			fail("%s: revoke of (%d, %" PRIu64 ") removed %ld mappings, expected %u%s%s",
+			fail("%s: revoke of (%d, %" PRIu64
+			     ") removed %ld mappings, expected %u%s%s",
 			     in->d->name, pid, root, removed, g.tree_nodes, removed < 0 ? ": " : "",
 			     removed < 0 ? strerror(errno) : "");
 			return;
@@ -543,8 +538,9 @@ static void round_run(struct worker *w, unsigned di)
 		uint64_t t1 = tsync_now();
 		if (n != (long)np) {
 			if (!failed())
-				fail("%s: release of %zu pages at %" PRIu64 " removed %ld%s%s", in->d->name,
-				     np, w->region[i], n, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+				fail("%s: release of %zu pages at %" PRIu64 " removed %ld%s%s",
+				     in->d->name, np, w->region[i], n, n < 0 ? ": " : "",
+				     n < 0 ? strerror(errno) : "");
 			continue; /* unmap the rest all the same */
 		}
 		rec(&L[np == 1 ? OP_UNMAP1 : OP_UNMAP_BIG], on, t0, t1);
@@ -578,7 +574,8 @@ static void *worker_main(void *arg)
 			nsp = 0;
 		for (unsigned s = 0; s < nsp; s++)
 			if (do_space(&g.inst[i], &w->pids[i][s]) != 0) {
-				fail("%s: vmdb_space_create: %s", g.inst[i].d->name, strerror(errno));
+				fail("%s: vmdb_space_create: %s", g.inst[i].d->name,
+				     strerror(errno));
 				break;
 			}
 	}
@@ -703,8 +700,7 @@ static void emit_rows(const struct opts *o, FILE *const outs[2])
 						",%.1f,%.0f,%.0f,%.0f,%.0f\n",
 						g.inst[i].d->name, backend_name[o->backend],
 						layout_name[o->layout], g.threads, op_name[op],
-						pages, n,
-						(double)all.sum / (double)n / tpn,
+						pages, n, (double)all.sum / (double)n / tpn,
 						(double)hist_quantile(&all.h, 0.5) / tpn,
 						(double)hist_quantile(&all.h, 0.99) / tpn,
 						(double)hist_quantile(&all.h, 0.999) / tpn,
@@ -784,8 +780,9 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 	uint64_t need = mem_needed(o, threads, most), avail = mem_available();
 	if (avail && need > avail / 10 * 8) {
 		fprintf(stderr,
-			WHO ": %u thread(s) skipped: they would commit about %.1f GiB, more than 80 %% "
-			    "of the %.1f GiB available (lower --scale or --threads)\n",
+			WHO
+			": %u thread(s) skipped: they would commit about %.1f GiB, more than 80 %% "
+			"of the %.1f GiB available (lower --scale or --threads)\n",
 			threads, (double)need / 1073741824.0, (double)avail / 1073741824.0);
 		rc = 0;
 		goto out;
@@ -824,12 +821,12 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 #if TSYNC_VMDB_HAVE_URCU
 		if (in->d->kind == D_URCU) {
 			struct uvm_config cfg = {
-			    .memfd = o->backend == VMDB_BACKEND_MEMFD,
-			    .touch = true,
-			    .va_bits = va_bits ? va_bits : 20,
-			    .frame_bits = frame_bits ? frame_bits : 22,
-			    .max_spaces = spaces,
-			    .size_hint = (size_t)(most * threads),
+				.memfd = o->backend == VMDB_BACKEND_MEMFD,
+				.touch = true,
+				.va_bits = va_bits ? va_bits : 20,
+				.frame_bits = frame_bits ? frame_bits : 22,
+				.max_spaces = spaces,
+				.size_hint = (size_t)(most * threads),
 			};
 			in->u = uvm_create(&cfg);
 			if (in->u == NULL) {
@@ -854,9 +851,9 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 		}
 	pthread_barrier_wait(&g.bar); /* address spaces made */
 	for (unsigned r = 0; r <= o->repeat && !failed(); r++) {
-		fprintf(stderr, WHO ": %u thread(s), %s backend, %s layout, %s %u/%u\n",
-			threads, backend_name[o->backend], layout_name[o->layout],
-			r ? "round" : "warm-up", r, o->repeat);
+		fprintf(stderr, WHO ": %u thread(s), %s backend, %s layout, %s %u/%u\n", threads,
+			backend_name[o->backend], layout_name[o->layout], r ? "round" : "warm-up",
+			r, o->repeat);
 		for (unsigned j = 0; j < g.ninst && !failed(); j++) {
 			unsigned i = (j + r) % g.ninst;
 			g.cur = (int)i;
@@ -865,7 +862,8 @@ static int run_threads(const struct opts *o, unsigned threads, FILE *const outs[
 			pthread_barrier_wait(&g.bar); /* every worker done */
 			long long left = mappings_left(&g.inst[i]);
 			if (left > 0)
-				fail("%s: %lld mappings left after a round that unmapped everything",
+				fail("%s: %lld mappings left after a round that unmapped "
+				     "everything",
 				     g.inst[i].d->name, left);
 		}
 	}
@@ -897,7 +895,8 @@ static void usage(FILE *f)
 		"ParSec (EuroSys 2016) sec. 5.3, Figs. 9-10: a Metis-like trace of grants (single\n"
 		"pages and, for 3 %% of the requests, 1024 pages; 650 MB per thread at --scale 1,\n"
 		"every page written after it is mapped), then lookups of random mapped pages,\n"
-		"alias trees and their revoke, then the release of every grant; one warm-up round,\n"
+		"alias trees and their revoke, then the release of every grant; one warm-up "
+		"round,\n"
 		"then --repeat rounds, the designs interleaved. Each operation is timed alone.\n"
 		"  --designs LIST      comma-separated (default all):\n");
 	for (unsigned i = 0; i < ND; i++) {
@@ -920,7 +919,8 @@ static void usage(FILE *f)
 		"                      default) or memfd (frames are memfd pages really mapped)\n"
 		"  --repeat N          recorded rounds per design and thread count (default 10)\n"
 		"  --scale F           trace size: F x 650 MB per thread and round, 0 < F <= 16\n"
-		"                      (default 1); also scales the trees per round (256 x F, >= 3)\n"
+		"                      (default 1); also scales the trees per round (256 x F, >= "
+		"3)\n"
 		"  --tree-depth D      alias tree depth, 0..8 (default 3; 0: no trees)\n"
 		"  --tree-fanout F     aliases per node, 1..16 (default 2); at most %u nodes\n"
 		"  --csv FILE|-        rows to FILE (default: stdout unless --out)\n"
@@ -1015,7 +1015,8 @@ static FILE *open_out_csv(const char *dir, int backend, int layout)
 	if (old) {
 		FILE *k = open_memstream(&kept, &klen);
 		char line[1024];
-		bool header_ok = fgets(line, sizeof line, old) && strcmp(line, CSV_HEADER "\n") == 0;
+		bool header_ok =
+			fgets(line, sizeof line, old) && strcmp(line, CSV_HEADER "\n") == 0;
 		char mine[64]; /* ",backend,layout," of this run's rows */
 		snprintf(mine, sizeof mine, ",%s,%s,", backend_name[backend], layout_name[layout]);
 		while (k && header_ok && fgets(line, sizeof line, old)) {
@@ -1061,7 +1062,8 @@ int vmdb_main(int argc, char **argv, const char *cmdline)
 			o.design[o.nd++] = i;
 	const struct bench_opt opts[] = {
 		BENCH_O_FN("designs", 0, BENCH_OPT_CALL, opt_designs),
-		BENCH_O_LIST("threads", 0, BENCH_OPT_UINTS, o.threads, &o.nthreads, 1, MAX_THREADS, 0),
+		BENCH_O_LIST("threads", 0, BENCH_OPT_UINTS, o.threads, &o.nthreads, 1, MAX_THREADS,
+			     0),
 		BENCH_O_FN("backend", 0, BENCH_OPT_CALL, opt_backend),
 		BENCH_O_FN("layout", 0, BENCH_OPT_CALL, opt_layout),
 		BENCH_O_NUM("repeat", 0, BENCH_OPT_UINT, &o.repeat, 1, 100000),
@@ -1083,7 +1085,8 @@ int vmdb_main(int argc, char **argv, const char *cmdline)
 		lvl *= o.fanout;
 		nodes += lvl;
 		if (nodes > MAX_TREE_NODES) {
-			fprintf(stderr, WHO ": a tree of depth %u and fanout %u has more than %u nodes\n",
+			fprintf(stderr,
+				WHO ": a tree of depth %u and fanout %u has more than %u nodes\n",
 				o.depth, o.fanout, MAX_TREE_NODES);
 			return 2;
 		}
@@ -1145,8 +1148,8 @@ int vmdb_main(int argc, char **argv, const char *cmdline)
 	int rc = 0;
 	bool with_ps = false;
 	for (unsigned i = 0; i < o.nd; i++)
-		with_ps |= designs[o.design[i]].kind == D_VMDB && designs[o.design[i]].sync ==
-								     VMDB_SYNC_PS;
+		with_ps |= designs[o.design[i]].kind == D_VMDB &&
+			   designs[o.design[i]].sync == VMDB_SYNC_PS;
 	for (unsigned t = 0; t < o.nthreads && rc == 0; t++) {
 		rc = run_threads(&o, o.threads[t], outs);
 		/* the lookup's floor: ps_ns_lookup against a bare trie walk (model runs) */

@@ -148,10 +148,22 @@ static inline void tsync_arch_relax(void)
 	(!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L || defined(__STDC_NO_ATOMICS__))
 #error "tsync needs a C11 compiler with <stdatomic.h>"
 #endif
-static inline uint64_t tsync_arch_counter(void) { return 0; }
-static inline uint64_t tsync_arch_counter_ordered(void) { return 0; }
-static inline uint64_t tsync_arch_counter_before_loads(void) { return 0; }
-static inline void tsync_arch_relax(void) { atomic_signal_fence(memory_order_seq_cst); }
+static inline uint64_t tsync_arch_counter(void)
+{
+	return 0;
+}
+static inline uint64_t tsync_arch_counter_ordered(void)
+{
+	return 0;
+}
+static inline uint64_t tsync_arch_counter_before_loads(void)
+{
+	return 0;
+}
+static inline void tsync_arch_relax(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+}
 #endif
 
 #endif /* TSYNC_ARCH_H */

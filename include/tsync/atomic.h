@@ -61,41 +61,41 @@
 #define TSYNC_THREAD_LOCAL __thread
 #define TSYNC_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
 
-using std::memory_order;
-using std::memory_order_relaxed;
-using std::memory_order_consume;
-using std::memory_order_acquire;
-using std::memory_order_release;
-using std::memory_order_acq_rel;
-using std::memory_order_seq_cst;
-using std::atomic_thread_fence;
-using std::atomic_signal_fence;
-using std::atomic_load;
-using std::atomic_load_explicit;
-using std::atomic_store;
-using std::atomic_store_explicit;
-using std::atomic_exchange;
-using std::atomic_exchange_explicit;
 using std::atomic_compare_exchange_strong;
 using std::atomic_compare_exchange_strong_explicit;
 using std::atomic_compare_exchange_weak;
 using std::atomic_compare_exchange_weak_explicit;
+using std::atomic_exchange;
+using std::atomic_exchange_explicit;
 using std::atomic_fetch_add;
 using std::atomic_fetch_add_explicit;
-using std::atomic_fetch_sub;
-using std::atomic_fetch_sub_explicit;
 using std::atomic_fetch_and;
 using std::atomic_fetch_and_explicit;
 using std::atomic_fetch_or;
 using std::atomic_fetch_or_explicit;
+using std::atomic_fetch_sub;
+using std::atomic_fetch_sub_explicit;
 using std::atomic_fetch_xor;
 using std::atomic_fetch_xor_explicit;
+using std::atomic_load;
+using std::atomic_load_explicit;
+using std::atomic_signal_fence;
+using std::atomic_store;
+using std::atomic_store_explicit;
+using std::atomic_thread_fence;
+using std::memory_order;
+using std::memory_order_acq_rel;
+using std::memory_order_acquire;
+using std::memory_order_consume;
+using std::memory_order_relaxed;
+using std::memory_order_release;
+using std::memory_order_seq_cst;
 
-#define TSYNC__ATOMIC_SAME_AS_PLAIN(T)                                                 \
-	static_assert(sizeof(std::atomic<T>) == sizeof(T) &&                           \
-			      alignof(std::atomic<T>) == alignof(T) &&                 \
-			      std::atomic<T>::is_always_lock_free,                     \
-		      "tsync: std::atomic<" #T "> must be a lock-free plain " #T       \
+#define TSYNC__ATOMIC_SAME_AS_PLAIN(T)                                           \
+	static_assert(sizeof(std::atomic<T>) == sizeof(T) &&                     \
+			      alignof(std::atomic<T>) == alignof(T) &&           \
+			      std::atomic<T>::is_always_lock_free,               \
+		      "tsync: std::atomic<" #T "> must be a lock-free plain " #T \
 		      " (the C library's _Atomic(" #T ") layout)")
 
 #else /* C */
@@ -109,13 +109,12 @@ using std::atomic_fetch_xor_explicit;
 #define TSYNC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 
 /* Lock-freedom in C is the ATOMIC_*_LOCK_FREE macros (checked below). */
-#define TSYNC__ATOMIC_SAME_AS_PLAIN(T)                                                 \
-	_Static_assert(sizeof(_Atomic(T)) == sizeof(T) &&                              \
-			       _Alignof(_Atomic(T)) == _Alignof(T),                    \
+#define TSYNC__ATOMIC_SAME_AS_PLAIN(T)                                                         \
+	_Static_assert(sizeof(_Atomic(T)) == sizeof(T) && _Alignof(_Atomic(T)) == _Alignof(T), \
 		       "tsync: _Atomic(" #T ") must be a plain " #T)
-#if (defined(__x86_64__) || defined(__aarch64__)) &&                                   \
-	(ATOMIC_INT_LOCK_FREE != 2 || ATOMIC_LONG_LOCK_FREE != 2 ||                    \
-	 ATOMIC_LLONG_LOCK_FREE != 2 || ATOMIC_POINTER_LOCK_FREE != 2)
+#if (defined(__x86_64__) || defined(__aarch64__)) &&                                               \
+	(ATOMIC_INT_LOCK_FREE != 2 || ATOMIC_LONG_LOCK_FREE != 2 || ATOMIC_LLONG_LOCK_FREE != 2 || \
+	 ATOMIC_POINTER_LOCK_FREE != 2)
 #error "tsync: int, long, long long and pointer atomics must be lock-free"
 #endif
 

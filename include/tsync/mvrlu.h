@@ -4,8 +4,8 @@
  *
  * The RLU study (Appl. Sci. 2022) §3.3 (procedure, Fig. 3; API §3.3.2) and §6 (ORDO's
  * boundary); the original design is Kim, Mathew, Kashyap, Ramanathan, Min, "MV-RLU:
- * Scaling Read-Log-Update with Multi-Versioning", ASPLOS 2019 (the study's ref. [25]). docs/rlu.md §6 has the design and
- * the correctness argument.
+ * Scaling Read-Log-Update with Multi-Versioning", ASPLOS 2019 (the study's ref. [25]). docs/rlu.md
+ * §6 has the design and the correctness argument.
  *
  * Model. An MV-RLU section is the span between mvrlu_reader_lock() and
  * mvrlu_reader_unlock(). At its start the section reads tsync's clock (<tsync/clock.h>)
@@ -78,7 +78,10 @@ struct mvrlu_config {
 	unsigned reclaim_pct; /* reclaim when the log is this % full (default 50, 1..95) */
 	bool poison_on_free;  /* fill freed objects with 0xdb before free() (tests) */
 };
-#define MVRLU_CONFIG_INIT {sizeof(struct mvrlu_config), 0, 0, false}
+#define MVRLU_CONFIG_INIT                                \
+	{                                                \
+		sizeof(struct mvrlu_config), 0, 0, false \
+	}
 
 /*
  * mvrlu_create - a new MV-RLU domain: its own per-thread logs (the clock is tsync's).
@@ -306,19 +309,19 @@ void mvrlu_free_unsafe(void *obj);
 /* Per-thread counters, for benchmarks and tests. uint64_t only (mvrlu_stats sums them
  * word by word); each is written by its thread only. */
 struct mvrlu_stats {
-	uint64_t sections;     /* sections begun (mvrlu_reader_lock calls) */
-	uint64_t commits;      /* write sets committed (writer mvrlu_reader_unlock calls) */
-	uint64_t aborts;       /* mvrlu_abort calls */
-	uint64_t reclaims;     /* reclamation passes over this thread's log */
-	uint64_t writebacks;   /* versions copied into their master */
-	uint64_t recycled;     /* versions whose log space was recycled */
-	uint64_t frees;        /* objects returned to malloc */
-	uint64_t log_full;     /* try_lock failures for lack of log space or write-set slots */
-	uint64_t waits;        /* last-resort waits (mvrlu_abort / mvrlu_flush calls that
-				* needed more than one reclamation pass) */
-	uint64_t chain_steps;  /* versions skipped by mvrlu_deref (too new / uncommitted) */
-	uint64_t wb_hints;     /* sections whose derefs mostly met versions: they asked
-				* every writer to reclaim (the dereference watermark) */
+	uint64_t sections;    /* sections begun (mvrlu_reader_lock calls) */
+	uint64_t commits;     /* write sets committed (writer mvrlu_reader_unlock calls) */
+	uint64_t aborts;      /* mvrlu_abort calls */
+	uint64_t reclaims;    /* reclamation passes over this thread's log */
+	uint64_t writebacks;  /* versions copied into their master */
+	uint64_t recycled;    /* versions whose log space was recycled */
+	uint64_t frees;       /* objects returned to malloc */
+	uint64_t log_full;    /* try_lock failures for lack of log space or write-set slots */
+	uint64_t waits;       /* last-resort waits (mvrlu_abort / mvrlu_flush calls that
+			       * needed more than one reclamation pass) */
+	uint64_t chain_steps; /* versions skipped by mvrlu_deref (too new / uncommitted) */
+	uint64_t wb_hints;    /* sections whose derefs mostly met versions: they asked
+			       * every writer to reclaim (the dereference watermark) */
 };
 /*
  * mvrlu_stats_thread - one thread's counters.

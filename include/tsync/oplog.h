@@ -115,7 +115,10 @@ struct oplog_op {
 #define OPLOG_OP_DEAD 1u
 #define OPLOG_OP_MAX 256u
 /* Initialiser for the header of an op struct of type T. */
-#define OPLOG_OP_INIT(T, exec_fn, kind_) {(exec_fn), 0, (uint16_t)sizeof(T), 0, (uint32_t)(kind_)}
+#define OPLOG_OP_INIT(T, exec_fn, kind_)                                \
+	{                                                               \
+		(exec_fn), 0, (uint16_t)sizeof(T), 0, (uint32_t)(kind_) \
+	}
 
 /* Return values of a log type's push. */
 enum oplog_push {
@@ -180,7 +183,10 @@ struct oplog_config {
 	unsigned slots; /* logs per thread, a power of two (default 64) */
 	int order;      /* enum oplog_order (default OPLOG_ORDER_AUTO) */
 };
-#define OPLOG_CONFIG_INIT {sizeof(struct oplog_config), 0, 0}
+#define OPLOG_CONFIG_INIT                         \
+	{                                         \
+		sizeof(struct oplog_config), 0, 0 \
+	}
 
 /*
  * The shared part of every OpLog object; embed it in the structure it wraps (the paper's
@@ -188,7 +194,7 @@ struct oplog_config {
  */
 struct oplog_object {
 	TSYNC_ATOMIC(uint32_t) lock; /* the per-object lock taken by oplog_synchronize */
-	uint32_t hash;         /* slot index hash, from the object's address */
+	uint32_t hash;               /* slot index hash, from the object's address */
 	struct oplog_domain *dom;
 };
 
@@ -314,18 +320,18 @@ void oplog_unlock(struct oplog_object *obj);
 /* Counters of a domain, summed over its tables (approximate while threads run). Counts
  * are totals since the domain's creation. */
 struct oplog_stats {
-	uint64_t tables;        /* per-thread tables allocated, count */
-	uint64_t table_bytes;   /* bytes of those tables */
-	uint64_t slot_bytes;    /* bytes per slot (one log and its header) */
-	uint64_t logged;        /* pushes that returned OPLOG_PUSHED, count of ops */
+	uint64_t tables;          /* per-thread tables allocated, count */
+	uint64_t table_bytes;     /* bytes of those tables */
+	uint64_t slot_bytes;      /* bytes per slot (one log and its header) */
+	uint64_t logged;          /* pushes that returned OPLOG_PUSHED, count of ops */
 	uint64_t absorbed_local;  /* pushes that returned OPLOG_ABSORBED, count of ops */
 	uint64_t absorbed_global; /* ops dropped by try_absorb or cancelled during apply */
-	uint64_t executed;      /* ops executed by the default apply */
-	uint64_t syncs;         /* oplog_synchronize calls that applied at least one log */
-	uint64_t full_syncs;    /* synchronizes forced by a full log, count */
-	uint64_t evictions;     /* slots taken from another object (synchronized first when
-				 * its log there was not empty), count */
-	uint64_t commit_waits;  /* logged ops that had to wait for the skew bound, count */
+	uint64_t executed;        /* ops executed by the default apply */
+	uint64_t syncs;           /* oplog_synchronize calls that applied at least one log */
+	uint64_t full_syncs;      /* synchronizes forced by a full log, count */
+	uint64_t evictions;       /* slots taken from another object (synchronized first when
+				   * its log there was not empty), count */
+	uint64_t commit_waits;    /* logged ops that had to wait for the skew bound, count */
 };
 /*
  * oplog_domain_stats - d's counters.
@@ -361,8 +367,8 @@ int oplog_ops_append(struct oplog_object *obj, void *log, struct oplog_op *op);
  * Implements: OpLog (MIT TR 2014) §4.2 (local absorption).
  */
 struct oplog_op *oplog_ops_find_last(void *log,
-				       bool (*match)(const struct oplog_op *op, const void *arg),
-				       const void *arg);
+				     bool (*match)(const struct oplog_op *op, const void *arg),
+				     const void *arg);
 
 /*
  * oplog_op_cancel - mark a logged op dead: it will not execute.

@@ -49,7 +49,10 @@ struct oplog_list_node {
 	 * in its log (a hint, validated against the remover's own log before use) */
 	TSYNC_ATOMIC(struct oplog_op *) local;
 };
-#define OPLOG_LIST_NODE_INIT {NULL, NULL, NULL, NULL}
+#define OPLOG_LIST_NODE_INIT           \
+	{                              \
+		NULL, NULL, NULL, NULL \
+	}
 
 /* The logged op of a list-like structure (also used by oplog_rmap): kind is
  * OPLOG_LIST_OP_ADD or OPLOG_LIST_OP_REMOVE; the absorption hooks of oplog_list_type()

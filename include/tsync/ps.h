@@ -99,18 +99,21 @@ enum ps_policy {
 /* Configuration for ps_create(). Zero-initialise, set size = sizeof(struct ps_config),
  * then change what you need; PS_CONFIG_INIT gives the defaults. */
 struct ps_config {
-	size_t size;          /* sizeof(struct ps_config), for forward compatibility */
-	uint64_t skew_margin; /* ticks added to the measured skew bound for this instance */
-	int policy;           /* enum ps_policy (default PS_POLICY_GENERAL) */
-	uint64_t grace_ns;    /* PS_POLICY_TEMPORAL: the grace period, nanoseconds (> 0);
-			       * must be 0 for the other policies */
+	size_t size;               /* sizeof(struct ps_config), for forward compatibility */
+	uint64_t skew_margin;      /* ticks added to the measured skew bound for this instance */
+	int policy;                /* enum ps_policy (default PS_POLICY_GENERAL) */
+	uint64_t grace_ns;         /* PS_POLICY_TEMPORAL: the grace period, nanoseconds (> 0);
+				    * must be 0 for the other policies */
 	uint64_t read_interval_ns; /* GENERAL: the least time between two read barriers or
-			       * two clock-word advances that ps_free's reclamation issues
-			       * (ps_quiesce, ps_synchronize and explicit reclaims do not
-			       * wait for it); 0: PS_READ_INTERVAL_NS. Must be 0 for the
-			       * other policies. */
+				    * two clock-word advances that ps_free's reclamation issues
+				    * (ps_quiesce, ps_synchronize and explicit reclaims do not
+				    * wait for it); 0: PS_READ_INTERVAL_NS. Must be 0 for the
+				    * other policies. */
 };
-#define PS_CONFIG_INIT {sizeof(struct ps_config), 0, PS_POLICY_GENERAL, 0, 0}
+#define PS_CONFIG_INIT                                               \
+	{                                                            \
+		sizeof(struct ps_config), 0, PS_POLICY_GENERAL, 0, 0 \
+	}
 
 /* The default read interval: 50 us. What the interval bounds (GENERAL, docs/design.md
  * §2.5): sections date themselves by the domain clock word, which a reclaimer raises at
@@ -430,22 +433,22 @@ tsync_tick_t ps_quiescence_point(struct ps *ps);
 /* Counters of the calling thread's ps_quiesce calls, for tests and diagnostics. Every
  * field is a count of events since the thread's record for ps was created. */
 struct ps_stats {
-	uint64_t quiesce_calls;   /* ps_quiesce calls, count */
-	uint64_t quiesce_true;    /* ... that returned true, count */
-	uint64_t own_point_hits;  /* calls answered by the caller's own published point
-				   * (opt. 2), count */
-	uint64_t peer_point_hits; /* calls answered by another thread's published point
-				   * (opt. 2), count */
-	uint64_t cache_hits;      /* per-thread checks answered from the local cache
-				   * (opt. 3), count of thread records */
-	uint64_t remote_reads;    /* per-thread checks that read the other thread's line,
-				   * count of thread records */
-	uint64_t barriers;        /* read barriers (membarrier calls) made, count */
+	uint64_t quiesce_calls;     /* ps_quiesce calls, count */
+	uint64_t quiesce_true;      /* ... that returned true, count */
+	uint64_t own_point_hits;    /* calls answered by the caller's own published point
+				     * (opt. 2), count */
+	uint64_t peer_point_hits;   /* calls answered by another thread's published point
+				     * (opt. 2), count */
+	uint64_t cache_hits;        /* per-thread checks answered from the local cache
+				     * (opt. 3), count of thread records */
+	uint64_t remote_reads;      /* per-thread checks that read the other thread's line,
+				     * count of thread records */
+	uint64_t barriers;          /* read barriers (membarrier calls) made, count */
 	uint64_t barrier_deferrals; /* ps_free's reclamations that found a barrier needed
-				   * and the read interval not yet over, count */
-	uint64_t clock_advances;  /* domain clock-word advances made, count */
-	uint64_t fence_switches;  /* switches of a PS_READ_MEMBARRIER instance to its fence
-				   * mode made, count (docs/design.md §2.6) */
+				     * and the read interval not yet over, count */
+	uint64_t clock_advances;    /* domain clock-word advances made, count */
+	uint64_t fence_switches;    /* switches of a PS_READ_MEMBARRIER instance to its fence
+				     * mode made, count (docs/design.md §2.6) */
 };
 /*
  * ps_stats_thread - the calling thread's ps_quiesce counters for ps.

@@ -50,7 +50,7 @@ struct ps_hash;
  * insert until the object's retirement (its grace period) is over. */
 struct ps_hash_node {
 	TSYNC_ATOMIC(struct ps_hash_node *) next; /* chain link */
-	uint64_t hash;                       /* the key's hash, set by the insert */
+	uint64_t hash;                            /* the key's hash, set by the insert */
 };
 
 /* A user key's hash (cfg->key_size == 0): any 64-bit function of the key's bytes; the
@@ -102,15 +102,17 @@ struct ps_hash_config {
 	bool no_auto_resize;    /* true: only ps_hash_resize changes the array */
 	/* Bucket-array allocator (CK's ck_malloc idea): NULL means malloc/free. alloc returns
 	 * bytes of memory, aligned as malloc's, or NULL; the table writes every bucket
-	 * before it publishes an array, so the memory need not be zeroed. Its failure during a resize leaves the table as it
-	 * was (ps_hash_resize: ENOMEM). */
+	 * before it publishes an array, so the memory need not be zeroed. Its failure during a
+	 * resize leaves the table as it was (ps_hash_resize: ENOMEM). */
 	void *(*alloc)(size_t bytes, void *alloc_arg);
 	void (*free)(void *p, size_t bytes, void *alloc_arg);
 	void *alloc_arg;
 };
-#define PS_HASH_CONFIG_INIT                                                                \
-	{sizeof(struct ps_hash_config), 0, 0, NULL, NULL, NULL, PS_HASH_RECLAIM_PS_FREE, 0, 0, NULL, \
-	 0, 0, false, NULL, NULL, NULL}
+#define PS_HASH_CONFIG_INIT                                                                        \
+	{                                                                                          \
+		sizeof(struct ps_hash_config), 0, 0, NULL, NULL, NULL, PS_HASH_RECLAIM_PS_FREE, 0, \
+			0, NULL, 0, 0, false, NULL, NULL, NULL                                     \
+	}
 
 /* Stripes (writer locks) at most; a table has min(min_buckets, this). */
 #define PS_HASH_MAX_STRIPES 64u
@@ -206,8 +208,7 @@ struct ps_hash_node *ps_hash_insert_unique(struct ps_hash *h, struct ps_hash_nod
  * Implements: ParSec (EuroSys 2016) §3.5; Triplett et al. (USENIX ATC 2011) §3 (the
  *             one-store swap).
  */
-struct ps_hash_node *ps_hash_replace(struct ps_hash *h, struct ps_hash_node *node,
-				     const void *key);
+struct ps_hash_node *ps_hash_replace(struct ps_hash *h, struct ps_hash_node *node, const void *key);
 
 /*
  * ps_hash_delete - unlink node and retire it (cfg->reclaim).
@@ -289,12 +290,12 @@ bool ps_hash_poll(struct ps_hash *h);
 
 /* Counters of a table. */
 struct ps_hash_stats {
-	uint64_t count;          /* nodes in the table (exact once updates are quiet) */
-	uint64_t buckets;        /* buckets of the current array */
-	uint64_t resizes;        /* resizes completed, count */
-	uint64_t grows, shrinks; /* ... of which growths, shrinks, count */
+	uint64_t count;           /* nodes in the table (exact once updates are quiet) */
+	uint64_t buckets;         /* buckets of the current array */
+	uint64_t resizes;         /* resizes completed, count */
+	uint64_t grows, shrinks;  /* ... of which growths, shrinks, count */
 	uint64_t resize_failures; /* resizes that could not allocate their array, count */
-	bool resizing;           /* a resize is in progress */
+	bool resizing;            /* a resize is in progress */
 };
 /*
  * ps_hash_stats - a snapshot of h's counters.

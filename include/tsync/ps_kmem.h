@@ -55,7 +55,10 @@ struct ps_kmem_config {
 	 * ps_kmem choose per class (above); slabs_kept 0 means 1 per class. */
 	struct ps_mem_config mem;
 };
-#define PS_KMEM_CONFIG_INIT {sizeof(struct ps_kmem_config), 0, 0, 0.0, 0, 0, PS_MEM_CONFIG_INIT}
+#define PS_KMEM_CONFIG_INIT                                                        \
+	{                                                                          \
+		sizeof(struct ps_kmem_config), 0, 0, 0.0, 0, 0, PS_MEM_CONFIG_INIT \
+	}
 
 /*
  * ps_kmem_create - size classes over ps.

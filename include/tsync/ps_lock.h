@@ -32,7 +32,10 @@ struct ps_lock {
 	TSYNC_ATOMIC(uint32_t) next;  /* next ticket to hand out */
 	TSYNC_ATOMIC(uint32_t) owner; /* ticket now served */
 };
-#define PS_LOCK_INIT {0, 0}
+#define PS_LOCK_INIT \
+	{            \
+		0, 0 \
+	}
 
 /*
  * ps_lock_init - make lock unlocked (as PS_LOCK_INIT).

@@ -169,8 +169,8 @@ enum ps_mem_prudence {
 	 * owner, at its next refill. */
 	PS_MEM_PRUDENCE_PREMOVE = 1u << 4,
 	/* Fragmentation-aware refill (lines 17-21, Fig. 5): a refill picks, among the first
-	 * few partly free slabs (a bound fixed in the implementation, Prudence (ASPLOS 2016) §5's 10) -
-	 * its own first, then the pool's - the fullest (fewest objects free now), passing
+	 * few partly free slabs (a bound fixed in the implementation, Prudence (ASPLOS 2016) §5's
+	 * 10) - its own first, then the pool's - the fullest (fewest objects free now), passing
 	 * over slabs most of whose allocated objects are latent (more than half) unless the
 	 * alternative is a new slab. */
 	PS_MEM_PRUDENCE_FRAG_REFILL = 1u << 5,
@@ -217,43 +217,43 @@ enum ps_mem_reclaim_mode {
 /* Configuration for ps_mem_create(); PS_MEM_CONFIG_INIT gives the defaults (0 = default
  * for every field but size). */
 struct ps_mem_config {
-	size_t size;          /* sizeof(struct ps_mem_config) */
-	size_t align;         /* object alignment, a power of two <= 4096 (default 16) */
-	size_t slab_size;     /* bytes per slab, a multiple of 4096 up to 2 GiB; a size
-			       * that is not a power of two lets large objects waste less
-			       * than a page per slab. 0 (default): chosen from the object
-			       * size - the smallest multiple of 4096 that holds
-			       * max(cache_size, 8) objects (after the slab's header, one
-			       * cache line or two), at least 4 KiB and at most 64 KiB;
-			       * where 64 KiB cannot hold that many, 64 KiB if it holds 8,
-			       * else the power of two above it that holds 8. Why C
-			       * objects: a refill takes at most C (Prudence's partial
-			       * refill: C minus the latent cache, at least C / 4), so one
-			       * fresh slab serves a whole refill and each slab mapping is
-			       * amortised over C allocations, while a small program
-			       * holds a few pages per thread and class, not 64 KiB
-			       * (ps_mem_slab_size tells the result) */
-	unsigned cache_size;  /* per-thread object cache capacity C (default 64) */
+	size_t size;            /* sizeof(struct ps_mem_config) */
+	size_t align;           /* object alignment, a power of two <= 4096 (default 16) */
+	size_t slab_size;       /* bytes per slab, a multiple of 4096 up to 2 GiB; a size
+				 * that is not a power of two lets large objects waste less
+				 * than a page per slab. 0 (default): chosen from the object
+				 * size - the smallest multiple of 4096 that holds
+				 * max(cache_size, 8) objects (after the slab's header, one
+				 * cache line or two), at least 4 KiB and at most 64 KiB;
+				 * where 64 KiB cannot hold that many, 64 KiB if it holds 8,
+				 * else the power of two above it that holds 8. Why C
+				 * objects: a refill takes at most C (Prudence's partial
+				 * refill: C minus the latent cache, at least C / 4), so one
+				 * fresh slab serves a whole refill and each slab mapping is
+				 * amortised over C allocations, while a small program
+				 * holds a few pages per thread and class, not 64 KiB
+				 * (ps_mem_slab_size tells the result) */
+	unsigned cache_size;    /* per-thread object cache capacity C (default 64) */
 	unsigned reclaim_batch; /* most objects reclaimed per ps_free/ps_alloc (default 16) */
-	unsigned slabs_kept;  /* fully free slabs kept in the pool before unmapping (def. 4) */
-	unsigned stamp_batch; /* frees per ordered clock reading (default reclaim_batch;
-			       * 1 when m's ps is RT or TEMPORAL); 1: every free gets its
-			       * own time (the precise contract that real-time analysis
-			       * assumes, at ~23 ns per free) */
+	unsigned slabs_kept;    /* fully free slabs kept in the pool before unmapping (def. 4) */
+	unsigned stamp_batch;   /* frees per ordered clock reading (default reclaim_batch;
+				 * 1 when m's ps is RT or TEMPORAL); 1: every free gets its
+				 * own time (the precise contract that real-time analysis
+				 * assumes, at ~23 ns per free) */
 	/* Reclamation schedule (RT-SMR (RTAS 2018) §V-C, the quiescence period q): 0 (default):
 	 * every ps_free reclaims (and the allocation slow path does); > 0: a thread's
 	 * ps_free and allocation slow path reclaim at most once per reclaim_period_ns
 	 * (its first call always may), and otherwise only queue (ps_free) or take other
 	 * memory (ps_alloc). ps_mem_reclaim always reclaims. */
 	uint64_t reclaim_period_ns;
-	int accounting;                /* enum ps_mem_accounting (default AUTO) */
-	ps_mem_grace_fn grace_fn;      /* custom grace period hook, or NULL */
+	int accounting;           /* enum ps_mem_accounting (default AUTO) */
+	ps_mem_grace_fn grace_fn; /* custom grace period hook, or NULL */
 	void *grace_arg;
-	uint64_t pending_threshold;    /* > 0 with pending_fn: pending objects that trigger
-					* it (see ps_mem_pending_fn) */
+	uint64_t pending_threshold; /* > 0 with pending_fn: pending objects that trigger
+				     * it (see ps_mem_pending_fn) */
 	ps_mem_pending_fn pending_fn;
 	void *pending_arg;
-	ps_mem_reclaim_fn reclaim_fn;  /* reclamation observer, or NULL */
+	ps_mem_reclaim_fn reclaim_fn; /* reclamation observer, or NULL */
 	void *reclaim_arg;
 	/* Memory limit (Prudence (ASPLOS 2016) §4, "wait instead of failing"): 0 (default):
 	 * none (the pending bound below still applies). > 0: m holds at most max_bytes of
@@ -261,10 +261,10 @@ struct ps_mem_config {
 	 * freed with ps_free still wait for their grace period, ps_alloc waits for them (up
 	 * to limit_wait_ms) instead of failing. See ps_alloc. */
 	size_t max_bytes;
-	int limit_wait_ms;    /* longest wait of one ps_alloc for a grace period, ms, at
-			       * max_bytes, at the pending bound or after the system refused
-			       * a slab (default 100; -1: never wait - at max_bytes fail at
-			       * once, at the pending bound map a slab) */
+	int limit_wait_ms; /* longest wait of one ps_alloc for a grace period, ms, at
+			    * max_bytes, at the pending bound or after the system refused
+			    * a slab (default 100; -1: never wait - at max_bytes fail at
+			    * once, at the pending bound map a slab) */
 	/* Prudence's policies on (enum ps_mem_prudence bits; bits outside
 	 * PS_MEM_PRUDENCE_ALL are ignored): 0 (default): PS_MEM_PRUDENCE_DEFAULT;
 	 * PS_MEM_PRUDENCE_NONE: none. */
@@ -287,9 +287,11 @@ struct ps_mem_config {
 	 * σ, a reclamation period: docs/rt.md's analysis) have no bound whatever it says. */
 	int pending_bound_pct;
 };
-#define PS_MEM_CONFIG_INIT                                                                 \
-	{sizeof(struct ps_mem_config), 0, 0, 0, 0, 0, 0, 0, PS_MEM_ACCOUNT_AUTO, NULL, NULL, \
-	 0, NULL, NULL, NULL, NULL, 0, 0, 0, PS_MEM_RECLAIM_INLINE, 0}
+#define PS_MEM_CONFIG_INIT                                                                    \
+	{                                                                                     \
+		sizeof(struct ps_mem_config), 0, 0, 0, 0, 0, 0, 0, PS_MEM_ACCOUNT_AUTO, NULL, \
+			NULL, 0, NULL, NULL, NULL, NULL, 0, 0, 0, PS_MEM_RECLAIM_INLINE, 0    \
+	}
 /* cfg->pending_bound_pct: the default (beyond the live objects, at most 10 % more held as
  * pending objects and free slots out of reach before a wait; why 10: docs/prudence.md
  * §2), and no bound. */
@@ -440,20 +442,20 @@ unsigned ps_mem_slab_objects(const struct ps_mem *m);
  * are totals since creation; object counts are "now" unless named peak_.
  */
 struct ps_mem_stats {
-	uint64_t in_use;        /* objects allocated and not freed, now */
-	uint64_t pending;       /* objects freed, waiting for quiescence (queues + orphaned
-				 * queues), now */
-	uint64_t cached;        /* objects in per-thread object caches, now */
-	uint64_t allocs;        /* ps_alloc calls that returned an object */
-	uint64_t frees;         /* ps_free calls (deferred frees) */
-	uint64_t reclaimed;     /* objects moved from a queue to a cache after quiescence */
-	uint64_t slabs;         /* slabs held now (owned by threads or in the pool) */
-	uint64_t peak_slabs;    /* most slabs held at once */
-	uint64_t cache_refills; /* object-cache refills from slabs, count */
-	uint64_t cache_flushes; /* object-cache flushes to slabs, count */
-	uint64_t slab_grows;    /* slabs obtained from the system, count */
-	uint64_t slab_shrinks;  /* slabs returned to the system, count */
-	uint64_t remote_frees;  /* objects returned to a slab owned by another thread */
+	uint64_t in_use;         /* objects allocated and not freed, now */
+	uint64_t pending;        /* objects freed, waiting for quiescence (queues + orphaned
+				  * queues), now */
+	uint64_t cached;         /* objects in per-thread object caches, now */
+	uint64_t allocs;         /* ps_alloc calls that returned an object */
+	uint64_t frees;          /* ps_free calls (deferred frees) */
+	uint64_t reclaimed;      /* objects moved from a queue to a cache after quiescence */
+	uint64_t slabs;          /* slabs held now (owned by threads or in the pool) */
+	uint64_t peak_slabs;     /* most slabs held at once */
+	uint64_t cache_refills;  /* object-cache refills from slabs, count */
+	uint64_t cache_flushes;  /* object-cache flushes to slabs, count */
+	uint64_t slab_grows;     /* slabs obtained from the system, count */
+	uint64_t slab_shrinks;   /* slabs returned to the system, count */
+	uint64_t remote_frees;   /* objects returned to a slab owned by another thread */
 	uint64_t max_wait_ticks; /* longest free-to-reclaim time seen, in ticks (from the
 				  * free's stamp to the reclamation that made it reusable,
 				  * grace-hook delays included) */
@@ -473,20 +475,20 @@ struct ps_mem_stats {
 				  * of frees is frees / (frees + frees_now) (Prudence
 				  * (ASPLOS 2016) Fig. 12) */
 	/* Prudence (ASPLOS 2016) §5's measures: */
-	uint64_t cache_misses;   /* ps_alloc calls that found the object cache empty */
-	uint64_t cache_hits;     /* ps_alloc calls served by the cache: allocs -
-				  * cache_misses */
-	uint64_t cache_churn;    /* refill/flush pairs: per thread min(refills, flushes),
-				  * summed; count */
-	uint64_t slab_churn;     /* grow/shrink pairs: min(slab_grows, slab_shrinks); count */
-	uint64_t slab_bytes;     /* bytes of slabs held now: slabs x slab size */
-	uint64_t live_bytes;     /* bytes of live objects: live x object size; total
-				  * fragmentation f_t = slab_bytes / live_bytes (Prudence
-				  * (ASPLOS 2016) §4.2) */
+	uint64_t cache_misses; /* ps_alloc calls that found the object cache empty */
+	uint64_t cache_hits;   /* ps_alloc calls served by the cache: allocs -
+				* cache_misses */
+	uint64_t cache_churn;  /* refill/flush pairs: per thread min(refills, flushes),
+				* summed; count */
+	uint64_t slab_churn;   /* grow/shrink pairs: min(slab_grows, slab_shrinks); count */
+	uint64_t slab_bytes;   /* bytes of slabs held now: slabs x slab size */
+	uint64_t live_bytes;   /* bytes of live objects: live x object size; total
+				* fragmentation f_t = slab_bytes / live_bytes (Prudence
+				* (ASPLOS 2016) §4.2) */
 	/* Where the pending objects go after their grace period (Prudence (ASPLOS 2016)
 	 * §4.1), in objects: */
-	uint64_t latent_slab;    /* to their slabs: the objects counted in latent slabs */
-	uint64_t latent_cache;   /* to object caches: pending - latent_slab */
+	uint64_t latent_slab;  /* to their slabs: the objects counted in latent slabs */
+	uint64_t latent_cache; /* to object caches: pending - latent_slab */
 	/* Zombie and garbage (RT-SMR (RTAS 2018) §II-E), objects; pending = zombie +
 	 * garbage. garbage: pending objects whose free time is <= the quiescence point
 	 * last learnt by the queue holding them (a thread's own queue: that thread's last
@@ -499,35 +501,35 @@ struct ps_mem_stats {
 	 * those whose grace period is not; their sum is exact. EXACT accounting: both come
 	 * from one word updated with one atomic add per free and per reclamation (a
 	 * consistent pair at one instant); clamped so that garbage <= pending. */
-	uint64_t zombie;         /* objects, now */
-	uint64_t garbage;        /* objects, now */
+	uint64_t zombie;  /* objects, now */
+	uint64_t garbage; /* objects, now */
 	/* EXACT accounting: the maxima over every instant since creation of that word's
 	 * zombie and garbage counts (0 otherwise). The garbage count rises only when a
 	 * reclamation learns a quiescence point, so peak_garbage is the most garbage ever
 	 * KNOWN at once: it is observed at reclamation instants only, and true garbage may
 	 * have been higher in between (counted as zombie). peak_pending <= peak_zombie +
 	 * peak_garbage (the word is updated before pending rises and after it falls). */
-	uint64_t peak_zombie;    /* objects */
-	uint64_t peak_garbage;   /* objects */
-	uint64_t handoff;        /* objects in hand-off lists, not yet taken by σ (zombie) */
-	uint64_t task_queued;    /* objects in σ's queue of m (zombie or garbage) */
+	uint64_t peak_zombie;  /* objects */
+	uint64_t peak_garbage; /* objects */
+	uint64_t handoff;      /* objects in hand-off lists, not yet taken by σ (zombie) */
+	uint64_t task_queued;  /* objects in σ's queue of m (zombie or garbage) */
 	/* Prudence (ASPLOS 2016) §4.2's hints at work, counts: */
-	uint64_t preflushed;     /* objects the pre-flush moved from latent caches to their
-				  * latent slabs */
-	uint64_t slab_premoves;  /* slabs pre-movement moved between lists ahead of their
-				  * latent objects' return */
+	uint64_t preflushed;    /* objects the pre-flush moved from latent caches to their
+				 * latent slabs */
+	uint64_t slab_premoves; /* slabs pre-movement moved between lists ahead of their
+				 * latent objects' return */
 	/* Prudence (ASPLOS 2016) Fig. 7's object-cache hits, with the merge of the latent
 	 * cache counted as Prudence counts it (its merge runs when the grace period ends,
 	 * before the allocation that finds the objects): the share of allocations served
 	 * without a refill is (cache_hits + merge_hits) / allocs. */
-	uint64_t merge_hits;     /* ps_alloc calls that found the object cache empty and were
-				  * served, without a refill from slabs, by objects that their
-				  * own reclamation had just moved into it */
+	uint64_t merge_hits; /* ps_alloc calls that found the object cache empty and were
+			      * served, without a refill from slabs, by objects that their
+			      * own reclamation had just moved into it */
 	/* Waiting for a grace period (ps_alloc: the pending bound, max_bytes, a refused
 	 * slab): */
-	uint64_t alloc_waits;    /* allocation slow paths that waited, count */
-	uint64_t wait_timeouts;  /* of those, waits that reached limit_wait_ms (at the
-				  * pending bound a slab was then mapped; otherwise ENOMEM) */
+	uint64_t alloc_waits;   /* allocation slow paths that waited, count */
+	uint64_t wait_timeouts; /* of those, waits that reached limit_wait_ms (at the
+				 * pending bound a slab was then mapped; otherwise ENOMEM) */
 };
 /*
  * ps_mem_stats - m's counters.
@@ -561,23 +563,23 @@ size_t ps_mem_collect(struct ps_mem *m);
 /* What ps_stall_report found: which thread holds back quiescence of ps now, and what
  * waits because of it. */
 struct ps_stall {
-	int tid;                 /* registry id (tsync_thread_id()) of the thread inside a
-				  * section of ps with the earliest enter time, -1 if no
-				  * thread is inside one */
-	unsigned inside;         /* threads inside a section of ps now, count */
-	tsync_tick_t enter;      /* that thread's enter time, ticks */
-	tsync_tick_t section_ticks; /* how long it has been inside its section, ticks */
-	uint64_t section_ns;     /* the same, ns */
-	bool over_grace;         /* TEMPORAL: it has been inside for longer than the grace
-				  * period - the policy's contract is broken and objects it
-				  * reads may be reused under it */
-	uint64_t waiting;        /* objects of m that this section held back: the objects
-				  * each thread's last reclamation attempt left queued
-				  * because this section (this tid, this enter time) was the
-				  * one its quiescence computation stopped at */
-	uint64_t waiting_hook;   /* objects that the grace hook held back at each thread's
-				  * last reclamation attempt */
-	uint64_t pending;        /* all pending objects of m (zombie + garbage) */
+	int tid;                           /* registry id (tsync_thread_id()) of the thread inside a
+					    * section of ps with the earliest enter time, -1 if no
+					    * thread is inside one */
+	unsigned inside;                   /* threads inside a section of ps now, count */
+	tsync_tick_t enter;                /* that thread's enter time, ticks */
+	tsync_tick_t section_ticks;        /* how long it has been inside its section, ticks */
+	uint64_t section_ns;               /* the same, ns */
+	bool over_grace;                   /* TEMPORAL: it has been inside for longer than the grace
+					    * period - the policy's contract is broken and objects it
+					    * reads may be reused under it */
+	uint64_t waiting;                  /* objects of m that this section held back: the objects
+					    * each thread's last reclamation attempt left queued
+					    * because this section (this tid, this enter time) was the
+					    * one its quiescence computation stopped at */
+	uint64_t waiting_hook;             /* objects that the grace hook held back at each thread's
+					    * last reclamation attempt */
+	uint64_t pending;                  /* all pending objects of m (zombie + garbage) */
 	tsync_tick_t oldest_pending_ticks; /* age in ticks of the oldest object held back (by
 					    * a section or the hook) at its owner's last
 					    * reclamation attempt; 0 if none */

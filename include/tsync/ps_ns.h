@@ -121,13 +121,13 @@ typedef bool (*ps_ns_grace_fn)(struct ps_ns *ns, void *obj, uint64_t id, tsync_t
 
 /* Configuration for ps_ns_create(). Zero-initialise, set size, change what you need. */
 struct ps_ns_config {
-	size_t size;        /* sizeof(struct ps_ns_config) */
-	unsigned id_bits;   /* ids are in [0, 2^id_bits): 1..PS_NS_ID_BITS_MAX (default 32) */
-	unsigned max_order; /* largest extent 2^max_order ids, <= min(id_bits,
-			     * PS_NS_ORDER_MAX) (default min(10, id_bits)) */
-	int id_policy;      /* enum ps_ns_id_policy (default PS_NS_ID_LOWEST) */
-	unsigned id_cache;  /* ids each thread caches per extent size (default 64 for
-			     * single ids, a quarter of it, at least 4, for extents) */
+	size_t size;             /* sizeof(struct ps_ns_config) */
+	unsigned id_bits;        /* ids are in [0, 2^id_bits): 1..PS_NS_ID_BITS_MAX (default 32) */
+	unsigned max_order;      /* largest extent 2^max_order ids, <= min(id_bits,
+				  * PS_NS_ORDER_MAX) (default min(10, id_bits)) */
+	int id_policy;           /* enum ps_ns_id_policy (default PS_NS_ID_LOWEST) */
+	unsigned id_cache;       /* ids each thread caches per extent size (default 64 for
+				  * single ids, a quarter of it, at least 4, for extents) */
 	ps_ns_grace_fn grace_fn; /* custom grace period hook, or NULL */
 	void *grace_arg;
 	/* The object allocator's configuration (<tsync/ps_mem.h>), or NULL for defaults.
@@ -136,8 +136,11 @@ struct ps_ns_config {
 	const struct ps_mem_config *mem;
 	int extent_policy; /* enum ps_ns_extent_policy (default PS_NS_EXTENT_WHOLE) */
 };
-#define PS_NS_CONFIG_INIT                                                                   \
-	{sizeof(struct ps_ns_config), 0, 0, PS_NS_ID_LOWEST, 0, NULL, NULL, NULL, PS_NS_EXTENT_WHOLE}
+#define PS_NS_CONFIG_INIT                                                                \
+	{                                                                                \
+		sizeof(struct ps_ns_config), 0, 0, PS_NS_ID_LOWEST, 0, NULL, NULL, NULL, \
+			PS_NS_EXTENT_WHOLE                                               \
+	}
 
 /*
  * ps_ns_create - a namespace of objects of obj_size bytes, reclaimed through ps.

@@ -30,15 +30,18 @@ struct ps_mem; /* <tsync/ps_mem.h> */
 struct ps_reclaimer;
 
 struct ps_reclaimer_config {
-	size_t size;          /* sizeof(struct ps_reclaimer_config) */
-	uint64_t period_ns;   /* q: from one activation's release to the next, ns (0: the
-			       * default, 1 ms); PS_RECLAIMER_MANUAL: no thread, activations
-			       * only through ps_reclaimer_run */
-	int cpu;              /* CPU to pin σ's thread to, -1: unpinned */
-	int sched_fifo_prio;  /* SCHED_FIFO priority for σ's thread, 0: inherit the
-			       * caller's policy and priority */
+	size_t size;         /* sizeof(struct ps_reclaimer_config) */
+	uint64_t period_ns;  /* q: from one activation's release to the next, ns (0: the
+			      * default, 1 ms); PS_RECLAIMER_MANUAL: no thread, activations
+			      * only through ps_reclaimer_run */
+	int cpu;             /* CPU to pin σ's thread to, -1: unpinned */
+	int sched_fifo_prio; /* SCHED_FIFO priority for σ's thread, 0: inherit the
+			      * caller's policy and priority */
 };
-#define PS_RECLAIMER_CONFIG_INIT {sizeof(struct ps_reclaimer_config), 0, -1, 0}
+#define PS_RECLAIMER_CONFIG_INIT                             \
+	{                                                    \
+		sizeof(struct ps_reclaimer_config), 0, -1, 0 \
+	}
 #define PS_RECLAIMER_MANUAL UINT64_MAX
 
 /*
@@ -120,18 +123,18 @@ void ps_reclaimer_stop(struct ps_reclaimer *r);
 
 /* σ's counters; counts are totals since ps_reclaimer_start, maxima over that time. */
 struct ps_reclaimer_stats {
-	uint64_t activations;       /* activations run (thread and ps_reclaimer_run), count */
-	uint64_t collected;         /* objects made reusable */
-	uint64_t taken;             /* objects taken from hand-off lists and orphans */
-	uint64_t max_activation_ns; /* longest activation, ns: α + collected x β + the
-				     * hand-off sweep (σ's execution time e_σ) */
-	uint64_t max_quiesce_ns;    /* longest quiescence part of one activation (α), ns */
-	uint64_t max_collected;     /* most objects collected by one activation */
+	uint64_t activations;        /* activations run (thread and ps_reclaimer_run), count */
+	uint64_t collected;          /* objects made reusable */
+	uint64_t taken;              /* objects taken from hand-off lists and orphans */
+	uint64_t max_activation_ns;  /* longest activation, ns: α + collected x β + the
+				      * hand-off sweep (σ's execution time e_σ) */
+	uint64_t max_quiesce_ns;     /* longest quiescence part of one activation (α), ns */
+	uint64_t max_collected;      /* most objects collected by one activation */
 	uint64_t max_release_lag_ns; /* longest delay from a release to the activation's
 				      * start (σ's thread only), ns */
-	uint64_t overruns;          /* activations that ended after the next release, count */
-	uint64_t attached;          /* ps_mem attached now, count */
-	uint64_t period_ns;         /* q, ns */
+	uint64_t overruns;           /* activations that ended after the next release, count */
+	uint64_t attached;           /* ps_mem attached now, count */
+	uint64_t period_ns;          /* q, ns */
 };
 /*
  * ps_reclaimer_stats - σ's counters.

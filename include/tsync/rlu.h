@@ -72,7 +72,10 @@ struct rlu_config {
 	bool poison_on_free;     /* fill freed objects with 0xdb before free() (tests) */
 };
 #define RLU_MAX_WRITE_SETS 64u
-#define RLU_CONFIG_INIT {sizeof(struct rlu_config), 1, 0, false}
+#define RLU_CONFIG_INIT                                \
+	{                                              \
+		sizeof(struct rlu_config), 1, 0, false \
+	}
 
 /*
  * rlu_create - a new RLU domain: its own global clock and per-thread write logs.

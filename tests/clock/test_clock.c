@@ -55,8 +55,9 @@ static void test_source(void)
 		 * minimum: an inversion beyond S would make tsync_clock_before() unsafe. */
 		CHECK_MSG(inv <= S, "observed inversion %" PRIu64 " > skew bound %" PRIu64, inv, S);
 		/* a sanity bound: 50 ms of skew would make every grace period enormous */
-		CHECK_MSG(S < tsync_ns_to_ticks(50000000u), "skew bound %" PRIu64 " ticks (%" PRIu64
-			  " ns) is implausibly large", S, tsync_ticks_to_ns(S));
+		CHECK_MSG(S < tsync_ns_to_ticks(50000000u),
+			  "skew bound %" PRIu64 " ticks (%" PRIu64 " ns) is implausibly large", S,
+			  tsync_ticks_to_ns(S));
 	}
 	test_log("clock: source %s, %.3f ticks/ns, skew %" PRIu64 " ticks (%" PRIu64
 		 " ns), inversion %" PRIu64 " ticks",
@@ -154,13 +155,14 @@ static void test_cross_thread(void)
 		tsync_tick_t now = tsync_now_ordered();
 		if (d > now && d - now > atomic_load_explicit(&p.worst, memory_order_relaxed))
 			atomic_store_explicit(&p.worst, d - now, memory_order_relaxed);
-		CHECK_MSG(!tsync_clock_before(now, d), "reply sent at %" PRIu64 " received at %" PRIu64,
-			  d, now);
+		CHECK_MSG(!tsync_clock_before(now, d),
+			  "reply sent at %" PRIu64 " received at %" PRIu64, d, now);
 	}
 	test_join(t);
 	test_gate_destroy(&p.ping);
 	test_gate_destroy(&p.pong);
-	test_log("clock: %" PRIu64 " round trips, worst inversion seen %" PRIu64 " ticks (skew %" PRIu64 ")",
+	test_log("clock: %" PRIu64 " round trips, worst inversion seen %" PRIu64
+		 " ticks (skew %" PRIu64 ")",
 		 p.rounds, atomic_load(&p.worst), S);
 }
 
@@ -223,7 +225,8 @@ static void test_conversion(void)
 	double measured = (double)(t1 - t0) / span * 1e6;
 	CHECK_MSG(fabs(measured - got) <= got * tol,
 		  "over a %.1f ms sleep: %.0f ticks per ms measured, tsync_ns_to_ticks(1e6) = %.0f "
-		  "(tolerance %.3f %%)", span / 1e6, measured, got, tol * 100);
+		  "(tolerance %.3f %%)",
+		  span / 1e6, measured, got, tol * 100);
 	double elapsed = (double)tsync_ticks_to_ns(t1 - t0);
 	CHECK_MSG(fabs(elapsed - span) <= span * tol + 2.0,
 		  "ticks_to_ns says %.0f ns, CLOCK_MONOTONIC %.0f (tolerance %.3f %%)", elapsed,

@@ -61,8 +61,9 @@
 #endif
 
 /* ---- failing ------------------------------------------------------------------------ */
-__attribute__((format(printf, 3, 4), noreturn)) static inline void
-test_fail_(const char *file, int line, const char *fmt, ...)
+__attribute__((format(printf, 3, 4), noreturn)) static inline void test_fail_(const char *file,
+									      int line,
+									      const char *fmt, ...)
 {
 	va_list ap;
 	fflush(stdout);
@@ -75,24 +76,24 @@ test_fail_(const char *file, int line, const char *fmt, ...)
 	_exit(1);
 }
 
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (!(cond))                                                               \
-			test_fail_(__FILE__, __LINE__, "CHECK(%s)", #cond);                \
+#define CHECK(cond)                                                         \
+	do {                                                                \
+		if (!(cond))                                                \
+			test_fail_(__FILE__, __LINE__, "CHECK(%s)", #cond); \
 	} while (0)
 
-#define CHECK_MSG(cond, ...)                                                               \
-	do {                                                                               \
-		if (!(cond))                                                               \
-			test_fail_(__FILE__, __LINE__, __VA_ARGS__);                       \
+#define CHECK_MSG(cond, ...)                                         \
+	do {                                                         \
+		if (!(cond))                                         \
+			test_fail_(__FILE__, __LINE__, __VA_ARGS__); \
 	} while (0)
 
-#define CHECK_OP_U_(a, op, b)                                                              \
-	do {                                                                               \
-		uint64_t chk_a_ = (uint64_t)(a), chk_b_ = (uint64_t)(b);                   \
-		if (!(chk_a_ op chk_b_))                                                   \
-			test_fail_(__FILE__, __LINE__, "CHECK(%s %s %s): %" PRIu64         \
-				   " vs %" PRIu64, #a, #op, #b, chk_a_, chk_b_);           \
+#define CHECK_OP_U_(a, op, b)                                                                      \
+	do {                                                                                       \
+		uint64_t chk_a_ = (uint64_t)(a), chk_b_ = (uint64_t)(b);                           \
+		if (!(chk_a_ op chk_b_))                                                           \
+			test_fail_(__FILE__, __LINE__, "CHECK(%s %s %s): %" PRIu64 " vs %" PRIu64, \
+				   #a, #op, #b, chk_a_, chk_b_);                                   \
 	} while (0)
 #define CHECK_EQ(a, b) CHECK_OP_U_(a, ==, b)
 #define CHECK_NE(a, b) CHECK_OP_U_(a, !=, b)
@@ -101,40 +102,40 @@ test_fail_(const char *file, int line, const char *fmt, ...)
 #define CHECK_GE(a, b) CHECK_OP_U_(a, >=, b)
 #define CHECK_GT(a, b) CHECK_OP_U_(a, >, b)
 
-#define CHECK_EQ_I(a, b)                                                                   \
-	do {                                                                               \
-		long long chk_a_ = (long long)(a), chk_b_ = (long long)(b);                \
-		if (chk_a_ != chk_b_)                                                      \
-			test_fail_(__FILE__, __LINE__, "CHECK(%s == %s): %lld vs %lld", #a, \
-				   #b, chk_a_, chk_b_);                                    \
+#define CHECK_EQ_I(a, b)                                                                        \
+	do {                                                                                    \
+		long long chk_a_ = (long long)(a), chk_b_ = (long long)(b);                     \
+		if (chk_a_ != chk_b_)                                                           \
+			test_fail_(__FILE__, __LINE__, "CHECK(%s == %s): %lld vs %lld", #a, #b, \
+				   chk_a_, chk_b_);                                             \
 	} while (0)
 
 /* expr must evaluate to ret with errno == err (errno is cleared first). */
-#define CHECK_ERRNO(expr, ret, err)                                                        \
-	do {                                                                               \
-		errno = 0;                                                                 \
-		long long chk_r_ = (long long)(expr);                                      \
-		int chk_e_ = errno;                                                        \
-		if (chk_r_ != (long long)(ret) || chk_e_ != (err))                         \
-			test_fail_(__FILE__, __LINE__,                                     \
+#define CHECK_ERRNO(expr, ret, err)                                                           \
+	do {                                                                                  \
+		errno = 0;                                                                    \
+		long long chk_r_ = (long long)(expr);                                         \
+		int chk_e_ = errno;                                                           \
+		if (chk_r_ != (long long)(ret) || chk_e_ != (err))                            \
+			test_fail_(__FILE__, __LINE__,                                        \
 				   "%s: returned %lld errno %d (%s), expected %lld errno %d", \
 				   #expr, chk_r_, chk_e_, strerror(chk_e_), (long long)(ret), \
-				   (int)(err));                                            \
+				   (int)(err));                                               \
 	} while (0)
 
 /* s = the statistics call fn(obj, &s), which must return 0; s is filled with 0xff first,
  * so that a field the call leaves unwritten cannot pass for a zero. */
-#define CHECK_STATS(fn, obj, s)                                                            \
-	do {                                                                               \
-		memset(&(s), 0xff, sizeof(s));                                             \
-		CHECK_EQ(fn((obj), &(s)), 0);                                              \
+#define CHECK_STATS(fn, obj, s)                \
+	do {                                   \
+		memset(&(s), 0xff, sizeof(s)); \
+		CHECK_EQ(fn((obj), &(s)), 0);  \
 	} while (0)
 
 /* pthread calls: 0 or die. */
-#define CHECK_PT(call)                                                                     \
-	do {                                                                               \
-		int chk_rc_ = (call);                                                      \
-		if (chk_rc_ != 0)                                                          \
+#define CHECK_PT(call)                                                                      \
+	do {                                                                                \
+		int chk_rc_ = (call);                                                       \
+		if (chk_rc_ != 0)                                                           \
 			test_fail_(__FILE__, __LINE__, "%s: %s", #call, strerror(chk_rc_)); \
 	} while (0)
 
@@ -197,7 +198,7 @@ static inline uint64_t test_scale(uint64_t n, uint64_t div)
 static inline void test_watchdog_handler_(int sig)
 {
 	static const char msg[] =
-	    "FAIL: watchdog: time limit reached (a hang, or threads stuck after a violation)\n";
+		"FAIL: watchdog: time limit reached (a hang, or threads stuck after a violation)\n";
 	(void)sig;
 	ssize_t r = write(2, msg, sizeof msg - 1);
 	(void)r;
@@ -343,36 +344,37 @@ static inline bool test_gate_wait_ms(test_gate *g, uint64_t value, uint64_t time
 /* Wait until the gate's value is >= value; fail (naming the gate) after timeout_ms. Keep
  * timeout_ms generous (a watchdog for a hang, not a deadline) and shorter than the test's
  * own watchdog and ctest TIMEOUT, so that this message is the one printed. */
-#define test_gate_wait(g, value, timeout_ms)                                               \
-	do {                                                                               \
-		uint64_t tg_v_ = (value);                                                  \
-		if (!test_gate_wait_ms((g), tg_v_, (timeout_ms)))                          \
-			test_fail_(__FILE__, __LINE__, "timed out waiting for %s >= %" PRIu64 \
-				   " (at %" PRIu64 ")", #g, tg_v_, test_gate_get(g));       \
+#define test_gate_wait(g, value, timeout_ms)                                                       \
+	do {                                                                                       \
+		uint64_t tg_v_ = (value);                                                          \
+		if (!test_gate_wait_ms((g), tg_v_, (timeout_ms)))                                  \
+			test_fail_(__FILE__, __LINE__,                                             \
+				   "timed out waiting for %s >= %" PRIu64 " (at %" PRIu64 ")", #g, \
+				   tg_v_, test_gate_get(g));                                       \
 	} while (0)
 
 /* Wait until *flag >= value (an atomic that other threads set with plain stores), or fail
  * after timeout_ms. Its setters do not wake anyone, so after the short spin the waiter
  * sleeps in naps that grow from 20 us to 1 ms between checks: it reacts within about a
  * millisecond and leaves the CPU to the thread it waits for. */
-#define test_wait_flag(flag, value, timeout_ms)                                            \
-	do {                                                                               \
-		uint64_t wf_t0_ = test_now_ns(), wf_nap_ = 20000;                          \
-		uint64_t wf_dl_ = wf_t0_ + (uint64_t)(timeout_ms) * 1000000u;              \
-		while (atomic_load_explicit((flag), memory_order_acquire) < (value)) {     \
-			uint64_t wf_now_ = test_now_ns();                                  \
-			if (wf_now_ > wf_dl_ &&                                            \
-			    atomic_load_explicit((flag), memory_order_acquire) < (value))  \
-				test_fail_(__FILE__, __LINE__,                             \
-					   "timed out waiting for %s >= %s", #flag, #value); \
-			if (wf_now_ - wf_t0_ < TEST_WAIT_SPIN_NS) {                        \
-				test_relax_();                                             \
-				continue;                                                  \
-			}                                                                  \
-			test_sleep_ns(wf_nap_);                                            \
-			if (wf_nap_ < 1000000u)                                            \
-				wf_nap_ *= 2;                                              \
-		}                                                                          \
+#define test_wait_flag(flag, value, timeout_ms)                                                  \
+	do {                                                                                     \
+		uint64_t wf_t0_ = test_now_ns(), wf_nap_ = 20000;                                \
+		uint64_t wf_dl_ = wf_t0_ + (uint64_t)(timeout_ms)*1000000u;                      \
+		while (atomic_load_explicit((flag), memory_order_acquire) < (value)) {           \
+			uint64_t wf_now_ = test_now_ns();                                        \
+			if (wf_now_ > wf_dl_ &&                                                  \
+			    atomic_load_explicit((flag), memory_order_acquire) < (value))        \
+				test_fail_(__FILE__, __LINE__, "timed out waiting for %s >= %s", \
+					   #flag, #value);                                       \
+			if (wf_now_ - wf_t0_ < TEST_WAIT_SPIN_NS) {                              \
+				test_relax_();                                                   \
+				continue;                                                        \
+			}                                                                        \
+			test_sleep_ns(wf_nap_);                                                  \
+			if (wf_nap_ < 1000000u)                                                  \
+				wf_nap_ *= 2;                                                    \
+		}                                                                                \
 	} while (0)
 
 /* ---- threads ------------------------------------------------------------------------ */
@@ -494,10 +496,10 @@ static inline int test_main_run(unsigned watchdog_s, const char *what, void (*fn
 	return 0;
 }
 
-#define TEST_MAIN(watchdog_s, what, fn)                                                    \
-	int main(void)                                                                     \
-	{                                                                                  \
-		return test_main_run((watchdog_s), (what), (fn));                          \
+#define TEST_MAIN(watchdog_s, what, fn)                           \
+	int main(void)                                            \
+	{                                                         \
+		return test_main_run((watchdog_s), (what), (fn)); \
 	}
 
 /* A test of named cases: `test_x [NAME...]` runs every case, or the ones named (so that
@@ -531,11 +533,11 @@ static inline void test_run_cases(int argc, char **argv, const struct test_case 
 /* main(argc, argv) of a test of named cases: run(argc, argv, cases, n) sets up what its
  * cases share and calls test_run_cases; the cases are the remaining arguments, each
  * {"name", fn}. */
-#define TEST_CASES_MAIN(run, ...)                                                          \
-	int main(int argc, char **argv)                                                    \
-	{                                                                                  \
-		static const struct test_case cases_[] = {__VA_ARGS__};                    \
-		return run(argc, argv, cases_, sizeof cases_ / sizeof cases_[0]);          \
+#define TEST_CASES_MAIN(run, ...)                                                 \
+	int main(int argc, char **argv)                                           \
+	{                                                                         \
+		static const struct test_case cases_[] = {__VA_ARGS__};           \
+		return run(argc, argv, cases_, sizeof cases_ / sizeof cases_[0]); \
 	}
 
 #endif /* TSYNC_TEST_CHECK_H */

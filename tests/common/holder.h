@@ -13,14 +13,14 @@
 
 enum holder_cmd {
 	HOLD_NONE = 0,
-	HOLD_REGISTER,   /* tsync_thread_register(); result in ret/err, id in id */
-	HOLD_UNREGISTER, /* tsync_thread_unregister(); result in ret/err */
-	HOLD_ID,         /* id = tsync_thread_id() (may register lazily) */
-	HOLD_ENTER,      /* ps_enter(ps) */
-	HOLD_EXIT,       /* ps_exit(ps) */
-	HOLD_QUIESCE,    /* ret = ps_quiesce(ps, t) */
-	HOLD_CALL,       /* fn(arg) */
-	HOLD_QUIT,       /* return from the thread function (whatever state it is in) */
+	HOLD_REGISTER,     /* tsync_thread_register(); result in ret/err, id in id */
+	HOLD_UNREGISTER,   /* tsync_thread_unregister(); result in ret/err */
+	HOLD_ID,           /* id = tsync_thread_id() (may register lazily) */
+	HOLD_ENTER,        /* ps_enter(ps) */
+	HOLD_EXIT,         /* ps_exit(ps) */
+	HOLD_QUIESCE,      /* ret = ps_quiesce(ps, t) */
+	HOLD_CALL,         /* fn(arg) */
+	HOLD_QUIT,         /* return from the thread function (whatever state it is in) */
 	HOLD_PTHREAD_EXIT, /* pthread_exit(NULL) */
 };
 
@@ -61,26 +61,13 @@ static inline void *holder_main_(void *p)
 			h->id = tsync_thread_id();
 			h->err = errno;
 			break;
-		case HOLD_ENTER:
-			ps_enter(h->ps);
-			break;
-		case HOLD_EXIT:
-			ps_exit(h->ps);
-			break;
-		case HOLD_QUIESCE:
-			h->ret = ps_quiesce(h->ps, h->t);
-			break;
-		case HOLD_CALL:
-			h->fn(h->arg);
-			break;
-		case HOLD_QUIT:
-			test_gate_set(&h->ack, s);
-			return NULL;
-		case HOLD_PTHREAD_EXIT:
-			test_gate_set(&h->ack, s);
-			pthread_exit(NULL);
-		default:
-			break;
+		case HOLD_ENTER: ps_enter(h->ps); break;
+		case HOLD_EXIT: ps_exit(h->ps); break;
+		case HOLD_QUIESCE: h->ret = ps_quiesce(h->ps, h->t); break;
+		case HOLD_CALL: h->fn(h->arg); break;
+		case HOLD_QUIT: test_gate_set(&h->ack, s); return NULL;
+		case HOLD_PTHREAD_EXIT: test_gate_set(&h->ack, s); pthread_exit(NULL);
+		default: break;
 		}
 		test_gate_set(&h->ack, s);
 	}

@@ -130,18 +130,14 @@ static struct tnode *lock_pair(struct wl *w, struct slist *l, uint64_t key,
 	for (;;) {
 		struct lazy_node *n;
 		switch (lazy_lock_pair(&w->chk, &l->head->ln, key, predp, &n)) {
-		case LAZY_ABSENT:
-			return NULL;
-		case LAZY_RETRY:
-			c->retries++;
-			continue;
+		case LAZY_ABSENT: return NULL;
+		case LAZY_RETRY: c->retries++; continue;
 		case LAZY_NODE_FREED:
 			wl_violation("ps_lock_take failed on a node with key %" PRIu64 ", linked "
 				     "behind a locked, live predecessor",
 				     key);
 			return NULL;
-		case LAZY_LOCKED:
-			break;
+		case LAZY_LOCKED: break;
 		}
 		if (tn(n)->state != TNODE_LIVE)
 			wl_violation("ps_lock_take succeeded on %p (inc %" PRIu64
@@ -183,8 +179,8 @@ int slist_replace(struct wl *w, struct slist *l, uint64_t key, struct wl_counts 
 	return 1;
 }
 
-size_t slist_walk(struct wl *w, struct slist *l, uint64_t stop_key, struct wl_seen *rec,
-		  size_t max, size_t *nrec)
+size_t slist_walk(struct wl *w, struct slist *l, uint64_t stop_key, struct wl_seen *rec, size_t max,
+		  size_t *nrec)
 {
 	const struct tnode *n = tn(atomic_load_explicit(&l->head->ln.next, memory_order_acquire));
 	uint64_t prev = 0, limit = wl_max_steps(w);
@@ -212,7 +208,8 @@ size_t slist_walk(struct wl *w, struct slist *l, uint64_t stop_key, struct wl_se
 		if (key >= stop_key)
 			break;
 		if (steps > limit) {
-			wl_violation("reader in %#" PRIx64 " walked %zu nodes: cycle", l->tag, steps);
+			wl_violation("reader in %#" PRIx64 " walked %zu nodes: cycle", l->tag,
+				     steps);
 			break;
 		}
 		prev = key;
@@ -257,8 +254,8 @@ struct ps_mem *wl_create_mem(struct ps **ps_out, size_t obj_size, bool small)
 	return mem;
 }
 
-void wl_init(struct wl *w, struct ps *ps, struct ps_mem *mem, unsigned nlists,
-	     uint64_t list_keys, unsigned nbuckets, uint64_t hash_keys)
+void wl_init(struct wl *w, struct ps *ps, struct ps_mem *mem, unsigned nlists, uint64_t list_keys,
+	     unsigned nbuckets, uint64_t hash_keys)
 {
 	struct wl_counts c = {0};
 	w->ps = ps;
@@ -342,15 +339,9 @@ void wl_write_op(struct wl *w, uint64_t *rng, struct wl_counts *c)
 	}
 	ps_enter(w->ps);
 	switch ((r >> 4) % 3) {
-	case 0:
-		slist_insert(w, l, key, c);
-		break;
-	case 1:
-		slist_delete(w, l, key, c);
-		break;
-	default:
-		slist_replace(w, l, key, c);
-		break;
+	case 0: slist_insert(w, l, key, c); break;
+	case 1: slist_delete(w, l, key, c); break;
+	default: slist_replace(w, l, key, c); break;
 	}
 	ps_exit(w->ps);
 }

@@ -75,8 +75,8 @@ struct wl {
 	uint64_t list_keys; /* keys 1..list_keys */
 	unsigned nbuckets;
 	struct slist *buckets;
-	uint64_t hash_keys; /* keys 1..hash_keys */
-	unsigned read_work; /* max spin between first read and re-read */
+	uint64_t hash_keys;    /* keys 1..hash_keys */
+	unsigned read_work;    /* max spin between first read and re-read */
 	struct lazy_check chk; /* the writers' walk checks (wl_init sets them) */
 };
 
@@ -97,8 +97,8 @@ void wl_violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * test on error. */
 struct ps_mem *wl_create_mem(struct ps **ps_out, size_t obj_size, bool small);
 
-void wl_init(struct wl *w, struct ps *ps, struct ps_mem *mem, unsigned nlists,
-	     uint64_t list_keys, unsigned nbuckets, uint64_t hash_keys);
+void wl_init(struct wl *w, struct ps *ps, struct ps_mem *mem, unsigned nlists, uint64_t list_keys,
+	     unsigned nbuckets, uint64_t hash_keys);
 /* Check every structure (quiet: no concurrent writer), free every node and sentinel.
  * Returns the number of nodes freed. */
 uint64_t wl_destroy(struct wl *w);
@@ -118,8 +118,8 @@ struct wl_seen {
 	const struct tnode *n;
 	uint64_t inc, key, owner;
 };
-size_t slist_walk(struct wl *w, struct slist *l, uint64_t stop_key, struct wl_seen *rec,
-		  size_t max, size_t *nrec);
+size_t slist_walk(struct wl *w, struct slist *l, uint64_t stop_key, struct wl_seen *rec, size_t max,
+		  size_t *nrec);
 /* Re-read recorded nodes; counts a violation for each change. Returns changes. */
 size_t wl_recheck(const struct wl_seen *rec, size_t n, const char *what);
 

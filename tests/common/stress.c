@@ -74,12 +74,12 @@ uint64_t stress_ops_total_(const void *w, size_t size, unsigned n)
 	return sum;
 }
 
-void stress_check_progress_(const char *who, const void *w, size_t size, unsigned n,
-			    uint64_t min)
+void stress_check_progress_(const char *who, const void *w, size_t size, unsigned n, uint64_t min)
 {
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t ops = worker_at(w, size, i)->ops;
-		CHECK_MSG(ops >= min, "no progress: %s %u of %u finished %" PRIu64
+		CHECK_MSG(ops >= min,
+			  "no progress: %s %u of %u finished %" PRIu64
 			  " operations (at least %" PRIu64 " expected, %" PRIu64 " in all)",
 			  who, i, n, ops, min, stress_ops_total_(w, size, n));
 	}
@@ -132,8 +132,7 @@ void stress_run_until_reclaimed(struct ps_mem *mem, _Atomic uint64_t *violations
 	}
 }
 
-uint64_t stress_rounds(double secs, _Atomic uint64_t *violations, void (*round)(void *),
-		       void *arg)
+uint64_t stress_rounds(double secs, _Atomic uint64_t *violations, void (*round)(void *), void *arg)
 {
 	uint64_t n = 0;
 	stress_start(secs);

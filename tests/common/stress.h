@@ -80,17 +80,16 @@ void stress_spawn_workers_(void *(*fn)(void *), void *w, size_t size, unsigned n
 #define stress_ops_total(w, n) stress_ops_total_(w, sizeof *(w), n)
 uint64_t stress_ops_total_(const void *w, size_t size, unsigned n);
 #define stress_check_progress(who, w, n, min) stress_check_progress_(who, w, sizeof *(w), n, min)
-void stress_check_progress_(const char *who, const void *w, size_t size, unsigned n,
-			    uint64_t min);
+void stress_check_progress_(const char *who, const void *w, size_t size, unsigned n, uint64_t min);
 
 /* Add the counters of src to those of dst: two structs of the same type made of
  * uint64_t counters only (a worker's counts summed into the totals). */
-#define stress_counts_add(dst, src)                                                        \
-	do {                                                                               \
-		_Static_assert(sizeof *(dst) == sizeof *(src) &&                           \
-				       sizeof *(dst) % sizeof(uint64_t) == 0,              \
-			       "counts are uint64_t only");                                \
-		stress_counts_add_(dst, src, sizeof *(dst) / sizeof(uint64_t));            \
+#define stress_counts_add(dst, src)                                             \
+	do {                                                                    \
+		_Static_assert(sizeof *(dst) == sizeof *(src) &&                \
+				       sizeof *(dst) % sizeof(uint64_t) == 0,   \
+			       "counts are uint64_t only");                     \
+		stress_counts_add_(dst, src, sizeof *(dst) / sizeof(uint64_t)); \
 	} while (0)
 void stress_counts_add_(void *dst, const void *src, size_t n);
 
@@ -115,8 +114,7 @@ void stress_run_until_reclaimed(struct ps_mem *mem, _Atomic uint64_t *violations
 /* The main thread's loop for a test that works in rounds: round(arg) once, and again
  * while !stress_done(violations) (the deadline counts from the first round's start).
  * Returns the rounds run (at least 1). */
-uint64_t stress_rounds(double secs, _Atomic uint64_t *violations, void (*round)(void *),
-		       void *arg);
+uint64_t stress_rounds(double secs, _Atomic uint64_t *violations, void (*round)(void *), void *arg);
 
 /* End the run: after a violation, give the workers a few seconds (test_bail_soon);
  * stop and join every worker of stress_spawn - a worker of stress_spawn_workers that has

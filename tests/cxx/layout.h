@@ -75,17 +75,17 @@ size_t tsync_cxx_layout_c(struct tsync_cxx_layout_entry *out, size_t n);
 #endif
 
 /* The body of both tables (the same text in both languages). */
-#define TSYNC_CXX_LAYOUT_S_(T)                                                        \
-	if (i + 2 <= n) {                                                             \
-		out[i].what = "sizeof(" #T ")";                                       \
-		out[i++].value = sizeof(T);                                           \
-		out[i].what = "alignof(" #T ")";                                      \
-		out[i++].value = TSYNC_CXX_ALIGNOF(T);                                         \
+#define TSYNC_CXX_LAYOUT_S_(T)                         \
+	if (i + 2 <= n) {                              \
+		out[i].what = "sizeof(" #T ")";        \
+		out[i++].value = sizeof(T);            \
+		out[i].what = "alignof(" #T ")";       \
+		out[i++].value = TSYNC_CXX_ALIGNOF(T); \
 	}
-#define TSYNC_CXX_LAYOUT_F_(T, f)                                                     \
-	if (i < n) {                                                                  \
-		out[i].what = "offsetof(" #T ", " #f ")";                             \
-		out[i++].value = offsetof(T, f);                                      \
+#define TSYNC_CXX_LAYOUT_F_(T, f)                         \
+	if (i < n) {                                      \
+		out[i].what = "offsetof(" #T ", " #f ")"; \
+		out[i++].value = offsetof(T, f);          \
 	}
 #ifdef __cplusplus
 #define TSYNC_CXX_ALIGNOF(T) alignof(T)

@@ -34,7 +34,8 @@
 #include <type_traits>
 #include <vector>
 
-namespace {
+namespace
+{
 
 [[noreturn]] void fail(const std::string &what)
 {
@@ -43,9 +44,9 @@ namespace {
 	std::_Exit(1);
 }
 
-#define REQUIRE(cond)                                                                      \
-	do {                                                                               \
-		if (!(cond))                                                               \
+#define REQUIRE(cond)                                                                            \
+	do {                                                                                     \
+		if (!(cond))                                                                     \
 			fail(std::string(__FILE__ ":") + std::to_string(__LINE__) + ": " #cond); \
 	} while (0)
 
@@ -102,7 +103,8 @@ void check_inits()
 	REQUIRE(atomic_load_explicit(&lk.next, memory_order_relaxed) == 0 &&
 		atomic_load_explicit(&lk.owner, memory_order_relaxed) == 0);
 	struct oplog_list_node ln = OPLOG_LIST_NODE_INIT;
-	REQUIRE(ln.next == nullptr && atomic_load_explicit(&ln.local, memory_order_relaxed) == nullptr);
+	REQUIRE(ln.next == nullptr &&
+		atomic_load_explicit(&ln.local, memory_order_relaxed) == nullptr);
 	struct my_op {
 		struct oplog_op op;
 		int arg;
@@ -156,7 +158,8 @@ struct Snapshot {
 	uint64_t magic, slot, version, check;
 	bool operator==(const Snapshot &o) const
 	{
-		return magic == o.magic && slot == o.slot && version == o.version && check == o.check;
+		return magic == o.magic && slot == o.slot && version == o.version &&
+		       check == o.check;
 	}
 };
 
@@ -220,7 +223,8 @@ void reader(Shared &sh, unsigned id)
 			tsync_arch_relax();
 		Snapshot b = snap(n);
 		ps_exit(sh.ps);
-		if (a.magic != kLive || a.slot != s || a.check != check_of(a.magic, a.slot, a.version))
+		if (a.magic != kLive || a.slot != s ||
+		    a.check != check_of(a.magic, a.slot, a.version))
 			report(sh, "not a live node of this slot", s, a, b);
 		else if (!(a == b))
 			report(sh, "changed inside the section", s, a, b);
@@ -330,7 +334,8 @@ void check_lock_and_counter(unsigned nthreads)
 					REQUIRE(ps_in_section(ps));
 					ps_exit(ps);
 					REQUIRE(!ps_in_section(ps));
-					(void)oplog_counter_read(&c); // a synchronize beside the adds
+					(void)oplog_counter_read(
+						&c); // a synchronize beside the adds
 				}
 			}
 			REQUIRE(tsync_thread_unregister() == 0);
@@ -347,8 +352,8 @@ void check_lock_and_counter(unsigned nthreads)
 	oplog_counter_fini(&c);
 	oplog_domain_destroy(d);
 	ps_destroy(ps);
-	std::printf("ps_lock: %" PRIu64 " increments exact; oplog counter %" PRId64 " exact\n", plain,
-		    got);
+	std::printf("ps_lock: %" PRIu64 " increments exact; oplog counter %" PRId64 " exact\n",
+		    plain, got);
 }
 
 } // namespace

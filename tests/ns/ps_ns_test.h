@@ -24,7 +24,7 @@ static struct ps *PS;
 
 /* ---- helpers ----------------------------------------------------------------------- */
 static inline struct ps_ns *mk_ns(unsigned bits, unsigned order, int policy, unsigned cache,
-			   ps_ns_grace_fn fn, void *arg)
+				  ps_ns_grace_fn fn, void *arg)
 {
 	struct ps_ns_config c = PS_NS_CONFIG_INIT;
 	c.id_bits = bits;
@@ -109,14 +109,14 @@ static inline void *lookup(struct ps_ns *ns, uint64_t id)
 }
 
 /* alloc_at must fail with err; nothing is bound by the attempt. */
-#define CHECK_AT_FAILS(ns, id, err)                                                        \
-	do {                                                                               \
-		errno = 0;                                                                 \
-		void *at_o_ = ps_ns_alloc_at((ns), (id));                                  \
-		int at_e_ = errno;                                                         \
-		CHECK_MSG(at_o_ == NULL && at_e_ == (err),                                 \
+#define CHECK_AT_FAILS(ns, id, err)                                                            \
+	do {                                                                                   \
+		errno = 0;                                                                     \
+		void *at_o_ = ps_ns_alloc_at((ns), (id));                                      \
+		int at_e_ = errno;                                                             \
+		CHECK_MSG(at_o_ == NULL && at_e_ == (err),                                     \
 			  "ps_ns_alloc_at(%" PRIu64 ") = %p errno %d (%s), expected errno %d", \
-			  (uint64_t)(id), at_o_, at_e_, strerror(at_e_), (int)(err));      \
+			  (uint64_t)(id), at_o_, at_e_, strerror(at_e_), (int)(err));          \
 	} while (0)
 
 static inline unsigned order_of(size_t n)
@@ -166,8 +166,7 @@ static inline void call_drain(void *p)
  * `test_ps_ns_NAME [CASE...]` runs every case of the file, or the ones named
  * (tests/ns/CMakeLists.txt runs each case as its own ctest, ns_unit_CASE, and each file's
  * cases in one process with a large skew bound, ns_unit_NAME_large_skew). */
-static inline int ps_ns_test_main(int argc, char **argv, const struct test_case *cases,
-				  size_t n)
+static inline int ps_ns_test_main(int argc, char **argv, const struct test_case *cases, size_t n)
 {
 	/* inside ctest's TIMEOUT, so that the watchdog's message is printed: 120 s for one
 	 * case (ns_unit_CASE), 240 s for every case in one process (ns_unit_*_large_skew) */

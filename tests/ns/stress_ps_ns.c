@@ -52,8 +52,8 @@ static void claim(struct ps_ns *ns, struct sobj *o, uint64_t id, struct ext *e, 
 			  ps_ns_id(ns, o), id);
 	uint64_t inc = atomic_fetch_add(&inc_counter, 1) + 1, z = 0;
 	if (!atomic_compare_exchange_strong(&owner[id], &z, inc))
-		violation("id %" PRIu64 " handed out while held (holder tag %" PRIu64
-			  ")%s", id, z, e ? " (by an extent)" : "");
+		violation("id %" PRIu64 " handed out while held (holder tag %" PRIu64 ")%s", id, z,
+			  e ? " (by an extent)" : "");
 	if (tlb) {
 		uint64_t fe = atomic_load_explicit(&side_fe[id], memory_order_acquire);
 		uint64_t now = atomic_load_explicit(&epoch, memory_order_acquire);
@@ -92,11 +92,13 @@ static void release(struct ps_ns *ns, struct sobj *o, struct counts *c)
 	ps_exit(PS);
 	if (l != (void *)o)
 		violation("published id %" PRIu64 " looks up %p, not its object %p (inc %" PRIu64
-			  ")", id, l, (void *)o, inc);
+			  ")",
+			  id, l, (void *)o, inc);
 	uint64_t expect = inc;
 	if (!atomic_compare_exchange_strong(&owner[id], &expect, 0))
 		violation("id %" PRIu64 " (inc %" PRIu64 ") was taken over by %" PRIu64
-			  " while bound", id, inc, expect);
+			  " while bound",
+			  id, inc, expect);
 	struct ext *e = o->ext;
 	if (e && atomic_fetch_sub(&e->remaining, 1) == 1) {
 		for (uint64_t j = e->n; j < e->span; j++) {
@@ -246,7 +248,8 @@ static void op_extent(struct writer *w, uint64_t *rng)
 		span <<= 1;
 	if (base % span != 0 || base + span > cap) {
 		violation("extent of %zu at %" PRIu64 ": not aligned to %" PRIu64
-			  " or outside the space", n, base, span);
+			  " or outside the space",
+			  n, base, span);
 		return;
 	}
 	struct ext *e = NULL;
@@ -268,7 +271,8 @@ static void op_extent(struct writer *w, uint64_t *rng)
 				uint64_t fe = atomic_load(&side_fe[base + j]);
 				if (atomic_load(&epoch) <= fe)
 					violation("tail id %" PRIu64 " reused before the flush "
-						  "after its free", base + j);
+						  "after its free",
+						  base + j);
 			}
 		}
 		w->c.extents++;
@@ -351,7 +355,8 @@ static void *reader_main(void *p)
 			while (ns < 16 && (o = ps_ns_next(NS, &id)) != NULL) {
 				if (id < start || (!first && id <= last))
 					violation("ps_ns_next went from %" PRIu64 " to %" PRIu64
-						  " (start %" PRIu64 ")", last, id, start);
+						  " (start %" PRIu64 ")",
+						  last, id, start);
 				check_obj(o, id, "ps_ns_next");
 				seen[ns] = o;
 				sid[ns] = id;
@@ -366,7 +371,8 @@ static void *reader_main(void *p)
 			for (int i = 0; i < ns; i++) {
 				if (seen[i]->id != sid[i] || seen[i]->inc != sinc[i])
 					violation("an object found by ps_ns_next (id %" PRIu64
-						  ") was reused inside the section", sid[i]);
+						  ") was reused inside the section",
+						  sid[i]);
 				void *again = ps_ns_lookup(NS, sid[i]);
 				if (again && again != seen[i])
 					violation("id %" PRIu64 " re-bound inside a section (walk)",
@@ -394,13 +400,15 @@ static void *reader_main(void *p)
 		if (o1) {
 			r->c.rebinds_checked++;
 			if (o2 && o2 != o1)
-				violation("id %" PRIu64 " re-bound inside a section: %p (inc %" PRIu64
+				violation("id %" PRIu64
+					  " re-bound inside a section: %p (inc %" PRIu64
 					  ") then %p (inc %" PRIu64 ")",
 					  id, (void *)o1, inc1, (void *)o2, o2->inc);
 			if (o1->id != id || o1->inc != inc1)
 				violation("the object of id %" PRIu64 " (inc %" PRIu64
 					  ") was reused inside a section: now id %" PRIu64
-					  " inc %" PRIu64, id, inc1, o1->id, o1->inc);
+					  " inc %" PRIu64,
+					  id, inc1, o1->id, o1->inc);
 		}
 		if (o2)
 			check_obj(o2, id, "second lookup");
@@ -425,7 +433,8 @@ static void drain_until_clean(struct ps_ns *ns, const char *phase)
 			break;
 		if (test_now_ns() > dl) {
 			violation("%s: %" PRIu64 " ids still in grace 30 s after the last free "
-				  "(frees %" PRIu64 ", reclaimed %" PRIu64 ", refusals %" PRIu64 ")",
+				  "(frees %" PRIu64 ", reclaimed %" PRIu64 ", refusals %" PRIu64
+				  ")",
 				  phase, s.grace, s.frees, s.reclaimed, s.grace_refusals);
 			break;
 		}
@@ -503,10 +512,10 @@ int main(int argc, char **argv)
 	printf("stress_ps_ns phase 1 (bits %u, %s, cache %u, order %u%s%s): %" PRIu64
 	       " ids allocated (%" PRIu64 " single, %" PRIu64 " at, %" PRIu64 " in %" PRIu64
 	       " extents), %" PRIu64 " alloc_at refused, %" PRIu64 " frees (%" PRIu64
-	       " checked EBUSY in-section), %" PRIu64 " ENOSPC; readers %" PRIu64 " lookups, %"
-	       PRIu64 " hits re-checked, %" PRIu64 " sleeps in sections, %" PRIu64 " walks (%"
-	       PRIu64 " objects); hook %" PRIu64 " calls %" PRIu64 " refusals; stale %" PRIu64
-	       " splits %" PRIu64 " trie nodes %" PRIu64 "\n",
+	       " checked EBUSY in-section), %" PRIu64 " ENOSPC; readers %" PRIu64
+	       " lookups, %" PRIu64 " hits re-checked, %" PRIu64 " sleeps in sections, %" PRIu64
+	       " walks (%" PRIu64 " objects); hook %" PRIu64 " calls %" PRIu64
+	       " refusals; stale %" PRIu64 " splits %" PRIu64 " trie nodes %" PRIu64 "\n",
 	       bits, policy == PS_NS_ID_CYCLIC ? "cyclic" : "lowest", cache, order,
 	       tlb ? ", tlb hook" : "", small_mem ? ", small mem" : "", ids_alloc, tot.allocs,
 	       tot.ats, tot.extent_ids, tot.extents, tot.at_fail, tot.frees, tot.busy_checks,

@@ -167,8 +167,8 @@ static inline void check_all_ids_free(struct ps_ns *ns, const char *phase)
 		o->ext = NULL;
 		uint64_t z = 0;
 		if (!atomic_compare_exchange_strong(&owner[id], &z, 1))
-			violation("%s end: id %" PRIu64 " allocated while held (%" PRIu64 ")", phase,
-				  id, z);
+			violation("%s end: id %" PRIu64 " allocated while held (%" PRIu64 ")",
+				  phase, id, z);
 		all[got++] = o;
 	}
 	if (got != cap) {

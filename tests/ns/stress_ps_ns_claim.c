@@ -30,7 +30,8 @@ static void *p3_extents(void *p)
 		}
 		if (b < 4 * P3J)
 			violation("phase 3: an extent of 4 at %" PRIu64 ", whose id %" PRIu64
-				  " is taken", b, b + 3);
+				  " is taken",
+				  b, b + 3);
 	}
 	atomic_store(&p3_done, 1);
 	return NULL;
@@ -43,8 +44,10 @@ static void p3_round(void *arg)
 	p3_ns = make_ns();
 	for (uint64_t j = 0; j < P3J; j++) {
 		struct sobj *o = ps_ns_alloc_at(p3_ns, 4 * j + 3);
-		CHECK_MSG(o != NULL, "phase 3: alloc_at(%" PRIu64 ") in a fresh namespace: "
-			  "errno %d", 4 * j + 3, errno);
+		CHECK_MSG(o != NULL,
+			  "phase 3: alloc_at(%" PRIu64 ") in a fresh namespace: "
+			  "errno %d",
+			  4 * j + 3, errno);
 		o->id = 4 * j + 3;
 		o->free_epoch = 0;
 	}
@@ -81,7 +84,8 @@ static void phase3(double secs)
 	bits = saved_bits;
 	order = saved_order;
 	printf("stress_ps_ns phase 3: %" PRIu64 " rounds of broken extent claims against %" PRIu64
-	       " alloc_at\n", p3_rounds, p3_asks);
+	       " alloc_at\n",
+	       p3_rounds, p3_asks);
 }
 
 int main(int argc, char **argv)

@@ -21,7 +21,7 @@ static _Atomic uint64_t alloc_last; /* the allocating racer's last id (CYCLIC ta
 
 struct racer {
 	struct stress_worker sw; /* sw.idx 0..RACERS-1: alloc_at; RACERS: ps_ns_alloc */
-	void *held[4 * K + 8]; /* the allocating racer: up to K extents of 4 */
+	void *held[4 * K + 8];   /* the allocating racer: up to K extents of 4 */
 	int nheld;
 	struct counts c;
 };
@@ -30,8 +30,8 @@ static void race_claim(struct racer *r, void *o, uint64_t id)
 {
 	uint64_t z = 0;
 	if (!atomic_compare_exchange_strong(&owner[id], &z, (uint64_t)r->sw.idx + 1))
-		violation("alloc_at race: id %" PRIu64 " won by thread %u and held by %" PRIu64,
-			  id, r->sw.idx, z - 1);
+		violation("alloc_at race: id %" PRIu64 " won by thread %u and held by %" PRIu64, id,
+			  r->sw.idx, z - 1);
 	((struct sobj *)o)->id = id;
 	((struct sobj *)o)->inc = 1;
 	((struct sobj *)o)->pub = 1;
@@ -56,7 +56,8 @@ static void *racer_main(void *p)
 				do {
 					if (policy == PS_NS_ID_CYCLIC && k % 2)
 						id = (atomic_load(&alloc_last) + 1 +
-						      test_rand(&rng) % (2 * K)) % cap;
+						      test_rand(&rng) % (2 * K)) %
+						     cap;
 					else
 						id = test_rand(&rng) % lim;
 					dup = false;
@@ -103,15 +104,18 @@ static void *racer_main(void *p)
 						 * broke them up, ENOSPC is allowed */
 						if (errno != ENOSPC)
 							violation("race: ps_ns_alloc_extent(%zu): "
-								  "errno %d", n, errno);
+								  "errno %d",
+								  n, errno);
 						r->c.enospc++;
 						continue;
 					}
 					if (base % n)
-						violation("race: extent of %zu at %" PRIu64, n, base);
+						violation("race: extent of %zu at %" PRIu64, n,
+							  base);
 					for (size_t j = 0; j < n; j++) {
 						if (ps_ns_id(NS, objs[j]) != base + j)
-							violation("race: extent object %zu has id %" PRIu64,
+							violation("race: extent object %zu has id "
+								  "%" PRIu64,
 								  j, ps_ns_id(NS, objs[j]));
 						race_claim(r, objs[j], base + j);
 					}
@@ -144,12 +148,13 @@ static void *racer_main(void *p)
 					violation("alloc_at race, round %" PRIu64 ": id %" PRIu64
 						  " won %d times by alloc_at and %d by ps_ns_alloc "
 						  "(holder %" PRIu64 "; errnos %d %d %d)",
-						  race_rounds, id, winners, (int)alloc_won, h, res[0][k],
-						  res[1][k], res[2][k]);
+						  race_rounds, id, winners, (int)alloc_won, h,
+						  res[0][k], res[1][k], res[2][k]);
 				for (int t = 0; t < RACERS; t++)
 					if (res[t][k] != 0 && res[t][k] != EEXIST)
 						violation("alloc_at race: a loser for id %" PRIu64
-							  " (free at the start of the round) saw errno "
+							  " (free at the start of the round) saw "
+							  "errno "
 							  "%d (%s), not EEXIST",
 							  id, res[t][k], strerror(res[t][k]));
 				race_alloc_won += alloc_won;
@@ -174,7 +179,7 @@ static void *racer_main(void *p)
 		ps_synchronize(PS);
 		ps_mem_reclaim(ps_ns_mem(NS));
 		test_barrier_wait(&rbar); /* E */
-		r->sw.ops++; /* rounds: racer 0 stops after one at least */
+		r->sw.ops++;              /* rounds: racer 0 stops after one at least */
 		if (r->sw.idx == 0) {
 			race_rounds++;
 			struct ps_ns_stats s;
@@ -214,11 +219,10 @@ int main(int argc, char **argv)
 		CHECK_EQ(s.grace, 0);
 		check_all_ids_free(NS, "phase 2");
 	}
-	printf("stress_ps_ns phase 2: %" PRIu64 " rounds, %" PRIu64
-	       " contested ids (%" PRIu64 " won by ps_ns_alloc/extents), %" PRIu64
-	       " alloc_at wins, %" PRIu64 " losses; stale %" PRIu64 "\n",
-	       race_rounds, race_contested, race_alloc_won, rt.ats, rt.at_fail,
-	       s.stale);
+	printf("stress_ps_ns phase 2: %" PRIu64 " rounds, %" PRIu64 " contested ids (%" PRIu64
+	       " won by ps_ns_alloc/extents), %" PRIu64 " alloc_at wins, %" PRIu64
+	       " losses; stale %" PRIu64 "\n",
+	       race_rounds, race_contested, race_alloc_won, rt.ats, rt.at_fail, s.stale);
 	ps_ns_destroy(NS);
 	return ns_stress_end(flusher);
 }

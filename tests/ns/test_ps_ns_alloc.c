@@ -19,8 +19,9 @@ static void test_alloc_publish(void)
 		uint64_t id = UINT64_MAX;
 		o[i] = ps_ns_alloc(ns, &id);
 		CHECK(o[i] != NULL);
-		CHECK_MSG(id == i, "LOWEST: allocation %" PRIu64 " of a fresh namespace got id %"
-			  PRIu64, i, id);
+		CHECK_MSG(id == i,
+			  "LOWEST: allocation %" PRIu64 " of a fresh namespace got id %" PRIu64, i,
+			  id);
 		CHECK_EQ(ps_ns_id(ns, o[i]), id);
 		for (uint64_t j = 0; j < i; j++)
 			CHECK(o[j] != o[i]);
@@ -89,8 +90,8 @@ static void test_alloc_at(void)
 	for (int i = 0; i < 200; i++) {
 		uint64_t id;
 		s[i] = alloc_pub(ns, &id);
-		CHECK_MSG(!seen[id], "ps_ns_alloc returned id %" PRIu64 " twice (or the claimed id)",
-			  id);
+		CHECK_MSG(!seen[id],
+			  "ps_ns_alloc returned id %" PRIu64 " twice (or the claimed id)", id);
 		seen[id] = true;
 	}
 	for (int i = 0; i < 200; i++)

@@ -12,12 +12,12 @@ static bool dummy_mem_grace(struct ps_mem *m, void *obj, tsync_tick_t t, void *a
 	return true;
 }
 
-#define CHECK_CREATE_FAILS(size, cfgp, err)                                                \
-	do {                                                                               \
-		errno = 0;                                                                 \
-		struct ps_ns *bad_ = ps_ns_create(PS, (size), (cfgp));                     \
-		CHECK_MSG(bad_ == NULL, "ps_ns_create(%s) succeeded", #cfgp);              \
-		CHECK_EQ_I(errno, (err));                                                  \
+#define CHECK_CREATE_FAILS(size, cfgp, err)                                   \
+	do {                                                                  \
+		errno = 0;                                                    \
+		struct ps_ns *bad_ = ps_ns_create(PS, (size), (cfgp));        \
+		CHECK_MSG(bad_ == NULL, "ps_ns_create(%s) succeeded", #cfgp); \
+		CHECK_EQ_I(errno, (err));                                     \
 	} while (0)
 
 static void test_config(void)
@@ -258,8 +258,5 @@ static void test_large60(void)
 	test_large(60);
 }
 
-TEST_CASES_MAIN(ps_ns_test_main,
-		{"config", test_config},
-		{"bits1", test_bits1},
-		{"large40", test_large40},
-		{"large60", test_large60})
+TEST_CASES_MAIN(ps_ns_test_main, {"config", test_config}, {"bits1", test_bits1},
+		{"large40", test_large40}, {"large60", test_large60})

@@ -27,9 +27,7 @@ static void bad_call(void *arg)
 		ps_ns_publish(other, p);
 		ps_ns_free(ns, p);
 		break;
-	case 3: /* a pointer no allocator handed out */
-		ps_ns_free(ns, malloc(64));
-		break;
+	case 3: /* a pointer no allocator handed out */ ps_ns_free(ns, malloc(64)); break;
 	case 4: /* an object of a plain ps_mem */
 	{
 		struct ps_mem *m = ps_mem_create(PS, 32, NULL);
@@ -46,9 +44,7 @@ static void bad_call(void *arg)
 		ps_ns_publish(ns, o);
 		ps_exit(PS);
 		break;
-	case 7: /* publish an object of another namespace */
-		ps_ns_publish(ns, p);
-		break;
+	case 7: /* publish an object of another namespace */ ps_ns_publish(ns, p); break;
 	default: /* free after a publish, then publish again */
 		ps_ns_publish(ns, o);
 		ps_enter(PS);
@@ -68,15 +64,15 @@ static void test_death(void)
 		const char *what;
 		const char *want[3];
 	} cases[] = {
-	    {"double free (published)", {"ps_ns_free", "double free", NULL}},
-	    {"double free (reserved)", {"ps_ns_free", "double free", NULL}},
-	    {"free of another namespace's object", {"ps_ns_free", NULL, NULL}},
-	    {"free of a malloc'd pointer", {"ps_ns_free", "ps_free", "AddressSanitizer"}},
-	    {"free of a ps_mem object", {"ps_ns_free", NULL, NULL}},
-	    {"publish twice", {"ps_ns_publish", NULL, NULL}},
-	    {"publish after free", {"ps_ns_publish", NULL, NULL}},
-	    {"publish of another namespace's object", {"ps_ns_publish", NULL, NULL}},
-	    {"publish after free of a published object", {"ps_ns_publish", NULL, NULL}},
+		{"double free (published)", {"ps_ns_free", "double free", NULL}},
+		{"double free (reserved)", {"ps_ns_free", "double free", NULL}},
+		{"free of another namespace's object", {"ps_ns_free", NULL, NULL}},
+		{"free of a malloc'd pointer", {"ps_ns_free", "ps_free", "AddressSanitizer"}},
+		{"free of a ps_mem object", {"ps_ns_free", NULL, NULL}},
+		{"publish twice", {"ps_ns_publish", NULL, NULL}},
+		{"publish after free", {"ps_ns_publish", NULL, NULL}},
+		{"publish of another namespace's object", {"ps_ns_publish", NULL, NULL}},
+		{"publish after free of a published object", {"ps_ns_publish", NULL, NULL}},
 	};
 	for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
 		int nw = 0;

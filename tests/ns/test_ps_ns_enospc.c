@@ -128,8 +128,10 @@ static void test_enospc(void)
 	mf = (struct free_arg){ns, arr2, 0, 0};
 	take_all(&mf);
 	CHECK_EQ_I(mf.err, ENOSPC);
-	CHECK_MSG(mf.id == 15, "ENOSPC with %" PRIu64 " of 16 ids taken: the other 15 - free, "
-		  "in a live thread's cache - could not be had", mf.id + 1);
+	CHECK_MSG(mf.id == 15,
+		  "ENOSPC with %" PRIu64 " of 16 ids taken: the other 15 - free, "
+		  "in a live thread's cache - could not be had",
+		  mf.id + 1);
 	free_all(&mf);
 	holder_stop(&h, HOLD_QUIT);
 	ps_ns_free(ns, m1);
@@ -146,8 +148,10 @@ static void test_enospc(void)
 	drain(ns);
 	mf = (struct free_arg){ns, arr, 0, 0};
 	take_all(&mf);
-	CHECK_MSG(mf.id == 16, "ENOSPC after %" PRIu64 " of 16 singles: the freed extent of 8 "
-		  "was not split", mf.id);
+	CHECK_MSG(mf.id == 16,
+		  "ENOSPC after %" PRIu64 " of 16 singles: the freed extent of 8 "
+		  "was not split",
+		  mf.id);
 	free_all(&mf);
 	ps_ns_destroy(ns);
 

@@ -151,8 +151,9 @@ static void test_extents(void)
 		uint64_t span = (uint64_t)1 << order_of(esz[e]);
 		CHECK_EQ(base % span, 0);
 		for (uint64_t j = 0; j < span; j++) {
-			CHECK_MSG(own[base + j] == 0, "extent [%" PRIu64 ", +%" PRIu64
-				  ") overlaps id %" PRIu64, base, span, base + j);
+			CHECK_MSG(own[base + j] == 0,
+				  "extent [%" PRIu64 ", +%" PRIu64 ") overlaps id %" PRIu64, base,
+				  span, base + j);
 			own[base + j] = 2;
 		}
 		for (size_t i = 0; i < esz[e]; i++) {

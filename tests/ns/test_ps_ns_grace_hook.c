@@ -8,7 +8,7 @@
 /* ---- the custom grace hook ------------------------------------------------------------ */
 struct hookrec {
 	struct ps_ns *ns;
-	_Atomic int accept;        /* 1: accept everything */
+	_Atomic int accept;         /* 1: accept everything */
 	_Atomic uint64_t refuse_id; /* with accept: refuse this id only */
 	_Atomic unsigned calls, refusals;
 	uint64_t seen[64];
@@ -93,8 +93,10 @@ static void test_grace_hook(void)
 	unsigned n = atomic_load(&r.nseen);
 	CHECK_GE(n, 2); /* x asked (twice) */
 	for (unsigned i = 0; i < n && i < 64; i++)
-		CHECK_MSG(r.seen[i] == idx, "the hook was asked about id %" PRIu64
-			  " freed after the refused %" PRIu64, r.seen[i], idx);
+		CHECK_MSG(r.seen[i] == idx,
+			  "the hook was asked about id %" PRIu64
+			  " freed after the refused %" PRIu64,
+			  r.seen[i], idx);
 	CHECK_AT_FAILS(ns, idx, EBUSY);
 	CHECK_AT_FAILS(ns, idy, EBUSY);
 	atomic_store(&r.refuse_id, UINT64_MAX);

@@ -35,7 +35,8 @@ static void test_next(void)
 	struct uobj *o;
 	for (it = 0; (o = ps_ns_next(ns, &it)); it++) {
 		CHECK_MSG(k < NP, "ps_ns_next returned an extra id %" PRIu64, it);
-		CHECK_MSG(it == pub[k], "ps_ns_next: id %" PRIu64 ", expected %" PRIu64, it, pub[k]);
+		CHECK_MSG(it == pub[k], "ps_ns_next: id %" PRIu64 ", expected %" PRIu64, it,
+			  pub[k]);
 		CHECK(o == po[k]);
 		CHECK_EQ(o->id, it);
 		k++;

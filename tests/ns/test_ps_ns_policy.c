@@ -57,8 +57,10 @@ static void test_lowest(void)
 	drain(ns);
 	uint64_t a1, a2;
 	struct uobj *x1 = alloc_pub(ns, &a1), *x2 = alloc_pub(ns, &a2);
-	CHECK_MSG(a1 < a2, "LOWEST: after ids 3 and 5 were freed (in that order), this thread "
-		  "allocated %" PRIu64 " before %" PRIu64 ": not the lowest of its cache", a1, a2);
+	CHECK_MSG(a1 < a2,
+		  "LOWEST: after ids 3 and 5 were freed (in that order), this thread "
+		  "allocated %" PRIu64 " before %" PRIu64 ": not the lowest of its cache",
+		  a1, a2);
 	ps_ns_free(ns, x1);
 	ps_ns_free(ns, x2);
 	for (int i = 0; i < 10; i++)
@@ -89,8 +91,10 @@ static void test_cyclic(unsigned cache)
 	for (uint64_t i = 0; i < cap; i++) {
 		uint64_t id;
 		o[i] = alloc_pub(ns, &id);
-		CHECK_MSG(id == i, "CYCLIC (cache %u): after the wrap, allocation %" PRIu64
-			  " got id %" PRIu64 " (freed in order 0..63)", cache, i, id);
+		CHECK_MSG(id == i,
+			  "CYCLIC (cache %u): after the wrap, allocation %" PRIu64
+			  " got id %" PRIu64 " (freed in order 0..63)",
+			  cache, i, id);
 	}
 	uint64_t id;
 	CHECK_ERRNO(ps_ns_alloc(ns, &id), 0, ENOSPC);
@@ -103,8 +107,10 @@ static void test_cyclic(unsigned cache)
 	drain(ns);
 	for (uint64_t i = 0; i < cap; i++) {
 		o[i] = alloc_pub(ns, &id);
-		CHECK_MSG(id == order[i], "CYCLIC (cache %u): reuse %" PRIu64 " got id %" PRIu64
-			  ", freed %" PRIu64 "th was %" PRIu64, cache, i, id, i, order[i]);
+		CHECK_MSG(id == order[i],
+			  "CYCLIC (cache %u): reuse %" PRIu64 " got id %" PRIu64 ", freed %" PRIu64
+			  "th was %" PRIu64,
+			  cache, i, id, i, order[i]);
 	}
 	for (uint64_t i = 0; i < cap; i++)
 		ps_ns_free(ns, o[i]);

@@ -6,7 +6,6 @@
 /* White-box: the test write-protects the radix tree's nodes (struct ps_ns__node). */
 #include <tsync/static/ps_ns.h>
 
-
 /* Lookups store nothing to the trie: with every trie node mapped read-only, lookups of
  * bound, reserved, freed and never-used ids and a ps_ns_next walk run without a fault
  * (a store would be SIGSEGV). The nodes are page-sized and page-aligned (ps_ns.h's

@@ -21,8 +21,7 @@
 
 /* The main of each test_oplog_* file (TEST_CASES_MAIN(oplog_test_main, ...)):
  * `test_oplog_NAME [CASE...]` runs every case of the file, or the ones named. */
-static inline int oplog_test_main(int argc, char **argv, const struct test_case *cases,
-				  size_t n)
+static inline int oplog_test_main(int argc, char **argv, const struct test_case *cases, size_t n)
 {
 	/* Shorter than ctest's TIMEOUT (60 s for one case, 120 s for all: CMakeLists.txt),
 	 * so that a hang fails with the watchdog's message. */

@@ -66,7 +66,8 @@ static void absorb_one(enum oplog_list_mode mode, uint64_t seed, size_t cap, str
 		for (unsigned i = 0; i < AN; i++)
 			oplog_list_node_init(&g_ar.n[t][i]);
 	test_barrier_init(&g_ar.bar, 2);
-	pthread_t a = test_spawn(absorb_thread, (void *)0), b = test_spawn(absorb_thread, (void *)1);
+	pthread_t a = test_spawn(absorb_thread, (void *)0),
+		  b = test_spawn(absorb_thread, (void *)1);
 	test_join(a);
 	test_join(b);
 	oplog_synchronize(&g_ar.l.obj);
@@ -143,7 +144,8 @@ static void t_absorb(void)
 		/* fewer ops reach the shared list with absorption */
 		CHECK_LT(st[1].executed, st[0].executed);
 		CHECK_LE(st[2].executed, st[1].executed);
-		test_log("absorb rep %d: executed basic %" PRIu64 " global %" PRIu64 " local %" PRIu64,
+		test_log("absorb rep %d: executed basic %" PRIu64 " global %" PRIu64
+			 " local %" PRIu64,
 			 rep, st[0].executed, st[1].executed, st[2].executed);
 	}
 }

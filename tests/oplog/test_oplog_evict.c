@@ -39,7 +39,7 @@ static void t_evict(void)
 	CHECK(oplog_counter_init(&b, d, 0, NULL, NULL) == 0);
 	for (int i = 0; i < 5; i++)
 		CHECK(oplog_counter_inc(&a) == 0);
-	CHECK_EQ_I(a.value, 0); /* still in this thread's log */
+	CHECK_EQ_I(a.value, 0);            /* still in this thread's log */
 	CHECK(oplog_counter_inc(&b) == 0); /* evicts a: synchronizes it */
 	CHECK_EQ_I(a.value, 5);
 	struct oplog_stats st;

@@ -55,8 +55,8 @@ static struct oplog_list g_list[MAXOBJ];
 static struct oplog_list_node g_nodes[MAXOBJ][NNODES];
 static struct oplog_rmap g_rmap[MAXOBJ];
 static struct oplog_rmap_mapping g_maps[MAXOBJ][NMAP];
-static bool g_present[MAXOBJ][NNODES]; /* owner's knowledge, per round */
-static int64_t g_expect_ctr[MAXOBJ][NTHR];  /* each thread's net delta this round */
+static bool g_present[MAXOBJ][NNODES];     /* owner's knowledge, per round */
+static int64_t g_expect_ctr[MAXOBJ][NTHR]; /* each thread's net delta this round */
 
 struct rec {
 	struct lc_op op;
@@ -80,15 +80,10 @@ static bool step_counter(void *st, const struct lc_op *op)
 {
 	int64_t *v = st;
 	switch (op->kind) {
-	case K_INC:
-		++*v;
-		return true;
-	case K_DEC:
-		--*v;
-		return true;
+	case K_INC: ++*v; return true;
+	case K_DEC: --*v; return true;
 	case K_READ:
-	case K_SNAP:
-		return *v == op->ret;
+	case K_SNAP: return *v == op->ret;
 	}
 	return false;
 }
@@ -97,18 +92,11 @@ static bool step_list(void *st, const struct lc_op *op)
 {
 	uint64_t *m = st;
 	switch (op->kind) {
-	case K_ADD:
-		*m |= 1ull << op->arg;
-		return true;
-	case K_REM:
-		*m &= ~(1ull << op->arg);
-		return true;
-	case K_CONTAINS:
-		return ((*m >> op->arg) & 1) == (uint64_t)op->ret;
-	case K_SIZE:
-		return (int64_t)__builtin_popcountll(*m) == op->ret;
-	case K_SNAP:
-		return (int64_t)*m == op->ret;
+	case K_ADD: *m |= 1ull << op->arg; return true;
+	case K_REM: *m &= ~(1ull << op->arg); return true;
+	case K_CONTAINS: return ((*m >> op->arg) & 1) == (uint64_t)op->ret;
+	case K_SIZE: return (int64_t)__builtin_popcountll(*m) == op->ret;
+	case K_SNAP: return (int64_t)*m == op->ret;
 	}
 	return false;
 }
@@ -125,27 +113,22 @@ static bool step_rmap(void *st, const struct lc_op *op)
 {
 	struct rmap_state *s = st;
 	switch (op->kind) {
-	case K_ADD:
-		s->present |= 1u << op->arg;
-		return true;
-	case K_REM:
-		s->present &= ~(1u << op->arg);
-		return true;
-	case K_SIZE:
-		return (int64_t)__builtin_popcount(s->present) == op->ret;
+	case K_ADD: s->present |= 1u << op->arg; return true;
+	case K_REM: s->present &= ~(1u << op->arg); return true;
+	case K_SIZE: return (int64_t)__builtin_popcount(s->present) == op->ret;
 	case K_TRUNC: {
 		int64_t pages = 0;
 		for (int i = 0; i < NMAP; i++) {
 			if (!(s->present & (1u << i)) || s->end[i] <= op->arg)
 				continue;
-			uint64_t ne = (uint64_t)i > (uint64_t)op->arg ? (uint64_t)i : (uint64_t)op->arg;
+			uint64_t ne =
+				(uint64_t)i > (uint64_t)op->arg ? (uint64_t)i : (uint64_t)op->arg;
 			pages += s->end[i] - (int64_t)ne;
 			s->end[i] = (uint8_t)ne;
 		}
 		return pages == op->ret;
 	}
-	case K_SNAP:
-		return rmap_pack(s) == (uint64_t)op->ret;
+	case K_SNAP: return rmap_pack(s) == (uint64_t)op->ret;
 	}
 	return false;
 }
@@ -285,7 +268,8 @@ static void snapshot(unsigned o, struct lc_op *op, void *state_out)
 		uint64_t m = 0;
 		oplog_synchronize(&g_list[o].obj);
 		size_t cnt = 0;
-		for (struct oplog_list_node *n = g_list[o].head.next; n != &g_list[o].head; n = n->next) {
+		for (struct oplog_list_node *n = g_list[o].head.next; n != &g_list[o].head;
+		     n = n->next) {
 			m |= 1ull << (n - g_nodes[o]);
 			cnt++;
 		}
@@ -298,7 +282,8 @@ static void snapshot(unsigned o, struct lc_op *op, void *state_out)
 		memset(&s, 0, sizeof(s));
 		oplog_synchronize(&g_rmap[o].obj);
 		uint64_t prev_start = 0;
-		for (struct oplog_list_node *n = g_rmap[o].head.next; n != &g_rmap[o].head; n = n->next) {
+		for (struct oplog_list_node *n = g_rmap[o].head.next; n != &g_rmap[o].head;
+		     n = n->next) {
 			struct oplog_rmap_mapping *m = (struct oplog_rmap_mapping *)(void *)n;
 			CHECK(m->start >= prev_start); /* sorted by start */
 			prev_start = m->start;
@@ -398,15 +383,18 @@ int main(int argc, char **argv)
 		} else {
 			CHECK(oplog_rmap_init(&g_rmap[o], g_dom) == 0);
 			for (int i = 0; i < NMAP; i++)
-				CHECK(oplog_rmap_mapping_init(&g_maps[o][i], (uint64_t)i, (uint64_t)i + 8) == 0);
+				CHECK(oplog_rmap_mapping_init(&g_maps[o][i], (uint64_t)i,
+							      (uint64_t)i + 8) == 0);
 			rmap_refresh(o, &seed, (struct rmap_state *)(void *)init[o]);
 		}
 	}
 
-	const struct lc_spec spec = {
-	    g_struct == S_COUNTER ? sizeof(int64_t) : g_struct == S_LIST ? sizeof(uint64_t)
-									 : sizeof(struct rmap_state),
-	    g_struct == S_COUNTER ? step_counter : g_struct == S_LIST ? step_list : step_rmap};
+	const struct lc_spec spec = {g_struct == S_COUNTER ? sizeof(int64_t)
+				     : g_struct == S_LIST  ? sizeof(uint64_t)
+							   : sizeof(struct rmap_state),
+				     g_struct == S_COUNTER ? step_counter
+				     : g_struct == S_LIST  ? step_list
+							   : step_rmap};
 
 	test_barrier_init(&g_bar, NTHR + 1);
 	pthread_t th[NTHR];
@@ -432,12 +420,14 @@ int main(int argc, char **argv)
 			snapshot(o, &h[n], final_state);
 			n++;
 			if (!lc_check(&spec, init[o], h, n)) {
-				fprintf(stderr, "round %u object %u: history not linearizable:\n", g_round, o);
+				fprintf(stderr, "round %u object %u: history not linearizable:\n",
+					g_round, o);
 				for (unsigned i = 0; i < n; i++)
-					fprintf(stderr, "  t%d kind %d arg %" PRId64 " ret %" PRId64
+					fprintf(stderr,
+						"  t%d kind %d arg %" PRId64 " ret %" PRId64
 						" [%" PRIu64 ", %" PRIu64 "]\n",
-						h[i].thread, h[i].kind, h[i].arg, h[i].ret, h[i].inv,
-						h[i].resp);
+						h[i].thread, h[i].kind, h[i].arg, h[i].ret,
+						h[i].inv, h[i].resp);
 				CHECK_MSG(false, "linearizability violation");
 			}
 			checked_ops += n;
@@ -448,8 +438,10 @@ int main(int argc, char **argv)
 					exp += g_expect_ctr[o][t];
 				CHECK_EQ_I(*(int64_t *)(void *)final_state, exp);
 			} else if (g_mode != OPLOG_LIST_BASIC) {
-				uint64_t m = g_struct == S_LIST ? *(uint64_t *)(void *)final_state
-								: ((struct rmap_state *)(void *)final_state)->present;
+				uint64_t m = g_struct == S_LIST
+						     ? *(uint64_t *)(void *)final_state
+						     : ((struct rmap_state *)(void *)final_state)
+							       ->present;
 				unsigned nn = g_struct == S_LIST ? NNODES : NMAP;
 				for (unsigned i = 0; i < nn; i++)
 					CHECK_EQ((m >> i) & 1, g_present[o][i]);

@@ -21,7 +21,8 @@ static void t_lincheck(void)
 	int64_t zero = 0;
 	uint64_t S = tsync_clock_skew() + 10;
 	/* inc [0,10], read -> 0 starting well after: stale read, not linearizable */
-	struct lc_op h[3] = {{1000, 1010, 0, 0, 0, 0, 0}, {1020 + 2 * S, 1030 + 2 * S, 1, 1, 0, 0, 0}};
+	struct lc_op h[3] = {{1000, 1010, 0, 0, 0, 0, 0},
+			     {1020 + 2 * S, 1030 + 2 * S, 1, 1, 0, 0, 0}};
 	CHECK(!lc_check(&spec, &zero, h, 2));
 	h[1].ret = 1;
 	CHECK(lc_check(&spec, &zero, h, 2));

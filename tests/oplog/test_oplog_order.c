@@ -125,12 +125,14 @@ static void t_order(void)
 			struct oplog_stats st;
 			CHECK(oplog_domain_stats(d, &st) == 0);
 			CHECK_GT(st.full_syncs, 0);
-			/* (CLOCK may or may not have to wait: that depends on speed, not checked) */
+			/* (CLOCK may or may not have to wait: that depends on speed, not checked)
+			 */
 			if (order != OPLOG_ORDER_CLOCK)
 				CHECK_EQ(st.commit_waits, 0);
-			test_log("order %s%s: %" PRIu64 " ops in causal order, %" PRIu64 " commit waits",
-				 oplog_order_name((enum oplog_order)order), mig ? " (migrating)" : "",
-				 g_pp_n, st.commit_waits);
+			test_log("order %s%s: %" PRIu64 " ops in causal order, %" PRIu64
+				 " commit waits",
+				 oplog_order_name((enum oplog_order)order),
+				 mig ? " (migrating)" : "", g_pp_n, st.commit_waits);
 			oplog_object_fini(&g_seq.obj);
 			oplog_domain_destroy(d);
 		}
@@ -158,9 +160,9 @@ static void t_order(void)
 	/* AUTO follows TSYNC_OPLOG_ORDER when set, else the clock source. */
 	struct oplog_domain *d = oplog_counter_domain_create(NULL);
 	const char *env = getenv("TSYNC_OPLOG_ORDER");
-	enum oplog_order want = env && strcmp(env, "trust") == 0     ? OPLOG_ORDER_TRUST
-				: env && strcmp(env, "counter") == 0 ? OPLOG_ORDER_COUNTER
-				: env && strcmp(env, "clock") == 0   ? OPLOG_ORDER_CLOCK
+	enum oplog_order want = env && strcmp(env, "trust") == 0              ? OPLOG_ORDER_TRUST
+				: env && strcmp(env, "counter") == 0          ? OPLOG_ORDER_COUNTER
+				: env && strcmp(env, "clock") == 0            ? OPLOG_ORDER_CLOCK
 				: tsync_clock_source() == TSYNC_CLOCK_COUNTER ? OPLOG_ORDER_CLOCK
 									      : OPLOG_ORDER_COUNTER;
 	CHECK_EQ(oplog_domain_order(d), want);

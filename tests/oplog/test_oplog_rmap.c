@@ -8,7 +8,8 @@
 static void t_rmap(void)
 {
 	for (int mode = 0; mode < 3; mode++) {
-		struct oplog_domain *d = oplog_rmap_domain_create((enum oplog_list_mode)mode, 0, NULL);
+		struct oplog_domain *d =
+			oplog_rmap_domain_create((enum oplog_list_mode)mode, 0, NULL);
 		struct oplog_rmap r;
 		struct oplog_rmap_mapping m[4];
 		CHECK(oplog_rmap_init(&r, d) == 0);

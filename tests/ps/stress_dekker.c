@@ -64,7 +64,8 @@ static void *reader(void *arg)
 		if (again != inc) {
 			atomic_fetch_add(&violations, 1);
 			if (atomic_load(&violations) <= 5)
-				fprintf(stderr, "VIOLATION: round %" PRIu64 ": node %p reused under a "
+				fprintf(stderr,
+					"VIOLATION: round %" PRIu64 ": node %p reused under a "
 					"reader (incarnation %" PRIu64 " -> %" PRIu64 ")\n",
 					k, (void *)n, inc, again);
 		}
@@ -110,7 +111,8 @@ static uint64_t run_writer(double secs, bool direct, uint64_t *told, double *el)
 		if (direct) {
 			tsync_tick_t t = tsync_now_ordered();
 			if (ps_quiesce(ps, t)) {
-				old->inc = inc++; /* "reused": a reader still holding it sees this */
+				old->inc =
+					inc++; /* "reused": a reader still holding it sees this */
 				(*told)++;
 			}
 			wait_for(&rdone, k);
@@ -126,8 +128,9 @@ static uint64_t run_writer(double secs, bool direct, uint64_t *told, double *el)
 		if (next == old) {
 			(*told)++;
 			if (atomic_load_explicit(&rdone, memory_order_acquire) < k)
-				atomic_fetch_add(&reused_under_reader, 1); /* legal only if the reader
-									     * had not reached P yet */
+				atomic_fetch_add(&reused_under_reader,
+						 1); /* legal only if the reader
+						      * had not reached P yet */
 		}
 		next->inc = inc++; /* rewrite: a reader still holding it would see this */
 		wait_for(&rdone, k);

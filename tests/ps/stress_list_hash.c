@@ -54,8 +54,9 @@ int main(int argc, char **argv)
 	struct worker w[64];
 	int n = readers + writers + 1;
 	for (int i = 0; i < n; i++)
-		w[i] = (struct worker){.role = i < readers ? STRESS_READER
-					       : i < readers + writers ? STRESS_WRITER : STRESS_MIXED};
+		w[i] = (struct worker){.role = i < readers             ? STRESS_READER
+					       : i < readers + writers ? STRESS_WRITER
+								       : STRESS_MIXED};
 	stress_spawn_workers(worker_main, w, (unsigned)n, 1);
 	struct stress_pending smp = {mem, 0};
 	stress_run(secs, &wl_violations, stress_sample_pending, &smp);
@@ -70,8 +71,8 @@ int main(int argc, char **argv)
 	struct ps_mem_stats s;
 	CHECK_EQ(ps_mem_stats(mem, &s), 0);
 	uint64_t live = wl_destroy(&W);
-	CHECK_MSG(s.in_use == live, "in_use %" PRIu64 " but %" PRIu64 " nodes are linked",
-		  s.in_use, live);
+	CHECK_MSG(s.in_use == live, "in_use %" PRIu64 " but %" PRIu64 " nodes are linked", s.in_use,
+		  live);
 	CHECK_EQ(s.allocs - s.frees, s.in_use);
 	struct ps_mem_stats e;
 	CHECK_EQ(ps_mem_stats(mem, &e), 0);
@@ -84,8 +85,8 @@ int main(int argc, char **argv)
 	       "), allocs %" PRIu64 " reclaimed %" PRIu64 " remote_frees %" PRIu64
 	       ", max pending %" PRIu64 ", peak slabs %" PRIu64 ", reuses detected %" PRIu64 "\n",
 	       small ? " (small)" : "", el, readers, writers, tot.reads, tot.read_nodes,
-	       tot.rechecks, ops, tot.inserts, tot.deletes, tot.replaces, tot.misses,
-	       tot.retries, s.allocs, s.reclaimed, s.remote_frees, max_pending, s.peak_slabs, v);
+	       tot.rechecks, ops, tot.inserts, tot.deletes, tot.replaces, tot.misses, tot.retries,
+	       s.allocs, s.reclaimed, s.remote_frees, max_pending, s.peak_slabs, v);
 	CHECK_MSG(tot.reads > 0 && ops > 0, "no progress");
 	CHECK_MSG(s.reclaimed > 0, "nothing was ever reclaimed");
 	ps_mem_destroy(mem);

@@ -50,8 +50,7 @@ static void *worker_main(void *p)
 	struct wl_counts c = {0};
 	uint64_t rng = w->sw.seed;
 	unsigned n = 0;
-	while (!stress_stopping() &&
-	       !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
+	while (!stress_stopping() && !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
 		if (!w->writer || (test_rand(&rng) & 7) == 0)
 			wl_read_op(&W, &rng, &c);
 		else
@@ -106,11 +105,8 @@ static void *child_main(void *p)
 		CHECK_EQ(tsync_thread_unregister(), 0);
 		atomic_fetch_add(&unregs_inside, 1);
 		return NULL;
-	case END_UNREGISTER:
-		CHECK_EQ(tsync_thread_unregister(), 0);
-		return NULL;
-	default:
-		return NULL;
+	case END_UNREGISTER: CHECK_EQ(tsync_thread_unregister(), 0); return NULL;
+	default: return NULL;
 	}
 }
 
@@ -123,11 +119,13 @@ static void *churner_main(void *p)
 		bool inside = false;
 		for (int i = 0; i < 2; i++) {
 			uint64_t r = test_rand(&rng);
-			ch[i] = (struct child){.mode = (int)(r % 6), .explicit_register = (r >> 8) & 1,
+			ch[i] = (struct child){.mode = (int)(r % 6),
+					       .explicit_register = (r >> 8) & 1,
 					       .seed = test_rand(&rng)};
 			if (ch[i].mode > END_UNREGISTER)
 				ch[i].mode = END_NORMAL;
-			inside |= ch[i].mode == END_PTHREAD_EXIT || ch[i].mode == END_RETURN_INSIDE ||
+			inside |= ch[i].mode == END_PTHREAD_EXIT ||
+				  ch[i].mode == END_RETURN_INSIDE ||
 				  ch[i].mode == END_UNREGISTER_INSIDE;
 			ch[i].t = test_spawn(child_main, &ch[i]);
 		}
@@ -150,8 +148,7 @@ static void *churner_main(void *p)
 		uint64_t waited = test_now_ns() - t0;
 		if (waited > atomic_load(&max_quiesce_wait_ns))
 			atomic_store(&max_quiesce_wait_ns, waited);
-	} while (!stress_stopping() &&
-		 !atomic_load_explicit(&wl_violations, memory_order_relaxed));
+	} while (!stress_stopping() && !atomic_load_explicit(&wl_violations, memory_order_relaxed));
 	return NULL;
 }
 
@@ -232,7 +229,8 @@ int main(int argc, char **argv)
 		if (s.pending <= 64)
 			break;
 		if (round >= max_rounds) {
-			wl_violation("%" PRIu64 " objects still pending (%" PRIu64 " when the threads "
+			wl_violation("%" PRIu64 " objects still pending (%" PRIu64
+				     " when the threads "
 				     "stopped) after %" PRIu64 " rounds with no thread inside a "
 				     "section: frees of exited threads are never reclaimed",
 				     s.pending, pending_at_end, round);

@@ -260,8 +260,10 @@ static void test_synchronize(struct ps *ps)
 	uint64_t t0 = test_now_ns();
 	ps_synchronize(ps);
 	uint64_t waited = test_now_ns() - t0;
-	CHECK_MSG(atomic_load(&a.released) == 1, "ps_synchronize returned while the reader was "
-		  "inside (after %" PRIu64 " ns)", waited);
+	CHECK_MSG(atomic_load(&a.released) == 1,
+		  "ps_synchronize returned while the reader was "
+		  "inside (after %" PRIu64 " ns)",
+		  waited);
 	test_join(rel);
 	holder_stop(&r, HOLD_QUIT);
 
@@ -342,8 +344,12 @@ static void test_exit_inside(struct ps *ps)
 			holder_do(&r, HOLD_EXIT);
 			holder_stop(&r, HOLD_QUIT);
 		}
-		CHECK_MSG(quiesce_within(ps, t, 1000), "thread exited inside a section (%s) still "
-			  "blocks quiescence", how == 0 ? "pthread_exit" : how == 1 ? "return" : "unregister");
+		CHECK_MSG(quiesce_within(ps, t, 1000),
+			  "thread exited inside a section (%s) still "
+			  "blocks quiescence",
+			  how == 0   ? "pthread_exit"
+			  : how == 1 ? "return"
+				     : "unregister");
 		/* the id is reused by a new thread: its slot starts outside */
 		struct holder n;
 		holder_start(&n, ps);
@@ -445,7 +451,8 @@ static void test_stats(void)
 	CHECK(ps_quiesce(Q, tb - 10));
 	struct ps_stats q1 = stats(Q);
 	CHECK_EQ(q1.quiesce_true, 1);
-	CHECK_MSG(q1.peer_point_hits >= 1, "a peer's published point >= t was not used "
+	CHECK_MSG(q1.peer_point_hits >= 1,
+		  "a peer's published point >= t was not used "
 		  "(peer_point_hits %" PRIu64 ", remote_reads %" PRIu64 ")",
 		  q1.peer_point_hits, q1.remote_reads);
 	test_log("ps: stats P: calls %" PRIu64 " true %" PRIu64 " own %" PRIu64 " peer %" PRIu64
@@ -509,7 +516,8 @@ static void test_race(void)
 			 * had to see it inside, with an enter before t */
 			CHECK_MSG(!(q && still == since),
 				  "ps_quiesce(t) true while reader %d was inside a section entered "
-				  "before t", i);
+				  "before t",
+				  i);
 		}
 	}
 	atomic_store(&R.stop, 1);

@@ -28,7 +28,7 @@
 struct obj {
 	uint64_t marker;
 	uint64_t value;
-	_Atomic unsigned runs;       /* times its callback ran */
+	_Atomic unsigned runs; /* times its callback ran */
 	struct ps_head head;
 };
 
@@ -130,9 +130,10 @@ static void test_grace(void)
 	for (int k = 0; k < 50; k++) {
 		CHECK_EQ(ps_call_poll(ps), 0);
 		for (unsigned i = 0; i < 2 * PS_CALL_BATCH; i++)
-			CHECK_MSG(atomic_load(&o[i].runs) == 0,
-				  "callback %u ran while a section active at its ps_call was running",
-				  i);
+			CHECK_MSG(
+				atomic_load(&o[i].runs) == 0,
+				"callback %u ran while a section active at its ps_call was running",
+				i);
 	}
 	struct ps_call_stats st;
 	CHECK_EQ(ps_call_stats(ps, &st), 0);
@@ -407,7 +408,8 @@ static void *hunt_writer(void *p)
 	while (!atomic_load_explicit(&H.stop, memory_order_relaxed)) {
 		unsigned s = (unsigned)(test_rand(&seed) % SLOTS);
 		struct node *fresh = node_new(s + SLOTS * (k++));
-		struct node *old = atomic_exchange_explicit(&H.slot[s], fresh, memory_order_acq_rel);
+		struct node *old =
+			atomic_exchange_explicit(&H.slot[s], fresh, memory_order_acq_rel);
 		ps_call(H.ps, &old->head, node_cb);
 		atomic_fetch_add_explicit(&H.replaced, 1, memory_order_relaxed);
 	}
@@ -421,7 +423,7 @@ static void *hunt_short_writer(void *p)
 	for (int i = 0; i < 20; i++) {
 		unsigned s = (unsigned)(test_rand(&seed) % SLOTS);
 		struct node *old =
-		    atomic_exchange_explicit(&H.slot[s], node_new(s), memory_order_acq_rel);
+			atomic_exchange_explicit(&H.slot[s], node_new(s), memory_order_acq_rel);
 		ps_call(H.ps, &old->head, node_cb);
 		atomic_fetch_add_explicit(&H.replaced, 1, memory_order_relaxed);
 	}
@@ -464,9 +466,8 @@ static void test_reuse_hunt(void)
 	printf("hunt: %.1f s, %llu reader sections, %llu replaced, %u short-lived writers, "
 	       "%llu batches, %llu merged, %llu run by helpers\n",
 	       secs, (unsigned long long)atomic_load(&H.reads),
-	       (unsigned long long)atomic_load(&H.replaced), shorts,
-	       (unsigned long long)st.batches, (unsigned long long)st.merges,
-	       (unsigned long long)st.helped);
+	       (unsigned long long)atomic_load(&H.replaced), shorts, (unsigned long long)st.batches,
+	       (unsigned long long)st.merges, (unsigned long long)st.helped);
 	for (unsigned s = 0; s < SLOTS; s++)
 		free(atomic_load(&H.slot[s]));
 	ps_destroy(H.ps);

@@ -91,13 +91,13 @@ static void *freer(void *p)
 }
 
 /* ---- the child ---------------------------------------------------------------------- */
-#define CHILD_CHECK(cond)                                                                  \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "child %d: %s:%d: %s failed\n", (int)getpid(),      \
-				__FILE__, __LINE__, #cond);                                 \
-			_exit(3);                                                          \
-		}                                                                          \
+#define CHILD_CHECK(cond)                                                                        \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "child %d: %s:%d: %s failed\n", (int)getpid(), __FILE__, \
+				__LINE__, #cond);                                                \
+			_exit(3);                                                                \
+		}                                                                                \
 	} while (0)
 
 static _Atomic unsigned child_cb_runs;
@@ -123,7 +123,7 @@ static void *child_thread(void *p)
 
 static void child_main(bool was_inside, bool threads)
 {
-	alarm(20); /* a hang is a failure: SIGALRM kills the child */
+	alarm(20);        /* a hang is a failure: SIGALRM kills the child */
 	if (was_inside) { /* forked inside a section: the child keeps it, and ends it */
 		CHILD_CHECK(ps_in_section(S.ps));
 		ps_exit(S.ps);

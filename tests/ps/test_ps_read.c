@@ -181,7 +181,8 @@ static void test_interval(void)
 	CHECK_EQ(ps_mem_stats(m, &ms), 0);
 	struct ps_stats s = stats(P);
 	test_log("interval: %" PRIu64 " barriers, %" PRIu64 " deferred, %" PRIu64
-		 " pending of %d freed", s.barriers, s.barrier_deferrals, ms.pending, N);
+		 " pending of %d freed",
+		 s.barriers, s.barrier_deferrals, ms.pending, N);
 	if (general_path == PS_READ_MEMBARRIER) {
 		CHECK_LE(s.barriers, 1);
 		CHECK_GT(s.barrier_deferrals, 0);

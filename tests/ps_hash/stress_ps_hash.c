@@ -38,7 +38,7 @@
 struct obj {
 	struct ps_hash_node node;
 	uint64_t key;
-	uint64_t id;   /* lin: index in infos */
+	uint64_t id; /* lin: index in infos */
 	_Atomic uint64_t live;
 };
 #define OBJ(n) ((struct obj *)(n))
@@ -124,8 +124,8 @@ static void add_rec(struct lw *w, struct rec r)
 
 static void mark_removed(uint64_t id, uint64_t inv, uint64_t resp)
 {
-	CHECK_MSG(atomic_exchange(&infos[id].removed, 1) == 0, "node %" PRIu64
-		  " removed twice", id);
+	CHECK_MSG(atomic_exchange(&infos[id].removed, 1) == 0, "node %" PRIu64 " removed twice",
+		  id);
 	infos[id].rem_inv = inv;
 	infos[id].rem_resp = resp;
 }
@@ -159,8 +159,9 @@ static void *lin_worker(void *arg)
 			infos[id].key = key;
 			rc.op = op == 6 ? OP_REPL : OP_INS;
 			rc.inv = atomic_fetch_add(&clk, 1);
-			struct ps_hash_node *e = op == 6 ? ps_hash_replace(h, &o->node, &o->key)
-							 : ps_hash_insert_unique(h, &o->node, &o->key);
+			struct ps_hash_node *e =
+				op == 6 ? ps_hash_replace(h, &o->node, &o->key)
+					: ps_hash_insert_unique(h, &o->node, &o->key);
 			rc.resp = atomic_fetch_add(&clk, 1);
 			if (e)
 				check_node(e, key);
@@ -327,13 +328,17 @@ static void run_lin(unsigned nthreads)
 					      (r->op == OP_DELNODE && r->ok)) &&
 					     in->rem_inv == r->inv;
 				if (!by_me && r->op != OP_DELNODE)
-					CHECK_MSG(!atomic_load(&in->removed) || in->rem_resp > r->inv,
+					CHECK_MSG(!atomic_load(&in->removed) ||
+							  in->rem_resp > r->inv,
 						  "op %d on key %" PRIu64 " found node %" PRIu64
-						  " removed before it began", r->op, r->key, r->id);
+						  " removed before it began",
+						  r->op, r->key, r->id);
 				if (r->op == OP_DELNODE && !r->ok)
-					CHECK_MSG(atomic_load(&in->removed) && in->rem_inv < r->resp,
+					CHECK_MSG(atomic_load(&in->removed) &&
+							  in->rem_inv < r->resp,
 						  "delete of node %" PRIu64 " said ENOENT, but no "
-						  "one removed it", r->id);
+						  "one removed it",
+						  r->id);
 			}
 			checked++;
 		}
@@ -347,8 +352,8 @@ static void run_lin(unsigned nthreads)
 	for (uint64_t id = 0; id < ids; id++) {
 		bool present = infos[id].inserted && !atomic_load(&infos[id].removed);
 		want += present;
-		CHECK_MSG(in[id] == present, "node %" PRIu64 ": in table %d, history says %d",
-			  id, in[id], present);
+		CHECK_MSG(in[id] == present, "node %" PRIu64 ": in table %d, history says %d", id,
+			  in[id], present);
 	}
 	CHECK_EQ(visited, want);
 	struct ps_hash_stats st;
@@ -428,8 +433,8 @@ static void *torture_reader(void *arg)
 		ps_hash_foreach(h, torture_visit, w);
 		ps_exit(ps);
 		for (uint64_t k = 0; k < STATIC_KEYS; k++)
-			CHECK_MSG(w->seen[k] == 1, "foreach saw static key %" PRIu64 " %u times",
-				  k, w->seen[k]);
+			CHECK_MSG(w->seen[k] == 1, "foreach saw static key %" PRIu64 " %u times", k,
+				  w->seen[k]);
 		w->walks++;
 		w->sw.ops++;
 	}

@@ -16,11 +16,11 @@
 #include "ps_hash_test.h"
 
 struct obj {
-	uint64_t pad;             /* the node need not be first */
+	uint64_t pad; /* the node need not be first */
 	struct ps_hash_node node;
 	uint64_t key;
 	uint64_t value;
-	struct ps_head head;      /* CALL mode */
+	struct ps_head head; /* CALL mode */
 };
 
 static struct ps *ps;
@@ -40,7 +40,8 @@ static struct ps_hash *new_u64(size_t minb, bool no_auto)
 {
 	struct ps_hash_config cfg = PS_HASH_CONFIG_INIT;
 	cfg.key_size = 8;
-	cfg.key_offset = (ptrdiff_t)offsetof(struct obj, key) - (ptrdiff_t)offsetof(struct obj, node);
+	cfg.key_offset =
+		(ptrdiff_t)offsetof(struct obj, key) - (ptrdiff_t)offsetof(struct obj, node);
 	cfg.node_offset = offsetof(struct obj, node);
 	cfg.min_buckets = minb;
 	cfg.no_auto_resize = no_auto;
@@ -49,7 +50,7 @@ static struct ps_hash *new_u64(size_t minb, bool no_auto)
 	return h;
 }
 
-#define OBJ(n) ((struct obj *)((char *)(n) - offsetof(struct obj, node)))
+#define OBJ(n) ((struct obj *)((char *)(n)-offsetof(struct obj, node)))
 
 static uint64_t lookup_val(struct ps_hash *h, uint64_t key)
 {
@@ -390,7 +391,7 @@ static void test_foreach_published(void)
 	test_sleep_ms(20);
 	CHECK_EQ(atomic_load(&pub_done), 0);
 	CHECK(ps_hash_poll(h)); /* from inside our section: no progress, still resizing */
-	check_all(h, n); /* the locked walk of old + new */
+	check_all(h, n);        /* the locked walk of old + new */
 	ps_exit(ps);
 	test_join(t);
 	CHECK_EQ(atomic_load(&pub_done), 1);
@@ -444,7 +445,8 @@ static void test_alloc_failure(void)
 {
 	struct ps_hash_config cfg = PS_HASH_CONFIG_INIT;
 	cfg.key_size = 8;
-	cfg.key_offset = (ptrdiff_t)offsetof(struct obj, key) - (ptrdiff_t)offsetof(struct obj, node);
+	cfg.key_offset =
+		(ptrdiff_t)offsetof(struct obj, key) - (ptrdiff_t)offsetof(struct obj, node);
 	cfg.node_offset = offsetof(struct obj, node);
 	cfg.min_buckets = 16;
 	cfg.alloc = test_alloc;
@@ -507,10 +509,8 @@ static void test_misuse(void)
 {
 	if (!test_can_fork())
 		return;
-	CHECK(test_dies_saying(double_insert, NULL,
-			       "tsync: ps_hash_insert: node 0x"));
-	CHECK(test_dies_saying(double_insert, (void *)1,
-			       "is already in the table"));
+	CHECK(test_dies_saying(double_insert, NULL, "tsync: ps_hash_insert: node 0x"));
+	CHECK(test_dies_saying(double_insert, (void *)1, "is already in the table"));
 	CHECK(test_dies_saying(self_replace, NULL, "ps_hash_replace: node"));
 	CHECK(test_dies_saying(resize_inside, NULL, "ps_hash_resize: called inside a section"));
 }

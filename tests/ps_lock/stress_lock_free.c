@@ -60,7 +60,8 @@ static struct lnode *node_new(uint64_t slot)
 	struct lnode *n = ps_alloc(mem);
 	CHECK(n != NULL);
 	if (n->alive == ALIVE)
-		wl_violation("ps_alloc returned %p, a live node (inc %" PRIu64 ")", (void *)n, n->inc);
+		wl_violation("ps_alloc returned %p, a live node (inc %" PRIu64 ")", (void *)n,
+			     n->inc);
 	ps_lock_init(&n->lock);
 	n->inc = inc;
 	n->count = 0;
@@ -150,7 +151,7 @@ static void modify(uint64_t i, uint64_t *rng, struct counts *c)
 	ps_exit(ps);
 }
 
-static void delete(uint64_t i, struct counts *c)
+static void delete (uint64_t i, struct counts *c)
 {
 	struct lnode *n = lookup(i, c);
 	if (n == NULL)
@@ -178,12 +179,11 @@ static void *worker_main(void *p)
 {
 	struct worker *w = p;
 	uint64_t rng = w->sw.seed;
-	while (!stress_stopping() &&
-	       !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
+	while (!stress_stopping() && !atomic_load_explicit(&wl_violations, memory_order_relaxed)) {
 		uint64_t r = test_rand(&rng);
 		uint64_t i = (r >> 8) % NSLOTS;
 		if ((r & 15) < 3)
-			delete(i, &w->c);
+			delete (i, &w->c);
 		else
 			modify(i, &rng, &w->c);
 		w->sw.ops++;
@@ -245,10 +245,13 @@ int main(int argc, char **argv)
 		uint32_t wins = atomic_load(&del_wins[k]), m = atomic_load(&mods[k]);
 		total_mods += m;
 		if (wins != 1 && bad_wins++ < 5)
-			fprintf(stderr, "VIOLATION: incarnation %" PRIu64 " deleted %u times\n", k, wins);
+			fprintf(stderr, "VIOLATION: incarnation %" PRIu64 " deleted %u times\n", k,
+				wins);
 		if (wins == 1 && final_count[k] != m && bad_counts++ < 5)
-			fprintf(stderr, "VIOLATION: incarnation %" PRIu64 ": %u modifies succeeded, "
-				"the deleter saw %u\n", k, m, final_count[k]);
+			fprintf(stderr,
+				"VIOLATION: incarnation %" PRIu64 ": %u modifies succeeded, "
+				"the deleter saw %u\n",
+				k, m, final_count[k]);
 	}
 	CHECK_EQ(total_mods, tot.mod_ok);
 	CHECK_EQ(nodes, tot.del_ok);
@@ -257,18 +260,19 @@ int main(int argc, char **argv)
 	CHECK_EQ(s.in_use, 0);
 	uint64_t v = atomic_load(&wl_violations) + bad_wins + bad_counts;
 	printf("stress_lock_free%s: %d threads on %d hot nodes, %.2f s: modifies %" PRIu64
-	       " ok / %" PRIu64 " refused, deletes %" PRIu64 " won / %" PRIu64
-	       " refused, %" PRIu64 " incarnations checked, remote_frees %" PRIu64
-	       ", peak slabs %" PRIu64 ", violations %" PRIu64 " (reuses detected %" PRIu64 ")\n",
+	       " ok / %" PRIu64 " refused, deletes %" PRIu64 " won / %" PRIu64 " refused, %" PRIu64
+	       " incarnations checked, remote_frees %" PRIu64 ", peak slabs %" PRIu64
+	       ", violations %" PRIu64 " (reuses detected %" PRIu64 ")\n",
 	       small ? " (small)" : "", nthreads, NSLOTS, el, tot.mod_ok, tot.mod_fail, tot.del_ok,
-	       tot.del_fail, nodes, s.remote_frees, s.peak_slabs, v,
-	       atomic_load(&wl_violations));
+	       tot.del_fail, nodes, s.remote_frees, s.peak_slabs, v, atomic_load(&wl_violations));
 	/* coverage, not correctness: whether a take ever loses to a delete depends on how the
 	 * threads interleave, which nothing promises (a waiter queued behind a deleter is
 	 * unit_ps_lock's test_waiters_fail, deterministically): a warning, not a failure */
 	if (tot.mod_fail + tot.del_fail == 0)
-		fprintf(stderr, "warning: no ps_lock_take ever failed in %" PRIu64 " deletes: the "
-			"modify/delete race was not exercised\n", tot.del_ok);
+		fprintf(stderr,
+			"warning: no ps_lock_take ever failed in %" PRIu64 " deletes: the "
+			"modify/delete race was not exercised\n",
+			tot.del_ok);
 	stress_check_progress("worker", w, (unsigned)nthreads, 1);
 	free(w);
 	ps_mem_destroy(mem);

@@ -194,7 +194,8 @@ static void test_waiters_fail(void)
 		ps_exit(ps);
 		for (int i = 0; i < 3; i++) {
 			test_join(t[i]);
-			CHECK_MSG(w[i].result == 0, "a waiter got the lock of a node freed by its holder");
+			CHECK_MSG(w[i].result == 0,
+				  "a waiter got the lock of a node freed by its holder");
 		}
 	}
 }
@@ -318,14 +319,16 @@ static void test_plain_fifo(void)
 			/* wait until thread i holds its ticket: next counts the takers */
 			while (atomic_load(&f.lock.next) != i + 2)
 				sched_yield();
-			CHECK_MSG(!ps_lock_trylock(&f.lock), "trylock succeeded with waiters queued");
+			CHECK_MSG(!ps_lock_trylock(&f.lock),
+				  "trylock succeeded with waiters queued");
 		}
 		ps_lock_unlock(&f.lock);
 		for (unsigned i = 0; i < FIFO_N; i++)
 			test_join(t[i]);
 		CHECK_EQ(atomic_load(&f.served), FIFO_N);
 		for (unsigned i = 0; i < FIFO_N; i++)
-			CHECK_MSG(f.order[i] == i, "waiter %u served %u-th: not FIFO", f.order[i], i);
+			CHECK_MSG(f.order[i] == i, "waiter %u served %u-th: not FIFO", f.order[i],
+				  i);
 	}
 }
 

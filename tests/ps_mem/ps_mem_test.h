@@ -60,12 +60,12 @@ static inline int cmp_ptr(const void *a, const void *b)
 }
 
 /* ---- configuration errors ------------------------------------------------------------ */
-#define CHECK_CREATE_FAILS(ps, size, cfgp, err)                                            \
-	do {                                                                               \
-		errno = 0;                                                                 \
-		struct ps_mem *bad_ = ps_mem_create((ps), (size), (cfgp));                 \
-		CHECK_MSG(bad_ == NULL, "ps_mem_create(%s) succeeded", #cfgp);             \
-		CHECK_EQ_I(errno, (err));                                                  \
+#define CHECK_CREATE_FAILS(ps, size, cfgp, err)                                \
+	do {                                                                   \
+		errno = 0;                                                     \
+		struct ps_mem *bad_ = ps_mem_create((ps), (size), (cfgp));     \
+		CHECK_MSG(bad_ == NULL, "ps_mem_create(%s) succeeded", #cfgp); \
+		CHECK_EQ_I(errno, (err));                                      \
 	} while (0)
 
 /* ---- ENOMEM under an address-space limit (child process, release builds only): the
@@ -90,8 +90,7 @@ static inline void limit_address_space(void)
 
 /* A child's allocator of 1000-byte objects (cfg may be NULL) and an array of KEEP_CAP
  * pointers in *keep; exit status 10 or 11 when either cannot be had. */
-static inline struct ps_mem *child_mem(struct ps *ps, const struct ps_mem_config *cfg,
-				       void ***keep)
+static inline struct ps_mem *child_mem(struct ps *ps, const struct ps_mem_config *cfg, void ***keep)
 {
 	struct ps_mem *m = ps_mem_create(ps, 1000, cfg);
 	if (m == NULL)
@@ -183,10 +182,10 @@ static inline int ps_mem_test_run(const char *what, void (*fn)(struct ps *))
 	return 0;
 }
 
-#define PS_MEM_TEST_MAIN(what, fn)                                                         \
-	int main(void)                                                                     \
-	{                                                                                  \
-		return ps_mem_test_run((what), (fn));                                      \
+#define PS_MEM_TEST_MAIN(what, fn)                    \
+	int main(void)                                \
+	{                                             \
+		return ps_mem_test_run((what), (fn)); \
 	}
 
 #endif

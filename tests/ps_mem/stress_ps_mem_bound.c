@@ -74,7 +74,8 @@ static struct node *node_new(void)
 		violation("ps_alloc handed out a live node", n, n->inc, 0);
 	else if ((g & 1) && n->state == FREED && n->freed_gen == g)
 		violation("ps_alloc handed out a node freed after the enter of a reader still "
-			  "inside (premature reuse)", n, n->inc, g);
+			  "inside (premature reuse)",
+			  n, n->inc, g);
 	n->inc = atomic_fetch_add_explicit(&g_inc, 1, memory_order_relaxed) + 1;
 	n->check = check_of(n, n->inc);
 	n->state = LIVE;
@@ -103,7 +104,8 @@ static unsigned record(struct seen *rec, uint64_t *rng)
 							    memory_order_acquire);
 		uint64_t inc = n->inc;
 		if (n->check != check_of(n, inc))
-			violation("a reader met a node whose check word is wrong", n, inc, n->check);
+			violation("a reader met a node whose check word is wrong", n, inc,
+				  n->check);
 		rec[k++] = (struct seen){n, inc};
 	}
 	return k;
@@ -114,7 +116,8 @@ static unsigned recheck(const struct seen *rec, unsigned k)
 {
 	unsigned bad = 0;
 	for (unsigned i = 0; i < k; i++)
-		if (rec[i].n->inc != rec[i].inc || rec[i].n->check != check_of(rec[i].n, rec[i].inc)) {
+		if (rec[i].n->inc != rec[i].inc ||
+		    rec[i].n->check != check_of(rec[i].n, rec[i].inc)) {
 			violation("a node changed under a reader (reused)", rec[i].n, rec[i].inc,
 				  rec[i].n->inc);
 			bad++;
@@ -140,7 +143,7 @@ static void *worker_main(void *p)
 		if (w->writer) {
 			struct node *fresh = node_new();
 			struct node *old = atomic_exchange_explicit(
-			    &g_slot[test_rand(&rng) % NSLOTS], fresh, memory_order_acq_rel);
+				&g_slot[test_rand(&rng) % NSLOTS], fresh, memory_order_acq_rel);
 			old->freed_gen = atomic_load_explicit(&g_pin_gen, memory_order_acquire);
 			old->state = FREED;
 			ps_free(g_m, old);
@@ -189,7 +192,8 @@ static void nap_round(void *arg)
 		}
 		CHECK_MSG(test_now_ns() - t0 < STALL_NS,
 			  "no writer waited at the pending bound in %.0f s while a section held "
-			  "every free back", (double)STALL_NS / 1e9);
+			  "every free back",
+			  (double)STALL_NS / 1e9);
 		if (stress_done(&g_violations))
 			break;
 		test_sleep_ms(1);

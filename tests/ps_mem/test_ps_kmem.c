@@ -10,11 +10,11 @@
 
 #include "ps_mem_test.h"
 
-#define CHECK_KMEM_CREATE_FAILS(ps, cfgp)                                                  \
-	do {                                                                               \
-		errno = 0;                                                                 \
-		CHECK_MSG(ps_kmem_create((ps), (cfgp)) == NULL, "%s accepted", #cfgp);      \
-		CHECK_EQ_I(errno, EINVAL);                                                 \
+#define CHECK_KMEM_CREATE_FAILS(ps, cfgp)                                              \
+	do {                                                                           \
+		errno = 0;                                                             \
+		CHECK_MSG(ps_kmem_create((ps), (cfgp)) == NULL, "%s accepted", #cfgp); \
+		CHECK_EQ_I(errno, EINVAL);                                             \
 	} while (0)
 
 static void test_invalid(struct ps *ps)
@@ -108,8 +108,8 @@ static void test_class_lookup(struct ps *ps)
 		size_t min, max;
 		double f;
 		unsigned maxc;
-	} seq[] = {{0, 0, 0.0, 0},       {8, 1000, 1.25, 0}, {24, 20001, 2.0, 0},
-		   {16, 8192, 1.07, 0},  {16, 9000, 1.25, 2}, {100, 100, 1.25, 0},
+	} seq[] = {{0, 0, 0.0, 0},      {8, 1000, 1.25, 0},  {24, 20001, 2.0, 0},
+		   {16, 8192, 1.07, 0}, {16, 9000, 1.25, 2}, {100, 100, 1.25, 0},
 		   {8, 8191, 3.5, 0}};
 	for (size_t q = 0; q < sizeof seq / sizeof seq[0]; q++) {
 		struct ps_kmem_config c = PS_KMEM_CONFIG_INIT;
@@ -126,8 +126,8 @@ static void test_class_lookup(struct ps *ps)
 			while (ps_kmem_class_size(k, want) < sz)
 				want++;
 			int got = ps_kmem_class_of(k, sz);
-			CHECK_MSG(got == (int)want, "sequence %zu, size %zu: class %d, expected %u", q,
-				  sz, got, want);
+			CHECK_MSG(got == (int)want, "sequence %zu, size %zu: class %d, expected %u",
+				  q, sz, got, want);
 		}
 		CHECK_EQ_I(ps_kmem_class_of(k, max + 1), -1);
 		CHECK_EQ_I(ps_kmem_class_of(k, 0), -1);
@@ -260,8 +260,8 @@ static void test_kmem(struct ps *ps)
 		for (int k = 0; k < 4; k++) {
 			struct foreign f = {ps, k & 1, k >> 1};
 			const char *want = f.malloced && TEST_ASAN ? "AddressSanitizer"
-					   : f.now		      ? "ps_kfree_now: 0x"
-								      : "ps_kfree: 0x";
+					   : f.now                 ? "ps_kfree_now: 0x"
+								   : "ps_kfree: 0x";
 			CHECK_MSG(test_dies_saying(free_foreign, &f, want),
 				  "a foreign %s free did not abort saying \"%s\"",
 				  f.now ? "immediate" : "deferred", want);

@@ -156,7 +156,8 @@ static void test_bound_unreachable(struct ps *ps, struct holder *h)
 	test_join(rel);
 	CHECK_MSG(s1.slab_grows == s0.slab_grows,
 		  "mapped a slab with %" PRIu64 " pending and %" PRIu64 " free slots for %" PRIu64
-		  " live objects", s0.pending, s0.freed, s0.live);
+		  " live objects",
+		  s0.pending, s0.freed, s0.live);
 	CHECK_EQ(s1.alloc_waits, 1);
 	CHECK_MSG(bound_was_freed(&b, p), "the wait handed out %p, not a freed object", p);
 	bound_done(&b, p);
@@ -182,11 +183,12 @@ static void test_bound(struct ps *ps)
 	atomic_store_explicit(&r.stop, 1, memory_order_release);
 	test_join(rel);
 	CHECK_MSG(s1.slab_grows == s0.slab_grows,
-		  "mapped a slab with %" PRIu64 " of %" PRIu64 " live objects pending",
-		  s0.pending, s0.live);
+		  "mapped a slab with %" PRIu64 " of %" PRIu64 " live objects pending", s0.pending,
+		  s0.live);
 	CHECK_EQ(s1.alloc_waits, 1);
 	CHECK_EQ(s1.wait_timeouts, 0);
-	CHECK_MSG(atomic_load(&r.saw_wait) && atomic_load_explicit(&r.released, memory_order_acquire),
+	CHECK_MSG(atomic_load(&r.saw_wait) &&
+			  atomic_load_explicit(&r.released, memory_order_acquire),
 		  "an object came back while the section that holds every free back still ran");
 	CHECK_MSG(bound_was_freed(&b, p), "the wait handed out %p, not a freed object", p);
 	CHECK_EQ(s1.merge_hits, s0.merge_hits + 1); /* served by the reclamation: no refill */
@@ -203,7 +205,8 @@ static void test_bound(struct ps *ps)
 	CHECK_EQ(s1.alloc_waits, 1);
 	CHECK_EQ(s1.wait_timeouts, 1);
 	CHECK_EQ(s1.slab_grows, s0.slab_grows + 1);
-	CHECK_MSG(waited >= 90000000ull, "gave up after %" PRIu64 " ns, limit_wait_ms is 100", waited);
+	CHECK_MSG(waited >= 90000000ull, "gave up after %" PRIu64 " ns, limit_wait_ms is 100",
+		  waited);
 	b.extra[b.nextra++] = p;
 	p = bound_alloc_slow(&b, &s0, &s1); /* the next slab: a wait again */
 	CHECK_EQ(s1.alloc_waits, 2);
@@ -308,7 +311,8 @@ static void test_bound_enomem(struct ps *ps)
 			test_log("ps_mem: bound ENOMEM test skipped (no RLIMIT_AS)");
 			return;
 		}
-		CHECK_MSG(st == 0, "bound ENOMEM child (pending_bound_pct %d) failed with status %d "
+		CHECK_MSG(st == 0,
+			  "bound ENOMEM child (pending_bound_pct %d) failed with status %d "
 			  "(12: no ENOMEM, 13: a wait with nothing pending, 15: bound off and not "
 			  "ENOMEM at once, 16: ENOMEM instead of waiting, 17: no wait seen)",
 			  pcts[i], st);

@@ -42,8 +42,8 @@ static void fill(struct ps_mem *m, void **objs, unsigned n)
 
 /* A budget of `objs` objects of m's charge with one member, m (size bytes), filled with
  * o[0..objs): every further allocation must be refused. */
-static struct ps_mem_budget *full_budget(size_t size, unsigned objs, int wait_ms,
-					 struct ps_mem **m, void **o)
+static struct ps_mem_budget *full_budget(size_t size, unsigned objs, int wait_ms, struct ps_mem **m,
+					 void **o)
 {
 	*m = ps_mem_create(ps, size, NULL);
 	CHECK(*m != NULL);
@@ -154,9 +154,9 @@ static void test_shared(void)
 /* ---- waiting for a reader's section ---------------------------------------------------- */
 
 struct reader {
-	test_gate in;         /* 1: inside its section */
-	test_gate go;         /* 1: may leave */
-	unsigned hold_ms;     /* then it leaves after this long */
+	test_gate in;          /* 1: inside its section */
+	test_gate go;          /* 1: may leave */
+	unsigned hold_ms;      /* then it leaves after this long */
 	_Atomic uint64_t left; /* test_now_ns() just before its ps_exit */
 };
 
@@ -323,7 +323,7 @@ static void test_args(void)
 	CHECK(other != NULL);
 	struct ps_mem *mo = ps_mem_create(other, 64, NULL), *m = ps_mem_create(ps, 64, NULL);
 	CHECK(mo != NULL && m != NULL);
-	CHECK_ERRNO(ps_mem_budget_attach(b, mo), -1, EINVAL); /* another ps */
+	CHECK_ERRNO(ps_mem_budget_attach(b, mo), -1, EINVAL);                      /* another ps */
 	CHECK_ERRNO(ps_mem_budget_alloc(m, 0, NULL, NULL) != NULL, false, EINVAL); /* no member */
 	void *x = ps_alloc(m);
 	CHECK(x != NULL);
@@ -392,8 +392,10 @@ static void *creader(void *arg)
 			for (int k = 0; k < 100; k++)
 				tsync_arch_relax();
 			uint64_t b = atomic_load_explicit(&o->mark, memory_order_relaxed);
-			CHECK_MSG(a == b && a >> 32 == i, "slot %u: object reused under a reader "
-				  "(%" PRIx64 ", %" PRIx64 ")", i, a, b);
+			CHECK_MSG(a == b && a >> 32 == i,
+				  "slot %u: object reused under a reader "
+				  "(%" PRIx64 ", %" PRIx64 ")",
+				  i, a, b);
 			atomic_fetch_add_explicit(&cr.reads, 1, memory_order_relaxed);
 		}
 		ps_exit(ps);
@@ -437,8 +439,9 @@ static void test_concurrent(void)
 	}
 	struct ps_mem_budget_stats s = stats_of(cr.b);
 	test_log("budget concurrent: %" PRIu64 " stores, %" PRIu64 " refused, %" PRIu64
-		 " reads, %" PRIu64 " waits", atomic_load(&cr.stores), atomic_load(&cr.refused),
-		 atomic_load(&cr.reads), s.waits);
+		 " reads, %" PRIu64 " waits",
+		 atomic_load(&cr.stores), atomic_load(&cr.refused), atomic_load(&cr.reads),
+		 s.waits);
 	CHECK_EQ(s.charged, 0);
 	CHECK_EQ(s.garbage, 0);
 	ps_mem_destroy(cr.m[0]);

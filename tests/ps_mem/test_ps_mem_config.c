@@ -21,8 +21,8 @@ static void test_invalid(struct ps *ps)
 		c.align = bad_align[i];
 		CHECK_CREATE_FAILS(ps, 32, &c, EINVAL);
 	}
-	static const size_t bad_slab[] = {2048, 5000, 4095, 65537, 3 * 4096 + 8,
-					  ((size_t)1 << 31) + 4096};
+	static const size_t bad_slab[] = {2048,  5000,         4095,
+					  65537, 3 * 4096 + 8, ((size_t)1 << 31) + 4096};
 	for (size_t i = 0; i < sizeof bad_slab / sizeof bad_slab[0]; i++) {
 		c = (struct ps_mem_config)PS_MEM_CONFIG_INIT;
 		c.slab_size = bad_slab[i];

@@ -54,8 +54,10 @@ static void test_enomem(struct ps *ps)
 		test_log("ps_mem: ENOMEM test skipped (no RLIMIT_AS)");
 		return;
 	}
-	CHECK_MSG(st == 0, "ENOMEM child failed with status %d (12: no ENOMEM before 1M objects, "
-		  "13: NULL with errno != ENOMEM, 14: bad stats, 15: no alloc after free)", st);
+	CHECK_MSG(st == 0,
+		  "ENOMEM child failed with status %d (12: no ENOMEM before 1M objects, "
+		  "13: NULL with errno != ENOMEM, 14: bad stats, 15: no alloc after free)",
+		  st);
 }
 
 PS_MEM_TEST_MAIN("enomem", test_enomem)

@@ -113,8 +113,8 @@ struct idle_run {
 	struct ps_mem *m;
 	bool exit_instead; /* the freeing thread exits instead of blocking */
 	_Atomic(struct obj *) pub[N];
-	test_gate freed;  /* 1: the freeing thread has freed all N */
-	test_gate done;   /* 1: the test is over (the idle thread may return) */
+	test_gate freed; /* 1: the freeing thread has freed all N */
+	test_gate done;  /* 1: the test is over (the idle thread may return) */
 	atomic_bool stop;
 	_Atomic uint64_t reads;
 };
@@ -144,8 +144,8 @@ static void *idle_reader(void *arg)
 	uint64_t seed = (uint64_t)(uintptr_t)&seed;
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
 		ps_enter(r->ps);
-		struct obj *o = atomic_load_explicit(&r->pub[test_rand(&seed) % N],
-						     memory_order_acquire);
+		struct obj *o =
+			atomic_load_explicit(&r->pub[test_rand(&seed) % N], memory_order_acquire);
 		if (o != NULL) {
 			uint64_t a = atomic_load_explicit(&o->mark, memory_order_relaxed);
 			for (int s = 0; s < 200; s++)

@@ -5,7 +5,8 @@
  */
 #include "ps_mem_test.h"
 
-/* ---- the immediate free (Prudence (ASPLOS 2016) §4: "two frees") ------------------------------------ */
+/* ---- the immediate free (Prudence (ASPLOS 2016) §4: "two frees")
+ * ------------------------------------ */
 struct bad_free {
 	struct ps *ps;
 	int kind;
@@ -29,15 +30,11 @@ static void bad_free_now(void *arg)
 		ps_free_now(m, p);
 		ps_free(m, p);
 		break;
-	case 3: /* an object of another ps_mem */
-		ps_free_now(other, p);
-		break;
+	case 3: /* an object of another ps_mem */ ps_free_now(other, p); break;
 	case 4: /* a pointer no ps_mem handed out (glibc's chunk header precedes it) */
 		ps_free(m, malloc(64));
 		break;
-	default: /* the same, immediately */
-		ps_free_now(m, malloc(64));
-		break;
+	default: /* the same, immediately */ ps_free_now(m, malloc(64)); break;
 	}
 	_exit(0); /* not aborted: the test fails */
 }
@@ -79,9 +76,12 @@ static void test_free_now(struct ps *ps)
 
 	/* bad frees abort with a diagnostic naming the call and the fault (under ASan the
 	 * header read of a malloc'd pointer is itself the report) */
-	static const char *const say[] = {
-	    "ps_free_now: double free", "ps_free_now: double free", "ps_free: double free",
-	    "ps_free_now: 0x", "ps_free: 0x", "ps_free_now: 0x"};
+	static const char *const say[] = {"ps_free_now: double free",
+					  "ps_free_now: double free",
+					  "ps_free: double free",
+					  "ps_free_now: 0x",
+					  "ps_free: 0x",
+					  "ps_free_now: 0x"};
 	if (test_can_fork())
 		for (int k = 0; k < 6; k++) {
 			struct bad_free bf = {ps, k};

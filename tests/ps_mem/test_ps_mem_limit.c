@@ -5,7 +5,8 @@
  */
 #include "ps_mem_test.h"
 
-/* ---- a memory limit: wait for a grace period instead of failing (Prudence (ASPLOS 2016) §4) ------- */
+/* ---- a memory limit: wait for a grace period instead of failing (Prudence (ASPLOS 2016) §4)
+ * ------- */
 struct releaser {
 	struct holder *h;
 	unsigned ms;
@@ -74,7 +75,8 @@ static void test_limit_wait(struct ps *ps)
 	struct releaser r = {&h, 100, 0};
 	pthread_t rel = test_spawn(release_later, &r);
 	void *p = ps_alloc(m);
-	CHECK_MSG(p != NULL, "ps_alloc failed (errno %d) instead of waiting for the section", errno);
+	CHECK_MSG(p != NULL, "ps_alloc failed (errno %d) instead of waiting for the section",
+		  errno);
 	CHECK_MSG(atomic_load_explicit(&r.released, memory_order_acquire),
 		  "an object came back while the section that holds every free back still ran");
 	test_join(rel);
@@ -97,7 +99,8 @@ static void test_limit_wait(struct ps *ps)
 	CHECK(ps_alloc(m) == NULL);
 	CHECK_EQ_I(errno, ENOMEM);
 	uint64_t waited = test_now_ns() - t0;
-	CHECK_MSG(waited >= 90000000ull, "gave up after %" PRIu64 " ns, limit_wait_ms is 100", waited);
+	CHECK_MSG(waited >= 90000000ull, "gave up after %" PRIu64 " ns, limit_wait_ms is 100",
+		  waited);
 	holder_do(&h, HOLD_EXIT);
 	holder_stop(&h, HOLD_QUIT);
 

@@ -77,7 +77,9 @@ static int fig5_refill(struct ps *ps, unsigned prudence)
 	void *q = ps_alloc(t.m);
 	CHECK(q != NULL);
 	ps_exit(ps);
-	int which = slab_of(q) == slab_of(t.keep[1][1]) ? 0 : slab_of(q) == slab_of(t.keep[0][0]) ? 1 : -1;
+	int which = slab_of(q) == slab_of(t.keep[1][1])   ? 0
+		    : slab_of(q) == slab_of(t.keep[0][0]) ? 1
+							  : -1;
 	CHECK_MSG(which >= 0, "the refill took neither pool slab");
 	ps_free(t.m, q);
 	ps_free(t.m, t.keep[1][1]);
@@ -91,7 +93,8 @@ static void test_prudence(struct ps *ps)
 	/* Slab choice (Fig. 5): the latent slab B is refilled from only with both policies
 	 * off (the pool's head slab; the construction makes that B). */
 	const unsigned base = PS_MEM_PRUDENCE_LATENT_SLAB;
-	CHECK_MSG(fig5_refill(ps, base) == 1, "with pre-movement and the fragmentation-aware "
+	CHECK_MSG(fig5_refill(ps, base) == 1,
+		  "with pre-movement and the fragmentation-aware "
 		  "refill off, the refill did not take the pool's first slab");
 	CHECK_MSG(fig5_refill(ps, base | PS_MEM_PRUDENCE_PREMOVE) == 0,
 		  "pre-movement left the latent slab where the refill took it");
@@ -105,14 +108,16 @@ static void test_prudence(struct ps *ps)
 		/* Latent cache bound (§4.1): 10 deferred frees inside our own section (which
 		 * holds them back): 4 in the latent cache, 6 in latent slabs; afterwards the
 		 * 6 go to their slabs, so the cache takes the 4 without a flush. */
-		struct ps_mem *m = prudent_mem(ps, on ? PS_MEM_PRUDENCE_LATENT_SLAB : PS_MEM_PRUDENCE_NONE);
+		struct ps_mem *m =
+			prudent_mem(ps, on ? PS_MEM_PRUDENCE_LATENT_SLAB : PS_MEM_PRUDENCE_NONE);
 		alloc_n(m, p, 10);
 		ps_enter(ps);
 		for (int i = 0; i < 10; i++)
 			ps_free(m, p[i]);
 		struct ps_mem_stats s = mstats(m);
 		CHECK_EQ(s.pending, 10);
-		CHECK_MSG(s.latent_slab == (on ? 6u : 0u), "latent slab %s: %" PRIu64, pol, s.latent_slab);
+		CHECK_MSG(s.latent_slab == (on ? 6u : 0u), "latent slab %s: %" PRIu64, pol,
+			  s.latent_slab);
 		CHECK_EQ(s.latent_cache, on ? 4 : 10);
 		uint64_t f0 = s.cache_flushes;
 		ps_exit(ps);
@@ -151,8 +156,8 @@ static void test_prudence(struct ps *ps)
 		ps_exit(ps);
 		reclaim_all(m);
 		s = mstats(m);
-		CHECK_MSG(s.cache_flushes - f0 == (on ? 1u : 2u), "latent flush %s: %" PRIu64 " flushes",
-			  pol, s.cache_flushes - f0);
+		CHECK_MSG(s.cache_flushes - f0 == (on ? 1u : 2u),
+			  "latent flush %s: %" PRIu64 " flushes", pol, s.cache_flushes - f0);
 		ps_mem_destroy(m);
 
 		/* Pre-flush (lines 41-43): a full cache and 4 latent objects would overflow

@@ -26,7 +26,7 @@ static struct ps_mem *one_cache_mem(struct ps *ps, unsigned prudence)
 struct slabs_built {
 	struct ps_mem *m;
 	unsigned nroles;
-	unsigned keep[ROLES];  /* objects role r keeps allocated */
+	unsigned keep[ROLES]; /* objects role r keeps allocated */
 	void **kept[ROLES];
 	uintptr_t slab[ROLES];
 };
@@ -145,7 +145,7 @@ static int frag_pick(struct ps *ps, unsigned prudence, bool pool)
 	} else {
 		build_slabs(&b);
 	}
-	ps_enter(ps); /* nothing freed below is reclaimed before the refill */
+	ps_enter(ps);             /* nothing freed below is reclaimed before the refill */
 	ps_free(m, b.kept[2][0]); /* our latent cache: now full */
 	b.kept[2][0] = NULL;
 	for (int i = 0; i < 14; i++) { /* 14 of B's n - 1: most, not all */
@@ -180,8 +180,8 @@ static void test_merge_stop(struct ps *ps)
 {
 	void *p[8];
 	for (int on = 0; on < 2; on++) {
-		struct ps_mem *m = prudent_mem(ps, on ? PS_MEM_PRUDENCE_LATENT_SLAB
-						      : PS_MEM_PRUDENCE_NONE);
+		struct ps_mem *m =
+			prudent_mem(ps, on ? PS_MEM_PRUDENCE_LATENT_SLAB : PS_MEM_PRUDENCE_NONE);
 		full_cache_in_section(ps, m, p);
 		struct ps_mem_stats s = mstats(m);
 		CHECK_EQ(s.latent_cache, 4);
@@ -191,7 +191,8 @@ static void test_merge_stop(struct ps *ps)
 		s = mstats(m);
 		CHECK_MSG(on ? s.cache_flushes == f0 && s.cached == 4 : s.cache_flushes > f0,
 			  "merge into a full cache, latent slab %s: %" PRIu64 " flushes, %" PRIu64
-			  " cached", on ? "on" : "off", s.cache_flushes - f0, s.cached);
+			  " cached",
+			  on ? "on" : "off", s.cache_flushes - f0, s.cached);
 		CHECK_EQ(s.pending, 0);
 		CHECK_EQ(s.in_use, 0);
 		ps_mem_destroy(m);
@@ -297,18 +298,21 @@ static void test_premove(struct ps *ps)
 		const char *by = other ? "another thread's" : "our";
 		uint64_t pm[2];
 		int r = own_premove(ps, premove, other, pm);
-		CHECK_MSG(r == 0, "pre-movement left our all-latent slab B (%s frees) where the "
-			  "refill took it", by);
+		CHECK_MSG(r == 0,
+			  "pre-movement left our all-latent slab B (%s frees) where the "
+			  "refill took it",
+			  by);
 		/* moved at our free, or - never by the other thread - at our refill */
 		CHECK_MSG(pm[0] == (other ? 0u : 1u) && pm[1] == 1,
 			  "pre-movements (%s frees): %" PRIu64 " before the refill, %" PRIu64
-			  " after", by, pm[0], pm[1]);
+			  " after",
+			  by, pm[0], pm[1]);
 		CHECK_EQ(own_premove(ps, base, other, pm), 1);
 		CHECK_EQ(pm[1], 0);
 	}
 	/* a full pool slab made partial */
 	CHECK_MSG(pool_full_premove(ps, premove) == 1, "a full pool slab with a latent object "
-		  "was not pre-moved to the partial list");
+						       "was not pre-moved to the partial list");
 	CHECK_EQ(pool_full_premove(ps, base), 0);
 }
 
@@ -396,8 +400,9 @@ static uint64_t preflush_cursor(struct ps *ps, unsigned prudence)
 	struct ps_mem_stats s = mstats(m);
 	CHECK_EQ(s.pending, 4);
 	CHECK_MSG(s.latent_slab == (lat ? 4u : 0u) && s.cached == 4,
-		  "pre-flush after the cursor's object left: %" PRIu64 " latent-slab objects, %"
-		  PRIu64 " cached", s.latent_slab, s.cached);
+		  "pre-flush after the cursor's object left: %" PRIu64
+		  " latent-slab objects, %" PRIu64 " cached",
+		  s.latent_slab, s.cached);
 	ps_exit(ps);
 	reclaim_all(m);
 	s = mstats(m);
@@ -418,8 +423,10 @@ static void test_preflush(struct ps *ps)
 	CHECK_EQ(after, 0);
 	/* resumes at its cursor, restarted by a merge */
 	uint64_t lat = preflush_cursor(ps, PS_MEM_PRUDENCE_PREFLUSH);
-	CHECK_MSG(lat == 8, "pre-flush after a merge: %" PRIu64 " of 8 latent-cache objects "
-		  "moved", lat);
+	CHECK_MSG(lat == 8,
+		  "pre-flush after a merge: %" PRIu64 " of 8 latent-cache objects "
+		  "moved",
+		  lat);
 	CHECK_EQ(preflush_cursor(ps, PS_MEM_PRUDENCE_NONE), 0);
 }
 

@@ -69,18 +69,21 @@ static void test_remote(struct ps *ps, const struct ps_mem_config *cfg, const ch
 	CHECK_EQ(s.allocs, r.rounds * RBATCH);
 	CHECK_EQ(s.frees, r.rounds * RBATCH);
 	CHECK_EQ(s.in_use, 0);
-	CHECK_MSG(s.remote_frees > 0, "%s: objects freed by another thread never went back as "
-		  "remote frees", name);
+	CHECK_MSG(s.remote_frees > 0,
+		  "%s: objects freed by another thread never went back as "
+		  "remote frees",
+		  name);
 	/* bounded: about two batches live at once, plus caches and queues */
 	size_t slab = ps_mem_slab_size(r.m);
-	uint64_t bound_objs = 8 * RBATCH + 4 * (cfg && cfg->cache_size ? cfg->cache_size : 64) + 1024;
+	uint64_t bound_objs =
+		8 * RBATCH + 4 * (cfg && cfg->cache_size ? cfg->cache_size : 64) + 1024;
 	uint64_t bound_slabs = bound_objs * 96 / slab + 8;
 	CHECK_MSG(s.peak_slabs <= bound_slabs,
-		  "%s: peak %" PRIu64 " slabs for %d objects in flight (bound %" PRIu64
-		  "; %" PRIu64 " slabs at a quarter of the run, %" PRIu64 " now): memory grows",
+		  "%s: peak %" PRIu64 " slabs for %d objects in flight (bound %" PRIu64 "; %" PRIu64
+		  " slabs at a quarter of the run, %" PRIu64 " now): memory grows",
 		  name, s.peak_slabs, RBATCH, bound_slabs, r.mid_slabs, s.slabs);
-	test_log("ps_mem: remote (%s): %" PRIu64 " objects, remote_frees %" PRIu64
-		 ", peak %" PRIu64 " slabs, grows %" PRIu64 " shrinks %" PRIu64,
+	test_log("ps_mem: remote (%s): %" PRIu64 " objects, remote_frees %" PRIu64 ", peak %" PRIu64
+		 " slabs, grows %" PRIu64 " shrinks %" PRIu64,
 		 name, s.allocs, s.remote_frees, s.peak_slabs, s.slab_grows, s.slab_shrinks);
 	ps_mem_destroy(r.m);
 }
@@ -169,7 +172,8 @@ static void test_no_stranding(struct ps *ps)
 		 r.n / 2, r.grows_before, r.k, r.grows_after - r.grows_before);
 	CHECK_MSG(r.grows_after - r.grows_before <= 1,
 		  "free objects stranded in the owner's slabs: %" PRIu64 " slabs mapped for %zu "
-		  "objects while %zu were free", r.grows_after - r.grows_before, r.k, r.n / 2);
+		  "objects while %zu were free",
+		  r.grows_after - r.grows_before, r.k, r.n / 2);
 	test_gate_set(&r.phase, 4);
 	test_join(a);
 	test_gate_destroy(&r.phase);

@@ -15,7 +15,8 @@ static void check_objects(struct ps_mem *m, size_t size, size_t align, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		p[i] = ps_alloc(m);
 		CHECK(p[i] != NULL);
-		CHECK_MSG((uintptr_t)p[i] % align == 0, "object %p not aligned to %zu", p[i], align);
+		CHECK_MSG((uintptr_t)p[i] % align == 0, "object %p not aligned to %zu", p[i],
+			  align);
 		CHECK(ps_mem_of(p[i]) == m);
 		memset(p[i], (int)(i & 0xff), size);
 	}
@@ -182,10 +183,13 @@ static void test_reuse_after_quiescence(struct ps *ps, const struct ps_mem_confi
 	holder_do(&r, HOLD_ENTER);
 	ps_mem_reclaim(m);
 	if (precise)
-		CHECK_MSG(mstats(m).pending == 0, "a reader that entered after the frees holds them");
+		CHECK_MSG(mstats(m).pending == 0,
+			  "a reader that entered after the frees holds them");
 	else
-		CHECK_MSG(mstats(m).pending < K, "a reader that entered after %zu frees holds "
-			  "%" PRIu64 " of them", K, mstats(m).pending);
+		CHECK_MSG(mstats(m).pending < K,
+			  "a reader that entered after %zu frees holds "
+			  "%" PRIu64 " of them",
+			  K, mstats(m).pending);
 	holder_do(&r, HOLD_EXIT);
 	wait_past(tsync_now_ordered(), S);
 	ps_mem_reclaim(m);
@@ -217,7 +221,7 @@ static void test_reclaim_all(struct ps *ps)
 {
 	struct ps_mem_config c = PS_MEM_CONFIG_INIT;
 	c.accounting = PS_MEM_ACCOUNT_EXACT;
-	c.stamp_batch = 1; /* each free stamped when it is made */
+	c.stamp_batch = 1;                     /* each free stamped when it is made */
 	c.reclaim_period_ns = 600000000000ull; /* ps_free leaves the queue to ps_mem_reclaim */
 	struct ps_mem *m = ps_mem_create(ps, 48, &c);
 	CHECK(m != NULL);

@@ -50,8 +50,10 @@ static void test_exact_stats(struct ps *ps)
 	/* the default policies: past a full cache the merge sends the reclaimed objects to
 	 * their slabs, without a flush (Prudence (ASPLOS 2016) Algorithm 1, lines 64-65) */
 	CHECK_EQ(s.cache_flushes, 0);
-	CHECK_MSG(s.slab_shrinks > 0, "no slab returned to the system after freeing %zu objects "
-		  "(%" PRIu64 " slabs, slabs_kept %u)", n, s.slabs, c.slabs_kept);
+	CHECK_MSG(s.slab_shrinks > 0,
+		  "no slab returned to the system after freeing %zu objects "
+		  "(%" PRIu64 " slabs, slabs_kept %u)",
+		  n, s.slabs, c.slabs_kept);
 	CHECK_MSG(s.slabs <= c.slabs_kept + c.cache_size + 2,
 		  "%" PRIu64 " slabs kept after freeing everything (grown %" PRIu64
 		  ", slabs_kept %u, cache %u)",
@@ -101,7 +103,7 @@ static void test_exact_stats(struct ps *ps)
 static void test_measures(struct ps *ps)
 {
 	struct ps_mem_config c = small_cfg(); /* cache 4: a refill takes 2 */
-	c.prudence = PS_MEM_PRUDENCE_NONE;   /* (the partial refill would take 4) */
+	c.prudence = PS_MEM_PRUDENCE_NONE;    /* (the partial refill would take 4) */
 	struct ps_mem *m = ps_mem_create(ps, 100, &c);
 	CHECK(m != NULL);
 	void *p[3];
@@ -114,8 +116,8 @@ static void test_measures(struct ps *ps)
 	CHECK_EQ(s.cache_refills, 2);
 	CHECK_EQ(s.slab_bytes, s.slabs * 4096);
 	CHECK_EQ(s.live_bytes, 3 * ps_mem_obj_size(m));
-	CHECK_EQ(s.cache_churn, s.cache_refills < s.cache_flushes ? s.cache_refills
-								    : s.cache_flushes);
+	CHECK_EQ(s.cache_churn,
+		 s.cache_refills < s.cache_flushes ? s.cache_refills : s.cache_flushes);
 	/* immediate frees overflow the cache: a flush, so one refill/flush pair */
 	for (int i = 0; i < 3; i++)
 		ps_free_now(m, p[i]);

@@ -24,7 +24,7 @@
 #include "sets.h"
 #include "stress.h"
 
-#define RANGE 512u       /* single keys 0..RANGE-1 */
+#define RANGE 512u        /* single keys 0..RANGE-1 */
 #define PAIR_BASE 100000u /* pair keys PAIR_BASE + 2i, + 2i + 1 */
 #define NPAIRS 128u
 
@@ -53,12 +53,12 @@ static void *worker(void *arg)
 				continue;
 			uint64_t a = PAIR_BASE + 2u * p;
 			if (pmodel[p]) {
-				CHECK_MSG(ops->remove2(set, a, a + 1), "%s: remove2 of present pair %u failed",
-					  ops->name, p);
+				CHECK_MSG(ops->remove2(set, a, a + 1),
+					  "%s: remove2 of present pair %u failed", ops->name, p);
 				pmodel[p] = 0;
 			} else {
-				CHECK_MSG(ops->insert2(set, a, a + 1), "%s: insert2 of absent pair %u failed",
-					  ops->name, p);
+				CHECK_MSG(ops->insert2(set, a, a + 1),
+					  "%s: insert2 of absent pair %u failed", ops->name, p);
 				pmodel[p] = 1;
 			}
 		} else if (op < 70) {
@@ -68,13 +68,17 @@ static void *worker(void *arg)
 				continue;
 			if ((r >> 40) & 1) {
 				bool ok = ops->insert(set, k);
-				CHECK_MSG(ok == !model[k], "%s: insert(%llu) returned %d, model says %s",
-					  ops->name, (unsigned long long)k, ok, model[k] ? "present" : "absent");
+				CHECK_MSG(ok == !model[k],
+					  "%s: insert(%llu) returned %d, model says %s", ops->name,
+					  (unsigned long long)k, ok,
+					  model[k] ? "present" : "absent");
 				model[k] = 1;
 			} else {
 				bool ok = ops->remove(set, k);
-				CHECK_MSG(ok == model[k], "%s: remove(%llu) returned %d, model says %s",
-					  ops->name, (unsigned long long)k, ok, model[k] ? "present" : "absent");
+				CHECK_MSG(ok == model[k],
+					  "%s: remove(%llu) returned %d, model says %s", ops->name,
+					  (unsigned long long)k, ok,
+					  model[k] ? "present" : "absent");
 				model[k] = 0;
 			}
 			bool found = ops->lookup(set, k);
@@ -85,8 +89,9 @@ static void *worker(void *arg)
 			uint64_t k = (r >> 8) % RANGE;
 			bool found = ops->lookup(set, k);
 			if (k % nthreads == id)
-				CHECK_MSG(found == (model[k] != 0), "%s: lookup(%llu) = %d, model %d",
-					  ops->name, (unsigned long long)k, found, model[k]);
+				CHECK_MSG(found == (model[k] != 0),
+					  "%s: lookup(%llu) = %d, model %d", ops->name,
+					  (unsigned long long)k, found, model[k]);
 		}
 		w->sw.ops++;
 	}
@@ -118,7 +123,8 @@ static void *snapper(void *arg)
 			}
 		for (unsigned p = 0; p < NPAIRS; p++)
 			CHECK_MSG(seen[2 * p] == seen[2 * p + 1],
-				  "%s: a snapshot saw half of pair %u (%d, %d): torn multi-pointer commit",
+				  "%s: a snapshot saw half of pair %u (%d, %d): torn multi-pointer "
+				  "commit",
 				  ops->name, p, seen[2 * p], seen[2 * p + 1]);
 		w->sw.ops++;
 	}
@@ -175,13 +181,14 @@ int main(int argc, char **argv)
 			CHECK(!phave[k - PAIR_BASE]);
 			phave[k - PAIR_BASE] = 1;
 		} else {
-			CHECK_MSG(k < RANGE && !have[k], "unexpected or duplicate key %llu", (unsigned long long)k);
+			CHECK_MSG(k < RANGE && !have[k], "unexpected or duplicate key %llu",
+				  (unsigned long long)k);
 			have[k] = 1;
 		}
 	}
 	for (unsigned k = 0; k < RANGE; k++)
-		CHECK_MSG(have[k] == model[k], "%s: final key %u: structure %d model %d", ops->name, k,
-			  have[k], model[k]);
+		CHECK_MSG(have[k] == model[k], "%s: final key %u: structure %d model %d", ops->name,
+			  k, have[k], model[k]);
 	for (unsigned p = 0; p < NPAIRS; p++)
 		CHECK_MSG(phave[2 * p] == pmodel[p] && phave[2 * p + 1] == pmodel[p],
 			  "%s: final pair %u: structure %d%d model %d", ops->name, p, phave[2 * p],

@@ -323,9 +323,9 @@ static void test_pressure(void)
 	mvrlu_stats_thread(self, &st);
 	CHECK_GE(st.log_full, 1u);
 	atomic_store(&phase, 3); /* the log is full (2) and we abort now (3) */
-	mvrlu_abort(self); /* waits for the reader */
+	mvrlu_abort(self);       /* waits for the reader */
 	CHECK_MSG(atomic_load(&pin_left), "mvrlu_abort returned while the reader that pins "
-		  "the log was still inside");
+					  "the log was still inside");
 	mvrlu_stats_thread(self, &st);
 	CHECK_GE(st.waits, 1u);
 	test_join(t);
@@ -351,7 +351,7 @@ static void *free_reader(void *arg)
 	struct obj *f = mvrlu_deref(self, F);
 	atomic_store(&phase, 1);
 	test_wait_flag(&phase, 2, 10000); /* the writer has freed F and reclaimed since */
-	CHECK_EQ(f->a, 42); /* not poisoned: our section can still reach it */
+	CHECK_EQ(f->a, 42);               /* not poisoned: our section can still reach it */
 	mvrlu_reader_unlock(self);
 	atomic_store(&phase, 3);
 	return NULL;

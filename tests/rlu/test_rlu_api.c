@@ -143,7 +143,7 @@ static void test_two_threads(void)
 	atomic_store(&committing, 1);
 	rlu_reader_unlock(self); /* waits for the peer's older section */
 	CHECK_MSG(atomic_load(&left), "the commit's synchronize returned while an older "
-		  "section was still open");
+				      "section was still open");
 	CHECK_EQ(X->a, 1);
 	atomic_store(&phase, 4);
 	test_join(t);
@@ -160,9 +160,9 @@ static void *defer_peer(void *arg)
 	test_wait_flag(&phase, 1, 10000);
 	rlu_reader_lock(self);
 	struct obj *x = rlu_deref(self, X);
-	CHECK(x != X);      /* stolen copy of a committed, deferred write set */
+	CHECK(x != X); /* stolen copy of a committed, deferred write set */
 	CHECK_EQ(x->a, 5);
-	CHECK_EQ(X->a, 0);  /* not written back yet */
+	CHECK_EQ(X->a, 0);                                  /* not written back yet */
 	CHECK(!rlu_try_lock(self, (void **)&x, sizeof *x)); /* still locked: asks for a sync */
 	rlu_abort(self);
 	atomic_store(&phase, 2);
@@ -346,7 +346,7 @@ static void test_steal_reuse(void)
 		rlu_flush(self);
 		if (i == 2)
 			CHECK_MSG(atomic_load(&left), "the sync of the log a stolen copy lives in "
-				  "returned while its reader was inside");
+						      "returned while its reader was inside");
 	}
 	test_join(t);
 	CHECK_EQ(A2->a, 3);

@@ -121,7 +121,6 @@ static inline void release(struct holder *h)
 	CHECK_PT(pthread_join(h->t, NULL));
 }
 
-
 /* How long σ's thread may take to run at all before that is a hang: a generous bound (a
  * loaded machine may not run it for a while), inside the watchdog of main. */
 #define SIGMA_STALL_NS 30000000000ull

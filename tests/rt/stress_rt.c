@@ -164,8 +164,7 @@ static bool contract_broken(uint64_t skew_ticks)
 	       "had outlived the %u ms grace period (%" PRIu64 " operations did; the longest "
 	       "took %" PRIu64 " us): the environment broke the policy's contract (the "
 	       "documented failure), not the library. Skipped.\n",
-	       v, (double)tsync_ticks_to_ns(after) / 1e6,
-	       GRACE_MS, atomic_load(&ops_over_grace),
+	       v, (double)tsync_ticks_to_ns(after) / 1e6, GRACE_MS, atomic_load(&ops_over_grace),
 	       tsync_ticks_to_ns(atomic_load(&max_op_ticks)) / 1000);
 	return true;
 }
@@ -291,16 +290,16 @@ static int run(const char *name, unsigned q_us, bool small, double secs)
 		return 77;
 	}
 	uint64_t v = atomic_load(&wl_violations);
-	CHECK_MSG(s.in_use == live, "in_use %" PRIu64 " but %" PRIu64 " nodes are linked",
-		  s.in_use, live);
+	CHECK_MSG(s.in_use == live, "in_use %" PRIu64 " but %" PRIu64 " nodes are linked", s.in_use,
+		  live);
 	CHECK_EQ(s.live, s.in_use);
 	CHECK_EQ(s.allocs - s.frees, s.in_use);
 	CHECK_EQ(s.frees, s.reclaimed + s.pending);
 	uint64_t ops = tot.inserts + tot.deletes + tot.replaces + tot.misses;
 	printf("stress_rt %s q=%u us%s: %.2f s: reads %" PRIu64 " (rechecked %" PRIu64
 	       "), updates %" PRIu64 ", pins %" PRIu64 ", allocs %" PRIu64 " reclaimed %" PRIu64
-	       ", max pending %" PRIu64 " (peak %" PRIu64 "), longest op %" PRIu64
-	       " us (%" PRIu64 " over the grace period, %" PRIu64 " stall reports over it)"
+	       ", max pending %" PRIu64 " (peak %" PRIu64 "), longest op %" PRIu64 " us (%" PRIu64
+	       " over the grace period, %" PRIu64 " stall reports over it)"
 	       ", max wait %" PRIu64 " us, reuses detected %" PRIu64 "\n",
 	       name, q_us, small ? " (small)" : "", el, tot.reads, tot.rechecks, ops, pins,
 	       s.allocs, s.reclaimed, max_pending, s.peak_pending, max_op_ns / 1000,
@@ -348,7 +347,8 @@ int main(int argc, char **argv)
 		if (i == MAX_RUNS)
 			break;
 		printf("stress_rt temporal: run %d of at most %d broke the contract: again, on a "
-		       "fresh workload\n", i, MAX_RUNS);
+		       "fresh workload\n",
+		       i, MAX_RUNS);
 		fflush(stdout);
 		/* stress_end shortened the watchdog after the reuse: what is left of it again */
 		uint64_t used_s = (test_now_ns() - t0) / 1000000000u + 1;

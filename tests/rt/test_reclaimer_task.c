@@ -35,8 +35,7 @@ static void wait_collected(struct ps_reclaimer *r, uint64_t want)
 {
 	uint64_t t0 = test_now_ns();
 	while (rstats(r).collected < want) {
-		CHECK_MSG(test_now_ns() - t0 < SIGMA_STALL_NS,
-			  "σ collected %llu of %llu in %.0f s",
+		CHECK_MSG(test_now_ns() - t0 < SIGMA_STALL_NS, "σ collected %llu of %llu in %.0f s",
 			  (unsigned long long)rstats(r).collected, (unsigned long long)want,
 			  (double)SIGMA_STALL_NS / 1e9);
 		test_sleep_ns(100000);
@@ -141,7 +140,7 @@ static void test_task_holds(int policy, bool threaded)
 	CHECK_EQ(s.freed + s.live, s.slabs * ps_mem_slab_objects(m));
 	for (int i = 0; i < NA; i++)
 		ps_free(m, fresh[i]);
-	wait_past_skew(ps); /* RT's point is the scan's start less S */
+	wait_past_skew(ps);   /* RT's point is the scan's start less S */
 	ps_reclaimer_stop(r); /* detaches: collects what quiesced */
 	s = mstats_zg(m);
 	CHECK_EQ(s.pending, 0);

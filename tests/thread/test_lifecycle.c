@@ -28,15 +28,9 @@ static void *init_thread(void *arg)
 	int i = (int)(uintptr_t)arg;
 	test_barrier_wait(&init_barrier);
 	switch (i % 4) { /* different first calls */
-	case 0:
-		seen[i].t = tsync_now();
-		break;
-	case 1:
-		seen[i].t = tsync_now_ordered();
-		break;
-	case 2:
-		CHECK_EQ(tsync_clock_init(), 0);
-		break;
+	case 0: seen[i].t = tsync_now(); break;
+	case 1: seen[i].t = tsync_now_ordered(); break;
+	case 2: CHECK_EQ(tsync_clock_init(), 0); break;
 	default:
 		seen[i].id = tsync_thread_id(); /* registration initialises the clock */
 		break;
@@ -140,7 +134,8 @@ static void *instance_worker(void *arg)
 		for (int i = 0; i < 64; i++) {
 			const unsigned char *b = a.objs[i];
 			for (int k = 0; k < 48; k++)
-				CHECK_MSG(b[k] == (unsigned char)i, "object of an exited thread changed");
+				CHECK_MSG(b[k] == (unsigned char)i,
+					  "object of an exited thread changed");
 			CHECK(ps_mem_of(a.objs[i]) == m);
 			ps_free(m, a.objs[i]);
 		}
@@ -167,7 +162,8 @@ int main(int argc, char **argv)
 		return init_race();
 	double secs = test_stress_seconds(2.0) / 4;
 	pthread_t ch = test_spawn(churner, NULL);
-	pthread_t w[2] = {test_spawn(instance_worker, (void *)1), test_spawn(instance_worker, (void *)2)};
+	pthread_t w[2] = {test_spawn(instance_worker, (void *)1),
+			  test_spawn(instance_worker, (void *)2)};
 	test_sleep_ns((uint64_t)(secs * 1e9));
 	atomic_store(&stop, 1);
 	void *r0, *r1, *c;

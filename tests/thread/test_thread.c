@@ -211,8 +211,7 @@ static void test_churn(void)
 	}
 	CHECK_EQ(tsync_thread_count(), c0);
 	CHECK_LE(tsync_thread_high_water(), NH + 8u);
-	test_log("thread: %u short-lived threads, high water %u", n * 4,
-		 tsync_thread_high_water());
+	test_log("thread: %u short-lived threads, high water %u", n * 4, tsync_thread_high_water());
 }
 
 int main(void)

@@ -165,7 +165,8 @@ int main(int argc, char **argv)
 		int st = test_in_child(child_lazy_past_capacity, NULL);
 		CHECK_MSG(st != 0, "lazy registration past capacity did not fail (status %d)", st);
 		test_log("thread_capacity: lazy registration past capacity ended the child with "
-			 "status %d (expected: abort = %d)", st, 128 + SIGABRT);
+			 "status %d (expected: abort = %d)",
+			 st, 128 + SIGABRT);
 	}
 
 	/* a thread exits (inside its section): its id can be taken */

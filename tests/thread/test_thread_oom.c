@@ -108,19 +108,18 @@ static void fail_off(void)
 
 /* Create with `expr` while the k-th allocation from now fails, k = 0, 1, ... until it
  * succeeds: every failed attempt must report ENOMEM. */
-#define CREATE_UNDER_FAILURE(var, expr)                                                   \
-	do {                                                                              \
-		for (unsigned k_ = 0; k_ < 1000 && (var) == NULL; k_++) {                 \
-			fail_from(k_);                                                    \
-			errno = 0;                                                        \
-			(var) = (expr);                                                   \
-			fail_off();                                                       \
-			if ((var) == NULL)                                                \
-				CHECK(errno == ENOMEM);                                   \
-		}                                                                         \
-		CHECK((var) != NULL);                                                     \
+#define CREATE_UNDER_FAILURE(var, expr)                                   \
+	do {                                                              \
+		for (unsigned k_ = 0; k_ < 1000 && (var) == NULL; k_++) { \
+			fail_from(k_);                                    \
+			errno = 0;                                        \
+			(var) = (expr);                                   \
+			fail_off();                                       \
+			if ((var) == NULL)                                \
+				CHECK(errno == ENOMEM);                   \
+		}                                                         \
+		CHECK((var) != NULL);                                     \
 	} while (0)
-
 
 /* ---- the cases ------------------------------------------------------------------------ */
 

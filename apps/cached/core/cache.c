@@ -57,7 +57,7 @@ const char *cache_status_name(enum cache_status s)
 }
 
 static const char *const variant_names[] = {"ps",     "ps-nocrp", "mcs-clock",
-					     "locked", "mcs",      "pf-rw"};
+					    "locked", "mcs",      "pf-rw"};
 
 const char *cache_variant_name(enum cache_variant v)
 {
@@ -176,8 +176,7 @@ static inline enum cache_status get_impl(struct cache *c, const void *key, size_
 	return CACHE_NOT_FOUND;
 }
 
-enum cache_status cache_get(struct cache *c, const void *key, size_t nkey,
-			    struct cache_ref *ref)
+enum cache_status cache_get(struct cache *c, const void *key, size_t nkey, struct cache_ref *ref)
 {
 	return get_impl(c, key, nkey, ref, true);
 }
@@ -213,9 +212,8 @@ enum cache_status cache_get_copy(struct cache *c, const void *key, size_t nkey, 
 
 /* Under the stripe lock: the live item for key, unlinking (and collecting in *dead) a
  * dead one met on the way. */
-static struct item *find_live_locked(struct cache *c, uint64_t h, const void *key,
-				     size_t nkey, struct item *_Atomic **pp,
-				     struct item **dead)
+static struct item *find_live_locked(struct cache *c, uint64_t h, const void *key, size_t nkey,
+				     struct item *_Atomic **pp, struct item **dead)
 {
 	struct item *it = cache__find_locked(c, h, key, nkey, pp);
 	*dead = NULL;
@@ -294,8 +292,8 @@ static struct item *touch_item(struct cache *c, const void *key, size_t nkey, in
 }
 
 /* update false: mg u T, which sets the TTL without marking the item fetched */
-static enum cache_status gat_impl(struct cache *c, const void *key, size_t nkey,
-				  int64_t exptime, struct cache_ref *ref, bool update)
+static enum cache_status gat_impl(struct cache *c, const void *key, size_t nkey, int64_t exptime,
+				  struct cache_ref *ref, bool update)
 {
 	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
@@ -315,8 +313,7 @@ enum cache_status cache_gat(struct cache *c, const void *key, size_t nkey, int64
 	return gat_impl(c, key, nkey, exptime, ref, true);
 }
 
-enum cache_status cache_peek(struct cache *c, const void *key, size_t nkey,
-			     struct cache_ref *ref)
+enum cache_status cache_peek(struct cache *c, const void *key, size_t nkey, struct cache_ref *ref)
 {
 	return get_impl(c, key, nkey, ref, false);
 }
@@ -365,8 +362,7 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 	struct item *old = key_lock(c, &k, h, key, nkey);
 	st = CACHE_STORED;
 	switch (op) {
-	case CACHE_SET:
-		break;
+	case CACHE_SET: break;
 	case CACHE_ADD:
 		if (old) {
 			c->ops.repl.bump(c, old);
@@ -388,12 +384,13 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 			/* memcached's ms I: a writer with an older view still stores, but
 			 * the result is stale, keeps the item's exptime and its token state */
 			atomic_store_explicit(
-			    &nw->mflags,
-			    (uint8_t)(M_STALE | (mflags & M_KEYB) |
-				      (atomic_load_explicit(&old->mflags, RELAXED) & M_TOKEN)),
-			    RELAXED);
+				&nw->mflags,
+				(uint8_t)(M_STALE | (mflags & M_KEYB) |
+					  (atomic_load_explicit(&old->mflags, RELAXED) & M_TOKEN)),
+				RELAXED);
 			atomic_store_explicit(&nw->exptime,
-					      atomic_load_explicit(&old->exptime, RELAXED), RELAXED);
+					      atomic_load_explicit(&old->exptime, RELAXED),
+					      RELAXED);
 			ST_INC(c, S_CAS_HITS);
 		} else if (old->cas != cas_in) {
 			st = CACHE_EXISTS;
@@ -448,9 +445,9 @@ static enum cache_status store_impl(struct cache *c, enum cache_store_op op, con
 	return st;
 }
 
-enum cache_status cache_store(struct cache *c, enum cache_store_op op, const void *key,
-			      size_t nkey, const void *data, size_t nbytes, uint32_t flags,
-			      int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
+enum cache_status cache_store(struct cache *c, enum cache_store_op op, const void *key, size_t nkey,
+			      const void *data, size_t nbytes, uint32_t flags, int64_t exptime,
+			      uint64_t cas_in, uint64_t *cas_out)
 {
 	return store_impl(c, op, key, nkey, data, nbytes, flags, exptime, cas_in, cas_out, 0);
 }
@@ -474,8 +471,8 @@ enum cache_status cache_cas_invalidating(struct cache *c, const void *key, size_
 
 /* ---- meta protocol: the recache token and invalidation ---------------------------------- */
 
-enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
-			     struct cache_meta *m, struct cache_ref *ref)
+enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey, struct cache_meta *m,
+			     struct cache_ref *ref)
 {
 	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
@@ -523,8 +520,8 @@ enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
 	}
 }
 
-enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey,
-				   uint64_t cas_in, bool set_ttl, int64_t exptime)
+enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey, uint64_t cas_in,
+				   bool set_ttl, int64_t exptime)
 {
 	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
@@ -541,17 +538,20 @@ enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey
 		if (st == CACHE_OK) {
 			memcpy(nw->data + nkey, cache__item_value(old), old->nbytes);
 			nw->flags = old->flags;
-			atomic_store_explicit(&nw->exptime,
-					      set_ttl ? rel_time(c, exptime)
-						      : atomic_load_explicit(&old->exptime, RELAXED),
-					      RELAXED);
+			atomic_store_explicit(
+				&nw->exptime,
+				set_ttl ? rel_time(c, exptime)
+					: atomic_load_explicit(&old->exptime, RELAXED),
+				RELAXED);
 			nw->time = old->time;
 			atomic_store_explicit(&nw->atime,
 					      atomic_load_explicit(&old->atime, RELAXED), RELAXED);
-			atomic_store_explicit(&nw->mflags,
-					      (uint8_t)((atomic_load_explicit(&old->mflags, RELAXED) &
-							 M_FETCHED) | M_STALE),
-					      RELAXED);
+			atomic_store_explicit(
+				&nw->mflags,
+				(uint8_t)((atomic_load_explicit(&old->mflags, RELAXED) &
+					   M_FETCHED) |
+					  M_STALE),
+				RELAXED);
 			cache__link_locked(c, nw, old, k.pp);
 		} else {
 			ST_INC(c, st == CACHE_TOO_LARGE ? S_TOO_LARGE : S_NO_MEMORY);
@@ -619,8 +619,7 @@ static bool parse_u64(const char *p, size_t n, uint64_t *out)
 }
 
 enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool decr,
-			     uint64_t delta, uint64_t cas_in, uint64_t *result,
-			     uint64_t *cas_out)
+			     uint64_t delta, uint64_t cas_in, uint64_t *result, uint64_t *cas_out)
 {
 	if (!cache__key_ok(nkey))
 		return CACHE_BAD_KEY;
@@ -655,7 +654,8 @@ enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool
 			memcpy(nw->data + nkey, buf, n);
 			nw->flags = old->flags;
 			atomic_store_explicit(&nw->exptime,
-					      atomic_load_explicit(&old->exptime, RELAXED), RELAXED);
+					      atomic_load_explicit(&old->exptime, RELAXED),
+					      RELAXED);
 			nw->time = old->time;
 			cache__link_locked(c, nw, old, k.pp);
 			if (result)
@@ -751,17 +751,16 @@ struct cache *cache_create(const struct cache_config *cfg)
 	if (g.evict_window == 0)
 		g.evict_window = 4;
 	if ((unsigned)g.variant > CACHE_PF_RW || g.growth_factor <= 1.0 ||
-	    g.growth_factor > 100.0 || g.item_size_max < 1024 ||
-	    g.item_size_max > (128u << 20) || g.item_size_max > g.mem_limit / 2 ||
-	    g.chunk_min > g.item_size_max / 2 || g.hash_power < 4 || g.hash_power > MAX_POWER ||
-	    g.mem_wait_ms > 60000 || g.evict_window > EVICT_WINDOW_MAX ||
-	    (unsigned)g.evict_policy > CACHE_EVICT_CLOCK ||
+	    g.growth_factor > 100.0 || g.item_size_max < 1024 || g.item_size_max > (128u << 20) ||
+	    g.item_size_max > g.mem_limit / 2 || g.chunk_min > g.item_size_max / 2 ||
+	    g.hash_power < 4 || g.hash_power > MAX_POWER || g.mem_wait_ms > 60000 ||
+	    g.evict_window > EVICT_WINDOW_MAX || (unsigned)g.evict_policy > CACHE_EVICT_CLOCK ||
 	    (g.ps_policy != PS_POLICY_GENERAL && g.ps_policy != PS_POLICY_RT)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	struct cache *c = aligned_alloc(TSYNC_CACHE_LINE,
-					cache__round_up(sizeof(*c), TSYNC_CACHE_LINE));
+	struct cache *c =
+		aligned_alloc(TSYNC_CACHE_LINE, cache__round_up(sizeof(*c), TSYNC_CACHE_LINE));
 	if (c == NULL)
 		return NULL;
 	memset(c, 0, sizeof(*c));

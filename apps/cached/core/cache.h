@@ -30,10 +30,10 @@
  * Variants, for the in-process study (`tsync-bench cache`, ParSec (EuroSys 2016) Figs. 7-8):
  *   CACHE_PS        the design above.
  *   CACHE_PS_NOCRP  ps without a replacement policy: no CLOCK lists, no reference bits; a
- *                   store past mem_limit fails with CACHE_NO_MEMORY (ParSec (EuroSys 2016)'s upper bound).
- *   CACHE_MCS_CLOCK "modified memcached": gets take the bucket's MCS lock and a per-item
- *                   reference count; one CLOCK list under one lock (ParSec (EuroSys 2016) §5.2, [15]).
- *   CACHE_LOCKED    "stock memcached": pthread mutex bucket locks held by gets, per-item
+ *                   store past mem_limit fails with CACHE_NO_MEMORY (ParSec (EuroSys 2016)'s upper
+ * bound). CACHE_MCS_CLOCK "modified memcached": gets take the bucket's MCS lock and a per-item
+ *                   reference count; one CLOCK list under one lock (ParSec (EuroSys 2016) §5.2,
+ * [15]). CACHE_LOCKED    "stock memcached": pthread mutex bucket locks held by gets, per-item
  *                   reference counts, one LRU list under one global lock, the item moved
  *                   to its head on every access.
  * and for the real-time study (`tsync-bench rt-cache`, RT-SMR (RTAS 2018) §VII-C, Figs.
@@ -75,10 +75,10 @@ struct cache;
 struct ps;
 struct ps_mem;
 
-#define CACHE_KEY_MAX 250u                   /* memcached's KEY_MAX_LENGTH */
+#define CACHE_KEY_MAX 250u                     /* memcached's KEY_MAX_LENGTH */
 #define CACHE_ITEM_SIZE_MAX_DEFAULT (1u << 20) /* memcached -I default: 1 MiB */
-#define CACHE_MEM_LIMIT_DEFAULT (64ull << 20)   /* memcached -m default: 64 MiB */
-#define CACHE_CLOCK_LISTS 64u                /* ParSec (EuroSys 2016) §5.2: 64 CLOCK lists */
+#define CACHE_MEM_LIMIT_DEFAULT (64ull << 20)  /* memcached -m default: 64 MiB */
+#define CACHE_CLOCK_LISTS 64u                  /* ParSec (EuroSys 2016) §5.2: 64 CLOCK lists */
 /* exptime values above this are absolute unix times, at or below relative seconds
  * (memcached's REALTIME_MAXDELTA, 30 days). */
 #define CACHE_REALTIME_MAXDELTA (60 * 60 * 24 * 30)
@@ -110,23 +110,23 @@ enum cache_evict_policy {
 
 /* Result codes: one for each reply memcached distinguishes. */
 enum cache_status {
-	CACHE_OK = 0,       /* hit / deleted / touched / incremented / flushed */
-	CACHE_STORED,       /* "STORED" */
-	CACHE_NOT_STORED,   /* "NOT_STORED": add on a live key, replace/append/prepend on a
-			     * missing one */
-	CACHE_EXISTS,       /* "EXISTS": CAS id mismatch (cas, and any op given cas_in != 0) */
-	CACHE_NOT_FOUND,    /* "NOT_FOUND" / miss: absent, expired or flushed */
-	CACHE_TOO_LARGE,    /* "SERVER_ERROR object too large for cache": the item (header +
-			     * key + value) exceeds item_size_max; also append/prepend whose
-			     * result would */
-	CACHE_NO_MEMORY,    /* "SERVER_ERROR out of memory storing object": mem_limit reached
-			     * and nothing evictable (or eviction disabled / ps-nocrp), garbage
-			     * not released in time, or the system refused memory (the exact
-			     * conditions: cache_store) */
-	CACHE_NON_NUMERIC,  /* "CLIENT_ERROR cannot increment or decrement non-numeric value" */
-	CACHE_BAD_KEY,      /* key length 0 or > CACHE_KEY_MAX ("CLIENT_ERROR bad command line
-			     * format" in ASCII, EINVAL in binary) */
-	CACHE_BUF_SMALL,    /* cache_get_copy: the value did not fit the caller's buffer */
+	CACHE_OK = 0,      /* hit / deleted / touched / incremented / flushed */
+	CACHE_STORED,      /* "STORED" */
+	CACHE_NOT_STORED,  /* "NOT_STORED": add on a live key, replace/append/prepend on a
+			    * missing one */
+	CACHE_EXISTS,      /* "EXISTS": CAS id mismatch (cas, and any op given cas_in != 0) */
+	CACHE_NOT_FOUND,   /* "NOT_FOUND" / miss: absent, expired or flushed */
+	CACHE_TOO_LARGE,   /* "SERVER_ERROR object too large for cache": the item (header +
+			    * key + value) exceeds item_size_max; also append/prepend whose
+			    * result would */
+	CACHE_NO_MEMORY,   /* "SERVER_ERROR out of memory storing object": mem_limit reached
+			    * and nothing evictable (or eviction disabled / ps-nocrp), garbage
+			    * not released in time, or the system refused memory (the exact
+			    * conditions: cache_store) */
+	CACHE_NON_NUMERIC, /* "CLIENT_ERROR cannot increment or decrement non-numeric value" */
+	CACHE_BAD_KEY,     /* key length 0 or > CACHE_KEY_MAX ("CLIENT_ERROR bad command line
+			    * format" in ASCII, EINVAL in binary) */
+	CACHE_BUF_SMALL,   /* cache_get_copy: the value did not fit the caller's buffer */
 };
 
 /* A short name for a status ("STORED", "NOT_FOUND", ...). Never NULL. */
@@ -144,41 +144,41 @@ int cache_variant_parse(const char *name, enum cache_variant *out);
 struct cache_evicted {
 	const char *key;
 	size_t nkey;
-	uint32_t nbytes;          /* value length */
-	unsigned cls;             /* size class id (0-based) */
-	bool fetched;             /* a get had returned it */
-	int64_t ttl;              /* seconds it had left; -1: no expiry */
-	uint32_t idle;            /* seconds since its last access */
+	uint32_t nbytes; /* value length */
+	unsigned cls;    /* size class id (0-based) */
+	bool fetched;    /* a get had returned it */
+	int64_t ttl;     /* seconds it had left; -1: no expiry */
+	uint32_t idle;   /* seconds since its last access */
 };
 
 struct ps_mem_reclaim_info;
 
 struct cache_config {
-	size_t size;              /* sizeof(struct cache_config) */
+	size_t size;                /* sizeof(struct cache_config) */
 	enum cache_variant variant; /* default CACHE_PS */
-	uint64_t mem_limit;       /* bytes of item memory (memcached -m, in bytes); default
-				   * 64 MiB; at least 1 MiB is enforced (smaller is raised) */
-	uint32_t item_size_max;   /* largest item incl. header and key (memcached -I); default
-				   * 1 MiB; 1 KiB .. 128 MiB and <= mem_limit / 2 */
-	double growth_factor;     /* slab class size factor (memcached -f); default 1.25;
-				   * must be > 1.0 */
-	uint32_t chunk_min;       /* smallest chunk's value space in bytes (memcached -n);
-				   * default 48 */
-	unsigned hash_power;      /* initial table size 2^hash_power buckets (memcached
-				   * hashpower); default 16; 4 .. 30 */
-	bool no_evict;            /* memcached -M: fail with CACHE_NO_MEMORY instead of
-				   * evicting */
-	bool no_grow;             /* never grow the table (the study sizes it up front) */
-	int mem_wait_ms;          /* how long a store may wait for grace periods to release
-				   * memory held by freed items before it fails with
-				   * CACHE_NO_MEMORY (see cache_store); default (0) 100 ms;
-				   * < 0: never wait; at most 60000 */
+	uint64_t mem_limit;         /* bytes of item memory (memcached -m, in bytes); default
+				     * 64 MiB; at least 1 MiB is enforced (smaller is raised) */
+	uint32_t item_size_max;     /* largest item incl. header and key (memcached -I); default
+				     * 1 MiB; 1 KiB .. 128 MiB and <= mem_limit / 2 */
+	double growth_factor;       /* slab class size factor (memcached -f); default 1.25;
+				     * must be > 1.0 */
+	uint32_t chunk_min;         /* smallest chunk's value space in bytes (memcached -n);
+				     * default 48 */
+	unsigned hash_power;        /* initial table size 2^hash_power buckets (memcached
+				     * hashpower); default 16; 4 .. 30 */
+	bool no_evict;              /* memcached -M: fail with CACHE_NO_MEMORY instead of
+				     * evicting */
+	bool no_grow;               /* never grow the table (the study sizes it up front) */
+	int mem_wait_ms;            /* how long a store may wait for grace periods to release
+				     * memory held by freed items before it fails with
+				     * CACHE_NO_MEMORY (see cache_store); default (0) 100 ms;
+				     * < 0: never wait; at most 60000 */
 	enum cache_evict_policy evict_policy; /* ps, mcs-clock: which items CLOCK evicts;
-				   * default (0) CACHE_EVICT_GDSF; the locked variant always
-				   * evicts its LRU tail */
-	unsigned evict_window;    /* CACHE_EVICT_GDSF: unreferenced items of each size band one
-				   * eviction compares when none is overdue; default (0) 4;
-				   * at most 16 */
+					       * default (0) CACHE_EVICT_GDSF; the locked variant
+					       * always evicts its LRU tail */
+	unsigned evict_window; /* CACHE_EVICT_GDSF: unreferenced items of each size band one
+				* eviction compares when none is overdue; default (0) 4;
+				* at most 16 */
 	/* Called for each live item evicted (not for expired ones), on the evicting thread,
 	 * after the item is unlinked and before its memory can be reused, with a CLOCK list
 	 * lock held: it must be short and must not call into the cache. NULL: none. */
@@ -203,9 +203,11 @@ struct cache_config {
 	void (*reclaim_fn)(void *arg, const struct ps_mem_reclaim_info *info);
 	void *reclaim_arg;
 };
-#define CACHE_CONFIG_INIT                                                                  \
-	{sizeof(struct cache_config), CACHE_PS, 0, 0, 0.0, 0, 0, false, false, 0, CACHE_EVICT_GDSF, 0, \
-	 NULL, NULL, 0, 0, 0, NULL, NULL}
+#define CACHE_CONFIG_INIT                                                                \
+	{                                                                                \
+		sizeof(struct cache_config), CACHE_PS, 0, 0, 0.0, 0, 0, false, false, 0, \
+			CACHE_EVICT_GDSF, 0, NULL, NULL, 0, 0, 0, NULL, NULL             \
+	}
 
 /*
  * cache_create: a new, empty cache. cfg NULL means defaults. Creates its own struct ps
@@ -240,19 +242,19 @@ void cache_config_get(const struct cache *c, struct cache_config *out);
  * once; it may hold several refs while it builds one multi-key reply.
  */
 struct cache_ref {
-	const char *value;   /* nbytes bytes (a memcached value; no trailing "\r\n") */
+	const char *value; /* nbytes bytes (a memcached value; no trailing "\r\n") */
 	uint32_t nbytes;
-	uint32_t flags;      /* the client's opaque 32-bit flags */
-	uint64_t cas;        /* CAS unique id, > 0 */
-	int64_t exptime;     /* remaining seconds to live, 0 = never expires (after gat: the
-			      * new exptime) */
-	bool hit_before;     /* a get had returned this item before this one (mg h) */
-	bool key_binary;     /* stored with a base64 key (cache_store_meta): mg k returns
-			      * the key base64, as memcached's ITEM_KEY_BINARY */
-	uint32_t idle;       /* seconds since the item's previous access (mg l), as of the
-			      * cache's tick: updates and the maintenance thread advance it,
-			      * so with neither running it lags the clock */
-	void *item_;         /* private */
+	uint32_t flags;  /* the client's opaque 32-bit flags */
+	uint64_t cas;    /* CAS unique id, > 0 */
+	int64_t exptime; /* remaining seconds to live, 0 = never expires (after gat: the
+			  * new exptime) */
+	bool hit_before; /* a get had returned this item before this one (mg h) */
+	bool key_binary; /* stored with a base64 key (cache_store_meta): mg k returns
+			  * the key base64, as memcached's ITEM_KEY_BINARY */
+	uint32_t idle;   /* seconds since the item's previous access (mg l), as of the
+			  * cache's tick: updates and the maintenance thread advance it,
+			  * so with neither running it lags the clock */
+	void *item_;     /* private */
 };
 
 /*
@@ -265,8 +267,7 @@ struct cache_ref {
  * (at most once per second); mcs-clock/locked: takes the bucket lock (blocking) and
  * an atomic reference count; locked also the global LRU lock. Counts get_hits/misses.
  */
-enum cache_status cache_get(struct cache *c, const void *key, size_t nkey,
-			    struct cache_ref *ref);
+enum cache_status cache_get(struct cache *c, const void *key, size_t nkey, struct cache_ref *ref);
 
 /*
  * cache_gat: get-and-touch (memcached gat/gats, binary GAT): like cache_get, and on a hit
@@ -283,8 +284,7 @@ void cache_release(struct cache *c, struct cache_ref *ref);
 /* cache_peek: cache_get that leaves the item as it was: not marked fetched, no access
  * time, no CLOCK/LRU reference (a look for the server's own bookkeeping). Same
  * contract as cache_get otherwise (release the ref). */
-enum cache_status cache_peek(struct cache *c, const void *key, size_t nkey,
-			     struct cache_ref *ref);
+enum cache_status cache_peek(struct cache *c, const void *key, size_t nkey, struct cache_ref *ref);
 
 /*
  * cache_get_copy: cache_get that copies the value into buf (cap bytes) and releases at
@@ -311,13 +311,13 @@ enum cache_status cache_get_copy(struct cache *c, const void *key, size_t nkey, 
  */
 struct cache_meta {
 	bool vivify, recache, touch;
-	bool no_update;           /* mg u: read without marking the item fetched or used */
+	bool no_update; /* mg u: read without marking the item fetched or used */
 	int64_t vivify_ttl, recache_ttl, ttl;
 	bool won, token_sent, stale;
-	bool created;             /* out: this call made the item (vivify) */
+	bool created; /* out: this call made the item (vivify) */
 };
-enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey,
-			     struct cache_meta *m, struct cache_ref *ref);
+enum cache_status cache_mget(struct cache *c, const void *key, size_t nkey, struct cache_meta *m,
+			     struct cache_ref *ref);
 
 /* ---- updates: each takes the bucket lock; blocking ----------------------------------- */
 
@@ -372,9 +372,9 @@ enum cache_store_op {
  * cause of each refusal is counted (cache_stats: nomem_*). Otherwise non-blocking (the
  * bucket's lock is held for the link only).
  */
-enum cache_status cache_store(struct cache *c, enum cache_store_op op, const void *key,
-			      size_t nkey, const void *data, size_t nbytes, uint32_t flags,
-			      int64_t exptime, uint64_t cas_in, uint64_t *cas_out);
+enum cache_status cache_store(struct cache *c, enum cache_store_op op, const void *key, size_t nkey,
+			      const void *data, size_t nbytes, uint32_t flags, int64_t exptime,
+			      uint64_t cas_in, uint64_t *cas_out);
 
 /*
  * cache_cas_invalidating: memcached's `ms key ... I C<cas_in>`: as cache_store(CACHE_CAS),
@@ -403,16 +403,15 @@ enum cache_status cache_cas_invalidating(struct cache *c, const void *key, size_
  * never waits: it allocates under the bucket's lock), CACHE_BAD_KEY. Blocking (the
  * bucket's lock). Any thread.
  */
-enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey,
-				   uint64_t cas_in, bool set_ttl, int64_t exptime);
+enum cache_status cache_invalidate(struct cache *c, const void *key, size_t nkey, uint64_t cas_in,
+				   bool set_ttl, int64_t exptime);
 
 /*
  * cache_delete: remove key. cas_in 0, or the CAS id it must have (binary/meta delete).
  * Returns CACHE_OK ("DELETED"), CACHE_NOT_FOUND, CACHE_EXISTS (cas_in differs),
  * CACHE_BAD_KEY. The item is ps_free()d: a get that already holds it keeps a valid copy.
  */
-enum cache_status cache_delete(struct cache *c, const void *key, size_t nkey,
-			       uint64_t cas_in);
+enum cache_status cache_delete(struct cache *c, const void *key, size_t nkey, uint64_t cas_in);
 
 /*
  * cache_incr / cache_decr semantics (memcached): the value must be a decimal number of
@@ -427,8 +426,7 @@ enum cache_status cache_delete(struct cache *c, const void *key, size_t nkey,
  * retries on NOT_STORED, as memcached does.)
  */
 enum cache_status cache_incr(struct cache *c, const void *key, size_t nkey, bool decr,
-			     uint64_t delta, uint64_t cas_in, uint64_t *result,
-			     uint64_t *cas_out);
+			     uint64_t delta, uint64_t cas_in, uint64_t *result, uint64_t *cas_out);
 
 /*
  * cache_touch: set key's exptime (convention of cache_store) without changing its value
@@ -523,18 +521,18 @@ size_t cache_collect(struct cache *c);
  */
 struct cache_stats {
 	/* items */
-	uint64_t curr_items;      /* linked items (expired-but-unswept ones included) */
-	uint64_t total_items;     /* items ever stored */
-	uint64_t bytes;           /* charged bytes of items not yet freed (linked, or held
-				   * by a cache_ref after an update replaced them) */
-	uint64_t limit_maxbytes;  /* mem_limit */
-	uint64_t evictions;       /* live items removed to make room */
+	uint64_t curr_items;        /* linked items (expired-but-unswept ones included) */
+	uint64_t total_items;       /* items ever stored */
+	uint64_t bytes;             /* charged bytes of items not yet freed (linked, or held
+				     * by a cache_ref after an update replaced them) */
+	uint64_t limit_maxbytes;    /* mem_limit */
+	uint64_t evictions;         /* live items removed to make room */
 	uint64_t expired_unfetched; /* (not tracked: 0) */
-	uint64_t reclaimed;       /* expired/flushed items removed by updates or the sweeper */
-	uint64_t sweeper_runs;    /* sweeper passes (partial passes count) */
+	uint64_t reclaimed;         /* expired/flushed items removed by updates or the sweeper */
+	uint64_t sweeper_runs;      /* sweeper passes (partial passes count) */
 	/* commands */
 	uint64_t cmd_get, get_hits, get_misses, get_expired, get_flushed;
-	uint64_t cmd_set;         /* every cache_store call */
+	uint64_t cmd_set; /* every cache_store call */
 	uint64_t cmd_touch, touch_hits, touch_misses;
 	uint64_t delete_hits, delete_misses;
 	uint64_t incr_hits, incr_misses, decr_hits, decr_misses;
@@ -544,30 +542,30 @@ struct cache_stats {
 	/* Allocations refused with CACHE_NO_MEMORY, by cause (cache_store's "Memory"
 	 * paragraph), counted for every update that allocates (stores, incr/decr, cache_mget's
 	 * vivify, cache_invalidate): they sum to all CACHE_NO_MEMORY replies of those. */
-	uint64_t nomem_full;      /* nothing to evict and no garbage: eviction off, no item
-				   * linked, or every item referenced again during the sweeps */
-	uint64_t nomem_garbage;   /* garbage held the memory: not released within mem_wait_ms,
-				   * or the caller could not wait for it */
-	uint64_t nomem_busy;      /* every candidate's stripe locked by another thread, and the
-				   * caller (holding a stripe lock) could not wait for it */
-	uint64_t nomem_system;    /* the allocator refused (the system's memory) */
-	uint64_t evict_waits;     /* times a store waited for the holder of a candidate's
-				   * stripe lock instead of giving up */
-	uint64_t mem_waits;       /* stores that napped waiting for garbage to be released */
+	uint64_t nomem_full;    /* nothing to evict and no garbage: eviction off, no item
+				 * linked, or every item referenced again during the sweeps */
+	uint64_t nomem_garbage; /* garbage held the memory: not released within mem_wait_ms,
+				 * or the caller could not wait for it */
+	uint64_t nomem_busy;    /* every candidate's stripe locked by another thread, and the
+				 * caller (holding a stripe lock) could not wait for it */
+	uint64_t nomem_system;  /* the allocator refused (the system's memory) */
+	uint64_t evict_waits;   /* times a store waited for the holder of a candidate's
+				 * stripe lock instead of giving up */
+	uint64_t mem_waits;     /* stores that napped waiting for garbage to be released */
 	/* hash table */
 	uint64_t hash_power_level;
 	uint64_t hash_bytes;
 	uint64_t hash_is_expanding;
 	uint64_t hash_expansions;
 	/* memory: ps_mem allocators summed over the size classes (<tsync/ps_mem.h>) */
-	uint64_t total_malloced;  /* bytes of slabs held (slabs * slab size) */
+	uint64_t total_malloced; /* bytes of slabs held (slabs * slab size) */
 	uint64_t slabs, peak_slabs;
-	uint64_t mem_in_use;      /* objects allocated and not freed */
-	uint64_t mem_pending;     /* freed, waiting for quiescence */
-	uint64_t mem_cached;      /* in per-thread object caches */
+	uint64_t mem_in_use;  /* objects allocated and not freed */
+	uint64_t mem_pending; /* freed, waiting for quiescence */
+	uint64_t mem_cached;  /* in per-thread object caches */
 	uint64_t mem_frees, mem_reclaimed;
-	uint64_t mem_max_wait_ns; /* longest free-to-reuse time seen */
-	uint64_t mem_charged;     /* bytes + mem_garbage_bytes: what mem_limit bounds */
+	uint64_t mem_max_wait_ns;   /* longest free-to-reuse time seen */
+	uint64_t mem_charged;       /* bytes + mem_garbage_bytes: what mem_limit bounds */
 	uint64_t mem_garbage_bytes; /* charged bytes of freed items waiting for a grace
 				     * period (still occupying slab memory) */
 	/* quiescence: the calling thread's ps_quiesce counters (struct ps_stats) */
@@ -584,15 +582,15 @@ void cache_stats(struct cache *c, struct cache_stats *out);
 
 /* Per size class ("stats slabs" / "stats items"). */
 struct cache_class_stats {
-	uint32_t chunk_size;      /* bytes per item of this class (header + key + value) */
-	uint64_t charged;         /* bytes charged per item (chunk + allocator header) */
-	uint64_t used_chunks;     /* linked items of this class */
-	uint64_t total_slabs;     /* ps_mem slabs held */
-	uint64_t slab_bytes;      /* bytes per slab */
-	uint64_t evicted;         /* evictions of this class */
-	uint64_t mem_requested;   /* bytes its allocated items asked for (header + key +
-				   * value), memcached's mem_requested */
-	uint64_t reclaimed;       /* its items found expired or flushed and unlinked */
+	uint32_t chunk_size;    /* bytes per item of this class (header + key + value) */
+	uint64_t charged;       /* bytes charged per item (chunk + allocator header) */
+	uint64_t used_chunks;   /* linked items of this class */
+	uint64_t total_slabs;   /* ps_mem slabs held */
+	uint64_t slab_bytes;    /* bytes per slab */
+	uint64_t evicted;       /* evictions of this class */
+	uint64_t mem_requested; /* bytes its allocated items asked for (header + key +
+				 * value), memcached's mem_requested */
+	uint64_t reclaimed;     /* its items found expired or flushed and unlinked */
 };
 /* The class id an item of key length nkey and value length nbytes goes to, or -1 when it
  * is larger than -I. Pure; any thread. */

@@ -4,9 +4,9 @@
  * core but through the variant's tables. The files, each calling only those below it:
  * cache.c (the API), sweep.c (the maintenance thread), item.c (items, size classes,
  * memory), variant.c (the variants' tables), evict.c (eviction), table.c (the hash
- * table), lists.c (the replacement lists). Not installed, not a contract for anything outside apps/cached/core.
- * Names: what the core's files share is cache__<name> (its public API, cache.h, is
- * cache_<name>), so that no name here is read as one of the library's (src/).
+ * table), lists.c (the replacement lists). Not installed, not a contract for anything outside
+ * apps/cached/core. Names: what the core's files share is cache__<name> (its public API, cache.h,
+ * is cache_<name>), so that no name here is read as one of the library's (src/).
  *
  * Invariants the code relies on (each argued in docs/cached.md; each file names those it
  * maintains):
@@ -82,21 +82,21 @@ struct item {
 	struct item *_Atomic hnext; /* hash chain (I3: the only link readers follow) */
 	struct item *lprev, *lnext; /* CLOCK/LRU list, under the list's lock */
 	/* what the CLOCK hand reads, beside its link (one line for most items) */
-	uint64_t prio;              /* GreedyDual-Size priority, under the list's lock */
-	_Atomic uint8_t refbit;     /* REF_BIT: CLOCK's reference bit, set by gets; above it
-				     * the hand's use count (REF_FREQ) */
+	uint64_t prio;          /* GreedyDual-Size priority, under the list's lock */
+	_Atomic uint8_t refbit; /* REF_BIT: CLOCK's reference bit, set by gets; above it
+				 * the hand's use count (REF_FREQ) */
 	uint8_t cls;
 	uint8_t nkey;
-	_Atomic uint8_t mflags;     /* M_*: memcached's fetched / stale / token-sent bits */
-	_Atomic uint32_t refcount;  /* mcs-clock, locked: 1 for the table + 1 per cache_ref */
-	_Atomic uint32_t exptime;   /* cache_now() units; 0 = never */
-	uint32_t hash;              /* the key's hash, low 32 bits (tables <= 2^MAX_POWER) */
+	_Atomic uint8_t mflags;    /* M_*: memcached's fetched / stale / token-sent bits */
+	_Atomic uint32_t refcount; /* mcs-clock, locked: 1 for the table + 1 per cache_ref */
+	_Atomic uint32_t exptime;  /* cache_now() units; 0 = never */
+	uint32_t hash;             /* the key's hash, low 32 bits (tables <= 2^MAX_POWER) */
 	uint64_t cas;
-	uint32_t time;              /* cache_now() when stored (delayed flush_all) */
+	uint32_t time; /* cache_now() when stored (delayed flush_all) */
 	uint32_t flags;
 	uint32_t nbytes;
-	_Atomic uint32_t atime;     /* cache_now() of the last access (the cache's tick) */
-	char data[];                /* key, then value */
+	_Atomic uint32_t atime; /* cache_now() of the last access (the cache's tick) */
+	char data[];            /* key, then value */
 };
 /* refbit: a get stores REF_BIT when it finds it clear (its only store to the item); the
  * hand, under the list's lock, stores the count of its passes that found the bit set,
@@ -128,10 +128,10 @@ static inline const char *cache__item_value(const struct item *it)
 /* One stripe lock per cache line; which member is used depends on the variant. */
 struct stripe {
 	_Alignas(TSYNC_CACHE_LINE) union {
-		struct ps_lock t;        /* ps, ps-nocrp: the ticket lock with trylock */
-		ck_spinlock_mcs_t m;     /* mcs-clock, mcs */
-		ck_pflock_t p;           /* pf-rw: phase-fair reader-writer lock */
-		pthread_mutex_t x;       /* locked */
+		struct ps_lock t;    /* ps, ps-nocrp: the ticket lock with trylock */
+		ck_spinlock_mcs_t m; /* mcs-clock, mcs */
+		ck_pflock_t p;       /* pf-rw: phase-fair reader-writer lock */
+		pthread_mutex_t x;   /* locked */
 	} u;
 };
 
@@ -144,12 +144,12 @@ struct stripe {
 #define EVICT_BANDS 8u
 #define EVICT_WINDOW_MAX 16u
 struct ring {
-	struct item *hand;  /* CLOCK hand / LRU head (most recent); NULL when empty */
+	struct item *hand; /* CLOCK hand / LRU head (most recent); NULL when empty */
 	uint64_t n;
 };
 struct plist {
 	_Alignas(TSYNC_CACHE_LINE) struct ps_lock t; /* ps, mcs-clock */
-	pthread_mutex_t x;  /* locked: the global LRU lock */
+	pthread_mutex_t x;                           /* locked: the global LRU lock */
 	uint64_t inflation; /* GreedyDual-Size's L: the highest priority evicted */
 	struct ring r[EVICT_BANDS];
 };
@@ -163,15 +163,38 @@ struct table {
 };
 
 enum {
-	S_GET_HITS, S_GET_MISSES, S_GET_EXPIRED, S_GET_FLUSHED, S_CMD_SET, S_TOTAL_ITEMS,
-	S_CMD_TOUCH, S_TOUCH_HITS, S_TOUCH_MISSES, S_DELETE_HITS, S_DELETE_MISSES,
-	S_INCR_HITS, S_INCR_MISSES, S_DECR_HITS, S_DECR_MISSES, S_CAS_HITS, S_CAS_MISSES,
-	S_CAS_BADVAL, S_CMD_FLUSH, S_TOO_LARGE, S_NO_MEMORY, S_EVICTIONS, S_RECLAIMED,
+	S_GET_HITS,
+	S_GET_MISSES,
+	S_GET_EXPIRED,
+	S_GET_FLUSHED,
+	S_CMD_SET,
+	S_TOTAL_ITEMS,
+	S_CMD_TOUCH,
+	S_TOUCH_HITS,
+	S_TOUCH_MISSES,
+	S_DELETE_HITS,
+	S_DELETE_MISSES,
+	S_INCR_HITS,
+	S_INCR_MISSES,
+	S_DECR_HITS,
+	S_DECR_MISSES,
+	S_CAS_HITS,
+	S_CAS_MISSES,
+	S_CAS_BADVAL,
+	S_CMD_FLUSH,
+	S_TOO_LARGE,
+	S_NO_MEMORY,
+	S_EVICTIONS,
+	S_RECLAIMED,
 	S_LINKED, /* items linked minus unlinked by this thread (wraps; summed) */
 	S_ADDS,   /* link events since the last growth check (owner only) */
 	/* cache__item_alloc (item.c): refusals by cause, and waits for a stripe lock (the
 	 * waits for garbage are the budget's: ps_mem_budget_stats) */
-	S_NOMEM_FULL, S_NOMEM_GARBAGE, S_NOMEM_BUSY, S_NOMEM_SYSTEM, S_EVICT_WAITS,
+	S_NOMEM_FULL,
+	S_NOMEM_GARBAGE,
+	S_NOMEM_BUSY,
+	S_NOMEM_SYSTEM,
+	S_EVICT_WAITS,
 	S_N
 };
 /* Per-thread counters, written only by their thread (tsync thread id). */
@@ -283,8 +306,8 @@ struct cache {
 	unsigned nlists;
 	struct tstats *ts;
 	unsigned nts;
-	int64_t start_sec;    /* CLOCK_MONOTONIC_COARSE seconds at create */
-	int64_t start_unix;   /* time(NULL) at create */
+	int64_t start_sec;  /* CLOCK_MONOTONIC_COARSE seconds at create */
+	int64_t start_unix; /* time(NULL) at create */
 
 	/* read by every lookup, written only by growth */
 	_Alignas(TSYNC_CACHE_LINE) struct table *_Atomic tab;
@@ -392,13 +415,13 @@ static inline void cache__stripe_lock(struct cache *c, struct stripe *s, struct 
 }
 
 static inline bool cache__stripe_trylock(struct cache *c, struct stripe *s,
-					  struct ck_spinlock_mcs *n)
+					 struct ck_spinlock_mcs *n)
 {
 	return c->ops.stripe.trylock(s, n);
 }
 
 static inline void cache__stripe_unlock(struct cache *c, struct stripe *s,
-					 struct ck_spinlock_mcs *n)
+					struct ck_spinlock_mcs *n)
 {
 	c->ops.stripe.unlock(s, n);
 }
@@ -526,7 +549,7 @@ static inline bool cache__gdsf(const struct cache *c)
 }
 
 static inline uint64_t cache__gds_priority(const struct cache *c, const struct plist *l,
-				    const struct item *it)
+					   const struct item *it)
 {
 	unsigned f = REF_FREQ_OF(atomic_load_explicit(&it->refbit, RELAXED));
 	return l->inflation + f * c->cls[it->cls].credit;
@@ -549,8 +572,8 @@ static inline size_t cache__round_up(size_t v, size_t a)
 /* item.c */
 int cache__make_classes(struct cache *c);
 int cache__class_of(const struct cache *c, size_t total);
-enum cache_status cache__item_alloc(struct cache *c, uint64_t hash, const void *key,
-				    size_t nkey, size_t nbytes, uint32_t flags, bool may_wait,
+enum cache_status cache__item_alloc(struct cache *c, uint64_t hash, const void *key, size_t nkey,
+				    size_t nbytes, uint32_t flags, bool may_wait,
 				    struct item **out);
 
 /* table.c */
@@ -560,7 +583,7 @@ struct item *cache__find_locked(struct cache *c, uint64_t h, const void *key, si
 struct item *_Atomic *cache__find_link(struct cache *c, const struct item *target);
 void cache__unlink_locked(struct cache *c, struct item *it, struct item *_Atomic *pp);
 void cache__link_locked(struct cache *c, struct item *nw, struct item *old,
-			 struct item *_Atomic *pp);
+			struct item *_Atomic *pp);
 void cache__maybe_grow(struct cache *c);
 
 /* lists.c */

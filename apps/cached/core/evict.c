@@ -9,8 +9,7 @@
 /* Under l's lock: try to evict victim (I1, I4). Returns true if it was removed (its
  * class in r->cls); false if its stripe was locked by another thread (r->busy). The
  * stripe r->held, which the caller locked before l, needs no trylock. */
-static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v,
-			     struct evict_res *r)
+static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v, struct evict_res *r)
 {
 	struct ck_spinlock_mcs qn;
 	struct stripe *s = cache__stripe_of(c, v->hash);
@@ -39,10 +38,14 @@ static bool try_evict_locked(struct cache *c, struct plist *l, struct item *v,
 			uint32_t e = atomic_load_explicit(&v->exptime, RELAXED);
 			uint32_t at = atomic_load_explicit(&v->atime, RELAXED);
 			struct cache_evicted ev = {
-			    .key = v->data, .nkey = v->nkey, .nbytes = v->nbytes, .cls = v->cls,
-			    .fetched = (atomic_load_explicit(&v->mflags, RELAXED) & M_FETCHED) != 0,
-			    .ttl = e == 0 ? -1 : (e > now ? (int64_t)(e - now) : 0),
-			    .idle = now > at ? now - at : 0};
+				.key = v->data,
+				.nkey = v->nkey,
+				.nbytes = v->nbytes,
+				.cls = v->cls,
+				.fetched = (atomic_load_explicit(&v->mflags, RELAXED) &
+					    M_FETCHED) != 0,
+				.ttl = e == 0 ? -1 : (e > now ? (int64_t)(e - now) : 0),
+				.idle = now > at ? now - at : 0};
 			c->cfg.evict_fn(c->cfg.evict_arg, &ev);
 		}
 		cache__item_drop(c, v);
@@ -118,7 +121,8 @@ bool cache__clock_evict_locked(struct cache *c, struct plist *l, struct evict_re
 			uint8_t rb = atomic_load_explicit(&v->refbit, RELAXED);
 			if (rb & REF_BIT) {
 				unsigned f = REF_FREQ_OF(rb);
-				atomic_store_explicit(&v->refbit, REF_FREQ(f < GDS_FREQ_MAX ? f + 1 : f),
+				atomic_store_explicit(&v->refbit,
+						      REF_FREQ(f < GDS_FREQ_MAX ? f + 1 : f),
 						      RELAXED);
 				v->prio = cache__gds_priority(c, l, v);
 				r->hand = v->lnext;

@@ -166,9 +166,8 @@ int cache__class_of(const struct cache *c, size_t total)
 }
 
 /* A new, unpublished item of total value length nbytes (key copied, value not). */
-enum cache_status cache__item_alloc(struct cache *c, uint64_t hash, const void *key,
-				    size_t nkey, size_t nbytes, uint32_t flags, bool may_wait,
-				    struct item **out)
+enum cache_status cache__item_alloc(struct cache *c, uint64_t hash, const void *key, size_t nkey,
+				    size_t nbytes, uint32_t flags, bool may_wait, struct item **out)
 {
 	size_t total = ITEM_HDR + nkey + nbytes;
 	if (!cache__size_ok(c, nkey, nbytes, flags) || nbytes > UINT32_MAX)
@@ -198,7 +197,6 @@ enum cache_status cache__item_alloc(struct cache *c, uint64_t hash, const void *
 	*out = it;
 	return CACHE_OK;
 }
-
 
 int cache__make_classes(struct cache *c)
 {

@@ -9,8 +9,8 @@
 
 /* Under the stripe lock: the link to the first item of hash h's chains (the old table's,
  * then the current one's) that is `target` or, target NULL, key's item; NULL if none. */
-static inline __attribute__((always_inline)) struct item *_Atomic *
-chains_find(struct cache *c, uint64_t h, const void *key, size_t nkey, const struct item *target)
+static inline __attribute__((always_inline)) struct item *_Atomic *chains_find(
+	struct cache *c, uint64_t h, const void *key, size_t nkey, const struct item *target)
 {
 	struct table *t = atomic_load_explicit(&c->tab, ACQUIRE);
 	struct table *o = atomic_load_explicit(&c->old, ACQUIRE);
@@ -57,7 +57,6 @@ void cache__unlink_locked(struct cache *c, struct item *it, struct item *_Atomic
 	}
 	cache__st_add(c, S_LINKED, (uint64_t)-1);
 }
-
 
 /*
  * Under the stripe lock: publish nw, replacing old (found at *pp) if non-NULL. nw is

@@ -14,9 +14,9 @@
 struct conn_ctx {
 	struct server *srv;
 	struct wstats *ws;
-	bool close_after;         /* close once the reply is written (quit, errors) */
-	int fd;                   /* the socket (memcached's cfd in log lines and stats conns) */
-	unsigned watch_flags;     /* set by "watch": the connection becomes a log watcher */
+	bool close_after;     /* close once the reply is written (quit, errors) */
+	int fd;               /* the socket (memcached's cfd in log lines and stats conns) */
+	unsigned watch_flags; /* set by "watch": the connection becomes a log watcher */
 };
 
 #endif /* TSYNC_CACHED_CONN_CTX_H */

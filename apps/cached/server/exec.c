@@ -62,8 +62,8 @@ static void exec_get(struct conn_ctx *cx, const struct mc_ascii_req *req, struct
 		}
 		char hdr[64];
 		int n = with_cas ? snprintf(hdr, sizeof hdr,
-					    " %" PRIu32 " %" PRIu32 " %" PRIu64 "\r\n",
-					    ref.flags, ref.nbytes, ref.cas)
+					    " %" PRIu32 " %" PRIu32 " %" PRIu64 "\r\n", ref.flags,
+					    ref.nbytes, ref.cas)
 				 : snprintf(hdr, sizeof hdr, " %" PRIu32 " %" PRIu32 "\r\n",
 					    ref.flags, ref.nbytes);
 		evbuffer_add(out, "VALUE ", 6);
@@ -88,9 +88,7 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 	case MC_OP_GET:
 	case MC_OP_GETS:
 	case MC_OP_GAT:
-	case MC_OP_GATS:
-		exec_get(cx, req, out);
-		return;
+	case MC_OP_GATS: exec_get(cx, req, out); return;
 	case MC_OP_SET:
 	case MC_OP_ADD:
 	case MC_OP_REPLACE:
@@ -109,8 +107,9 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
 			stats_prefix_record(req->key, req->nkey, PREFIX_DELETE, false);
 		enum cache_status st = cache_delete(c, req->key, req->nkey, 0);
-		r = st == CACHE_OK ? "DELETED\r\n" : st == CACHE_NOT_FOUND ? "NOT_FOUND\r\n"
-									  : reply_store(st);
+		r = st == CACHE_OK          ? "DELETED\r\n"
+		    : st == CACHE_NOT_FOUND ? "NOT_FOUND\r\n"
+					    : reply_store(st);
 		break;
 	}
 	case MC_OP_INCR:
@@ -132,8 +131,9 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 	}
 	case MC_OP_TOUCH: {
 		enum cache_status st = cache_touch(c, req->key, req->nkey, req->exptime);
-		r = st == CACHE_OK ? "TOUCHED\r\n" : st == CACHE_NOT_FOUND ? "NOT_FOUND\r\n"
-									  : reply_store(st);
+		r = st == CACHE_OK          ? "TOUCHED\r\n"
+		    : st == CACHE_NOT_FOUND ? "NOT_FOUND\r\n"
+					    : reply_store(st);
 		break;
 	}
 	case MC_OP_FLUSH_ALL:
@@ -153,27 +153,19 @@ void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbu
 		exec_watch(cx, req, out);
 		return;
 	}
-	case MC_OP_VERSION:
-		reply_str(out, "VERSION " TSYNC_CACHED_VERSION "\r\n");
-		return;
+	case MC_OP_VERSION: reply_str(out, "VERSION " TSYNC_CACHED_VERSION "\r\n"); return;
 	case MC_OP_VERBOSITY:
 		atomic_store(&cx->srv->verbosity, (unsigned)req->delta);
 		r = "OK\r\n";
 		break;
-	case MC_OP_QUIT:
-		cx->close_after = true;
-		return;
+	case MC_OP_QUIT: cx->close_after = true; return;
 	case MC_OP_MG:
 	case MC_OP_MS:
 	case MC_OP_MD:
 	case MC_OP_MA:
 	case MC_OP_MN:
-	case MC_OP_ME:
-		exec_meta(cx, req, out);
-		return;
-	default:
-		r = "ERROR\r\n";
-		break;
+	case MC_OP_ME: exec_meta(cx, req, out); return;
+	default: r = "ERROR\r\n"; break;
 	}
 	if (r && (!req->noreply || sent_despite_noreply(r)))
 		reply_str(out, r);

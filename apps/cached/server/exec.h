@@ -19,7 +19,6 @@ struct evbuffer;
 void exec_ascii(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out);
 
 /* Reply to a request the parser rejected (res from a failed parse). */
-void exec_ascii_error(struct conn_ctx *cx, const struct mc_parse_res *res,
-		      struct evbuffer *out);
+void exec_ascii_error(struct conn_ctx *cx, const struct mc_parse_res *res, struct evbuffer *out);
 
 #endif /* TSYNC_CACHED_EXEC_H */

@@ -100,9 +100,9 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 		uint64_t cas_out = 0;
 		if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
 			stats_prefix_record((const char *)req->key, req->keylen, PREFIX_SET, false);
-		enum cache_status st = exec_store_logged(cx, op, req->key, req->keylen,
-							 req->value, req->vlen, req->flags,
-							 req->exptime, req->cas, &cas_out, false);
+		enum cache_status st =
+			exec_store_logged(cx, op, req->key, req->keylen, req->value, req->vlen,
+					  req->flags, req->exptime, req->cas, &cas_out, false);
 		if (st == CACHE_STORED) {
 			if (!req->quiet)
 				reply_bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, cas_out);
@@ -186,9 +186,7 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 		if (!req->quiet)
 			reply_bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, 0);
 		return;
-	case MC_OP_NOOP:
-		reply_bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, 0);
-		return;
+	case MC_OP_NOOP: reply_bin_header(out, opc, 0, 0, MC_BIN_OK, 0, opq, 0); return;
 	case MC_OP_VERSION: {
 		const char *v = TSYNC_CACHED_VERSION;
 		reply_bin_header(out, opc, 0, 0, MC_BIN_OK, (uint32_t)strlen(v), opq, 0);
@@ -200,8 +198,6 @@ void exec_bin(struct conn_ctx *cx, const struct mc_bin_req *req, struct evbuffer
 		exec_stats(cx, (const char *)req->key, req->keylen, &so);
 		return;
 	}
-	default:
-		reply_bin_error(out, opc, opq, MC_BIN_UNKNOWN_COMMAND);
-		return;
+	default: reply_bin_error(out, opc, opq, MC_BIN_UNKNOWN_COMMAND); return;
 	}
 }

@@ -17,18 +17,16 @@ static unsigned clsid_of(struct conn_ctx *cx, size_t nkey, size_t nbytes)
 	return k < 0 ? 0 : (unsigned)k + 1;
 }
 
-void exec_log_get(struct conn_ctx *cx, const char *key, size_t nkey, bool found,
-		  uint32_t nbytes)
+void exec_log_get(struct conn_ctx *cx, const char *key, size_t nkey, bool found, uint32_t nbytes)
 {
 	char k[3 * MC_KEY_MAX + 1];
 	watch_uriencode(key, nkey, k, sizeof k);
 	watch_log(cx->srv, WATCH_FETCHERS, "type=item_get key=%s status=%s clsid=%u cfd=%d size=%u",
-		  k, found ? "found" : "not_found", found ? clsid_of(cx, nkey, nbytes) : 0,
-		  cx->fd, found ? nbytes : 0);
+		  k, found ? "found" : "not_found", found ? clsid_of(cx, nkey, nbytes) : 0, cx->fd,
+		  found ? nbytes : 0);
 }
 
-void exec_record_get(struct conn_ctx *cx, const char *key, size_t nkey, bool hit,
-		     uint32_t nbytes)
+void exec_record_get(struct conn_ctx *cx, const char *key, size_t nkey, bool hit, uint32_t nbytes)
 {
 	if (atomic_load_explicit(&cx->srv->detail_enabled, memory_order_relaxed))
 		stats_prefix_record(key, nkey, PREFIX_GET, hit);
@@ -51,9 +49,9 @@ static void log_store_lookup(struct conn_ctx *cx, const char *key, size_t nkey)
 static void log_store(struct conn_ctx *cx, enum cache_store_op op, const char *key, size_t nkey,
 		      enum cache_status st, int64_t exptime, uint32_t nbytes)
 {
-	static const char *const cmds[] = {[CACHE_SET] = "set", [CACHE_ADD] = "add",
-		[CACHE_REPLACE] = "replace", [CACHE_APPEND] = "append",
-		[CACHE_PREPEND] = "prepend", [CACHE_CAS] = "cas"};
+	static const char *const cmds[] = {
+		[CACHE_SET] = "set",       [CACHE_ADD] = "add",         [CACHE_REPLACE] = "replace",
+		[CACHE_APPEND] = "append", [CACHE_PREPEND] = "prepend", [CACHE_CAS] = "cas"};
 	const char *status;
 	switch (st) {
 	case CACHE_STORED: status = "stored"; break;
@@ -73,15 +71,15 @@ static void log_store(struct conn_ctx *cx, enum cache_store_op op, const char *k
 }
 
 /* cache_store, logged for watchers when any watches */
-enum cache_status exec_store_logged(struct conn_ctx *cx, enum cache_store_op op,
-				    const void *key, size_t nkey, const void *data,
-				    uint32_t nbytes, uint32_t flags, int64_t exptime,
-				    uint64_t cas_in, uint64_t *cas_out, bool key_binary)
+enum cache_status exec_store_logged(struct conn_ctx *cx, enum cache_store_op op, const void *key,
+				    size_t nkey, const void *data, uint32_t nbytes, uint32_t flags,
+				    int64_t exptime, uint64_t cas_in, uint64_t *cas_out,
+				    bool key_binary)
 {
 	if (watch_wants(cx->srv, WATCH_FETCHERS))
 		log_store_lookup(cx, key, nkey);
-	enum cache_status st = cache_store_meta(cx->srv->cache, op, key, nkey, data, nbytes,
-						flags, exptime, cas_in, cas_out, key_binary);
+	enum cache_status st = cache_store_meta(cx->srv->cache, op, key, nkey, data, nbytes, flags,
+						exptime, cas_in, cas_out, key_binary);
 	/* memcached: a set that cannot be stored (too large, no memory) removes the key's
 	 * old value, so no stale value is served */
 	if (op == CACHE_SET && (st == CACHE_TOO_LARGE || st == CACHE_NO_MEMORY))

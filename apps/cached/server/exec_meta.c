@@ -38,15 +38,15 @@ struct meta_vals {
 	bool hit;
 	uint32_t flags, nbytes;
 	uint64_t cas;
-	int64_t ttl; /* remaining, -1 = never */
-	bool hit_before;  /* h */
-	bool key_binary;  /* the item's key was stored base64 (mg k) */
-	bool created;     /* mg N made the item */
-	bool t_before_T;  /* t came before T: ttl_before is the TTL t reports until T */
+	int64_t ttl;     /* remaining, -1 = never */
+	bool hit_before; /* h */
+	bool key_binary; /* the item's key was stored base64 (mg k) */
+	bool created;    /* mg N made the item */
+	bool t_before_T; /* t came before T: ttl_before is the TTL t reports until T */
 	int64_t n_ttl, t_ttl, ttl_before; /* t reports the TTL as of its place in the flags,
 					   * where N (created) and T set it (memcached) */
-	uint32_t idle;    /* l */
-	bool token_sent, stale, won; /* Z, X, W (mg only) */
+	uint32_t idle;                    /* l */
+	bool token_sent, stale, won;      /* Z, X, W (mg only) */
 };
 
 /* Append the return flags the request asked for, in request order. */
@@ -68,9 +68,7 @@ static void meta_ret_flags(struct evbuffer *out, const struct mc_ascii_req *req,
 			if (v->created)
 				cur = v->n_ttl;
 			break;
-		case 'T':
-			cur = v->t_ttl;
-			break;
+		case 'T': cur = v->t_ttl; break;
 		case 'O':
 			evbuffer_add(out, " O", 2);
 			evbuffer_add(out, tok, ntok);
@@ -99,8 +97,7 @@ static void meta_ret_flags(struct evbuffer *out, const struct mc_ascii_req *req,
 			if (v->hit)
 				evbuffer_add_printf(out, " l%" PRIu32, v->idle);
 			break;
-		default:
-			break;
+		default: break;
 		}
 	}
 	/* the recache state, after the requested flags, in memcached 1.6.18's order */
@@ -182,17 +179,17 @@ static int64_t meta_t_of(struct conn_ctx *cx, int64_t e)
  * up (marking it fetched unless a flag made it lock the item: N T R l h), created the
  * empty item of N on a miss (not fetched, no token handed out: the W is never sent) and
  * applied T and N where they came before the O; then it answers the error. */
-static void exec_mg_bad_opaque(struct conn_ctx *cx, const struct mc_ascii_req *req,
-			       size_t bad, struct evbuffer *out)
+static void exec_mg_bad_opaque(struct conn_ctx *cx, const struct mc_ascii_req *req, size_t bad,
+			       struct evbuffer *out)
 {
 	struct cache *c = cx->srv->cache;
 	const struct mc_meta *m = &req->meta;
 	uint64_t locking = MC_MF('N') | MC_MF('T') | MC_MF('R') | MC_MF('l') | MC_MF('h');
 	size_t at_t = meta_flag_at(m, 'T'), at_n = meta_flag_at(m, 'N');
 	struct cache_meta cm = {
-	    .touch = at_t < bad,
-	    .ttl = m->ttl,
-	    .no_update = (m->flags & (locking | MC_MF('u'))) != 0,
+		.touch = at_t < bad,
+		.ttl = m->ttl,
+		.no_update = (m->flags & (locking | MC_MF('u'))) != 0,
 	};
 	struct cache_ref ref;
 	enum cache_status st = cache_mget(c, req->key, req->nkey, &cm, &ref);
@@ -227,13 +224,13 @@ static void exec_mg(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	bool r_before_t = at_t != SIZE_MAX && meta_flag_at(m, 'R') < at_t;
 	bool n_past = at_n != SIZE_MAX && exptime_past(m->vivify_ttl);
 	struct cache_meta cm = {
-	    .vivify = at_n != SIZE_MAX,
-	    .vivify_ttl = n_past ? 0 : m->vivify_ttl,
-	    .recache = (m->flags & MC_MF('R')) != 0,
-	    .recache_ttl = m->recache_ttl,
-	    .touch = at_t != SIZE_MAX && !r_before_t,
-	    .ttl = m->ttl,
-	    .no_update = (m->flags & MC_MF('u')) != 0,
+		.vivify = at_n != SIZE_MAX,
+		.vivify_ttl = n_past ? 0 : m->vivify_ttl,
+		.recache = (m->flags & MC_MF('R')) != 0,
+		.recache_ttl = m->recache_ttl,
+		.touch = at_t != SIZE_MAX && !r_before_t,
+		.ttl = m->ttl,
+		.no_update = (m->flags & MC_MF('u')) != 0,
 	};
 	/* "t ... T": memcached reports the TTL before T applies it; read it first (this
 	 * order is rare, so the extra lookup is only paid then) */
@@ -329,11 +326,12 @@ static void exec_ms(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	int64_t ttl = (m->flags & MC_MF('T')) ? m->ttl : 0;
 	/* I: invalidating CAS set (memcached: only with C; otherwise a plain set) */
 	enum cache_status st =
-	    op == CACHE_CAS && (m->flags & MC_MF('I'))
-		? cache_cas_invalidating(cx->srv->cache, req->key, req->nkey, req->data,
-					 req->nbytes, m->client_flags, ttl, cas_in, &cas_out)
-		: exec_store_logged(cx, op, req->key, req->nkey, req->data, req->nbytes,
-				    m->client_flags, ttl, cas_in, &cas_out, m->key_b64);
+		op == CACHE_CAS && (m->flags & MC_MF('I'))
+			? cache_cas_invalidating(cx->srv->cache, req->key, req->nkey, req->data,
+						 req->nbytes, m->client_flags, ttl, cas_in,
+						 &cas_out)
+			: exec_store_logged(cx, op, req->key, req->nkey, req->data, req->nbytes,
+					    m->client_flags, ttl, cas_in, &cas_out, m->key_b64);
 	struct meta_vals v = {.hit = st == CACHE_STORED, .cas = cas_out};
 	const char *code;
 	switch (st) {
@@ -345,9 +343,7 @@ static void exec_ms(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	case CACHE_NOT_STORED: code = "NS"; break;
 	case CACHE_EXISTS: code = "EX"; break;
 	case CACHE_NOT_FOUND: code = "NF"; break;
-	default:
-		reply_str(out, reply_store(st));
-		return;
+	default: reply_str(out, reply_store(st)); return;
 	}
 	/* only c (and k, O) are meaningful after a store */
 	v.flags = m->client_flags;
@@ -375,25 +371,19 @@ static void exec_md(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 	const struct mc_meta *m = &req->meta;
 	uint64_t cas_in = (m->flags & MC_MF('C')) ? (m->cas_cmp ? m->cas_cmp : UINT64_MAX) : 0;
 	enum cache_status st =
-	    (m->flags & MC_MF('I'))
-		? cache_invalidate(cx->srv->cache, req->key, req->nkey, cas_in,
-				   (m->flags & MC_MF('T')) != 0, m->ttl)
-		: cache_delete(cx->srv->cache, req->key, req->nkey, cas_in);
+		(m->flags & MC_MF('I'))
+			? cache_invalidate(cx->srv->cache, req->key, req->nkey, cas_in,
+					   (m->flags & MC_MF('T')) != 0, m->ttl)
+			: cache_delete(cx->srv->cache, req->key, req->nkey, cas_in);
 	struct meta_vals v = {0};
 	switch (st) {
 	case CACHE_OK:
 		if (!req->noreply)
 			meta_line(out, "HD", req, &v);
 		break;
-	case CACHE_EXISTS:
-		meta_line(out, "EX", req, &v);
-		break;
-	case CACHE_NOT_FOUND:
-		meta_line(out, "NF", req, &v);
-		break;
-	default:
-		reply_str(out, reply_store(st));
-		break;
+	case CACHE_EXISTS: meta_line(out, "EX", req, &v); break;
+	case CACHE_NOT_FOUND: meta_line(out, "NF", req, &v); break;
+	default: reply_str(out, reply_store(st)); break;
 	}
 }
 
@@ -458,8 +448,7 @@ static void exec_ma(struct conn_ctx *cx, const struct mc_ascii_req *req, struct 
 			cache_release(c, &ref);
 		}
 	}
-	if (st != CACHE_OK && bad != SIZE_MAX && st != CACHE_NON_NUMERIC &&
-	    st != CACHE_NO_MEMORY) {
+	if (st != CACHE_OK && bad != SIZE_MAX && st != CACHE_NON_NUMERIC && st != CACHE_NO_MEMORY) {
 		reply_str(out, "CLIENT_ERROR opaque token too long\r\n");
 		return;
 	}

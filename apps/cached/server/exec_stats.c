@@ -113,10 +113,11 @@ static void stats_general(struct conn_ctx *cx, struct reply_stats *so)
 	reply_stat(so, "hash_bytes", "%" PRIu64, st.hash_bytes);
 	reply_stat(so, "hash_is_expanding", "%" PRIu64, st.hash_is_expanding);
 	static const char *const zero1[] = {
-		"slab_reassign_rescues", "slab_reassign_chunk_rescues",
+		"slab_reassign_rescues",         "slab_reassign_chunk_rescues",
 		"slab_reassign_evictions_nomem", "slab_reassign_inline_reclaim",
-		"slab_reassign_busy_items", "slab_reassign_busy_deletes", "slab_reassign_running",
-		"slabs_moved", "lru_crawler_running", "lru_crawler_starts",
+		"slab_reassign_busy_items",      "slab_reassign_busy_deletes",
+		"slab_reassign_running",         "slabs_moved",
+		"lru_crawler_running",           "lru_crawler_starts",
 		"lru_maintainer_juggles"};
 	for (size_t i = 0; i < sizeof zero1 / sizeof *zero1; i++)
 		reply_stat(so, zero1[i], "0");
@@ -137,10 +138,10 @@ static void stats_general(struct conn_ctx *cx, struct reply_stats *so)
 	reply_stat(so, "evicted_active", "0");
 	reply_stat(so, "evictions", "%" PRIu64, D(evictions));
 	reply_stat(so, "reclaimed", "%" PRIu64, D(reclaimed));
-	static const char *const zero3[] = {
-		"crawler_reclaimed", "crawler_items_checked", "lrutail_reflocked",
-		"moves_to_cold", "moves_to_warm", "moves_within_lru", "direct_reclaims",
-		"lru_bumps_dropped"};
+	static const char *const zero3[] = {"crawler_reclaimed", "crawler_items_checked",
+					    "lrutail_reflocked", "moves_to_cold",
+					    "moves_to_warm",     "moves_within_lru",
+					    "direct_reclaims",   "lru_bumps_dropped"};
 	for (size_t i = 0; i < sizeof zero3 / sizeof *zero3; i++)
 		reply_stat(so, zero3[i], "0");
 	/* tsync's own: the variant, the ParSec allocator and quiescence counters */
@@ -234,13 +235,15 @@ static void stats_classes(struct conn_ctx *cx, struct reply_stats *so, bool item
 		const struct {
 			const char *name;
 			uint64_t v;
-		} item_rows[] = {{"number", cs.used_chunks}, {"mem_requested", cs.mem_requested},
-				 {"evicted", cs.evicted}, {"reclaimed", cs.reclaimed},
+		} item_rows[] = {{"number", cs.used_chunks},
+				 {"mem_requested", cs.mem_requested},
+				 {"evicted", cs.evicted},
+				 {"reclaimed", cs.reclaimed},
 				 {"chunk_size", cs.chunk_size}},
-		  slab_rows[] = {{"chunk_size", cs.chunk_size}, {"charged_size", cs.charged},
-				 {"total_pages", cs.total_slabs}, {"page_size", cs.slab_bytes},
-				 {"used_chunks", cs.used_chunks},
-				 {"mem_requested", cs.mem_requested}};
+		  slab_rows[] = {
+			  {"chunk_size", cs.chunk_size},   {"charged_size", cs.charged},
+			  {"total_pages", cs.total_slabs}, {"page_size", cs.slab_bytes},
+			  {"used_chunks", cs.used_chunks}, {"mem_requested", cs.mem_requested}};
 		size_t nrows = items ? sizeof item_rows / sizeof item_rows[0]
 				     : sizeof slab_rows / sizeof slab_rows[0];
 		for (size_t r = 0; r < nrows; r++) {
@@ -288,8 +291,8 @@ static bool dump_item(void *arg, const char *key, size_t nkey, uint32_t nbytes, 
 {
 	struct dump_out *d = arg;
 	char line[CACHE_KEY_MAX + 64];
-	int n = snprintf(line, sizeof line, "ITEM %.*s [%" PRIu32 " b; %lld s]\r\n", (int)nkey,
-			 key, nbytes, ttl < 0 ? 0LL : (long long)(d->now + ttl));
+	int n = snprintf(line, sizeof line, "ITEM %.*s [%" PRIu32 " b; %lld s]\r\n", (int)nkey, key,
+			 nbytes, ttl < 0 ? 0LL : (long long)(d->now + ttl));
 	if (n < 0 || d->bytes + (size_t)n + 5 > CACHEDUMP_MAX)
 		return false;
 	evbuffer_add(d->out, line, (size_t)n);
@@ -342,8 +345,7 @@ static void conn_stat(void *arg, int fd, const char *name, const char *val)
 }
 
 /* "stats detail on|off|dump" (ASCII) - memcached's replies */
-static void stats_detail_ascii(struct conn_ctx *cx, const char *sub, size_t n,
-			       struct evbuffer *out)
+static void stats_detail_ascii(struct conn_ctx *cx, const char *sub, size_t n, struct evbuffer *out)
 {
 	if (n == 2 && memcmp(sub, "on", 2) == 0) {
 		atomic_store(&cx->srv->detail_enabled, true);
@@ -475,12 +477,14 @@ void exec_stats(struct conn_ctx *cx, const char *arg, size_t n, struct reply_sta
  * log watcher (server.c, watch.c); an unknown kind: ERROR. */
 void exec_watch(struct conn_ctx *cx, const struct mc_ascii_req *req, struct evbuffer *out)
 {
-	static const struct { const char *name; unsigned flag; } kinds[] = {
-		{"rawcmds", WATCH_RAWCMDS}, {"evictions", WATCH_EVICTIONS},
-		{"fetchers", WATCH_FETCHERS}, {"mutations", WATCH_MUTATIONS},
-		{"sysevents", WATCH_SYSEVENTS}, {"connevents", WATCH_CONNEVENTS},
-		{"proxyreqs", WATCH_PROXY}, {"proxyevents", WATCH_PROXY},
-		{"proxyuser", WATCH_PROXY}};
+	static const struct {
+		const char *name;
+		unsigned flag;
+	} kinds[] = {{"rawcmds", WATCH_RAWCMDS},     {"evictions", WATCH_EVICTIONS},
+		     {"fetchers", WATCH_FETCHERS},   {"mutations", WATCH_MUTATIONS},
+		     {"sysevents", WATCH_SYSEVENTS}, {"connevents", WATCH_CONNEVENTS},
+		     {"proxyreqs", WATCH_PROXY},     {"proxyevents", WATCH_PROXY},
+		     {"proxyuser", WATCH_PROXY}};
 	unsigned f = 0;
 	const char *a = req->args;
 	size_t n = req->args_len;

@@ -29,11 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MC_KEY_MAX 250u              /* memcached KEY_MAX_LENGTH */
-#define MC_LINE_MAX 2048u            /* a command line without "\n" past this: close */
-#define MC_GETLINE_MAX (4u << 20)    /* ... unless it is a multi-get; then this much */
-#define MC_META_OPAQUE_MAX 32u       /* memcached: "opaque token too long" past this */
-#define MC_TOKENS_MAX 24u            /* meta: most flags a line may carry */
+#define MC_KEY_MAX 250u           /* memcached KEY_MAX_LENGTH */
+#define MC_LINE_MAX 2048u         /* a command line without "\n" past this: close */
+#define MC_GETLINE_MAX (4u << 20) /* ... unless it is a multi-get; then this much */
+#define MC_META_OPAQUE_MAX 32u    /* memcached: "opaque token too long" past this */
+#define MC_TOKENS_MAX 24u         /* meta: most flags a line may carry */
 /* meta: most tokens on a line, command and key included ("options flags too long" past
  * this) */
 #define MC_META_TOKENS_MAX 19u
@@ -50,32 +50,52 @@ enum mc_parse { MC_PARSE_OK = 0, MC_PARSE_NEED_MORE, MC_PARSE_ERROR };
 /* Commands, both protocols. The binary "quiet" variants map onto these with quiet=true. */
 enum mc_op {
 	MC_OP_NONE = 0,
-	MC_OP_GET, MC_OP_GETS, MC_OP_GAT, MC_OP_GATS,
-	MC_OP_SET, MC_OP_ADD, MC_OP_REPLACE, MC_OP_APPEND, MC_OP_PREPEND, MC_OP_CAS,
-	MC_OP_DELETE, MC_OP_INCR, MC_OP_DECR, MC_OP_TOUCH,
-	MC_OP_FLUSH_ALL, MC_OP_STATS, MC_OP_VERSION, MC_OP_VERBOSITY, MC_OP_QUIT,
-	MC_OP_NOOP,                          /* binary NOOP */
-	MC_OP_SLABS,                         /* "slabs reassign|automove ...": args */
-	MC_OP_WATCH,                         /* "watch [kinds]": args */
-	MC_OP_MG, MC_OP_MS, MC_OP_MD, MC_OP_MA, MC_OP_MN, MC_OP_ME,
+	MC_OP_GET,
+	MC_OP_GETS,
+	MC_OP_GAT,
+	MC_OP_GATS,
+	MC_OP_SET,
+	MC_OP_ADD,
+	MC_OP_REPLACE,
+	MC_OP_APPEND,
+	MC_OP_PREPEND,
+	MC_OP_CAS,
+	MC_OP_DELETE,
+	MC_OP_INCR,
+	MC_OP_DECR,
+	MC_OP_TOUCH,
+	MC_OP_FLUSH_ALL,
+	MC_OP_STATS,
+	MC_OP_VERSION,
+	MC_OP_VERBOSITY,
+	MC_OP_QUIT,
+	MC_OP_NOOP,  /* binary NOOP */
+	MC_OP_SLABS, /* "slabs reassign|automove ...": args */
+	MC_OP_WATCH, /* "watch [kinds]": args */
+	MC_OP_MG,
+	MC_OP_MS,
+	MC_OP_MD,
+	MC_OP_MA,
+	MC_OP_MN,
+	MC_OP_ME,
 };
 
 /* Result of a parse: see the top of this file. */
 struct mc_parse_res {
-	size_t consumed;   /* OK/ERROR: input bytes this request (or bad request) occupies */
-	size_t need;       /* NEED_MORE: total input bytes needed, 0 = up to a newline */
-	const char *err;   /* ERROR (ASCII): the reply line, "\r\n"-terminated, static */
-	uint16_t bin_status; /* ERROR (binary): the response status (MC_BIN_*) */
-	size_t swallow;    /* ERROR: further bytes to discard after consumed */
-	bool noreply;      /* ERROR (ASCII): the line asked for noreply; memcached then sends
-			    * no error line either (the data block is still swallowed) */
-	bool close;        /* ERROR: close the connection once the reply is written; for
-			    * binary with bin_status == 0 (bad magic) close without a reply */
-	bool reset;        /* ERROR with close: reset the connection (memcached closes with
-			    * bytes of the line unread, so its peer sees a reset) */
+	size_t consumed;      /* OK/ERROR: input bytes this request (or bad request) occupies */
+	size_t need;          /* NEED_MORE: total input bytes needed, 0 = up to a newline */
+	const char *err;      /* ERROR (ASCII): the reply line, "\r\n"-terminated, static */
+	uint16_t bin_status;  /* ERROR (binary): the response status (MC_BIN_*) */
+	size_t swallow;       /* ERROR: further bytes to discard after consumed */
+	bool noreply;         /* ERROR (ASCII): the line asked for noreply; memcached then sends
+			       * no error line either (the data block is still swallowed) */
+	bool close;           /* ERROR: close the connection once the reply is written; for
+			       * binary with bin_status == 0 (bad magic) close without a reply */
+	bool reset;           /* ERROR with close: reset the connection (memcached closes with
+			       * bytes of the line unread, so its peer sees a reset) */
 	const void *drop_key; /* ERROR: a set whose value is too large also removes the key's */
-	size_t ndrop_key;  /*   old value (memcached does, so no stale value is served); it
-			    *   points into the input or into the request's keybuf */
+	size_t ndrop_key;     /*   old value (memcached does, so no stale value is served); it
+			       *   points into the input or into the request's keybuf */
 };
 
 /* ---- meta commands ------------------------------------------------------------------- */
@@ -84,43 +104,43 @@ struct mc_parse_res {
 #define MC_MF(ch) ((ch) >= 'a' ? (1ull << ((ch) - 'a')) : (1ull << ((ch) - 'A' + 26)))
 
 struct mc_meta {
-	uint64_t flags;           /* MC_MF() bits of the flags present */
-	const char *tokens;       /* the flag tokens as sent (for ordered reply flags) */
-	size_t ntokens_len;       /* their length in bytes */
-	const char *opaque;       /* O: the token (without 'O'), NULL if absent */
-	size_t nopaque;           /* its length: with the O, at most MC_META_OPAQUE_MAX,
-				   * except for mg and ma, whose executor acts first and then
-				   * answers "opaque token too long" (as memcached does) */
-	uint64_t cas_cmp;         /* C */
-	uint64_t delta;           /* D (ma; default 1) */
-	uint64_t initial;         /* J (ma) */
-	uint32_t client_flags;    /* F (ms) */
-	int64_t ttl;              /* T */
-	int64_t vivify_ttl;       /* N */
-	int64_t recache_ttl;      /* R */
-	char mode;                /* M (ms: S E A P R; ma: I D, '+'/'-' normalised) */
-	bool key_b64;             /* b: key was base64, decoded into keybuf */
+	uint64_t flags;        /* MC_MF() bits of the flags present */
+	const char *tokens;    /* the flag tokens as sent (for ordered reply flags) */
+	size_t ntokens_len;    /* their length in bytes */
+	const char *opaque;    /* O: the token (without 'O'), NULL if absent */
+	size_t nopaque;        /* its length: with the O, at most MC_META_OPAQUE_MAX,
+				* except for mg and ma, whose executor acts first and then
+				* answers "opaque token too long" (as memcached does) */
+	uint64_t cas_cmp;      /* C */
+	uint64_t delta;        /* D (ma; default 1) */
+	uint64_t initial;      /* J (ma) */
+	uint32_t client_flags; /* F (ms) */
+	int64_t ttl;           /* T */
+	int64_t vivify_ttl;    /* N */
+	int64_t recache_ttl;   /* R */
+	char mode;             /* M (ms: S E A P R; ma: I D, '+'/'-' normalised) */
+	bool key_b64;          /* b: key was base64, decoded into keybuf */
 };
 
 /* One ASCII request. Pointers point into the input buffer, or into keybuf. */
 struct mc_ascii_req {
 	enum mc_op op;
-	bool noreply;             /* classic noreply / meta q (see meta.flags) */
-	const char *key;          /* single-key commands */
+	bool noreply;    /* classic noreply / meta q (see meta.flags) */
+	const char *key; /* single-key commands */
 	size_t nkey;
-	const char *keys;         /* get/gets/gat/gats: the key tokens ("k1 k2 ..."); walk */
-	size_t keys_len;          /*   them with mc_next_key() (all checked by the parser) */
-	uint32_t flags;           /* storage: client flags */
-	int64_t exptime;          /* storage/touch/gat: memcached exptime as sent */
-	const char *data;         /* storage/ms: the value (without "\r\n") */
-	uint32_t nbytes;          /*   and its length */
-	uint64_t cas;             /* cas: the compare value */
-	uint64_t delta;           /* incr/decr */
-	int64_t delay;            /* flush_all (0 if none) */
-	const char *args;         /* stats: the arguments after "stats" (may be empty) */
+	const char *keys; /* get/gets/gat/gats: the key tokens ("k1 k2 ..."); walk */
+	size_t keys_len;  /*   them with mc_next_key() (all checked by the parser) */
+	uint32_t flags;   /* storage: client flags */
+	int64_t exptime;  /* storage/touch/gat: memcached exptime as sent */
+	const char *data; /* storage/ms: the value (without "\r\n") */
+	uint32_t nbytes;  /*   and its length */
+	uint64_t cas;     /* cas: the compare value */
+	uint64_t delta;   /* incr/decr */
+	int64_t delay;    /* flush_all (0 if none) */
+	const char *args; /* stats: the arguments after "stats" (may be empty) */
 	size_t args_len;
-	struct mc_meta meta;      /* mg/ms/md/ma */
-	char keybuf[MC_KEY_MAX];  /* the decoded key of a base64 ('b') meta key */
+	struct mc_meta meta;     /* mg/ms/md/ma */
+	char keybuf[MC_KEY_MAX]; /* the decoded key of a base64 ('b') meta key */
 };
 
 /*
@@ -157,41 +177,70 @@ size_t mc_b64_encode(const void *in, size_t n, char *out);
 #define MC_BIN_HDR_LEN 24u
 
 enum mc_bin_opcode {
-	MC_BIN_GET = 0x00, MC_BIN_SET = 0x01, MC_BIN_ADD = 0x02, MC_BIN_REPLACE = 0x03,
-	MC_BIN_DELETE = 0x04, MC_BIN_INCREMENT = 0x05, MC_BIN_DECREMENT = 0x06,
-	MC_BIN_QUIT = 0x07, MC_BIN_FLUSH = 0x08, MC_BIN_GETQ = 0x09, MC_BIN_NOOP = 0x0a,
-	MC_BIN_VERSION = 0x0b, MC_BIN_GETK = 0x0c, MC_BIN_GETKQ = 0x0d, MC_BIN_APPEND = 0x0e,
-	MC_BIN_PREPEND = 0x0f, MC_BIN_STAT = 0x10, MC_BIN_SETQ = 0x11, MC_BIN_ADDQ = 0x12,
-	MC_BIN_REPLACEQ = 0x13, MC_BIN_DELETEQ = 0x14, MC_BIN_INCREMENTQ = 0x15,
-	MC_BIN_DECREMENTQ = 0x16, MC_BIN_QUITQ = 0x17, MC_BIN_FLUSHQ = 0x18,
-	MC_BIN_APPENDQ = 0x19, MC_BIN_PREPENDQ = 0x1a, MC_BIN_VERBOSITY = 0x1b,
-	MC_BIN_TOUCH = 0x1c, MC_BIN_GAT = 0x1d, MC_BIN_GATQ = 0x1e, MC_BIN_GATK = 0x23,
+	MC_BIN_GET = 0x00,
+	MC_BIN_SET = 0x01,
+	MC_BIN_ADD = 0x02,
+	MC_BIN_REPLACE = 0x03,
+	MC_BIN_DELETE = 0x04,
+	MC_BIN_INCREMENT = 0x05,
+	MC_BIN_DECREMENT = 0x06,
+	MC_BIN_QUIT = 0x07,
+	MC_BIN_FLUSH = 0x08,
+	MC_BIN_GETQ = 0x09,
+	MC_BIN_NOOP = 0x0a,
+	MC_BIN_VERSION = 0x0b,
+	MC_BIN_GETK = 0x0c,
+	MC_BIN_GETKQ = 0x0d,
+	MC_BIN_APPEND = 0x0e,
+	MC_BIN_PREPEND = 0x0f,
+	MC_BIN_STAT = 0x10,
+	MC_BIN_SETQ = 0x11,
+	MC_BIN_ADDQ = 0x12,
+	MC_BIN_REPLACEQ = 0x13,
+	MC_BIN_DELETEQ = 0x14,
+	MC_BIN_INCREMENTQ = 0x15,
+	MC_BIN_DECREMENTQ = 0x16,
+	MC_BIN_QUITQ = 0x17,
+	MC_BIN_FLUSHQ = 0x18,
+	MC_BIN_APPENDQ = 0x19,
+	MC_BIN_PREPENDQ = 0x1a,
+	MC_BIN_VERBOSITY = 0x1b,
+	MC_BIN_TOUCH = 0x1c,
+	MC_BIN_GAT = 0x1d,
+	MC_BIN_GATQ = 0x1e,
+	MC_BIN_GATK = 0x23,
 	MC_BIN_GATKQ = 0x24,
 };
 
 enum mc_bin_status {
-	MC_BIN_OK = 0x00, MC_BIN_KEY_ENOENT = 0x01, MC_BIN_KEY_EEXISTS = 0x02,
-	MC_BIN_E2BIG = 0x03, MC_BIN_EINVAL = 0x04, MC_BIN_NOT_STORED = 0x05,
-	MC_BIN_DELTA_BADVAL = 0x06, MC_BIN_UNKNOWN_COMMAND = 0x81, MC_BIN_ENOMEM = 0x82,
+	MC_BIN_OK = 0x00,
+	MC_BIN_KEY_ENOENT = 0x01,
+	MC_BIN_KEY_EEXISTS = 0x02,
+	MC_BIN_E2BIG = 0x03,
+	MC_BIN_EINVAL = 0x04,
+	MC_BIN_NOT_STORED = 0x05,
+	MC_BIN_DELTA_BADVAL = 0x06,
+	MC_BIN_UNKNOWN_COMMAND = 0x81,
+	MC_BIN_ENOMEM = 0x82,
 };
 
 /* One binary request. Pointers point into the input buffer. */
 struct mc_bin_req {
-	uint8_t opcode;           /* as sent */
-	enum mc_op op;            /* normalised command */
-	bool quiet;               /* a ...Q opcode */
-	bool with_key;            /* GETK/GETKQ/GATK/GATKQ: echo the key */
+	uint8_t opcode; /* as sent */
+	enum mc_op op;  /* normalised command */
+	bool quiet;     /* a ...Q opcode */
+	bool with_key;  /* GETK/GETKQ/GATK/GATKQ: echo the key */
 	uint8_t extlen;
 	uint16_t keylen;
 	uint32_t bodylen;
-	uint32_t opaque;          /* echoed in the response */
-	uint64_t cas;             /* the request's CAS field */
+	uint32_t opaque; /* echoed in the response */
+	uint64_t cas;    /* the request's CAS field */
 	const uint8_t *key;
-	const uint8_t *value;     /* body after extras and key */
+	const uint8_t *value; /* body after extras and key */
 	uint32_t vlen;
-	uint32_t flags;           /* set/add/replace extras */
-	int64_t exptime;          /* set/add/replace/touch/gat/incr extras; flush delay */
-	uint64_t delta, initial;  /* incr/decr extras */
+	uint32_t flags;          /* set/add/replace extras */
+	int64_t exptime;         /* set/add/replace/touch/gat/incr extras; flush delay */
+	uint64_t delta, initial; /* incr/decr extras */
 	uint32_t verbosity;
 };
 

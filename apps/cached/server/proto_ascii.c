@@ -137,14 +137,22 @@ static bool parse_i32(const char *p, size_t n, int64_t *out)
 	return true;
 }
 
-static bool tok_u64(const struct tok *t, uint64_t *o) { return parse_u64(t->p, t->n, o); }
-static bool tok_u32(const struct tok *t, uint32_t *o) { return parse_u32(t->p, t->n, o); }
-static bool tok_i32(const struct tok *t, int64_t *o) { return parse_i32(t->p, t->n, o); }
+static bool tok_u64(const struct tok *t, uint64_t *o)
+{
+	return parse_u64(t->p, t->n, o);
+}
+static bool tok_u32(const struct tok *t, uint32_t *o)
+{
+	return parse_u32(t->p, t->n, o);
+}
+static bool tok_i32(const struct tok *t, int64_t *o)
+{
+	return parse_i32(t->p, t->n, o);
+}
 
 /* ---- base64 --------------------------------------------------------------------------- */
 
-static const char b64chars[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static int b64val(unsigned char c)
 {
@@ -286,8 +294,7 @@ static const char *parse_meta_flags(enum mc_op op, const struct tok *t, size_t n
 			else
 				m->mode = arg[0];
 			break;
-		default:
-			break; /* flags without a token, or tokens ignored (P, L) */
+		default: break; /* flags without a token, or tokens ignored (P, L) */
 		}
 	}
 	if (err)
@@ -350,8 +357,8 @@ static bool is_get_line(const char *buf, size_t len)
 	size_t n = len - i;
 	/* memcached 1.6.18 lets only get and gets lines grow past 2048 bytes (within 100
 	 * leading spaces) */
-	return i <= 100 && ((n >= 4 && memcmp(p, "get ", 4) == 0) ||
-			    (n >= 5 && memcmp(p, "gets ", 5) == 0));
+	return i <= 100 &&
+	       ((n >= 4 && memcmp(p, "get ", 4) == 0) || (n >= 5 && memcmp(p, "gets ", 5) == 0));
 }
 
 bool mc_next_key(const struct mc_ascii_req *req, size_t *pos, const char **key, size_t *nkey)
@@ -403,9 +410,8 @@ static enum mc_parse need_data(const char *buf, size_t len, size_t linelen, int6
 	return MC_PARSE_OK;
 }
 
-static enum mc_parse parse_get(const struct tok *t, size_t nt, const char *lineend,
-			       bool touch, struct mc_ascii_req *req, struct mc_parse_res *res,
-			       size_t linelen)
+static enum mc_parse parse_get(const struct tok *t, size_t nt, const char *lineend, bool touch,
+			       struct mc_ascii_req *req, struct mc_parse_res *res, size_t linelen)
 {
 	size_t first = 1;
 	if (touch) {
@@ -455,8 +461,9 @@ static enum mc_parse parse_meta(enum mc_op op, const char *buf, size_t len, size
 	/* memcached: more than MC_META_TOKENS_MAX tokens (command and key included), before
 	 * anything else in them is read */
 	if (op != MC_OP_ME && nt > MC_META_TOKENS_MAX)
-		return perr(res, linelen, op == MC_OP_MG ? "CLIENT_ERROR options flags are too long\r\n"
-						       : "CLIENT_ERROR options flags too long\r\n");
+		return perr(res, linelen,
+			    op == MC_OP_MG ? "CLIENT_ERROR options flags are too long\r\n"
+					   : "CLIENT_ERROR options flags too long\r\n");
 	if (op == MC_OP_MS) {
 		if (!tok_i32(&t[2], &vlen) || vlen < 0 || vlen > INT32_MAX - 2)
 			return perr(res, linelen, bad);
@@ -485,8 +492,7 @@ static enum mc_parse parse_meta(enum mc_op op, const char *buf, size_t len, size
 		if (err) {
 			/* memcached swallows the announced data block of a rejected ms */
 			enum mc_parse r = perr(res, linelen, err);
-			if ((uint64_t)vlen <= item_max &&
-			    len >= linelen + (size_t)vlen + 2) {
+			if ((uint64_t)vlen <= item_max && len >= linelen + (size_t)vlen + 2) {
 				res->consumed = linelen + (size_t)vlen + 2;
 			} else if ((uint64_t)vlen > MC_BODY_ABSURD) {
 				res->close = true;
@@ -556,8 +562,7 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 			req->op = MC_OP_MN;
 			res->consumed = linelen;
 			return MC_PARSE_OK;
-		default:
-			return perr(res, linelen, "ERROR\r\n");
+		default: return perr(res, linelen, "ERROR\r\n");
 		}
 		req->op = op;
 		return parse_meta(op, buf, len, linelen, t, nt, item_max, req, res);
@@ -596,8 +601,7 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 		int64_t vlen;
 		if (t[1].n > MC_KEY_MAX || !tok_u32(&t[2], &req->flags) ||
 		    !tok_i32(&t[3], &req->exptime) || !tok_i32(&t[4], &vlen) || vlen < 0 ||
-		    vlen > INT32_MAX - 2 ||
-		    (sop == MC_OP_CAS && !tok_u64(&t[5], &req->cas)))
+		    vlen > INT32_MAX - 2 || (sop == MC_OP_CAS && !tok_u64(&t[5], &req->cas)))
 			return perr(res, linelen, bad);
 		req->key = t[1].p;
 		req->nkey = t[1].n;
@@ -634,7 +638,8 @@ enum mc_parse mc_ascii_parse(const char *buf, size_t len, uint32_t item_max,
 		if (t[1].n > MC_KEY_MAX)
 			return perr(res, linelen, bad);
 		if (!tok_u64(&t[2], &req->delta))
-			return perr(res, linelen, "CLIENT_ERROR invalid numeric delta argument\r\n");
+			return perr(res, linelen,
+				    "CLIENT_ERROR invalid numeric delta argument\r\n");
 		req->key = t[1].p;
 		req->nkey = t[1].n;
 		return MC_PARSE_OK;

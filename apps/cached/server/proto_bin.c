@@ -15,12 +15,18 @@
 
 #include <string.h>
 
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
 static uint32_t rd32(const uint8_t *p)
 {
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
-static uint64_t rd64(const uint8_t *p) { return ((uint64_t)rd32(p) << 32) | rd32(p + 4); }
+static uint64_t rd64(const uint8_t *p)
+{
+	return ((uint64_t)rd32(p) << 32) | rd32(p + 4);
+}
 
 const char *mc_bin_status_text(uint16_t st)
 {
@@ -38,8 +44,8 @@ const char *mc_bin_status_text(uint16_t st)
 	}
 }
 
-static enum mc_parse berr(struct mc_parse_res *res, uint16_t st, size_t consumed,
-			  size_t swallow, bool close)
+static enum mc_parse berr(struct mc_parse_res *res, uint16_t st, size_t consumed, size_t swallow,
+			  bool close)
 {
 	res->bin_status = st;
 	res->consumed = consumed;
@@ -58,7 +64,10 @@ static bool classify(struct mc_bin_req *req)
 	case MC_BIN_GETQ: req->quiet = true; /* fall through */
 	case MC_BIN_GET: req->op = MC_OP_GET; return true;
 	case MC_BIN_GETKQ: req->quiet = true; /* fall through */
-	case MC_BIN_GETK: req->op = MC_OP_GET; req->with_key = true; return true;
+	case MC_BIN_GETK:
+		req->op = MC_OP_GET;
+		req->with_key = true;
+		return true;
 	case MC_BIN_SETQ: req->quiet = true; /* fall through */
 	case MC_BIN_SET: req->op = MC_OP_SET; return true;
 	case MC_BIN_ADDQ: req->quiet = true; /* fall through */
@@ -86,7 +95,10 @@ static bool classify(struct mc_bin_req *req)
 	case MC_BIN_GATQ: req->quiet = true; /* fall through */
 	case MC_BIN_GAT: req->op = MC_OP_GAT; return true;
 	case MC_BIN_GATKQ: req->quiet = true; /* fall through */
-	case MC_BIN_GATK: req->op = MC_OP_GAT; req->with_key = true; return true;
+	case MC_BIN_GATK:
+		req->op = MC_OP_GAT;
+		req->with_key = true;
+		return true;
 	default: return false;
 	}
 }
@@ -100,31 +112,21 @@ static bool shape_ok(const struct mc_bin_req *r)
 	switch (r->op) {
 	case MC_OP_VERSION:
 	case MC_OP_NOOP:
-	case MC_OP_QUIT:
-		return e == 0 && k == 0 && b == 0;
-	case MC_OP_FLUSH_ALL:
-		return k == 0 && b == e && (e == 0 || e == 4);
+	case MC_OP_QUIT: return e == 0 && k == 0 && b == 0;
+	case MC_OP_FLUSH_ALL: return k == 0 && b == e && (e == 0 || e == 4);
 	case MC_OP_SET:
 	case MC_OP_ADD:
-	case MC_OP_REPLACE:
-		return e == 8 && k != 0 && b >= (uint32_t)k + 8;
-	case MC_OP_GET:
-		return e == 0 && k > 0 && b == k;
-	case MC_OP_DELETE:
-		return e == 0 && k > 0 && b == k;
+	case MC_OP_REPLACE: return e == 8 && k != 0 && b >= (uint32_t)k + 8;
+	case MC_OP_GET: return e == 0 && k > 0 && b == k;
+	case MC_OP_DELETE: return e == 0 && k > 0 && b == k;
 	case MC_OP_INCR:
-	case MC_OP_DECR:
-		return e == 20 && k > 0 && b == (uint32_t)k + 20;
+	case MC_OP_DECR: return e == 20 && k > 0 && b == (uint32_t)k + 20;
 	case MC_OP_APPEND:
-	case MC_OP_PREPEND:
-		return e == 0 && k > 0;
-	case MC_OP_STATS:
-		return e == 0 && b == k;
+	case MC_OP_PREPEND: return e == 0 && k > 0;
+	case MC_OP_STATS: return e == 0 && b == k;
 	case MC_OP_TOUCH:
-	case MC_OP_GAT:
-		return e == 4 && k != 0 && b == (uint32_t)k + 4;
-	default:
-		return false;
+	case MC_OP_GAT: return e == 4 && k != 0 && b == (uint32_t)k + 4;
+	default: return false;
 	}
 }
 
@@ -198,14 +200,9 @@ enum mc_parse mc_bin_parse(const uint8_t *buf, size_t len, uint32_t item_max,
 		req->exptime = rd32(ext + 16);
 		break;
 	case MC_OP_TOUCH:
-	case MC_OP_GAT:
-		req->exptime = rd32(ext);
-		break;
-	case MC_OP_FLUSH_ALL:
-		req->exptime = req->extlen == 4 ? rd32(ext) : 0;
-		break;
-	default:
-		break;
+	case MC_OP_GAT: req->exptime = rd32(ext); break;
+	case MC_OP_FLUSH_ALL: req->exptime = req->extlen == 4 ? rd32(ext) : 0; break;
+	default: break;
 	}
 	res->consumed = total;
 	return MC_PARSE_OK;

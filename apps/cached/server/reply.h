@@ -34,8 +34,8 @@ struct reply_stats {
 	uint32_t opaque;
 };
 /* One stat, its value printf-formatted (at most 127 bytes). */
-__attribute__((format(printf, 3, 4)))
-void reply_stat(struct reply_stats *so, const char *name, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) void reply_stat(struct reply_stats *so, const char *name,
+						      const char *fmt, ...);
 /* The end of a stats reply: "END\r\n", or an empty binary STAT response. */
 void reply_stat_end(struct reply_stats *so);
 

@@ -55,17 +55,17 @@
 
 #include <tsync/thread.h>
 
-#define OUT_HIGH (4u << 20)   /* stop reading a connection with this much unsent */
-#define OUT_LOW (1u << 20)    /* ... until its output drains below this */
+#define OUT_HIGH (4u << 20) /* stop reading a connection with this much unsent */
+#define OUT_LOW (1u << 20)  /* ... until its output drains below this */
 
 struct worker;
 
 struct conn {
 	struct worker *w;
 	evutil_socket_t fd;
-	struct event *rev;        /* EV_READ|EV_PERSIST while reading */
-	struct event *wev;        /* EV_WRITE, added only when a write would block */
-	struct event *resume;     /* zero-timeout: continue after yielding */
+	struct event *rev;    /* EV_READ|EV_PERSIST while reading */
+	struct event *wev;    /* EV_WRITE, added only when a write would block */
+	struct event *resume; /* zero-timeout: continue after yielding */
 	struct evbuffer *in, *out;
 	struct conn_ctx cx;
 	int proto;                /* 0 not yet known, 1 ASCII, 2 binary */
@@ -93,12 +93,12 @@ struct worker {
 	struct event_base *base;
 	struct server *srv;
 	struct wstats *ws;
-	struct conn *conns;       /* list of open connections (worker thread only) */
-	struct event *notify;     /* activated by the main thread: queue or stop */
-	pthread_mutex_t q_lock;   /* protects q_head, q_tail, q_closed, stop */
+	struct conn *conns;              /* list of open connections (worker thread only) */
+	struct event *notify;            /* activated by the main thread: queue or stop */
+	pthread_mutex_t q_lock;          /* protects q_head, q_tail, q_closed, stop */
 	struct handoff *q_head, *q_tail; /* accepted sockets not yet adopted */
-	bool q_closed;            /* the worker is gone: refuse hand-offs */
-	bool stop;                /* shutdown asked */
+	bool q_closed;                   /* the worker is gone: refuse hand-offs */
+	bool stop;                       /* shutdown asked */
 };
 
 static struct server g_srv;
@@ -391,11 +391,16 @@ static void conn_adopt(struct worker *w, evutil_socket_t fd)
 	}
 	if (!c || !c->rev || !c->wev || !c->resume || !c->in || !c->out) {
 		if (c) {
-			if (c->rev) event_free(c->rev);
-			if (c->wev) event_free(c->wev);
-			if (c->resume) event_free(c->resume);
-			if (c->in) evbuffer_free(c->in);
-			if (c->out) evbuffer_free(c->out);
+			if (c->rev)
+				event_free(c->rev);
+			if (c->wev)
+				event_free(c->wev);
+			if (c->resume)
+				event_free(c->resume);
+			if (c->in)
+				evbuffer_free(c->in);
+			if (c->out)
+				evbuffer_free(c->out);
 			free(c);
 		}
 		evutil_closesocket(fd);
@@ -423,8 +428,9 @@ static void conn_adopt(struct worker *w, evutil_socket_t fd)
 	snprintf(laddr, sizeof laddr, strchr(lip, ':') ? "tcp6:[%s]:%u" : "tcp:%s:%u", lip, lport);
 	connreg_add((int)fd, false, addr, laddr);
 	if (watch_wants(w->srv, WATCH_CONNEVENTS))
-		watch_log(w->srv, WATCH_CONNEVENTS, "type=conn_new rip=%s rport=%u transport=tcp cfd=%d",
-			  c->rip, c->rport, (int)fd);
+		watch_log(w->srv, WATCH_CONNEVENTS,
+			  "type=conn_new rip=%s rport=%u transport=tcp cfd=%d", c->rip, c->rport,
+			  (int)fd);
 	c->next = w->conns;
 	if (w->conns)
 		w->conns->prev = c;
@@ -488,8 +494,8 @@ static bool worker_handoff(struct worker *w, evutil_socket_t fd)
 
 /* ---- accept (main thread) -------------------------------------------------------------- */
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-		      int salen, void *arg)
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+		      void *arg)
 {
 	(void)l;
 	(void)sa;
@@ -540,7 +546,8 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
 		/* out of descriptors: stop accepting for 10 ms rather than spin */
 		if (g_srv.set.verbose)
-			fprintf(stderr, "accept: %s; pausing\n", evutil_socket_error_to_string(err));
+			fprintf(stderr, "accept: %s; pausing\n",
+				evutil_socket_error_to_string(err));
 		evconnlistener_disable(l);
 		atomic_store(&g_srv.accepting, false);
 		atomic_fetch_add(&g_srv.listen_disabled_num, 1);
@@ -612,7 +619,8 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"tsync-cached " TSYNC_CACHED_VERSION " - a memcached-compatible cache on tsync's ParSec\n"
+		"tsync-cached " TSYNC_CACHED_VERSION
+		" - a memcached-compatible cache on tsync's ParSec\n"
 		"usage: tsync-cached [options]\n"
 		"-p, --port=<num>            TCP port to listen on (default: 11211); -1 or 0: a\n"
 		"                            free port, written to $MEMCACHED_PORT_FILENAME\n"
@@ -622,13 +630,15 @@ static void usage(FILE *f)
 		"-c, --conn-limit=<num>      max simultaneous connections (default: 1024)\n"
 		"-I, --max-item-size=<num>   max item size, k/m suffix allowed (default: 1m,\n"
 		"                            min: 1k, max: 128m)\n"
-		"-M, --disable-evictions     return an error on memory exhausted instead of evicting\n"
+		"-M, --disable-evictions     return an error on memory exhausted instead of "
+		"evicting\n"
 		"-f, --slab-growth-factor=<num> size class growth factor (default: 1.25)\n"
 		"-n, --slab-min-size=<bytes> min space for key+value+flags (default: 48)\n"
 		"-b, --listen-backlog=<num>  listen backlog (default: 1024)\n"
 		"-R, --max-reqs-per-event=<num> requests served per event (default: 20)\n"
 		"-v, --verbose               print errors; -vv also commands\n"
-		"    --variant=<name>        cache core: ps (default), ps-nocrp, mcs-clock, locked\n"
+		"    --variant=<name>        cache core: ps (default), ps-nocrp, mcs-clock, "
+		"locked\n"
 		"-V, --version               print version and exit\n"
 		"-h, --help                  print this help and exit\n"
 		"Accepted and ignored for drop-in use: -U 0, -u <user>.\n");
@@ -698,9 +708,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 				goto bad;
 			st->port = (unsigned)v;
 			break;
-		case 'l':
-			st->addr = optarg;
-			break;
+		case 'l': st->addr = optarg; break;
 		case 't':
 			if (parse_uint(optarg, 256, &v) || v == 0)
 				goto bad;
@@ -721,9 +729,7 @@ static int parse_args(int argc, char **argv, struct settings *st)
 				goto bad;
 			st->item_max = (uint32_t)sz;
 			break;
-		case 'M':
-			st->no_evict = true;
-			break;
+		case 'M': st->no_evict = true; break;
 		case 'f': {
 			char *end;
 			st->growth_factor = strtod(optarg, &end);
@@ -746,33 +752,26 @@ static int parse_args(int argc, char **argv, struct settings *st)
 				goto bad;
 			st->reqs_per_event = (unsigned)v;
 			break;
-		case 'v':
-			st->verbose++;
-			break;
+		case 'v': st->verbose++; break;
 		case 1:
 			if (cache_variant_parse(optarg, &st->variant) != 0) {
-				fprintf(stderr, "tsync-cached: unknown --variant '%s' "
-						"(ps, ps-nocrp, mcs-clock, locked)\n", optarg);
+				fprintf(stderr,
+					"tsync-cached: unknown --variant '%s' "
+					"(ps, ps-nocrp, mcs-clock, locked)\n",
+					optarg);
 				return 2;
 			}
 			break;
-		case 'V':
-			printf("tsync-cached " TSYNC_CACHED_VERSION "\n");
-			return 1;
-		case 'h':
-			usage(stdout);
-			return 1;
+		case 'V': printf("tsync-cached " TSYNC_CACHED_VERSION "\n"); return 1;
+		case 'h': usage(stdout); return 1;
 		case 'U':
 			if (strcmp(optarg, "0") != 0) {
 				fprintf(stderr, "tsync-cached: UDP is not supported (-U 0 only)\n");
 				return 2;
 			}
 			break;
-		case 'u':
-			break;
-		default:
-			usage(stderr);
-			return 2;
+		case 'u': break;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (optind < argc) {
@@ -805,8 +804,8 @@ static int write_port_file(const struct sockaddr *sa)
 		return -1;
 	}
 	FILE *f = fopen(tmp, "w");
-	if (f == NULL || fprintf(f, "TCP INET%s: %u\n", sa->sa_family == AF_INET6 ? "6" : "",
-				 port) < 0 ||
+	if (f == NULL ||
+	    fprintf(f, "TCP INET%s: %u\n", sa->sa_family == AF_INET6 ? "6" : "", port) < 0 ||
 	    fclose(f) != 0 || rename(tmp, path) != 0) {
 		fprintf(stderr, "tsync-cached: cannot write %s: %s\n", path, strerror(errno));
 		return -1;
@@ -822,8 +821,9 @@ static void log_eviction(void *arg, const struct cache_evicted *e)
 		return;
 	char k[3 * CACHE_KEY_MAX + 1];
 	watch_uriencode(e->key, e->nkey, k, sizeof k);
-	watch_log(srv, WATCH_EVICTIONS, "type=eviction key=%s fetch=%s ttl=%lld la=%u clsid=%u size=%u",
-		  k, e->fetched ? "yes" : "no", (long long)e->ttl, e->idle, e->cls + 1, e->nbytes);
+	watch_log(srv, WATCH_EVICTIONS,
+		  "type=eviction key=%s fetch=%s ttl=%lld la=%u clsid=%u size=%u", k,
+		  e->fetched ? "yes" : "no", (long long)e->ttl, e->idle, e->cls + 1, e->nbytes);
 }
 
 /* ---- main ------------------------------------------------------------------------------ */
@@ -832,9 +832,15 @@ int main(int argc, char **argv)
 {
 	struct server *srv = &g_srv;
 	struct settings *st = &srv->set;
-	*st = (struct settings){.port = 11211, .addr = "127.0.0.1", .threads = 4, .mem_mb = 64,
-				.maxconns = 1024, .item_max = CACHE_ITEM_SIZE_MAX_DEFAULT,
-				.backlog = 1024, .reqs_per_event = 20, .variant = CACHE_PS};
+	*st = (struct settings){.port = 11211,
+				.addr = "127.0.0.1",
+				.threads = 4,
+				.mem_mb = 64,
+				.maxconns = 1024,
+				.item_max = CACHE_ITEM_SIZE_MAX_DEFAULT,
+				.backlog = 1024,
+				.reqs_per_event = 20,
+				.variant = CACHE_PS};
 	int rc = parse_args(argc, argv, st);
 	if (rc)
 		return rc == 1 ? 0 : rc;
@@ -852,8 +858,10 @@ int main(int argc, char **argv)
 	}
 
 	if (tsync_thread_capacity() < st->threads + 8) {
-		fprintf(stderr, "tsync-cached: -t %u needs a tsync thread capacity of at least %u "
-				"(TSYNC_MAX_THREADS)\n", st->threads, st->threads + 8);
+		fprintf(stderr,
+			"tsync-cached: -t %u needs a tsync thread capacity of at least %u "
+			"(TSYNC_MAX_THREADS)\n",
+			st->threads, st->threads + 8);
 		return 1;
 	}
 	struct cache_config cfg = CACHE_CONFIG_INIT;
@@ -940,7 +948,8 @@ int main(int argc, char **argv)
 	}
 	{
 		char laddr[340];
-		snprintf(laddr, sizeof laddr, strchr(st->addr, ':') ? "tcp6:%s" : "tcp:%s", addrport);
+		snprintf(laddr, sizeof laddr, strchr(st->addr, ':') ? "tcp6:%s" : "tcp:%s",
+			 addrport);
 		connreg_add((int)evconnlistener_get_fd(g_listener), true, laddr, NULL);
 	}
 	atomic_store(&srv->accepting, true);
@@ -969,7 +978,8 @@ int main(int argc, char **argv)
 	if (write_port_file((struct sockaddr *)&bound) != 0)
 		return 1;
 	if (st->verbose)
-		fprintf(stderr, "tsync-cached %s listening on %s, %u threads, -m %llu, variant %s\n",
+		fprintf(stderr,
+			"tsync-cached %s listening on %s, %u threads, -m %llu, variant %s\n",
 			TSYNC_CACHED_VERSION, addrport, st->threads, (unsigned long long)st->mem_mb,
 			cache_variant_name(st->variant));
 

@@ -78,12 +78,8 @@ void stats_prefix_record(const char *key, size_t nkey, enum prefix_op op, bool h
 			p->gets++;
 			p->hits += hit;
 			break;
-		case PREFIX_SET:
-			p->sets++;
-			break;
-		case PREFIX_DELETE:
-			p->dels++;
-			break;
+		case PREFIX_SET: p->sets++; break;
+		case PREFIX_DELETE: p->dels++; break;
 		}
 	}
 	pthread_mutex_unlock(&lock);
@@ -116,11 +112,10 @@ char *stats_prefix_dump(size_t *len)
 	if (buf) {
 		for (unsigned b = 0; b < PREFIX_HASH_SIZE; b++)
 			for (struct prefix_stats *p = table[b]; p; p = p->next)
-				pos += (size_t)snprintf(buf + pos, cap - pos, fmt, p->prefix,
-							(unsigned long long)p->gets,
-							(unsigned long long)p->hits,
-							(unsigned long long)p->sets,
-							(unsigned long long)p->dels);
+				pos += (size_t)snprintf(
+					buf + pos, cap - pos, fmt, p->prefix,
+					(unsigned long long)p->gets, (unsigned long long)p->hits,
+					(unsigned long long)p->sets, (unsigned long long)p->dels);
 		memcpy(buf + pos, "END\r\n", 5);
 		pos += 5;
 	}

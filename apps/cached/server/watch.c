@@ -69,10 +69,9 @@ void watch_log(struct server *srv, unsigned kind, const char *fmt, ...)
 	char line[1024];
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
-	int n = snprintf(line, sizeof line, "ts=%lld.%d gid=%llu ", (long long)tv.tv_sec,
-			 (int)tv.tv_usec,
-			 (unsigned long long)atomic_fetch_add_explicit(&gid, 1,
-								       memory_order_relaxed) + 1);
+	int n = snprintf(
+		line, sizeof line, "ts=%lld.%d gid=%llu ", (long long)tv.tv_sec, (int)tv.tv_usec,
+		(unsigned long long)atomic_fetch_add_explicit(&gid, 1, memory_order_relaxed) + 1);
 	va_list ap;
 	va_start(ap, fmt);
 	int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);

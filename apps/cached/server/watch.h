@@ -35,8 +35,8 @@ void watch_add(struct server *srv, struct watch_sink *w);
 void watch_remove(struct server *srv, struct watch_sink *w);
 /* One log line "ts=<s>.<us> gid=<n> " + fmt + "\n" to every watcher of kind. Any thread;
  * call only when srv->watch_mask & kind (the caller's cheap check). */
-__attribute__((format(printf, 3, 4)))
-void watch_log(struct server *srv, unsigned kind, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) void watch_log(struct server *srv, unsigned kind,
+						     const char *fmt, ...);
 /* memcached's uriencode for keys in log lines; dst of cap >= 3 * n + 1 bytes. */
 size_t watch_uriencode(const char *src, size_t n, char *dst, size_t cap);
 static inline bool watch_wants(struct server *srv, unsigned kind)

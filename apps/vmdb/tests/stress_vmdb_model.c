@@ -42,11 +42,11 @@
  */
 #include "vmdb_test.h"
 
-#define SPT 2        /* spaces per writer in phase 1 */
-#define MAXW 8       /* writers */
-#define MAXR 8       /* readers */
-#define NMIX 6       /* shared spaces in phase 2 */
-#define MAX_DEPTH 6  /* aliases are not made from mappings this deep (model phase) */
+#define SPT 2         /* spaces per writer in phase 1 */
+#define MAXW 8        /* writers */
+#define MAXR 8        /* readers */
+#define NMIX 6        /* shared spaces in phase 2 */
+#define MAX_DEPTH 6   /* aliases are not made from mappings this deep (model phase) */
 #define MAP_LIMIT 600 /* mapped pages per writer before releases dominate */
 
 enum { P_FREE = 0, P_MAPPED, P_PAD, P_DIRTY };
@@ -63,9 +63,9 @@ struct mpage {
 };
 
 struct slot {
-	int pid;              /* owner's copy */
-	_Atomic int apid;     /* readers' copy (under seq) */
-	_Atomic uint64_t seq; /* odd while the whole space changes (grant, alias ANY, destroy) */
+	int pid;                /* owner's copy */
+	_Atomic int apid;       /* readers' copy (under seq) */
+	_Atomic uint64_t seq;   /* odd while the whole space changes (grant, alias ANY, destroy) */
 	_Atomic uint64_t *pseq; /* per page: odd while the page may change */
 	_Atomic uint64_t *pval; /* per page: frame + 1 when mapped, 0 when not */
 	_Atomic uint64_t hint[8];
@@ -86,7 +86,7 @@ struct ref {
 
 struct counts {
 	uint64_t ops, grants, grant_pages, aliases, alias_pages, revokes, releases, removed,
-	    lookups, destroys, create_enospc, enospc, enoent, eexist, ebusy, pad_alias_ok;
+		lookups, destroys, create_enospc, enospc, enoent, eexist, ebusy, pad_alias_ok;
 };
 
 struct writer {
@@ -277,7 +277,8 @@ static void check_lookup_model(int s, uint64_t v)
 	int rc = vmdb_lookup_mapping(db, slots[s].pid, v, &m);
 	if (p->state != P_MAPPED) {
 		if (!(rc == -1 && errno == ENOENT))
-			FAILV("lookup %d:%" PRIu64 " (not mapped in the model, state %d): rc %d errno %s "
+			FAILV("lookup %d:%" PRIu64
+			      " (not mapped in the model, state %d): rc %d errno %s "
 			      "frame %" PRIu64 " parent %d:%" PRIu64,
 			      slots[s].pid, v, p->state, rc, strerror(errno), m.frame, m.parent_pid,
 			      m.parent_vaddr);
@@ -292,8 +293,8 @@ static void check_lookup_model(int s, uint64_t v)
 		FAILV("lookup %d:%" PRIu64 ": got pid %d vaddr %" PRIu64 " frame %" PRIu64
 		      " parent %d:%" PRIu64 " depth %u; model: frame %" PRIu64 " parent %d:%" PRIu64
 		      " depth %u",
-		      slots[s].pid, v, m.pid, m.vaddr, m.frame, m.parent_pid, m.parent_vaddr, m.depth,
-		      p->frame, ppid, p->pvaddr, p->depth);
+		      slots[s].pid, v, m.pid, m.vaddr, m.frame, m.parent_pid, m.parent_vaddr,
+		      m.depth, p->frame, ppid, p->pvaddr, p->depth);
 	vmdb_frame_t f;
 	CHECK_EQ_I(vmdb_lookup(db, slots[s].pid, v, &f), 0);
 	CHECK_EQ(f, p->frame);
@@ -360,7 +361,8 @@ static void op_grant(struct writer *w)
 		return;
 	}
 	if (v % ext != 0 || v + ext > npages)
-		FAILV("grant(%d, %zu) returned page %" PRIu64 ": not a %zu-aligned extent of the space",
+		FAILV("grant(%d, %zu) returned page %" PRIu64
+		      ": not a %zu-aligned extent of the space",
 		      slots[s].pid, n, v, ext);
 	for (size_t i = 0; i < ext; i++)
 		check_fresh_page(s, v + i, e_after, "grant");
@@ -368,20 +370,23 @@ static void op_grant(struct writer *w)
 		struct vmdb_mapping m;
 		errno = 0;
 		if (vmdb_lookup_mapping(db, slots[s].pid, v + i, &m) != 0)
-			FAILV("page %" PRIu64 " of a grant of %zu at %d:%" PRIu64 " not mapped: %s", i, n,
-			      slots[s].pid, v, strerror(errno));
+			FAILV("page %" PRIu64 " of a grant of %zu at %d:%" PRIu64 " not mapped: %s",
+			      i, n, slots[s].pid, v, strerror(errno));
 		if (m.depth != 0 || m.parent_pid != -1 || m.pid != slots[s].pid || m.vaddr != v + i)
-			FAILV("granted page %d:%" PRIu64 ": depth %u parent %d pid %d vaddr %" PRIu64,
+			FAILV("granted page %d:%" PRIu64
+			      ": depth %u parent %d pid %d vaddr %" PRIu64,
 			      slots[s].pid, v + i, m.depth, m.parent_pid, m.pid, m.vaddr);
 		if (m.frame >= nframes)
 			FAILV("granted frame %" PRIu64 " >= %" PRIu64, m.frame, nframes);
 		if (atomic_exchange(&frame_used[m.frame], 1) != 0)
-			FAILV("grant handed out frame %" PRIu64 " (at %d:%" PRIu64 ") which is in use",
+			FAILV("grant handed out frame %" PRIu64 " (at %d:%" PRIu64
+			      ") which is in use",
 			      m.frame, slots[s].pid, v + i);
 		uint64_t fe = atomic_load(&frame_freed[m.frame]);
 		if (tlb_on && fe > e_after)
 			FAILV("grant handed out frame %" PRIu64 " released after %" PRIu64
-			      " TLB flushes had finished, before another one started (%" PRIu64 " started)",
+			      " TLB flushes had finished, before another one started (%" PRIu64
+			      " started)",
 			      m.frame, fe - 1, e_after);
 		set_mapped(w, s, v + i, m.frame, -1, 0, 0);
 	}
@@ -455,11 +460,15 @@ static void op_alias(struct writer *w)
 		bool ok = (src_missing && e == ENOENT) || (dst_mapped && e == EEXIST) ||
 			  (dst_dirty && (e == EEXIST || e == EBUSY)) || (any && e == ENOSPC);
 		if (!ok)
-			FAILV("alias(%d:%" PRIu64 " -> %d:%" PRId64 ", %zu): errno %s; model: source %s, "
+			FAILV("alias(%d:%" PRIu64 " -> %d:%" PRId64
+			      ", %zu): errno %s; model: source %s, "
 			      "destination %s",
-			      slots[src.slot].pid, src.v, slots[d].pid, any ? (int64_t)-1 : (int64_t)dst, n,
-			      strerror(e), src_missing ? "not all mapped" : "mapped",
-			      dst_mapped ? "mapped" : dst_dirty ? "reserved or unmapped earlier" : "free");
+			      slots[src.slot].pid, src.v, slots[d].pid,
+			      any ? (int64_t)-1 : (int64_t)dst, n, strerror(e),
+			      src_missing ? "not all mapped" : "mapped",
+			      dst_mapped  ? "mapped"
+			      : dst_dirty ? "reserved or unmapped earlier"
+					  : "free");
 		/* destination pages claimed before the failure wait for their grace period */
 		for (size_t i = 0; !any && i < n; i++)
 			if (PG(d, dst + i)->state == P_FREE)
@@ -471,10 +480,12 @@ static void op_alias(struct writer *w)
 	} else {
 		if (src_missing || dst_mapped)
 			FAILV("alias(%d:%" PRIu64 " -> %d:%" PRId64 ", %zu) succeeded but the %s",
-			      slots[src.slot].pid, src.v, slots[d].pid, any ? (int64_t)-1 : (int64_t)dst, n,
+			      slots[src.slot].pid, src.v, slots[d].pid,
+			      any ? (int64_t)-1 : (int64_t)dst, n,
 			      src_missing ? "source is not all mapped" : "destination is mapped");
 		if (!any && out != dst)
-			FAILV("alias to an explicit page %" PRIu64 " reported page %" PRIu64, dst, out);
+			FAILV("alias to an explicit page %" PRIu64 " reported page %" PRIu64, dst,
+			      out);
 		if (out + n > npages)
 			FAILV("alias(ANY) returned %" PRIu64 " for %zu pages", out, n);
 		for (size_t i = 0; i < n; i++)
@@ -545,7 +556,8 @@ static void op_remove(struct writer *w, bool self)
 		seq_begin(&slots[w->rm[i].slot].pseq[w->rm[i].v]);
 	}
 	errno = 0;
-	long got = self ? vmdb_release(db, slots[s].pid, v, n) : vmdb_revoke(db, slots[s].pid, v, n);
+	long got =
+		self ? vmdb_release(db, slots[s].pid, v, n) : vmdb_revoke(db, slots[s].pid, v, n);
 	int e = errno;
 	if (got != (long)w->nrm)
 		FAILV("%s(%d, %" PRIu64 ", %zu) returned %ld (errno %s); the model removes %zu",
@@ -670,15 +682,16 @@ static void check_identity(int pid, uint64_t v, int rc, int e, const struct vmdb
 {
 	if (rc == 0) {
 		if (m->pid != pid || m->vaddr != v)
-			FAILV("lookup_mapping(%d, %" PRIu64 ") returned a node that maps %d:%" PRIu64
-			      " (incarnation %" PRIu64 "): node reused under the reader",
+			FAILV("lookup_mapping(%d, %" PRIu64
+			      ") returned a node that maps %d:%" PRIu64 " (incarnation %" PRIu64
+			      "): node reused under the reader",
 			      pid, v, m->pid, m->vaddr, m->incarnation);
 		if ((m->depth == 0) != (m->parent_pid == -1))
-			FAILV("lookup_mapping(%d, %" PRIu64 "): depth %u parent_pid %d", pid, v, m->depth,
-			      m->parent_pid);
+			FAILV("lookup_mapping(%d, %" PRIu64 "): depth %u parent_pid %d", pid, v,
+			      m->depth, m->parent_pid);
 		if (m->frame >= nframes)
-			FAILV("lookup_mapping(%d, %" PRIu64 "): frame %" PRIu64 " >= %" PRIu64, pid, v,
-			      m->frame, nframes);
+			FAILV("lookup_mapping(%d, %" PRIu64 "): frame %" PRIu64 " >= %" PRIu64, pid,
+			      v, m->frame, nframes);
 	} else if (!(rc == -1 && (e == ENOENT || e == ESRCH))) {
 		FAILV("lookup_mapping(%d, %" PRIu64 "): rc %d errno %s", pid, v, rc, strerror(e));
 	}
@@ -693,8 +706,8 @@ static void *reader_main(void *arg)
 		if (r->phase == 2 || test_rand(&r->rng) % 8 == 0) {
 			/* any pid: identity only */
 			int pid = r->phase == 2 && test_rand(&r->rng) % 4 != 0
-				      ? r->mix_pids[test_rand(&r->rng) % NMIX]
-				      : (int)(test_rand(&r->rng) % (cfg.max_spaces + 2));
+					  ? r->mix_pids[test_rand(&r->rng) % NMIX]
+					  : (int)(test_rand(&r->rng) % (cfg.max_spaces + 2));
 			uint64_t v = test_rand(&r->rng) % npages;
 			if (r->phase == 2 && test_rand(&r->rng) % 2)
 				v = test_rand(&r->rng) % 64;
@@ -724,20 +737,25 @@ static void *reader_main(void *arg)
 		r->exact++;
 		if (val == 0) {
 			if (rc == 0)
-				FAILV("lookup_mapping(%d, %" PRIu64 ") found frame %" PRIu64 " (depth %u, parent "
-				      "%d:%" PRIu64 ") but the page was unmapped throughout the lookup",
+				FAILV("lookup_mapping(%d, %" PRIu64 ") found frame %" PRIu64
+				      " (depth %u, parent "
+				      "%d:%" PRIu64
+				      ") but the page was unmapped throughout the lookup",
 				      pid, v, m.frame, m.depth, m.parent_pid, m.parent_vaddr);
 			if (e != ENOENT)
-				FAILV("lookup_mapping(%d, %" PRIu64 ") of an unmapped page of a live space: %s",
+				FAILV("lookup_mapping(%d, %" PRIu64
+				      ") of an unmapped page of a live space: %s",
 				      pid, v, strerror(e));
 			r->misses++;
 		} else {
 			if (rc != 0)
-				FAILV("lookup_mapping(%d, %" PRIu64 ") failed (%s) but the page mapped frame "
+				FAILV("lookup_mapping(%d, %" PRIu64
+				      ") failed (%s) but the page mapped frame "
 				      "%" PRIu64 " throughout the lookup",
 				      pid, v, strerror(e), val - 1);
 			if (m.frame != val - 1)
-				FAILV("lookup_mapping(%d, %" PRIu64 ") found frame %" PRIu64 ", the page mapped "
+				FAILV("lookup_mapping(%d, %" PRIu64 ") found frame %" PRIu64
+				      ", the page mapped "
 				      "frame %" PRIu64 " throughout the lookup",
 				      pid, v, m.frame, val - 1);
 			r->hits++;
@@ -763,14 +781,17 @@ static void phase1_check(struct writer *ws)
 			const struct vt_map *x = vt_scan_find(&sc, slots[s].pid, v);
 			if (p->state != P_MAPPED) {
 				if (x)
-					FAILV("end of phase 1: %d:%" PRIu64 " is mapped (frame %" PRIu64
-					      ", parent %d:%" PRIu64 ") but not in the model",
-					      slots[s].pid, v, x->m.frame, x->m.parent_pid, x->m.parent_vaddr);
+					FAILV("end of phase 1: %d:%" PRIu64
+					      " is mapped (frame %" PRIu64 ", parent %d:%" PRIu64
+					      ") but not in the model",
+					      slots[s].pid, v, x->m.frame, x->m.parent_pid,
+					      x->m.parent_vaddr);
 				continue;
 			}
 			model_n++;
 			if (!x)
-				FAILV("end of phase 1: %d:%" PRIu64 " is mapped in the model but not found",
+				FAILV("end of phase 1: %d:%" PRIu64
+				      " is mapped in the model but not found",
 				      slots[s].pid, v);
 			check_lookup_model(s, v);
 		}
@@ -846,16 +867,17 @@ static void run_phase1(double secs, struct writer *ws)
 		t.pad_alias_ok += ws[i].c.pad_alias_ok;
 	}
 	struct vmdb_stats st = vt_stats(db);
-	test_log("phase 1 (model): %" PRIu64 " ops: %" PRIu64 " grants (%" PRIu64 " pages), %" PRIu64
-		 " aliases (%" PRIu64 " pages), %" PRIu64 " revokes, %" PRIu64 " releases (%" PRIu64
-		 " mappings removed), %" PRIu64 " lookups, %" PRIu64 " space destroys (%" PRIu64 " ENOSPC from space_create with"
-		 " spaces free); ENOSPC %" PRIu64
-		 " ENOENT %" PRIu64 " EEXIST %" PRIu64 " EBUSY %" PRIu64
+	test_log("phase 1 (model): %" PRIu64 " ops: %" PRIu64 " grants (%" PRIu64
+		 " pages), %" PRIu64 " aliases (%" PRIu64 " pages), %" PRIu64 " revokes, %" PRIu64
+		 " releases (%" PRIu64 " mappings removed), %" PRIu64 " lookups, %" PRIu64
+		 " space destroys (%" PRIu64 " ENOSPC from space_create with"
+		 " spaces free); ENOSPC %" PRIu64 " ENOENT %" PRIu64 " EEXIST %" PRIu64
+		 " EBUSY %" PRIu64
 		 ", aliases into reserved/unmapped-earlier pages that succeeded %" PRIu64
 		 "; tlb epoch %" PRIu64 " refusals %" PRIu64 " lock failures %" PRIu64,
 		 t.ops, t.grants, t.grant_pages, t.aliases, t.alias_pages, t.revokes, t.releases,
-		 t.removed, t.lookups, t.destroys, t.create_enospc, t.enospc, t.enoent, t.eexist, t.ebusy, t.pad_alias_ok,
-		 st.tlb_epoch, st.tlb_refusals, st.lock_failures);
+		 t.removed, t.lookups, t.destroys, t.create_enospc, t.enospc, t.enoent, t.eexist,
+		 t.ebusy, t.pad_alias_ok, st.tlb_epoch, st.tlb_refusals, st.lock_failures);
 	uint64_t rc = 0, rx = 0, rh = 0, rm = 0;
 	for (int i = 0; i < nreaders; i++) {
 		rc += rs[i].checked;
@@ -864,8 +886,9 @@ static void run_phase1(double secs, struct writer *ws)
 		rm += rs[i].misses;
 	}
 	if (nreaders)
-		test_log("phase 1 readers: %" PRIu64 " lookups, %" PRIu64 " in a stable window (%" PRIu64
-			 " mapped, %" PRIu64 " unmapped) checked exactly",
+		test_log("phase 1 readers: %" PRIu64 " lookups, %" PRIu64
+			 " in a stable window (%" PRIu64 " mapped, %" PRIu64
+			 " unmapped) checked exactly",
 			 rc, rx, rh, rm);
 	CHECK(t.grants > 0 && t.aliases > 0 && t.revokes > 0 && t.releases > 0);
 	/* every space goes: nothing may remain */
@@ -984,9 +1007,11 @@ static void mix_op(struct mixer *m)
 			n = npages - v; /* (ranges past the end of the space: test_vmdb) */
 		bool self = r >= 70;
 		errno = 0;
-		long got = self ? vmdb_release(db, mix_pids[i], v, n) : vmdb_revoke(db, mix_pids[i], v, n);
+		long got = self ? vmdb_release(db, mix_pids[i], v, n)
+				: vmdb_revoke(db, mix_pids[i], v, n);
 		if (got < 0)
-			FAILV("mixed %s: %ld errno %s", self ? "release" : "revoke", got, strerror(errno));
+			FAILV("mixed %s: %ld errno %s", self ? "release" : "revoke", got,
+			      strerror(errno));
 		atomic_fetch_add(&removed, got);
 		m->removed += got;
 		m->ok++;
@@ -1030,7 +1055,8 @@ static void mix_check(int k, bool exact)
 		return;
 	}
 	CHECK_MSG(c - r == (int64_t)sc.n,
-		  "quiescent point %d: %" PRId64 " mappings created - %" PRId64 " removed = %" PRId64
+		  "quiescent point %d: %" PRId64 " mappings created - %" PRId64
+		  " removed = %" PRId64
 		  " but %zu found (a mapping removed twice or never, or a failed call left one)",
 		  k, c, r, c - r, sc.n);
 	vt_scan_free(&sc);
@@ -1103,7 +1129,8 @@ static void run_phase2(double secs)
 	test_log("phase 2 (overlapping): %" PRIu64 " ops (%" PRIu64 " updates succeeded, %" PRIu64
 		 " failed: grant ENOSPC %" PRIu64 ", alias ENOSPC %" PRIu64 " ENOENT %" PRIu64
 		 " EEXIST %" PRIu64 " EBUSY %" PRIu64 "), %" PRId64 " mappings created, %" PRId64
-		 " removed, %" PRIu64 " reader lookups; lock failures %" PRIu64 ", %d quiescent points",
+		 " removed, %" PRIu64 " reader lookups; lock failures %" PRIu64
+		 ", %d quiescent points",
 		 ops, ok, fail, ge, ae, an, ax, ab, tc, tr, rl, st.lock_failures, points + 1);
 	/* release everything: the count is what is left */
 	long total = 0;

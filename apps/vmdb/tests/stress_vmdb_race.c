@@ -61,11 +61,11 @@
  */
 #include "vmdb_test.h"
 
-#define NT 4     /* revoke: threads */
-#define NA 3     /* alias: aliasers */
+#define NT 4 /* revoke: threads */
+#define NA 3 /* alias: aliasers */
 #define MAXREC 12
-#define NS 4     /* shared: threads */
-#define NREG 6   /* shared: regions per thread and round */
+#define NS 4   /* shared: threads */
+#define NREG 6 /* shared: regions per thread and round */
 
 static struct vmdb *db;
 static uint64_t npages;
@@ -108,12 +108,8 @@ static void revoke_round(struct rthread *t)
 {
 	test_spin((unsigned)(test_rand(&t->rng) % 2000));
 	switch (variant) {
-	case 0:
-		t->sum += remove_part(t, true, 0, 0, P);
-		break;
-	case 3:
-		t->sum += remove_part(t, false, 0, 0, P);
-		break;
+	case 0: t->sum += remove_part(t, true, 0, 0, P); break;
+	case 3: t->sum += remove_part(t, false, 0, 0, P); break;
 	default:
 		if (t->id == 0) {
 			t->sum += remove_part(t, true, 0, 0, P);
@@ -154,17 +150,18 @@ static vmdb_vaddr_t build_one(int from, vmdb_vaddr_t src, int to, size_t n, bool
 		int rc = grant ? vmdb_grant(db, to, n, &d) : vmdb_alias(db, from, src, to, &d, n);
 		if (rc == 0)
 			return d;
-		CHECK_MSG(errno == ENOSPC, "%s: errno %s", grant ? "grant" : "alias", strerror(errno));
+		CHECK_MSG(errno == ENOSPC, "%s: errno %s", grant ? "grant" : "alias",
+			  strerror(errno));
 		if (test_now_ns() >= dl) {
 			struct vmdb_stats st = vt_stats(db);
 			test_fail_(__FILE__, __LINE__,
 				   "%s of %zu pages into pid %d: ENOSPC for %d s (pages or frames "
 				   "never come back): mappings %" PRIu64 " pages_live %" PRIu64
-				   " pages_grace %" PRIu64 " frames_live %" PRIu64 " frames_grace %"
-				   PRIu64 " tlb epoch %" PRIu64,
+				   " pages_grace %" PRIu64 " frames_live %" PRIu64
+				   " frames_grace %" PRIu64 " tlb epoch %" PRIu64,
 				   grant ? "grant" : "alias", n, to, EVENTUALLY_S, st.mappings,
-				   st.pages_live,
-				   st.pages_grace, st.frames_live, st.frames_grace, st.tlb_epoch);
+				   st.pages_live, st.pages_grace, st.frames_live, st.frames_grace,
+				   st.tlb_epoch);
 		}
 		test_sleep_ms(1);
 	}
@@ -207,25 +204,28 @@ static void run_revoke(double secs)
 			sum += th[i].sum;
 		if (variant == 3) {
 			CHECK_MSG(sum == (long)(14 * P),
-				  "round %" PRIu64 ": %d concurrent revokes of the root removed %ld, expected %zu",
+				  "round %" PRIu64
+				  ": %d concurrent revokes of the root removed %ld, expected %zu",
 				  rounds, NT, sum, 14 * P);
 			long r = vmdb_release(db, S[0], tree[0].v, P);
 			CHECK_EQ_I(r, (long)P);
 			sum += r;
 		}
 		CHECK_MSG(sum == (long)(15 * P),
-			  "round %" PRIu64 " (variant %d, P %zu): the calls removed %ld mappings in all, "
+			  "round %" PRIu64
+			  " (variant %d, P %zu): the calls removed %ld mappings in all, "
 			  "the tree had %zu",
 			  rounds, variant, P, sum, 15 * P);
 		struct vmdb_stats rs = vt_stats(db);
 		CHECK_MSG(rs.mappings == 0 && rs.frames_live == 0,
-			  "round %" PRIu64 " (variant %d): %" PRIu64 " mappings and %" PRIu64 " frames remain",
+			  "round %" PRIu64 " (variant %d): %" PRIu64 " mappings and %" PRIu64
+			  " frames remain",
 			  rounds, variant, rs.mappings, rs.frames_live);
 		if (!TEST_SMALL || rounds % 16 == 0) {
 			struct vt_scan sc;
 			vt_scan_spaces(db, S, 4, npages, &sc);
-			CHECK_MSG(sc.n == 0, "round %" PRIu64 " (variant %d): %zu mappings remain", rounds,
-				  variant, sc.n);
+			CHECK_MSG(sc.n == 0, "round %" PRIu64 " (variant %d): %zu mappings remain",
+				  rounds, variant, sc.n);
 			vt_check_stats(db, &sc, 4);
 			vt_scan_free(&sc);
 		}
@@ -243,10 +243,10 @@ static void run_revoke(double secs)
 	test_barrier_destroy(&bar_done);
 	struct vmdb_stats st = vt_stats(db);
 	test_log("revoke: %" PRIu64 " rounds (variants %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
-		 "), P %zu, %" PRIu64 " racing calls, %" PRIu64 " mappings removed; lock failures %" PRIu64
-		 ", tlb epoch %" PRIu64,
-		 rounds, vcount[0], vcount[1], vcount[2], vcount[3], P, calls, removed, st.lock_failures,
-		 st.tlb_epoch);
+		 "), P %zu, %" PRIu64 " racing calls, %" PRIu64
+		 " mappings removed; lock failures %" PRIu64 ", tlb epoch %" PRIu64,
+		 rounds, vcount[0], vcount[1], vcount[2], vcount[3], P, calls, removed,
+		 st.lock_failures, st.tlb_epoch);
 }
 
 /* ---- alias ------------------------------------------------------------------------- */
@@ -324,13 +324,15 @@ static void aliaser_round(struct athread *t)
 			struct vmdb_stats st = vt_stats(db);
 			CHECK_MSG(st.pages_grace > 0,
 				  "alias into VMDB_ANY: ENOSPC with no page in its grace period "
-				  "(pages live %" PRIu64 ")", st.pages_live);
+				  "(pages live %" PRIu64 ")",
+				  st.pages_live);
 			t->enospc++;
 			test_sleep_ns(100000);
 		} else {
 			CHECK_MSG(errno == ENOENT,
 				  "alias racing a removal: errno %s (only ENOENT, or ENOSPC while "
-				  "freed pages wait for their grace period)", strerror(errno));
+				  "freed pages wait for their grace period)",
+				  strerror(errno));
 			t->enoent++;
 			t->round_enoent++;
 		}
@@ -361,7 +363,8 @@ static bool find_map(const struct vt_scan *sc, int pid, vmdb_vaddr_t v, struct v
 	}
 	errno = 0;
 	if (vmdb_lookup_mapping(db, pid, v, out) != 0) {
-		CHECK_MSG(errno == ENOENT, "lookup_mapping(%d, %" PRIu64 "): %s", pid, v, strerror(errno));
+		CHECK_MSG(errno == ENOENT, "lookup_mapping(%d, %" PRIu64 "): %s", pid, v,
+			  strerror(errno));
 		return false;
 	}
 	CHECK(out->pid == pid && out->vaddr == v);
@@ -383,8 +386,8 @@ static void run_alias(double secs)
 	memcpy(scan_pids, all, sizeof all);
 	scan_pids[3 + NA] = S[3];
 	uint64_t rng = test_seed(11);
-	uint64_t rounds = 0, succ = 0, gone = 0, split = 0, gone_pages = 0, survived = 0, enoent = 0,
-		 tcount[5] = {0}, transient_seen = 0;
+	uint64_t rounds = 0, succ = 0, gone = 0, split = 0, gone_pages = 0, survived = 0,
+		 enoent = 0, tcount[5] = {0}, transient_seen = 0;
 	uint64_t end = test_now_ns() + (uint64_t)(secs * 1e9);
 	test_barrier_init(&bar_go, NA + 2);
 	test_barrier_init(&bar_done, NA + 2);
@@ -444,12 +447,18 @@ static void run_alias(double secs)
 			for (size_t i = 0; i < P; i++) {
 				bool x = find_map(sc, chain[k].pid, chain[k].v + i, &xm);
 				if (in_target[k]) {
-					CHECK_MSG(!x, "round %" PRIu64 " (target %d): chain node %d page %zu "
-							     "survived its removal", rounds, target, k, i);
+					CHECK_MSG(!x,
+						  "round %" PRIu64
+						  " (target %d): chain node %d page %zu "
+						  "survived its removal",
+						  rounds, target, k, i);
 					expect++;
 				} else {
-					CHECK_MSG(x, "round %" PRIu64 " (target %d): chain node %d page %zu "
-							     "removed but not targeted", rounds, target, k, i);
+					CHECK_MSG(x,
+						  "round %" PRIu64
+						  " (target %d): chain node %d page %zu "
+						  "removed but not targeted",
+						  rounds, target, k, i);
 				}
 			}
 		}
@@ -469,18 +478,23 @@ static void run_alias(double secs)
 					}
 					present++;
 					/* it is the alias made (no page reuse within a round) */
-					CHECK_MSG(xm.parent_pid == r->src_pid && xm.parent_vaddr == r->src_v + p,
-						  "round %" PRIu64 ": alias %d:%" PRIu64 " of %d:%" PRIu64
-						  " now has parent %d:%" PRIu64,
-						  rounds, r->pid, r->v + p, r->src_pid, r->src_v + p, xm.parent_pid,
-						  xm.parent_vaddr);
-					/* never a dangling child (the full scan checks every mapping) */
+					CHECK_MSG(xm.parent_pid == r->src_pid &&
+							  xm.parent_vaddr == r->src_v + p,
+						  "round %" PRIu64 ": alias %d:%" PRIu64
+						  " of %d:%" PRIu64 " now has parent %d:%" PRIu64,
+						  rounds, r->pid, r->v + p, r->src_pid,
+						  r->src_v + p, xm.parent_pid, xm.parent_vaddr);
+					/* never a dangling child (the full scan checks every
+					 * mapping) */
 					struct vmdb_mapping pm;
-					CHECK_MSG(find_map(sc, xm.parent_pid, xm.parent_vaddr, &pm) &&
-							  pm.frame == xm.frame && pm.depth + 1 == xm.depth,
-						  "round %" PRIu64 " (target %d): alias %d:%" PRIu64
-						  " survives but its parent %d:%" PRIu64 " is gone",
-						  rounds, target, r->pid, r->v + p, xm.parent_pid, xm.parent_vaddr);
+					CHECK_MSG(
+						find_map(sc, xm.parent_pid, xm.parent_vaddr, &pm) &&
+							pm.frame == xm.frame &&
+							pm.depth + 1 == xm.depth,
+						"round %" PRIu64 " (target %d): alias %d:%" PRIu64
+						" survives but its parent %d:%" PRIu64 " is gone",
+						rounds, target, r->pid, r->v + p, xm.parent_pid,
+						xm.parent_vaddr);
 				}
 				survivors += present;
 				if (present == 0)
@@ -499,8 +513,10 @@ static void run_alias(double secs)
 		for (int i = 0; i < NA; i++)
 			transient += (long)th[i].round_enoent * (long)(P - 1);
 		CHECK_MSG(remover_got >= expect && remover_got <= expect + transient,
-			  "round %" PRIu64 " (target %d, P %zu): the remover removed %ld mappings; its target "
-			  "set and the successful aliases' pages that are gone add up to %ld (+ at most %ld "
+			  "round %" PRIu64
+			  " (target %d, P %zu): the remover removed %ld mappings; its target "
+			  "set and the successful aliases' pages that are gone add up to %ld (+ at "
+			  "most %ld "
 			  "pages of aliases that failed part-way)",
 			  rounds, target, P, remover_got, expect, transient);
 		transient_seen += (uint64_t)(remover_got - expect);
@@ -534,14 +550,15 @@ static void run_alias(double secs)
 		CHECK_EQ_I(vmdb_space_destroy(db, D[i]), 0);
 	}
 	struct vmdb_stats st = vt_stats(db);
-	test_log("alias: %" PRIu64 " rounds (targets %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
-		 "/%" PRIu64 "), %" PRIu64 " racing %zu-page aliases succeeded (%" PRIu64
-		 " then removed whole, %" PRIu64 " in part; %" PRIu64 " pages removed, %" PRIu64
-		 " survived), %" PRIu64 " ENOENT (%" PRIu64 " pages of part-way failures removed by "
-		 "the remover); %" PRIu64 " ENOSPC (pages waiting for a TLB flush); lock failures %"
-		 PRIu64,
-		 rounds, tcount[0], tcount[1], tcount[2], tcount[3], tcount[4], succ, P, gone, split,
-		 gone_pages, survived, enoent, transient_seen, enospc_total, st.lock_failures);
+	test_log(
+		"alias: %" PRIu64 " rounds (targets %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
+		"/%" PRIu64 "), %" PRIu64 " racing %zu-page aliases succeeded (%" PRIu64
+		" then removed whole, %" PRIu64 " in part; %" PRIu64 " pages removed, %" PRIu64
+		" survived), %" PRIu64 " ENOENT (%" PRIu64 " pages of part-way failures removed by "
+		"the remover); %" PRIu64
+		" ENOSPC (pages waiting for a TLB flush); lock failures %" PRIu64,
+		rounds, tcount[0], tcount[1], tcount[2], tcount[3], tcount[4], succ, P, gone, split,
+		gone_pages, survived, enoent, transient_seen, enospc_total, st.lock_failures);
 }
 
 /* ---- shared ------------------------------------------------------------------------ */
@@ -763,8 +780,8 @@ static void run_shared(double secs)
 	test_log("shared: %" PRIu64 " rounds (variants %" PRIu64 "/%" PRIu64 "/%" PRIu64
 		 "), %" PRIu64 " mappings made and removed, %" PRIu64
 		 " cross-thread aliases (%" PRIu64 " ENOENT), %" PRIu64
-		 " lookups; lock failures %" PRIu64 ", tlb refusals %" PRIu64
-		 ", tlb epoch %" PRIu64 "; %" PRIu64 " lock waits, the longest %" PRIu64 " ticks",
+		 " lookups; lock failures %" PRIu64 ", tlb refusals %" PRIu64 ", tlb epoch %" PRIu64
+		 "; %" PRIu64 " lock waits, the longest %" PRIu64 " ticks",
 		 rounds, vcount[0], vcount[1], vcount[2], created, aliases, enoent, lookups,
 		 st.lock_failures, st.tlb_refusals, st.tlb_epoch, atomic_load(&s_waits),
 		 atomic_load(&s_wait_max));

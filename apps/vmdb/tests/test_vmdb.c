@@ -49,11 +49,11 @@
 static int g_sync, g_backend;
 static unsigned g_ambiguous; /* behaviour the contract does not pin down, logged */
 
-#define NOTE(...)                                                                                 \
-	do {                                                                                      \
-		g_ambiguous++;                                                                    \
-		printf("note: ");                                                                 \
-		test_log(__VA_ARGS__);                                                            \
+#define NOTE(...)                      \
+	do {                           \
+		g_ambiguous++;         \
+		printf("note: ");      \
+		test_log(__VA_ARGS__); \
 	} while (0)
 
 static struct vmdb_config cfg_base(void)
@@ -76,8 +76,9 @@ static void create_fails(const struct vmdb_config *c, int err, const char *what)
 	int e = errno;
 	if (db)
 		vmdb_destroy(db);
-	CHECK_MSG(db == NULL && e == err, "vmdb_create with %s: %s, errno %d (%s), expected errno %d",
-		  what, db ? "succeeded" : "failed", e, strerror(e), err);
+	CHECK_MSG(db == NULL && e == err,
+		  "vmdb_create with %s: %s, errno %d (%s), expected errno %d", what,
+		  db ? "succeeded" : "failed", e, strerror(e), err);
 }
 
 /* Frames of [v, v + n) of pid, in fr[]. */
@@ -204,8 +205,10 @@ static void test_spaces(void)
 			tries++;
 			rc = vmdb_space_create(db, &x);
 		}
-		CHECK_MSG(rc == 0, "vmdb_space_create with 3 of 4 spaces alive: errno %s, still failing "
-				   "after %d s", strerror(e), EVENTUALLY_S);
+		CHECK_MSG(rc == 0,
+			  "vmdb_space_create with 3 of 4 spaces alive: errno %s, still failing "
+			  "after %d s",
+			  strerror(e), EVENTUALLY_S);
 		CHECK_MSG(false,
 			  "vmdb_space_create with 3 of 4 spaces alive failed with errno %d (%s); "
 			  "succeeded after %d retries (the destroyed pid waits for quiescence?)",
@@ -279,7 +282,8 @@ static void test_grant(void)
 	CHECK_GE(st.pages_live, 1 + 1024 + 3 + 5);
 	CHECK_LE(st.pages_live, 1 + 1024 + 4 + 8);
 	if (st.pages_live != 1 + 1024 + 3 + 5)
-		NOTE("pages_live counts extent padding: %" PRIu64 " for 1033 mapped pages", st.pages_live);
+		NOTE("pages_live counts extent padding: %" PRIu64 " for 1033 mapped pages",
+		     st.pages_live);
 	CHECK_EQ(st.pages_grace, 0);
 	CHECK_EQ(st.frames_grace, 0);
 	CHECK_EQ(vt_check_all(db, &A, 1, np), 1033);
@@ -467,7 +471,8 @@ static void test_alias(void)
 		CHECK_EQ(vmdb_release(db, B, p3 + 3, 1), 1);
 	} else {
 		int er = errno;
-		CHECK_MSG(er == EEXIST || er == EBUSY, "alias into grant padding: errno %s", strerror(er));
+		CHECK_MSG(er == EEXIST || er == EBUSY, "alias into grant padding: errno %s",
+			  strerror(er));
 		if (er != EEXIST)
 			NOTE("alias into the padding page of a 3-page grant: %s", strerror(er));
 	}
@@ -475,7 +480,8 @@ static void test_alias(void)
 	d = np;
 	errno = 0;
 	rc = vmdb_alias(db, A, a, C, &d, 1);
-	CHECK_MSG(rc == -1, "alias to page %" PRIu64 " of a %" PRIu64 "-page space succeeded", np, np);
+	CHECK_MSG(rc == -1, "alias to page %" PRIu64 " of a %" PRIu64 "-page space succeeded", np,
+		  np);
 	NOTE("alias to a page beyond the space: errno %s", strerror(errno));
 	d = np - 1;
 	errno = 0;
@@ -495,8 +501,10 @@ static void test_alias(void)
 		errno = 0;
 		rc = vmdb_alias(db, E, e0, E, &dd, 2);
 		if (rc == 0) {
-			NOTE("alias(E:%" PRIu64 " -> E:%" PRIu64 ", 2) with E:%" PRIu64 " unmapped succeeds: "
-			     "E:%" PRIu64 " becomes a child of E:%" PRIu64 " (depth %u), not ENOENT",
+			NOTE("alias(E:%" PRIu64 " -> E:%" PRIu64 ", 2) with E:%" PRIu64
+			     " unmapped succeeds: "
+			     "E:%" PRIu64 " becomes a child of E:%" PRIu64
+			     " (depth %u), not ENOENT",
 			     e0, e0 + 1, e0 + 1, e0 + 2, e0 + 1, vt_lookup(db, E, e0 + 2).depth);
 		} else {
 			CHECK_EQ_I(errno, ENOENT);
@@ -653,7 +661,8 @@ static void test_tree(void)
 	errno = 0;
 	long n = vmdb_release(db, S[0], np - 2, 8);
 	if (n != 0)
-		NOTE("release of a range past the end of the space: %ld errno %s", n, strerror(errno));
+		NOTE("release of a range past the end of the space: %ld errno %s", n,
+		     strerror(errno));
 	vmdb_destroy(db);
 	test_log("tree: ok");
 }
@@ -668,9 +677,9 @@ static void test_destroy(void)
 	int sp[3] = {A, B, C};
 	vmdb_vaddr_t ra = vt_grant(db, A, 2), rb = vt_grant(db, B, 1);
 	vmdb_vaddr_t ab = vt_alias(db, A, ra, B, VMDB_ANY, 2); /* B: children of A's root */
-	vt_alias(db, B, ab, C, VMDB_ANY, 2);                    /* C: grandchildren */
-	vt_alias(db, B, ab, A, VMDB_ANY, 1);                    /* back into A */
-	vt_alias(db, B, rb, A, VMDB_ANY, 1);                    /* A: an alias of B's root */
+	vt_alias(db, B, ab, C, VMDB_ANY, 2);                   /* C: grandchildren */
+	vt_alias(db, B, ab, A, VMDB_ANY, 1);                   /* back into A */
+	vt_alias(db, B, rb, A, VMDB_ANY, 1);                   /* A: an alias of B's root */
 	vmdb_vaddr_t ac = vt_alias(db, A, ra, C, VMDB_ANY, 1); /* C: survives */
 	CHECK_EQ(vt_check_all(db, sp, 3, np), 10);
 	CHECK_EQ(vt_stats(db).frames_live, 3);
@@ -841,7 +850,8 @@ static void test_tlb_period(uint64_t period, bool thread)
 		uint64_t e0 = vmdb_tlb_epoch(db);
 		uint64_t dl = test_now_ns() + EVENTUALLY_NS;
 		while (vmdb_tlb_epoch(db) < e0 + 5) {
-			CHECK_MSG(test_now_ns() < dl, "the flusher thread did not advance the epoch");
+			CHECK_MSG(test_now_ns() < dl,
+				  "the flusher thread did not advance the epoch");
 			test_sleep_ms(1);
 		}
 	}
@@ -857,8 +867,10 @@ static void test_tlb_period(uint64_t period, bool thread)
 		if (vmdb_grant(db, A, 1, &x) == 0)
 			break;
 		CHECK_EQ_I(errno, ENOSPC);
-		CHECK_MSG(test_now_ns() < dl, "released page never reusable (tlb_period_ns %" PRIu64
-					      ", flusher thread %d)", period, (int)thread);
+		CHECK_MSG(test_now_ns() < dl,
+			  "released page never reusable (tlb_period_ns %" PRIu64
+			  ", flusher thread %d)",
+			  period, (int)thread);
 		drive(db, A, pg[0], B);
 	}
 	CHECK_EQ(x, v);
@@ -914,7 +926,8 @@ static void test_memfd(void)
 		CHECK(pa[i] != NULL);
 		CHECK_EQ((uintptr_t)pa[i] % VMDB_PAGE_SIZE, 0);
 		prot_of(pa[i], perms);
-		CHECK_MSG(perms[0] == 'r' && perms[1] == 'w', "granted page %p: %s", (void *)pa[i], perms);
+		CHECK_MSG(perms[0] == 'r' && perms[1] == 'w', "granted page %p: %s", (void *)pa[i],
+			  perms);
 		for (int j = 0; j < i; j++)
 			CHECK(pa[i] != pa[j]);
 		snprintf(pa[i], VMDB_PAGE_SIZE, "page %d of grant %" PRIu64, i, a);
@@ -924,7 +937,8 @@ static void test_memfd(void)
 	for (int i = 0; i < 4; i++) {
 		pb[i] = vmdb_page(db, B, b + i);
 		CHECK(pb[i] != NULL && pb[i] != pa[i]);
-		CHECK_MSG(memcmp(pa[i], pb[i], VMDB_PAGE_SIZE) == 0, "alias page %d shows other bytes", i);
+		CHECK_MSG(memcmp(pa[i], pb[i], VMDB_PAGE_SIZE) == 0,
+			  "alias page %d shows other bytes", i);
 		pb[i][100] = 'X';
 		CHECK_EQ(pa[i][100], 'X'); /* both ways */
 	}
@@ -944,7 +958,8 @@ static void test_memfd(void)
 	CHECK_EQ(vmdb_release(db, B, b, 4), 5);
 	for (int i = 0; i < 4; i++) {
 		prot_of(pb[i], perms);
-		CHECK_MSG(strncmp(perms, "---", 3) == 0, "released page %p: %s", (void *)pb[i], perms);
+		CHECK_MSG(strncmp(perms, "---", 3) == 0, "released page %p: %s", (void *)pb[i],
+			  perms);
 	}
 	prot_of(ps2, perms);
 	CHECK_MSG(strncmp(perms, "---", 3) == 0, "released child page %p: %s", (void *)ps2, perms);
@@ -1057,7 +1072,8 @@ static void test_partial_extent_page(void)
 		CHECK_EQ_I(errno, EBUSY);
 		CHECK_MSG(test_now_ns() < dl,
 			  "alias into a page released from an 8-page grant: EBUSY for %d s "
-			  "(tlb_period_ns 0: quiescence alone should do)", EVENTUALLY_S);
+			  "(tlb_period_ns 0: quiescence alone should do)",
+			  EVENTUALLY_S);
 		vmdb_tlb_flush(db);
 		drive(db, A, a, A);
 	}
@@ -1085,7 +1101,8 @@ static void test_coalesce(void)
 		CHECK_EQ_I(errno, ENOSPC);
 		CHECK_MSG(test_now_ns() < dl,
 			  "an empty 2048-page space (after 2048 single-page grants, all released): "
-			  "grant(1024) fails with ENOSPC for %d s", EVENTUALLY_S);
+			  "grant(1024) fails with ENOSPC for %d s",
+			  EVENTUALLY_S);
 		if (vmdb_grant(db, A, 1, &v) == 0)
 			CHECK_EQ(vmdb_release(db, A, v, 1), 1);
 		test_sleep_ns(500000);
@@ -1160,9 +1177,11 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } extra_parts[] = {
-	{"reuse_alias", test_tlb_alias},     {"reuse_extent_frame", test_partial_extent},
+	{"reuse_alias", test_tlb_alias},
+	{"reuse_extent_frame", test_partial_extent},
 	{"reuse_extent_page", test_partial_extent_page},
-	{"reuse_coalesce", test_coalesce},   {"reuse_exit", test_thread_exit},
+	{"reuse_coalesce", test_coalesce},
+	{"reuse_exit", test_thread_exit},
 	{"max_spaces", test_max_spaces},
 };
 
@@ -1187,8 +1206,10 @@ static void test_core(void)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s ps|global|frame model|memfd [core|reuse_alias|reuse_extent_frame|reuse_extent_page|"
-				"reuse_coalesce|reuse_exit|max_spaces|all]...\n",
+		fprintf(stderr,
+			"usage: %s ps|global|frame model|memfd "
+			"[core|reuse_alias|reuse_extent_frame|reuse_extent_page|"
+			"reuse_coalesce|reuse_exit|max_spaces|all]...\n",
 			argv[0]);
 		return 2;
 	}

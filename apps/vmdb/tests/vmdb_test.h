@@ -85,8 +85,8 @@ static inline struct vmdb *vt_create(const struct vmdb_config *cfg)
 	errno = 0;
 	struct vmdb *db = vmdb_create(cfg);
 	CHECK_MSG(db != NULL, "vmdb_create(sync %s backend %s va_bits %u frame_bits %u): %s",
-		  vt_sync_name(cfg->sync), vt_backend_name(cfg->backend), cfg->va_bits, cfg->frame_bits,
-		  strerror(errno));
+		  vt_sync_name(cfg->sync), vt_backend_name(cfg->backend), cfg->va_bits,
+		  cfg->frame_bits, strerror(errno));
 	return db;
 }
 
@@ -115,8 +115,9 @@ static inline vmdb_vaddr_t vt_alias(struct vmdb *db, int from, vmdb_vaddr_t mapf
 	vmdb_vaddr_t d = mapto;
 	errno = 0;
 	int rc = vmdb_alias(db, from, mapfrom, to, &d, n);
-	CHECK_MSG(rc == 0, "vmdb_alias(%d:%" PRIu64 " -> %d:%" PRId64 ", %zu): rc %d errno %s", from,
-		  mapfrom, to, mapto == VMDB_ANY ? (int64_t)-1 : (int64_t)mapto, n, rc, strerror(errno));
+	CHECK_MSG(rc == 0, "vmdb_alias(%d:%" PRIu64 " -> %d:%" PRId64 ", %zu): rc %d errno %s",
+		  from, mapfrom, to, mapto == VMDB_ANY ? (int64_t)-1 : (int64_t)mapto, n, rc,
+		  strerror(errno));
 	if (mapto != VMDB_ANY)
 		CHECK_EQ(d, mapto);
 	return d;
@@ -139,12 +140,12 @@ static inline struct vmdb_mapping vt_lookup(struct vmdb *db, int pid, vmdb_vaddr
 }
 
 /* The page is not mapped: both lookups fail with ENOENT. */
-#define VT_UNMAPPED(db, pid, v)                                                                   \
-	do {                                                                                      \
-		struct vmdb_mapping vt_m_;                                                        \
-		vmdb_frame_t vt_f_;                                                               \
-		CHECK_ERRNO(vmdb_lookup_mapping((db), (pid), (v), &vt_m_), -1, ENOENT);           \
-		CHECK_ERRNO(vmdb_lookup((db), (pid), (v), &vt_f_), -1, ENOENT);                   \
+#define VT_UNMAPPED(db, pid, v)                                                         \
+	do {                                                                            \
+		struct vmdb_mapping vt_m_;                                              \
+		vmdb_frame_t vt_f_;                                                     \
+		CHECK_ERRNO(vmdb_lookup_mapping((db), (pid), (v), &vt_m_), -1, ENOENT); \
+		CHECK_ERRNO(vmdb_lookup((db), (pid), (v), &vt_f_), -1, ENOENT);         \
 	} while (0)
 
 static inline struct vmdb_stats vt_stats(struct vmdb *db)
@@ -214,12 +215,13 @@ static inline void vt_scan_spaces(struct vmdb *db, const int *pids, size_t npids
 			int rc = vmdb_lookup_mapping(db, pids[i], v, &m);
 			if (rc != 0) {
 				CHECK_MSG(rc == -1 && errno == ENOENT,
-					  "scan: lookup_mapping(%d, %" PRIu64 "): rc %d errno %s", pids[i], v,
-					  rc, strerror(errno));
+					  "scan: lookup_mapping(%d, %" PRIu64 "): rc %d errno %s",
+					  pids[i], v, rc, strerror(errno));
 				continue;
 			}
 			CHECK_MSG(m.pid == pids[i] && m.vaddr == v,
-				  "scan: lookup_mapping(%d, %" PRIu64 ") reports pid %d vaddr %" PRIu64,
+				  "scan: lookup_mapping(%d, %" PRIu64
+				  ") reports pid %d vaddr %" PRIu64,
 				  pids[i], v, m.pid, m.vaddr);
 			if (s->n == s->cap) {
 				s->cap = s->cap ? 2 * s->cap : 256;
@@ -241,31 +243,33 @@ static inline void vt_scan_spaces(struct vmdb *db, const int *pids, size_t npids
 		const struct vt_map *x = &s->v[i];
 		if (x->m.depth == 0) {
 			CHECK_MSG(x->m.parent_pid == -1,
-				  "scan: root %d:%" PRIu64 " (depth 0) has parent %d:%" PRIu64, x->pid,
-				  x->vaddr, x->m.parent_pid, x->m.parent_vaddr);
+				  "scan: root %d:%" PRIu64 " (depth 0) has parent %d:%" PRIu64,
+				  x->pid, x->vaddr, x->m.parent_pid, x->m.parent_vaddr);
 			fr[nroots++] = x->m.frame;
 			continue;
 		}
-		CHECK_MSG(x->m.parent_pid != -1, "scan: %d:%" PRIu64 " at depth %u has no parent", x->pid,
-			  x->vaddr, x->m.depth);
+		CHECK_MSG(x->m.parent_pid != -1, "scan: %d:%" PRIu64 " at depth %u has no parent",
+			  x->pid, x->vaddr, x->m.depth);
 		const struct vt_map *p = vt_scan_find(s, x->m.parent_pid, x->m.parent_vaddr);
 		CHECK_MSG(p != NULL,
-			  "scan: orphan: %d:%" PRIu64 " (frame %" PRIu64 ", depth %u) has parent %d:%" PRIu64
-			  " which is not mapped",
-			  x->pid, x->vaddr, x->m.frame, x->m.depth, x->m.parent_pid, x->m.parent_vaddr);
+			  "scan: orphan: %d:%" PRIu64 " (frame %" PRIu64
+			  ", depth %u) has parent %d:%" PRIu64 " which is not mapped",
+			  x->pid, x->vaddr, x->m.frame, x->m.depth, x->m.parent_pid,
+			  x->m.parent_vaddr);
 		CHECK_MSG(p->m.frame == x->m.frame,
 			  "scan: %d:%" PRIu64 " maps frame %" PRIu64 " but its parent %d:%" PRIu64
 			  " maps frame %" PRIu64,
 			  x->pid, x->vaddr, x->m.frame, p->pid, p->vaddr, p->m.frame);
 		CHECK_MSG(p->m.depth + 1 == x->m.depth,
-			  "scan: %d:%" PRIu64 " depth %u, parent %d:%" PRIu64 " depth %u", x->pid, x->vaddr,
-			  x->m.depth, p->pid, p->vaddr, p->m.depth);
+			  "scan: %d:%" PRIu64 " depth %u, parent %d:%" PRIu64 " depth %u", x->pid,
+			  x->vaddr, x->m.depth, p->pid, p->vaddr, p->m.depth);
 	}
 	s->roots = nroots;
 	if (nroots > 1)
 		qsort(fr, nroots, sizeof *fr, vt_u64_cmp);
 	for (size_t i = 1; i < nroots; i++)
-		CHECK_MSG(fr[i] != fr[i - 1], "scan: frame %" PRIu64 " has two root mappings", fr[i]);
+		CHECK_MSG(fr[i] != fr[i - 1], "scan: frame %" PRIu64 " has two root mappings",
+			  fr[i]);
 	/* every mapping's frame has a root (follows from the parent chain, checked anyway) */
 	for (size_t i = 0; i < s->n; i++) {
 		uint64_t f = s->v[i].m.frame;
@@ -281,14 +285,15 @@ static inline void vt_scan_spaces(struct vmdb *db, const int *pids, size_t npids
 static inline void vt_check_stats(struct vmdb *db, const struct vt_scan *s, size_t nspaces)
 {
 	struct vmdb_stats st = vt_stats(db);
-	CHECK_MSG(st.mappings == s->n, "stats.mappings %" PRIu64 " but %zu mappings found", st.mappings,
-		  s->n);
-	CHECK_MSG(st.frames_live == s->frames, "stats.frames_live %" PRIu64 " but %zu distinct frames found",
-		  st.frames_live, s->frames);
-	CHECK_MSG(st.spaces == nspaces, "stats.spaces %" PRIu64 " but %zu spaces are alive", st.spaces,
-		  nspaces);
-	CHECK_MSG(st.pages_live >= s->n, "stats.pages_live %" PRIu64 " < %zu mappings", st.pages_live,
-		  s->n);
+	CHECK_MSG(st.mappings == s->n, "stats.mappings %" PRIu64 " but %zu mappings found",
+		  st.mappings, s->n);
+	CHECK_MSG(st.frames_live == s->frames,
+		  "stats.frames_live %" PRIu64 " but %zu distinct frames found", st.frames_live,
+		  s->frames);
+	CHECK_MSG(st.spaces == nspaces, "stats.spaces %" PRIu64 " but %zu spaces are alive",
+		  st.spaces, nspaces);
+	CHECK_MSG(st.pages_live >= s->n, "stats.pages_live %" PRIu64 " < %zu mappings",
+		  st.pages_live, s->n);
 	CHECK_LE(st.tlb_epoch, vmdb_tlb_epoch(db)); /* a flusher may run */
 }
 

@@ -135,7 +135,8 @@ const struct smr_peer smr_peer_ck_epoch_sync = {
 
 const struct smr_peer smr_peer_ck_epoch_call = {
 	.name = "ck-epoch-call",
-	.what = "Concurrency Kit ck_epoch: begin/end; malloc + xchg + ck_epoch_call + ck_epoch_poll",
+	.what = "Concurrency Kit ck_epoch: begin/end; malloc + xchg + ck_epoch_call + "
+		"ck_epoch_poll",
 	.init = cke_init,
 	.fini = cke_fini,
 	.thread_init = cke_thread_init,

@@ -42,11 +42,11 @@ struct vec {
 };
 
 struct uspace {
-	pthread_mutex_t lock;            /* next, free_pages, free_frames */
-	uint64_t next;                   /* first never-used page */
-	struct vec free_pages[ORDERS];   /* free page extents by order */
-	struct vec free_frames[ORDERS];  /* free frame extents granted to this space */
-	unsigned char *base;             /* memfd: the reserved region; NULL: model */
+	pthread_mutex_t lock;           /* next, free_pages, free_frames */
+	uint64_t next;                  /* first never-used page */
+	struct vec free_pages[ORDERS];  /* free page extents by order */
+	struct vec free_frames[ORDERS]; /* free frame extents granted to this space */
+	unsigned char *base;            /* memfd: the reserved region; NULL: model */
 };
 
 /* An extent of pages of one space (a grant's also owns as many frames). */
@@ -376,7 +376,8 @@ struct uvm *uvm_create(const struct uvm_config *cfg)
 	pthread_mutex_init(&db->spaces_lock, NULL);
 	if (cfg->memfd) {
 		db->memfd = memfd_create("tsync-bench-vmdb-urcu", MFD_CLOEXEC);
-		if (db->memfd < 0 || ftruncate(db->memfd, (off_t)((1ull << cfg->frame_bits) * PAGE)))
+		if (db->memfd < 0 ||
+		    ftruncate(db->memfd, (off_t)((1ull << cfg->frame_bits) * PAGE)))
 			goto fail;
 	}
 	/* Buckets: room for size_hint mappings from the start, so the table does not
@@ -552,8 +553,7 @@ fail:;
 	return -1;
 }
 
-int uvm_alias(struct uvm *db, int from, uint64_t mapfrom, int to, uint64_t *mapto,
-	      size_t npages)
+int uvm_alias(struct uvm *db, int from, uint64_t mapfrom, int to, uint64_t *mapto, size_t npages)
 {
 	struct uspace *sf = space_of(db, from), *st = space_of(db, to);
 	if (sf == NULL || st == NULL) {

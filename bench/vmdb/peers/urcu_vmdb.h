@@ -77,8 +77,7 @@ int uvm_grant(struct uvm *db, int pid, size_t npages, uint64_t *vaddr);
  * new aligned extent of `to`, each a child of its source mapping. -1 with errno = ESRCH,
  * EINVAL, ENOENT (a source page not mapped, or removed while aliased), ENOSPC or ENOMEM;
  * nothing is left mapped then. */
-int uvm_alias(struct uvm *db, int from, uint64_t mapfrom, int to, uint64_t *mapto,
-	      size_t npages);
+int uvm_alias(struct uvm *db, int from, uint64_t mapfrom, int to, uint64_t *mapto, size_t npages);
 
 /* vmdb_revoke / vmdb_release: the number of mappings removed, or -1 with errno = ESRCH
  * or EINVAL. Pages not mapped are skipped. */

@@ -1,8 +1,8 @@
 /*
- * include/tsync/static/clock.h - the inline tier of <tsync/clock.h>: the clock source read on every tsync_now, and the inline clock reads.
- * Not API: the names here (double underscores) and the layout may change in any release;
- * include <tsync/clock.h>, which includes this file at its end. The contracts are in
- * <tsync/clock.h>; the reasoning in docs/design.md.
+ * include/tsync/static/clock.h - the inline tier of <tsync/clock.h>: the clock source read on every
+ * tsync_now, and the inline clock reads. Not API: the names here (double underscores) and the
+ * layout may change in any release; include <tsync/clock.h>, which includes this file at its end.
+ * The contracts are in <tsync/clock.h>; the reasoning in docs/design.md.
  */
 #ifndef TSYNC_STATIC_CLOCK_H
 #define TSYNC_STATIC_CLOCK_H

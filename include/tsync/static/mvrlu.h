@@ -1,8 +1,8 @@
 /*
- * include/tsync/static/mvrlu.h - the inline tier of <tsync/mvrlu.h>: the handle's watermark counts, the object header's size and the inline dereference.
- * Not API: the names here (double underscores) and the layout may change in any release;
- * include <tsync/mvrlu.h>, which includes this file at its end. The contracts are in
- * <tsync/mvrlu.h>; the reasoning in docs/design.md.
+ * include/tsync/static/mvrlu.h - the inline tier of <tsync/mvrlu.h>: the handle's watermark counts,
+ * the object header's size and the inline dereference. Not API: the names here (double underscores)
+ * and the layout may change in any release; include <tsync/mvrlu.h>, which includes this file at
+ * its end. The contracts are in <tsync/mvrlu.h>; the reasoning in docs/design.md.
  */
 #ifndef TSYNC_STATIC_MVRLU_H
 #define TSYNC_STATIC_MVRLU_H

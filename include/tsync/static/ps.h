@@ -1,8 +1,8 @@
 /*
- * include/tsync/static/ps.h - the inline tier of <tsync/ps.h>: a thread's slot, the instance's first line, and the read path (ps_enter, ps_exit,
- * ps_in_section); why it is correct: docs/design.md §2.
- * Not API: the names here (double underscores) and the layout may change in any release;
- * include <tsync/ps.h>, which includes this file at its end. The contracts are in
+ * include/tsync/static/ps.h - the inline tier of <tsync/ps.h>: a thread's slot, the instance's
+ * first line, and the read path (ps_enter, ps_exit, ps_in_section); why it is correct:
+ * docs/design.md §2. Not API: the names here (double underscores) and the layout may change in any
+ * release; include <tsync/ps.h>, which includes this file at its end. The contracts are in
  * <tsync/ps.h>; the reasoning in docs/design.md.
  */
 #ifndef TSYNC_STATIC_PS_H
@@ -25,7 +25,7 @@ struct ps__slot {
 	 * sees a state the thread was in (docs/design.md §2). */
 	TSYNC_ALIGNAS(TSYNC_CACHE_LINE) TSYNC_ATOMIC(uint64_t) state;
 	TSYNC_ATOMIC(uint64_t) quiesced; /* owner's last computed quiescence point (opt. 2) */
-	void *qcache;              /* owner only: cache of other threads' values (opt. 3) */
+	void *qcache;                    /* owner only: cache of other threads' values (opt. 3) */
 };
 #define PS__DEPTH_BITS 4u
 #define PS__DEPTH_MASK ((1u << PS__DEPTH_BITS) - 1u) /* most nested sections: 15 */
@@ -39,23 +39,25 @@ struct ps__chunk {
  * ps_free's reclamation (so a reader misses on this line that often); read changes only
  * when the instance switches between its membarrier and fence modes (docs/design.md
  * §2.6), at most twice per fence lease. */
-#define PS__READ_FENCE 1u   /* a full fence after the enter store */
-#define PS__READ_TSC 2u     /* the counter, not the clock word, dates a section */
+#define PS__READ_FENCE 1u /* a full fence after the enter store */
+#define PS__READ_TSC 2u   /* the counter, not the clock word, dates a section */
 struct ps__head {
-	TSYNC_ATOMIC(struct ps__chunk *) *chunks; /* capacity / PS__CHUNK entries, filled lazily */
-	uint64_t key;                      /* unique per instance, never reused */
-	uint64_t base;                     /* a counter reading at creation: times in
-					    * state words count from it */
-	TSYNC_ATOMIC(uint32_t) read;             /* PS__READ_* */
+	TSYNC_ATOMIC(struct ps__chunk *) * chunks; /* capacity / PS__CHUNK entries, filled lazily */
+	uint64_t key;                              /* unique per instance, never reused */
+	uint64_t base;                             /* a counter reading at creation: times in
+						    * state words count from it */
+	TSYNC_ATOMIC(uint32_t) read;               /* PS__READ_* */
 	uint32_t pad_;
-	TSYNC_ATOMIC(uint64_t) clock;            /* the domain clock word, as a state word's
-					    * start: (reading - base) << PS__DEPTH_BITS */
+	TSYNC_ATOMIC(uint64_t)
+	clock; /* the domain clock word, as a state word's
+		* start: (reading - base) << PS__DEPTH_BITS */
 };
 /* Each thread's slot of the instance it used last: (key, slot), set by ps__slot_miss and
  * cleared when the thread unregisters (its slot then belongs to its id, not to it). A
  * key is never reused, so a destroyed instance's entry matches nothing. */
 extern TSYNC_THREAD_LOCAL uint64_t tsync__ps_key __attribute__((tls_model("initial-exec")));
-extern TSYNC_THREAD_LOCAL struct ps__slot *tsync__ps_slot __attribute__((tls_model("initial-exec")));
+extern TSYNC_THREAD_LOCAL struct ps__slot *tsync__ps_slot
+	__attribute__((tls_model("initial-exec")));
 struct ps__slot *ps__slot_miss(struct ps *ps) __attribute__((cold));
 void ps__exit_unbalanced(void) __attribute__((cold, noreturn));
 void ps__enter_too_deep(void) __attribute__((cold, noreturn));

@@ -1,8 +1,8 @@
 /*
- * include/tsync/static/ps_ns.h - the inline tier of <tsync/ps_ns.h>: the radix tree's layout and the wait-free lookup (ParSec (EuroSys 2016) §3.6).
- * Not API: the names here (double underscores) and the layout may change in any release;
- * include <tsync/ps_ns.h>, which includes this file at its end. The contracts are in
- * <tsync/ps_ns.h>; the reasoning in docs/design.md.
+ * include/tsync/static/ps_ns.h - the inline tier of <tsync/ps_ns.h>: the radix tree's layout and
+ * the wait-free lookup (ParSec (EuroSys 2016) §3.6). Not API: the names here (double underscores)
+ * and the layout may change in any release; include <tsync/ps_ns.h>, which includes this file at
+ * its end. The contracts are in <tsync/ps_ns.h>; the reasoning in docs/design.md.
  */
 #ifndef TSYNC_STATIC_PS_NS_H
 #define TSYNC_STATIC_PS_NS_H
@@ -41,13 +41,14 @@ static inline void *ps_ns_lookup(struct ps_ns *ns, uint64_t id)
 	struct ps_ns__node *n = h->root;
 	for (unsigned l = h->height - 1; l > 0; l--) {
 		uintptr_t v = atomic_load_explicit(
-		    &n->slot[(id >> (PS_NS__FANOUT_SHIFT * l)) & (PS_NS__FANOUT - 1)],
-		    memory_order_acquire);
+			&n->slot[(id >> (PS_NS__FANOUT_SHIFT * l)) & (PS_NS__FANOUT - 1)],
+			memory_order_acquire);
 		if (v == 0)
 			return NULL;
 		n = (struct ps_ns__node *)v;
 	}
-	uintptr_t v = atomic_load_explicit(&n->slot[id & (PS_NS__FANOUT - 1)], memory_order_acquire);
+	uintptr_t v =
+		atomic_load_explicit(&n->slot[id & (PS_NS__FANOUT - 1)], memory_order_acquire);
 	return v > PS_NS__CLAIM ? (void *)v : NULL;
 }
 

@@ -1,7 +1,7 @@
 /*
- * include/tsync/static/rlu.h - the inline tier of <tsync/rlu.h>: the handle's dereference flag and the inline dereference.
- * Not API: the names here (double underscores) and the layout may change in any release;
- * include <tsync/rlu.h>, which includes this file at its end. The contracts are in
+ * include/tsync/static/rlu.h - the inline tier of <tsync/rlu.h>: the handle's dereference flag and
+ * the inline dereference. Not API: the names here (double underscores) and the layout may change in
+ * any release; include <tsync/rlu.h>, which includes this file at its end. The contracts are in
  * <tsync/rlu.h>; the reasoning in docs/design.md.
  */
 #ifndef TSYNC_STATIC_RLU_H

@@ -1,8 +1,8 @@
 /*
- * include/tsync/static/thread.h - the inline tier of <tsync/thread.h>: the calling thread's id + 1 in a thread-local word, and the inline id lookups.
- * Not API: the names here (double underscores) and the layout may change in any release;
- * include <tsync/thread.h>, which includes this file at its end. The contracts are in
- * <tsync/thread.h>; the reasoning in docs/design.md.
+ * include/tsync/static/thread.h - the inline tier of <tsync/thread.h>: the calling thread's id + 1
+ * in a thread-local word, and the inline id lookups. Not API: the names here (double underscores)
+ * and the layout may change in any release; include <tsync/thread.h>, which includes this file at
+ * its end. The contracts are in <tsync/thread.h>; the reasoning in docs/design.md.
  */
 #ifndef TSYNC_STATIC_THREAD_H
 #define TSYNC_STATIC_THREAD_H

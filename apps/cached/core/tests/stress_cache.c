@@ -73,7 +73,8 @@ static void check_val(const uint8_t *v, size_t n, uint64_t key)
 			  key, h.len);
 		for (size_t i = sizeof h; i < h.len; i++)
 			CHECK_MSG(v[off + i] == pat(key, h.ver, i),
-				  "key %" PRIu64 " ver %" PRIu64 ": byte %zu differs", key, h.ver, i);
+				  "key %" PRIu64 " ver %" PRIu64 ": byte %zu differs", key, h.ver,
+				  i);
 		off += h.len;
 	}
 }
@@ -111,7 +112,7 @@ static void *worker(void *arg)
 			uint64_t ver = atomic_fetch_add(&next_ver, 1);
 			size_t len = mkval(val, nid, ver, 16 + (r % 48));
 			enum cache_status st =
-			    cache_store(c, CACHE_SET, key, nk, val, len, 0, 0, 0, NULL);
+				cache_store(c, CACHE_SET, key, nk, val, len, 0, 0, 0, NULL);
 			CHECK_MSG(st == CACHE_STORED, "set: %s", cache_status_name(st));
 			n.sets++;
 			continue;
@@ -123,8 +124,8 @@ static void *worker(void *arg)
 			if (dice < 40) {
 				uint8_t buf[MAXV];
 				uint32_t len = 0;
-				enum cache_status st =
-				    cache_get_copy(c, key, nk, buf, sizeof buf, &len, NULL, NULL);
+				enum cache_status st = cache_get_copy(c, key, nk, buf, sizeof buf,
+								      &len, NULL, NULL);
 				CHECK_MSG(st == CACHE_OK, "stable key %" PRIu64 " missed (%s)", sid,
 					  cache_status_name(st));
 				check_val(buf, len, 1000000000u + sid);
@@ -132,8 +133,9 @@ static void *worker(void *arg)
 			} else {
 				uint64_t ver = atomic_fetch_add(&next_ver, 1);
 				size_t len = mkval(val, 1000000000u + sid, ver, 24 + (r % 100));
-				CHECK_EQ(cache_store(c, CACHE_SET, key, nk, val, len, 0, 0, 0, NULL),
-					 CACHE_STORED);
+				CHECK_EQ(
+					cache_store(c, CACHE_SET, key, nk, val, len, 0, 0, 0, NULL),
+					CACHE_STORED);
 			}
 			continue;
 		}
@@ -141,7 +143,7 @@ static void *worker(void *arg)
 			uint8_t buf[4 * MAXV];
 			uint32_t len = 0;
 			enum cache_status st =
-			    cache_get_copy(c, key, nk, buf, sizeof buf, &len, NULL, NULL);
+				cache_get_copy(c, key, nk, buf, sizeof buf, &len, NULL, NULL);
 			n.gets++;
 			if (st == CACHE_OK) {
 				n.hits++;
@@ -163,8 +165,8 @@ static void *worker(void *arg)
 		} else if (dice < 85) { /* set */
 			uint64_t ver = atomic_fetch_add(&next_ver, 1);
 			size_t len = mkval(val, kid, ver, 16 + (r % (MAXV - 16)));
-			enum cache_status st =
-			    cache_store(c, CACHE_SET, key, nk, val, len, (uint32_t)ver, 0, 0, NULL);
+			enum cache_status st = cache_store(c, CACHE_SET, key, nk, val, len,
+							   (uint32_t)ver, 0, 0, NULL);
 			CHECK_MSG(st == CACHE_STORED || (mode == 2 && st == CACHE_NO_MEMORY),
 				  "set: %s", cache_status_name(st));
 			n.sets++;
@@ -172,7 +174,7 @@ static void *worker(void *arg)
 			uint64_t ver = atomic_fetch_add(&next_ver, 1);
 			size_t len = mkval(val, kid, ver, 16 + (r % 64));
 			enum cache_status st =
-			    cache_store(c, CACHE_APPEND, key, nk, val, len, 0, 0, 0, NULL);
+				cache_store(c, CACHE_APPEND, key, nk, val, len, 0, 0, 0, NULL);
 			CHECK(st == CACHE_STORED || st == CACHE_NOT_STORED ||
 			      st == CACHE_NO_MEMORY || st == CACHE_TOO_LARGE);
 			if (st == CACHE_STORED && dice == 89) /* keep values short */

@@ -134,8 +134,8 @@ static unsigned small_share(enum cache_evict_policy policy)
 static void test_size_aware(void)
 {
 	unsigned gds = small_share(CACHE_EVICT_GDSF), clock = small_share(CACHE_EVICT_CLOCK);
-	test_log("small items' share of the bytes retained: %u%% (GDSF), %u%% (plain CLOCK)",
-		 gds, clock);
+	test_log("small items' share of the bytes retained: %u%% (GDSF), %u%% (plain CLOCK)", gds,
+		 clock);
 	/* measured: 64% (ps) and 79% (mcs-clock) against 45-47% under CLOCK; an exact
 	 * GreedyDual-Size (one priority queue) keeps about 98% */
 	CHECK_MSG(gds >= 58 && gds >= clock + 12, "GreedyDual-Size kept only %u%% small bytes",
@@ -170,9 +170,9 @@ static void test_aging(void)
 	for (uint64_t i = 0; i < nl; i++)
 		bl += present(c, "l", i) ? LARGE : 0;
 	test_log("after %" PRIu64 " large stores: %" PRIu64 " bytes small, %" PRIu64
-		 " bytes large retained", nl, bs, bl);
-	CHECK_MSG(bl >= 2 * bs, "stale small items kept %" PRIu64 " bytes, large %" PRIu64, bs,
-		  bl);
+		 " bytes large retained",
+		 nl, bs, bl);
+	CHECK_MSG(bl >= 2 * bs, "stale small items kept %" PRIu64 " bytes, large %" PRIu64, bs, bl);
 	cache_destroy(c);
 }
 

@@ -60,8 +60,9 @@ static void *storm(void *arg)
 			/* the one cause a storm allows: garbage not released within mem_wait_ms,
 			 * which this store (outside any section) waited for in full */
 			uint64_t ns = test_now_ns() - t0;
-			CHECK_MSG(ns >= wait_ns, "NO_MEMORY after %" PRIu64 " ns, mem_wait_ms is %"
-				  PRIu64 " ns", ns, wait_ns);
+			CHECK_MSG(ns >= wait_ns,
+				  "NO_MEMORY after %" PRIu64 " ns, mem_wait_ms is %" PRIu64 " ns",
+				  ns, wait_ns);
 			nomem++;
 		}
 		if (r % 4 == 0) {
@@ -113,9 +114,9 @@ static void run_storm(unsigned threads, double secs)
 	 * allocates again, and the others map new slabs meanwhile - no constant bounds it on
 	 * a loaded machine (bench/cached-net/cached_memeff.py measures it; docs/cached.md, "Memory
 	 * limit"). */
-	test_log("%s: items %" PRIu64 " charged %" PRIu64 " slab bytes %" PRIu64
-		 " (max %" PRIu64 ", limit %" PRIu64 ") evictions %" PRIu64 " evict_waits %"
-		 PRIu64 " no_memory %" PRIu64 " (garbage %" PRIu64 ", mem_waits %" PRIu64 ")",
+	test_log("%s: items %" PRIu64 " charged %" PRIu64 " slab bytes %" PRIu64 " (max %" PRIu64
+		 ", limit %" PRIu64 ") evictions %" PRIu64 " evict_waits %" PRIu64
+		 " no_memory %" PRIu64 " (garbage %" PRIu64 ", mem_waits %" PRIu64 ")",
 		 cache_variant_name(variant), s.curr_items, s.mem_charged, s.total_malloced,
 		 max_malloced, cfg.mem_limit, s.evictions, s.evict_waits, nomem, s.nomem_garbage,
 		 s.mem_waits);
@@ -152,7 +153,8 @@ static void run_storm(unsigned threads, double secs)
 	for (uint64_t i = 0; i * vmax < 2 * cfg.mem_limit; i++) {
 		size_t nk = (size_t)snprintf(key, sizeof key, "after%" PRIu64, i);
 		CHECK_EQ(cache_store(c, CACHE_SET, key, nk, val, vmin + i % (vmax - vmin + 1), 0, 0,
-				     0, NULL), CACHE_STORED);
+				     0, NULL),
+			 CACHE_STORED);
 	}
 	cache_stats(c, &s);
 	CHECK_LE(s.mem_charged, cfg.mem_limit);

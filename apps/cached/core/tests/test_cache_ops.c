@@ -31,8 +31,7 @@ static enum cache_status op(enum cache_store_op o, const char *k, const char *v,
 }
 
 /* The value of k as a string ("" buffer on miss); returns the status. */
-static enum cache_status get(const char *k, char *buf, size_t cap, uint32_t *flags,
-			     uint64_t *cas)
+static enum cache_status get(const char *k, char *buf, size_t cap, uint32_t *flags, uint64_t *cas)
 {
 	uint32_t n = 0;
 	enum cache_status st = cache_get_copy(c, k, strlen(k), buf, cap - 1, &n, flags, cas);
@@ -132,8 +131,7 @@ static void test_basic(void)
 	CHECK_EQ(cache_get(c, key, 250, &r), CACHE_OK);
 	CHECK_EQ(r.nbytes, 1);
 	cache_release(c, &r);
-	CHECK_EQ(cache_store(c, CACHE_SET, "k\0x", 3, "bin\0ary", 7, 0, 0, 0, NULL),
-		 CACHE_STORED);
+	CHECK_EQ(cache_store(c, CACHE_SET, "k\0x", 3, "bin\0ary", 7, 0, 0, 0, NULL), CACHE_STORED);
 	CHECK_EQ(cache_get(c, "k\0x", 3, &r), CACHE_OK);
 	CHECK_EQ(r.nbytes, 7);
 	CHECK(memcmp(r.value, "bin\0ary", 7) == 0);

@@ -129,7 +129,7 @@ static void *reader(void *arg)
 		if (test_rand(&rng) & 1) {
 			uint32_t nb = 0;
 			enum cache_status st =
-			    cache_get_copy(c, key, (size_t)n, buf, sizeof buf, &nb, NULL, NULL);
+				cache_get_copy(c, key, (size_t)n, buf, sizeof buf, &nb, NULL, NULL);
 			CHECK_MSG(st == CACHE_OK || st == CACHE_NOT_FOUND, "get: %s",
 				  cache_status_name(st));
 			if (st == CACHE_OK) {
@@ -206,7 +206,7 @@ static void test_concurrent(enum cache_variant v)
 		int n = key_of(key, k);
 		uint32_t nb;
 		enum cache_status st =
-		    cache_get_copy(c, key, (size_t)n, val, sizeof val, &nb, NULL, NULL);
+			cache_get_copy(c, key, (size_t)n, val, sizeof val, &nb, NULL, NULL);
 		CHECK(st == CACHE_OK || st == CACHE_NOT_FOUND);
 		if (st == CACHE_OK)
 			check_value(val, k);

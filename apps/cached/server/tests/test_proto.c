@@ -109,10 +109,13 @@ static void test_ascii_errors(void)
 	{
 		struct mc_ascii_req nr;
 		struct mc_parse_res nres;
-		CHECK(A("set x 4294967301 0 1\r\nz\r\n", &nr, &nres) == MC_PARSE_OK && nr.flags == 5);
-		CHECK(A("set x +7 -0 0000000000000000000000001\r\nz\r\n", &nr, &nres) == MC_PARSE_OK);
+		CHECK(A("set x 4294967301 0 1\r\nz\r\n", &nr, &nres) == MC_PARSE_OK &&
+		      nr.flags == 5);
+		CHECK(A("set x +7 -0 0000000000000000000000001\r\nz\r\n", &nr, &nres) ==
+		      MC_PARSE_OK);
 		CHECK(nr.flags == 7 && nr.exptime == 0 && nr.nbytes == 1);
-		CHECK(A("set x 0 4294967297 1\r\nz\r\n", &nr, &nres) == MC_PARSE_OK && nr.exptime == 1);
+		CHECK(A("set x 0 4294967297 1\r\nz\r\n", &nr, &nres) == MC_PARSE_OK &&
+		      nr.exptime == 1);
 		CHECK(A("incr x +3\r\n", &nr, &nres) == MC_PARSE_OK && nr.delta == 3);
 		CHECK(A("quit now\r\n", &nr, &nres) == MC_PARSE_OK && nr.op == MC_OP_QUIT);
 		/* a NUL ends the line as memcached's C-string tokenizer sees it */
@@ -124,7 +127,8 @@ static void test_ascii_errors(void)
 	a_err("set x 0 0 1x\r\n", "CLIENT_ERROR bad command line format\r\n", 14);
 	a_err("incr a abc\r\n", "CLIENT_ERROR invalid numeric delta argument\r\n", 12);
 	a_err("incr a -1\r\n", "CLIENT_ERROR invalid numeric delta argument\r\n", 11);
-	a_err("incr a 18446744073709551616\r\n", "CLIENT_ERROR invalid numeric delta argument\r\n", 29);
+	a_err("incr a 18446744073709551616\r\n", "CLIENT_ERROR invalid numeric delta argument\r\n",
+	      29);
 	a_err("touch a abc\r\n", "CLIENT_ERROR invalid exptime argument\r\n", 13);
 	a_err("gat abc a\r\n", "CLIENT_ERROR invalid exptime argument\r\n", 11);
 	a_err("delete a 1\r\n",
@@ -150,7 +154,8 @@ static void test_ascii_errors(void)
 		struct mc_ascii_req sr;
 		struct mc_parse_res sres;
 		CHECK(A("slabs automove 1\r\n", &sr, &sres) == MC_PARSE_OK);
-		CHECK(sr.op == MC_OP_SLABS && sr.args_len == 10 && memcmp(sr.args, "automove 1", 10) == 0);
+		CHECK(sr.op == MC_OP_SLABS && sr.args_len == 10 &&
+		      memcmp(sr.args, "automove 1", 10) == 0);
 	}
 
 	/* too large: reply, swallow the block, drop the old value of a set */
@@ -239,7 +244,10 @@ static size_t bin_req(uint8_t *b, uint8_t op, uint16_t kl, uint8_t el, uint32_t 
 	b[9] = (uint8_t)(bl >> 16);
 	b[10] = (uint8_t)(bl >> 8);
 	b[11] = (uint8_t)bl;
-	b[12] = 0xde; b[13] = 0xad; b[14] = 0xbe; b[15] = 0xef;
+	b[12] = 0xde;
+	b[13] = 0xad;
+	b[14] = 0xbe;
+	b[15] = 0xef;
 	return MC_BIN_HDR_LEN + bl;
 }
 
@@ -251,7 +259,11 @@ static void test_binary(void)
 
 	/* set: extras flags 0x01020304, exptime 100; key "key"; value "value" */
 	size_t n = bin_req(b, MC_BIN_SETQ, 3, 8, 8 + 3 + 5);
-	b[24] = 1; b[25] = 2; b[26] = 3; b[27] = 4; b[31] = 100;
+	b[24] = 1;
+	b[25] = 2;
+	b[26] = 3;
+	b[27] = 4;
+	b[31] = 100;
 	memcpy(b + 32, "keyvalue", 8);
 	for (size_t i = 0; i < n; i++) {
 		CHECK(mc_bin_parse(b, i, IMAX, &r, &res) == MC_PARSE_NEED_MORE);
@@ -259,7 +271,8 @@ static void test_binary(void)
 	}
 	CHECK(mc_bin_parse(b, n, IMAX, &r, &res) == MC_PARSE_OK);
 	CHECK(r.op == MC_OP_SET && r.quiet && r.flags == 0x01020304 && r.exptime == 100);
-	CHECK(r.keylen == 3 && !memcmp(r.key, "key", 3) && r.vlen == 5 && !memcmp(r.value, "value", 5));
+	CHECK(r.keylen == 3 && !memcmp(r.key, "key", 3) && r.vlen == 5 &&
+	      !memcmp(r.value, "value", 5));
 	CHECK_EQ(res.consumed, n);
 	CHECK(r.opaque == 0xdeadbeefu);
 
@@ -292,9 +305,12 @@ static void test_binary(void)
 	CHECK(res.close && res.bin_status == 0);
 	/* incr: 20 bytes of extras */
 	n = bin_req(b, MC_BIN_INCREMENT, 1, 20, 21);
-	b[31] = 7;  /* delta 7 */
-	b[39] = 9;  /* initial 9 */
-	b[40] = 0xff; b[41] = 0xff; b[42] = 0xff; b[43] = 0xff;
+	b[31] = 7; /* delta 7 */
+	b[39] = 9; /* initial 9 */
+	b[40] = 0xff;
+	b[41] = 0xff;
+	b[42] = 0xff;
+	b[43] = 0xff;
 	b[44] = 'n';
 	CHECK(mc_bin_parse(b, n, IMAX, &r, &res) == MC_PARSE_OK);
 	CHECK(r.delta == 7 && r.initial == 9 && r.exptime == 0xffffffffLL);
