@@ -257,6 +257,15 @@ static inline struct oplog__slot *slot_at(const struct oplog_domain *d, struct o
 	return (struct oplog__slot *)(void *)(t->slots + (size_t)idx * d->slot_stride);
 }
 
+/* Thread t's slot idx in d, or NULL while t has no table (acquire: a table is published
+ * with release, initialised). */
+static inline struct oplog__slot *slot_of_thread(const struct oplog_domain *d, unsigned t,
+						 unsigned idx)
+{
+	struct oplog__table *tab = atomic_load_explicit(&d->fast.tables[t], memory_order_acquire);
+	return tab ? slot_at(d, tab, idx) : NULL;
+}
+
 static inline void *slot_log(struct oplog__slot *s)
 {
 	return (unsigned char *)s + SLOT_HDR;
@@ -350,11 +359,9 @@ void oplog_synchronize(struct oplog_object *obj)
 		}
 		n = 0;
 		for (unsigned t = 0; t < hw; t++) {
-			struct oplog__table *tab =
-				atomic_load_explicit(&d->fast.tables[t], memory_order_acquire);
-			if (!tab)
+			struct oplog__slot *s = slot_of_thread(d, t, idx);
+			if (!s)
 				continue;
-			struct oplog__slot *s = slot_at(d, tab, idx);
 			spin_lock(&s->lock);
 			held[n++] = s;
 		}
@@ -405,11 +412,9 @@ void oplog_object_fini(struct oplog_object *obj)
 	if (hw > d->ntables)
 		hw = d->ntables;
 	for (unsigned t = 0; t < hw; t++) {
-		struct oplog__table *tab =
-			atomic_load_explicit(&d->fast.tables[t], memory_order_acquire);
-		if (!tab)
+		struct oplog__slot *s = slot_of_thread(d, t, idx);
+		if (!s)
 			continue;
-		struct oplog__slot *s = slot_at(d, tab, idx);
 		spin_lock(&s->lock);
 		if (s->owner == obj)
 			s->owner = NULL; /* its log is empty: synchronize applied it */
@@ -421,11 +426,9 @@ void oplog_object_fini(struct oplog_object *obj)
 	 * thread may be that evictor (fini called from an unlocked hook during an eviction);
 	 * it touches obj no more after the hook returns. */
 	for (unsigned t = 0; t < hw; t++) {
-		struct oplog__table *tab =
-			atomic_load_explicit(&d->fast.tables[t], memory_order_acquire);
-		if (!tab || (int)t == self)
+		struct oplog__slot *s = slot_of_thread(d, t, idx);
+		if (!s || (int)t == self)
 			continue;
-		struct oplog__slot *s = slot_at(d, tab, idx);
 		tsync__wait_until(atomic_load_explicit(&s->evicting, memory_order_acquire) != obj,
 				  TSYNC__SPIN_HANDOFF);
 	}
