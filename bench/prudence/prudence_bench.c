@@ -89,10 +89,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-memb.h>
-#include <ck_epoch.h>
-
 #include <tsync/clock.h>
 #include <tsync/ps.h>
 #include <tsync/ps_kmem.h>
@@ -102,6 +98,7 @@
 #include "sys.h"
 #include "hist.h"
 #include "prudence_bench.h"
+#include "peers/peer.h"
 
 #ifndef TSYNC_PRUDENCE_PLOT_PY
 #define TSYNC_PRUDENCE_PLOT_PY "plot_prudence.py"
@@ -129,7 +126,6 @@
 #define MAX_THREADS 64u
 #define MAX_LIST 32u
 #define LAT_EVERY 16u  /* time every 16th op: a clock read costs 10-30 ns under KVM */
-#define POLL_EVERY 64u /* ck_epoch_poll once per this many ck_epoch_call */
 #define READ_CHUNK 64u /* endurance readers: nodes per section */
 #define OBJ_MIN 16u    /* the peers keep their callback head (16 bytes) in the object */
 #define EXIT_ENOMEM 3  /* child: an allocation failed */
@@ -171,156 +167,11 @@ struct palloc {
 			    * pending bound runs only when named */
 };
 
-/* Deferred frees issued (each writer's own counter, summed) and completed (callbacks). */
-static _Atomic uint64_t g_done;
+/* The writers (their issued counters feed the peers' pending count: peers/peer.h). */
 struct wthread;
 static struct wthread *g_w;
 static unsigned g_nw;
 static uint64_t issued_sum(void);
-
-static uint64_t peer_pending(void)
-{
-	uint64_t done = atomic_load_explicit(&g_done, memory_order_relaxed);
-	uint64_t issued = issued_sum();
-	return issued > done ? issued - done : 0;
-}
-
-static bool no_stats(struct ps_mem_stats *out)
-{
-	(void)out;
-	return false;
-}
-
-/* ---- liburcu call_rcu (memb) over whatever malloc the process has ---- */
-
-static void rcu_free_cb(struct rcu_head *h)
-{
-	atomic_fetch_add_explicit(&g_done, 1, memory_order_relaxed);
-	free(h);
-}
-
-static int rcu_init(size_t size, unsigned n)
-{
-	(void)size, (void)n;
-	urcu_memb_register_thread(); /* rcu_barrier in fini needs a registered thread */
-	return 0;
-}
-
-static int rcu_init_all(size_t size, unsigned n)
-{
-	rcu_init(size, n);
-	if (urcu_memb_create_all_cpu_call_rcu_data(0) != 0) {
-		fprintf(stderr, WHO ": create_all_cpu_call_rcu_data failed\n");
-		return -1;
-	}
-	return 0;
-}
-
-static void rcu_fini(void)
-{
-	urcu_memb_barrier(); /* every callback has run */
-	urcu_memb_unregister_thread();
-}
-
-static void rcu_fini_all(void)
-{
-	urcu_memb_barrier();
-	urcu_memb_free_all_cpu_call_rcu_data();
-	urcu_memb_unregister_thread();
-}
-
-static void rcu_thread_init(unsigned idx)
-{
-	(void)idx;
-	urcu_memb_register_thread();
-}
-static void rcu_thread_fini(void)
-{
-	urcu_memb_unregister_thread();
-}
-static void *libc_alloc(size_t size)
-{
-	return malloc(size);
-}
-static void rcu_free_deferred(void *p)
-{
-	urcu_memb_call_rcu((struct rcu_head *)p, rcu_free_cb);
-}
-static void rcu_lock(void)
-{
-	urcu_memb_read_lock();
-}
-static void rcu_unlock(void)
-{
-	urcu_memb_read_unlock();
-}
-static void nothing(void)
-{
-}
-
-#define RCU_ALLOC(nm, pre, wh)                                                                 \
-	{                                                                                      \
-		nm, pre, wh, rcu_init, rcu_fini, rcu_thread_init, rcu_thread_fini, libc_alloc, \
-			rcu_free_deferred, rcu_lock, rcu_unlock, nothing, NULL, peer_pending,  \
-			no_stats, 0, false, LIM_DEFAULT                                        \
-	}
-
-/* ---- ck_epoch_call + ck_epoch_poll + free ---- */
-
-static ck_epoch_t g_epoch;
-static ck_epoch_record_t *g_records;
-static _Thread_local ck_epoch_record_t *t_rec;
-static _Thread_local unsigned t_calls;
-
-static void ck_free_cb(ck_epoch_entry_t *e)
-{
-	atomic_fetch_add_explicit(&g_done, 1, memory_order_relaxed);
-	free(e);
-}
-
-static int cke_init(size_t size, unsigned n)
-{
-	(void)size;
-	g_records = aligned_alloc(64, (n + 1) * sizeof(ck_epoch_record_t) + 64);
-	if (g_records == NULL)
-		return -1;
-	memset(g_records, 0, (n + 1) * sizeof(ck_epoch_record_t));
-	ck_epoch_init(&g_epoch);
-	return 0;
-}
-static void cke_fini(void)
-{
-	free(g_records);
-	g_records = NULL;
-}
-static void cke_thread_init(unsigned idx)
-{
-	t_rec = &g_records[idx];
-	t_calls = 0;
-	ck_epoch_register(&g_epoch, t_rec, NULL);
-}
-static void cke_thread_fini(void)
-{
-	ck_epoch_unregister(t_rec);
-}
-static void cke_free_deferred(void *p)
-{
-	ck_epoch_call(t_rec, (ck_epoch_entry_t *)p, ck_free_cb);
-	if (++t_calls % POLL_EVERY == 0)
-		ck_epoch_poll(t_rec);
-}
-static void cke_lock(void)
-{
-	ck_epoch_begin(t_rec, NULL);
-}
-static void cke_unlock(void)
-{
-	ck_epoch_end(t_rec, NULL);
-}
-static void cke_drain(void)
-{
-	ck_epoch_barrier(t_rec);
-}
 
 /* ---- tsync: ps_mem (one size) and ps_kmem (size classes) ---- */
 
@@ -458,39 +309,53 @@ static uint64_t psc_pending(void)
 	return ps_call_stats(g_ps, &st) == 0 ? st.pending : 0;
 }
 
+#define RCU_ALLOC(nm, pre, wh)                                                                     \
+	{                                                                                          \
+		nm, pre, wh, prudence_rcu_init, prudence_rcu_fini, prudence_rcu_thread_init,       \
+			prudence_rcu_thread_fini, prudence_libc_alloc, prudence_rcu_free_deferred, \
+			prudence_rcu_lock, prudence_rcu_unlock, prudence_nothing, NULL,            \
+			prudence__peer_pending, prudence_no_stats, 0, false, LIM_DEFAULT           \
+	}
+
 static const struct palloc allocators[] = {
 	RCU_ALLOC("malloc-call-rcu", NULL, "glibc malloc + liburcu call_rcu (memb), one worker"),
 	{"malloc-call-rcu-all", NULL,
 	 "glibc malloc + liburcu call_rcu (memb), a worker per CPU (create_all_cpu_call_rcu_data)",
-	 rcu_init_all, rcu_fini_all, rcu_thread_init, rcu_thread_fini, libc_alloc,
-	 rcu_free_deferred, rcu_lock, rcu_unlock, nothing, NULL, peer_pending, no_stats, 0, false,
-	 LIM_DEFAULT},
+	 prudence_rcu_init_all, prudence_rcu_fini_all, prudence_rcu_thread_init,
+	 prudence_rcu_thread_fini, prudence_libc_alloc, prudence_rcu_free_deferred,
+	 prudence_rcu_lock, prudence_rcu_unlock, prudence_nothing, NULL, prudence__peer_pending,
+	 prudence_no_stats, 0, false, LIM_DEFAULT},
 	RCU_ALLOC("jemalloc-call-rcu", TSYNC_PRELOAD_JEMALLOC,
 		  "jemalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
 	RCU_ALLOC("tcmalloc-call-rcu", TSYNC_PRELOAD_TCMALLOC,
 		  "tcmalloc (gperftools, LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
 	RCU_ALLOC("mimalloc-call-rcu", TSYNC_PRELOAD_MIMALLOC,
 		  "mimalloc (LD_PRELOAD) + liburcu call_rcu (memb), one worker"),
-	{"ck-epoch", NULL, "glibc malloc + ck_epoch_call, ck_epoch_poll every 64 calls", cke_init,
-	 cke_fini, cke_thread_init, cke_thread_fini, libc_alloc, cke_free_deferred, cke_lock,
-	 cke_unlock, cke_drain, NULL, peer_pending, no_stats, 0, false, LIM_DEFAULT},
+	{"ck-epoch", NULL, "glibc malloc + ck_epoch_call, ck_epoch_poll every 64 calls",
+	 prudence_cke_init, prudence_cke_fini, prudence_cke_thread_init, prudence_cke_thread_fini,
+	 prudence_libc_alloc, prudence_cke_free_deferred, prudence_cke_lock, prudence_cke_unlock,
+	 prudence_cke_drain, NULL, prudence__peer_pending, prudence_no_stats, 0, false,
+	 LIM_DEFAULT},
 	{"ps-call", NULL, "glibc malloc + tsync ps_call, the callback free()s (no recycling)",
-	 psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free, ps_lock, ps_unlock,
-	 nothing, NULL, psc_pending, no_stats, 0, false, LIM_DEFAULT},
+	 psc_init, psc_fini, ps_thread_init, prudence_nothing, prudence_libc_alloc, psc_free,
+	 ps_lock, ps_unlock, prudence_nothing, NULL, psc_pending, prudence_no_stats, 0, false,
+	 LIM_DEFAULT},
 	{"ps-call-free", NULL, "glibc malloc + tsync ps_call_free (kfree_rcu-style, no callback)",
-	 psc_init, psc_fini, ps_thread_init, nothing, libc_alloc, psc_free_off, ps_lock, ps_unlock,
-	 nothing, NULL, psc_pending, no_stats, 0, false, LIM_DEFAULT},
+	 psc_init, psc_fini, ps_thread_init, prudence_nothing, prudence_libc_alloc, psc_free_off,
+	 ps_lock, ps_unlock, prudence_nothing, NULL, psc_pending, prudence_no_stats, 0, false,
+	 LIM_DEFAULT},
 	{"ps-mem", NULL,
 	 "tsync ps_mem, Prudence's policies off: one object size, ps_alloc + ps_free", psm_init,
-	 psm_fini, ps_thread_init, nothing, psm_alloc, psm_free, ps_lock, ps_unlock, nothing,
-	 psm_idle, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false, LIM_DEFAULT},
+	 psm_fini, ps_thread_init, prudence_nothing, psm_alloc, psm_free, ps_lock, ps_unlock,
+	 prudence_nothing, psm_idle, ps_pending, ps_stats_of, PS_MEM_PRUDENCE_NONE, false,
+	 LIM_DEFAULT},
 /* Every ps_kmem row: its policies (prud), whether `--allocators ablation` runs it (abl),
  * and its memory limit (enum mem_limit; other than the default, run only when named). */
-#define PSK(name, what, prud, abl, limit)                                                        \
-	{                                                                                        \
-		name, NULL, "tsync ps_kmem, " what, psk_init, psk_fini, ps_thread_init, nothing, \
-			psk_alloc, psk_free, ps_lock, ps_unlock, nothing, psk_idle, ps_pending,  \
-			ps_stats_of, prud, abl, limit                                            \
+#define PSK(name, what, prud, abl, limit)                                                     \
+	{                                                                                     \
+		name, NULL, "tsync ps_kmem, " what, psk_init, psk_fini, ps_thread_init,       \
+			prudence_nothing, psk_alloc, psk_free, ps_lock, ps_unlock,            \
+			prudence_nothing, psk_idle, ps_pending, ps_stats_of, prud, abl, limit \
 	}
 	PSK("ps-kmem", "Prudence's policies on (the default): size classes, ps_kmalloc + ps_kfree",
 	    0, false, LIM_DEFAULT),
@@ -758,6 +623,7 @@ static int child_run(void)
 		return 1;
 	}
 	g_nw = g_run.threads;
+	prudence__issued = issued_sum; /* the peers' pending count (peers/peer.h) */
 	g_w = aligned_alloc(64, g_nw * sizeof *g_w);
 	if (g_w == NULL)
 		return 1;
