@@ -179,65 +179,37 @@ void ps_destroy(struct ps *ps);
 /*
  * ps_quiesce - has every thread left every section of ps that was active at time t?
  *
- * Arguments:  t: a time, in ticks, from tsync_now_ordered() taken after the object was
- *             made unreachable (what ps_free records).
- * Returns:    true at once, whatever the policy, if t <= the caller's own published
- *             point (ps_quiescence_point). Otherwise, GENERAL: true only if, for every
- *             registered thread j, j was observed inside a section that began more
- *             than S after t, or outside any section at a time certainly after t: a
- *             read barrier's time, or a cached time, that follows t by more than S, or
- *             a read barrier this call issued (PS_READ_MEMBARRIER; with PS_READ_FENCE a
- *             reading taken before the loads); or if some other thread already
- *             published a quiescence point >= t. RT: true iff t <= a fresh exact
- *             quiescence point (ps_quiesce_time); no cached view and no other thread's
- *             point is used. TEMPORAL: true iff t + grace + S < now (no record is read).
- *             False means "not yet": call again later. The caller's own sections count
- *             too: a thread inside a section that began before t makes
- *             ps_quiesce(ps, t) false, even when it is the caller. A true result
- *             publishes t - S - 1 (or a later proven point) as the caller's point. A
- *             false result caused by a section whose start is not after t + S raises
- *             the domain clock word to now, so that that thread's next section starts
- *             after t (the liveness argument of docs/design.md §2.5).
- * Progress:   wait-free: O(threads) loads in the worst case, usually O(1)
- *             (optimisations 2 and 3), and with PS_READ_MEMBARRIER at most one
- *             membarrier system call, made only when no thread was seen inside a
- *             section begun by t + S and no barrier since t + S is known; it returns
- *             once every CPU running one of the process's threads has executed a full
- *             barrier (an interrupt, microseconds), and waits for no section. When the
- *             caller is the only registered thread no barrier is needed and none is
- *             made. Never sleeps.
+ * Arguments:  t: ticks, from tsync_now_ordered() after the object was made unreachable
+ *             (what ps_free records).
+ * Returns:    true if every section active at t has ended, the caller's own included,
+ *             as the policy proves it (GENERAL: the records, dated by a read barrier;
+ *             RT: every record read now; TEMPORAL: t + grace + S < now); a true result
+ *             publishes the caller's point. False: "not yet", call again later.
+ * Progress:   wait-free: O(threads) loads at worst, usually O(1); GENERAL with
+ *             PS_READ_MEMBARRIER at most one membarrier system call (microseconds; it
+ *             waits for no section). Never sleeps. Details: docs/design.md §2.8.
  * Ordering:   acquire: a true result happens-after the exit of every such section.
  * Caller:     any thread, inside or outside a section.
- * Implements: ParSec (EuroSys 2016) §3.2-3.3 (the read barrier is tsync's: see
- *             docs/design.md §2); RT and TEMPORAL: RT-SMR (RTAS 2018) §IV-A/B, Figs. 8
- *             and 9.
+ * Implements: ParSec (EuroSys 2016) §3.2-3.3; RT and TEMPORAL: RT-SMR (RTAS 2018)
+ *             §IV-A/B, Figs. 8 and 9.
  */
 bool ps_quiesce(struct ps *ps, tsync_tick_t t);
 
 /*
- * ps_quiesce_time - the most recent quiescence point, computed now.
+ * ps_quiesce_time - the most recent quiescence point, computed now: every section of
+ * ps active at or before it has ended, so an object whose free time is <= it may be
+ * reused.
  *
- * Every section of ps active at or before the returned time has ended, so an object
- * whose free time (ps_free's stamp) is <= it may be reused.
- *
- * Returns:    a time in ticks. RT: reads every registered thread's record now (exact:
- *             no cached view, no published point) and returns min(scan start, earliest
- *             start of a section in progress) - S - 1; the caller's own section counts.
- *             GENERAL: the same scan, dated by the newest read barrier instead of the
- *             scan's start (PS_READ_MEMBARRIER: a barrier is issued first unless one
- *             began less than the read interval ago; PS_READ_FENCE: a reading before
- *             the loads), so the point may lag now by the read interval plus S.
- *             TEMPORAL: now - grace - S - 1 (0 if that is negative); reads no record. If
- *             the caller's previously published point (ps_quiescence_point) is later,
- *             that one is returned instead (it is proven too). The result is published
- *             as the caller's point (which never decreases).
+ * Returns:    a time in ticks (RT: exact, from every record read now; GENERAL: dated by
+ *             the newest read barrier, so it may lag now by the read interval plus S;
+ *             TEMPORAL: now - grace - S - 1), never below the caller's published point,
+ *             which it becomes (docs/design.md §2.8).
  * Progress:   wait-free: O(threads) loads (GENERAL, RT), O(1) (TEMPORAL); GENERAL with
- *             PS_READ_MEMBARRIER at most one membarrier system call (see ps_quiesce).
- * Ordering:   acquire loads of the records: every section that ended by the returned
- *             time happens-before the return.
+ *             PS_READ_MEMBARRIER at most one membarrier system call.
+ * Ordering:   acquire: every section that ended by the returned time happens-before
+ *             the return.
  * Caller:     any thread.
- * Implements: RT-SMR (RTAS 2018) Fig. 8's ps_quiesce (GENERAL, RT) and Fig. 9's
- *             (TEMPORAL).
+ * Implements: RT-SMR (RTAS 2018) Fig. 8's ps_quiesce (GENERAL, RT), Fig. 9's (TEMPORAL).
  */
 tsync_tick_t ps_quiesce_time(struct ps *ps);
 
@@ -465,32 +437,19 @@ int ps_stats_thread(struct ps *ps, struct ps_stats *out);
 /*
  * ps_enter, ps_exit - begin and end a parallel section of ps.
  *
- * Sections nest; only the outermost pair records anything. ps_enter stores to the
- * caller's own line that it is inside a section begun at or after time e, where e is
- * the domain clock word (PS_READ_MEMBARRIER, PS_READ_FENCE) or a counter reading
- * (PS_READ_COUNTER); the outermost ps_exit stores that it is outside. After the
- * outermost exit the caller must hold no reference to memory protected by ps.
+ * Sections nest (at most 15 deep per instance); only the outermost pair records
+ * anything, on the caller's own cache line. After the outermost exit the caller holds no
+ * reference to memory protected by ps.
  *
  * Progress:   wait-free: two loads and a store to the caller's own line, one load of
- *             the instance's first line (shared, written once per read interval at
- *             most); no counter read (except PS_READ_COUNTER) and no fence (except
- *             PS_READ_FENCE and PS_READ_COUNTER). An explicitly registered thread
- *             (tsync_thread_register) has its record already: nothing is allocated. A
- *             lazily registered one allocates its record on its first ps_enter (or
- *             other call) on ps (out of line), and aborts with a diagnostic if that
- *             fails or the registry is full (<tsync/thread.h>).
- * Ordering:   ps_enter: acquire load of the clock word, then release store of the state
- *             (the previous section's accesses happen-before any scanner that sees the
- *             new one); the section's loads follow the store in program order (a
- *             compiler barrier; a seq_cst fence for PS_READ_FENCE and PS_READ_COUNTER),
- *             which a reclaimer's read barrier turns into visibility (docs/design.md
- *             §2). ps_exit: release store: every access of the section happens-before
- *             a reclaimer's acquire load that observes it.
- * Caller:     any thread (ps_enter registers it lazily if needed, see Progress).
- *             Sections nest at most 15 deep per instance: a 16th nested ps_enter aborts
- *             with a diagnostic. ps_exit: the caller must be inside a section of ps; an
- *             unbalanced exit aborts with a diagnostic, in every build (one predictable
- *             branch on the word ps_exit loads anyway).
+ *             the instance's first line; no fence and no counter read on GENERAL's
+ *             membarrier path. A lazily registered thread allocates its record on its
+ *             first call and aborts if it cannot (docs/design.md §2.8).
+ * Ordering:   ps_enter: acquire load, release store, the section's loads after it;
+ *             ps_exit: release store - the section's accesses happen-before a
+ *             reclaimer's acquire load that observes it (docs/design.md §2).
+ * Caller:     any thread. A 16th nested ps_enter, or a ps_exit outside a section of
+ *             ps, aborts with a diagnostic.
  * Implements: ParSec (EuroSys 2016) §2.2 and §3.3, optimisation 1; the clock word and
  *             the read barrier are tsync's (docs/design.md §2).
  */
