@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "smr/smr_bench.h"
+#include "smr/smr_run.h"
 #include "rlu/rlu_bench.h"
 #include "rt/rt_bench.h"
 #include "rt/rt_cache_bench.h"

@@ -28,7 +28,7 @@
 #include <tsync/clock.h>
 
 #include "common.h"
-#include "smr_bench.h"
+#include "smr_run.h"
 
 #ifndef TSYNC_REPORT_PY
 #define TSYNC_REPORT_PY "plot_smr.py"

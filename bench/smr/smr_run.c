@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "smr_bench.h"
+#include "smr_run.h"
 
 const struct smr_peer *smr__peer;
 struct bench_thread *smr__threads;

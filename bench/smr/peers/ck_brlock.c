@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../smr_bench.h"
+#include "../smr_run.h"
 
 struct reader {
 	_Alignas(SMR_CACHE_LINE) ck_brlock_reader_t r; /* one line per reader */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../smr_bench.h"
+#include "../smr_run.h"
 
 struct cnode {
 	struct smr_node n;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <tsync/tsync.h>
 
-#include "../smr_bench.h"
+#include "../smr_run.h"
 
 static struct ps *ps;
 static struct ps_mem *mem;

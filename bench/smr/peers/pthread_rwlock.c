@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../smr_bench.h"
+#include "../smr_run.h"
 
 static pthread_rwlock_t lock;
 static struct smr_node *_Atomic slots[SMR_SLOTS];

@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "../smr_bench.h"
+#include "../smr_run.h"
 
 static struct smr_node *_Atomic slots[SMR_SLOTS];
 

@@ -22,7 +22,7 @@
  */
 #include <stdlib.h>
 
-#include "../smr_bench.h"
+#include "../smr_run.h"
 
 struct unode {
 	struct smr_node n;

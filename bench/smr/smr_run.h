@@ -1,5 +1,7 @@
 /*
- * bench/smr/smr_bench.h - the `tsync-bench smr` harness as seen by a mechanism adapter ("peer").
+ * bench/smr/smr_run.h - the `tsync-bench smr` harness as seen by a mechanism adapter ("peer"):
+ * the types, the node checks and what smr_run.c holds for a run, below both the driver
+ * (smr_bench.c) and the peers.
  *
  * Workload (ParSec, EuroSys 2016, §5.1): SMR_SLOTS shared slots each point to a live node. A read
  * enters the mechanism's read-side section, loads one slot, checks the node it finds
