@@ -179,6 +179,11 @@ struct ps_calls *ps__calls(struct ps *ps)
 	return ps->calls;
 }
 
+void ps__set_calls(struct ps *ps, struct ps_calls *calls)
+{
+	ps->calls = calls;
+}
+
 struct tsync__client *ps__client(struct ps *ps)
 {
 	return &ps->client;
@@ -274,10 +279,10 @@ static void raise_to(_Atomic uint64_t *w, uint64_t v)
 		;
 }
 
-/* A new instance for cfg, holding calls (ps_call's queues, made by ps_life.c's ps_create),
- * with its thread hooks set and not yet in the registry; NULL with errno = EINVAL or
- * ENOMEM. */
-struct ps *ps__new(const struct ps_config *cfg, struct ps_calls *calls)
+/* A new instance for cfg (checked first), with its thread hooks set, without ps_call's
+ * queues (ps_life.c's ps_create attaches them) and not yet in the registry; NULL with
+ * errno = EINVAL or ENOMEM. */
+struct ps *ps__new(const struct ps_config *cfg)
 {
 	struct ps_config def = PS_CONFIG_INIT;
 	if (cfg == NULL)
@@ -303,7 +308,6 @@ struct ps *ps__new(const struct ps_config *cfg, struct ps_calls *calls)
 	memset(ps, 0, sizeof(*ps));
 	ps->nchunks = tsync__chunk_count();
 	ps->head.chunks = calloc(ps->nchunks, sizeof(*ps->head.chunks));
-	ps->calls = calls;
 	if (ps->head.chunks == NULL) {
 		free(ps);
 		errno = ENOMEM;

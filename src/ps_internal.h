@@ -41,9 +41,11 @@ uint64_t ps__quiesce_own(struct ps *ps, uint64_t t, bool lazy);
 struct ps_calls;
 struct ps_config;
 struct tsync__client;
-/* A new instance for cfg holding calls (ps_call's queues), its thread hooks set, not yet
- * in the registry; NULL with errno = EINVAL (cfg) or ENOMEM. */
-struct ps *ps__new(const struct ps_config *cfg, struct ps_calls *calls);
+/* A new instance for cfg, its thread hooks set, not yet in the registry and without
+ * ps_call's queues; NULL with errno = EINVAL (cfg, checked before any allocation) or
+ * ENOMEM. ps__set_calls attaches the queues before the instance is shared. */
+struct ps *ps__new(const struct ps_config *cfg);
+void ps__set_calls(struct ps *ps, struct ps_calls *calls);
 /* Free what ps__new made (not the queues); ps is out of the registry. */
 void ps__delete(struct ps *ps);
 /* ps's registry record, and back from it. */

@@ -35,18 +35,16 @@ static void ps_fork_child(struct tsync__client *c, const unsigned char *ids, uns
 
 struct ps *ps_create(const struct ps_config *cfg)
 {
+	struct ps *ps = ps__new(cfg); /* checks cfg first: EINVAL allocates nothing */
+	if (ps == NULL)
+		return NULL;
 	struct ps_calls *calls = ps__calls_new(tsync__chunk_count());
 	if (calls == NULL) {
+		ps__delete(ps);
 		errno = ENOMEM;
 		return NULL;
 	}
-	struct ps *ps = ps__new(cfg, calls);
-	if (ps == NULL) {
-		int e = errno;
-		ps__calls_destroy(calls);
-		errno = e;
-		return NULL;
-	}
+	ps__set_calls(ps, calls);
 	struct tsync__client *client = ps__client(ps);
 	client->fork_prepare = ps_fork_prepare;
 	client->fork_parent = ps_fork_parent;
