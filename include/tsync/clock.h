@@ -165,16 +165,9 @@ static inline bool tsync_clock_before(tsync_tick_t a, tsync_tick_t b);
  * tsync_ticks_per_ns, tsync_ticks_to_ns, tsync_ns_to_ticks - unit conversion.
  *
  * Arguments:  ticks: a duration in ticks; ns: a duration in nanoseconds.
- * Returns:    the source's rate calibrated against CLOCK_MONOTONIC at initialisation, in
- *             ticks per nanosecond (1.0 for monotonic); the duration converted with it
- *             (truncated). The rate is within 0.1 % of the counter's rate relative to
- *             CLOCK_MONOTONIC during the calibration: each end of the calibration
- *             interval (20 ms or more) is a counter reading bracketed by two
- *             CLOCK_MONOTONIC readings, retried until the bracket is tight, and the
- *             interval is lengthened until the brackets are within 0.1 % of it (at
- *             most 2 s: only a machine whose CLOCK_MONOTONIC reads take milliseconds
- *             misses the bound). A preemption during the calibration costs time, not
- *             accuracy.
+ * Returns:    the source's rate in ticks per nanosecond (1.0 for monotonic), calibrated
+ *             against CLOCK_MONOTONIC at initialisation to within 0.1 % (how:
+ *             docs/design.md §9.1); the duration converted with it (truncated).
  * Progress:   initialises the clock if needed, then wait-free.
  * Caller:     any thread, registered or not.
  * Implements: infrastructure (no paper section).

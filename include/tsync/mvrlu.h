@@ -158,16 +158,12 @@ void mvrlu_reader_lock(struct mvrlu_thread *self);
  * mvrlu_reader_unlock - end the section; a writer commits.
  *
  * Arguments: self: the caller's handle.
- * Returns:   nothing. A writer's commit time is c = (ordered clock reading) + S + 1; the
- *            versions it replaced are stamped superseded-at-c; after the section ends the
- *            caller waits until the clock is past c + S (real-time order: a section that
- *            begins after the return, on any thread, sees the commit). Either kind runs
- *            one reclamation pass if its log is more than reclaim_pct full, a section
- *            asked for write-back since its last pass, or the section's derefs mostly met
- *            versions (the dereference watermark).
+ * Returns:   nothing. A writer commits at c = (ordered clock reading) + S + 1, stamps the
+ *            versions it replaced superseded-at-c, and waits until the clock is past
+ *            c + S: a section that begins after the return, on any thread, sees the
+ *            commit. Either kind may run one reclamation pass (docs/design.md §9.10).
  * Progress:  never waits for readers. A writer waits at most 2S + 1 clock ticks; a
- *            reclamation pass is bounded (it waits up to 4096 rounds for a thread seen
- *            between the two stores of its section start, then gives up the pass).
+ *            reclamation pass is bounded.
  * Ordering:  the section end is a release store; the commit stores COMMITTING (seq_cst),
  *            then c (release), then the superseded stamps (release).
  * Caller:    the handle's thread, inside a section.
@@ -197,34 +193,26 @@ void mvrlu_abort(struct mvrlu_thread *self);
  * Arguments: self: the caller's handle; obj: NULL or a pointer from mvrlu_alloc/mvrlu_deref
  *            (a version is returned as it is).
  * Returns:   NULL for NULL; the caller's own uncommitted version if it locked obj, else the
- *            newest version committed with c <= L, else obj itself. The chain walk stops
- *            at the first match (versions not yet committed or too new are skipped;
- *            nothing older is ever visited).
- * Progress:  wait-free, except that a deref that meets a write set in the middle of its
- *            commit (a window of a few instructions) spins until c is published.
- *            Inline fast path: an object without versions (the common case once
- *            reclamation has written them back) costs one acquire load of its header and
- *            a count on the caller's own line (the dereference watermark's).
+ *            newest version committed with c <= L, else obj itself.
+ * Progress:  wait-free, except that a deref meeting a write set in the middle of its commit
+ *            (a few instructions) spins until c is published. Inline fast path: one
+ *            acquire load for an object without versions (docs/design.md §9.10).
  * Ordering:  acquire: the returned version's contents are those committed.
  * Caller:    the handle's thread, inside a section.
  * Implements: the RLU study (Appl. Sci. 2022) §3.3 (Fig. 3, dereference).
  */
 static inline void *mvrlu_deref(struct mvrlu_thread *self, void *obj);
 /*
- * mvrlu_try_lock - lock *pobj for modification by this section: a copy of the version the
- * section reads goes on top of the object's chain, and *pobj is set to it.
+ * mvrlu_try_lock - lock *pobj for this section: a copy of the version it reads goes on top
+ * of the object's chain, and *pobj is set to it.
  *
- * Arguments: self: the caller's handle; pobj: an object or a version of it, as
- *            mvrlu_deref returned it; size: the object's size in bytes, as given to
- *            mvrlu_alloc.
- * Returns:   true on success (also when the caller already holds it); modify the copy
- *            freely. false - the caller must call mvrlu_abort and restart the section -
- *            when another section holds the object, when a version newer than this
- *            section's L exists (the section's view is stale), or when the log is full
- *            after an inline reclamation pass (errno = ENOSPC when the write set cannot
- *            fit even in an empty log, more than half of log_bytes: retrying cannot help).
- * Progress:  never waits for other threads (it fails instead); may run one bounded
- *            reclamation pass when the log is full.
+ * Arguments: self: the caller's handle; pobj: as mvrlu_deref returned it; size: the
+ *            object's size, as given to mvrlu_alloc.
+ * Returns:   true on success (also when the caller already holds it). false - call
+ *            mvrlu_abort and restart the section - when another section holds the object,
+ *            a version newer than this section's L exists, or the log is full (ENOSPC:
+ *            the write set cannot fit even in an empty log; docs/design.md §9.10).
+ * Progress:  never waits for other threads (it fails); a full log: one bounded reclamation pass.
  * Ordering:  the version is published with a release CAS on the object's header.
  * Caller:    the handle's thread, inside a section.
  * Implements: the RLU study (Appl. Sci. 2022) §3.3 (Fig. 3, try-lock).

@@ -3,9 +3,10 @@
  * structures (OpLog (MIT TR 2014): Boyd-Wickizer, Kaashoek, Morris, Zeldovich, "OpLog: a
  * library for scaling update-heavy data structures").
  *
- * An update that has no return value ("deferrable", OpLog (MIT TR 2014) §4.1) is not applied to the
- * shared structure: oplog_log() appends it, with a timestamp, to the calling thread's
- * log for that object, touching only cache lines the thread already owns. A read calls
+ * An update that has no return value ("deferrable", OpLog (MIT TR 2014) §4.1) is not
+ * applied to the shared structure: oplog_log() appends it, with a timestamp, to the
+ * calling thread's log for that object, touching only cache lines the thread already
+ * owns. A read calls
  * oplog_synchronize(), which takes the object's lock, merges every thread's log for the
  * object in timestamp order, executes the operations on the underlying structure, and
  * returns with the object locked; the read then uses the structure and calls
@@ -263,27 +264,17 @@ int oplog_object_init(struct oplog_object *obj, struct oplog_domain *d);
 void oplog_object_fini(struct oplog_object *obj);
 
 /*
- * oplog_log - record op for obj in the calling thread's log.
- *
- * op->size bytes are copied; op->ts is set. If the thread's slot for obj belongs to
- * another object, that object is evicted first, after being synchronized if it has ops
- * in this log (§6); if the log is full, obj is synchronized and the op pushed again.
+ * oplog_log - record op for obj in the calling thread's log (op->size bytes copied, op->ts
+ * set); a slot's other object is evicted first, a full log synchronized.
  *
  * Arguments:  op: the op header, first member of an op struct of op->size bytes.
- * Returns:    the push result (OPLOG_PUSHED or OPLOG_ABSORBED), or -1 with errno =
- *             EINVAL (op->size < sizeof(struct oplog_op) or > OPLOG_OP_MAX; for the
- *             default op log also exec NULL, or an op larger than the log's capacity),
- *             ENOMEM (the thread's first table could not be allocated) or EAGAIN (the
- *             thread cannot be registered).
- * Progress:   no shared store on the fast path (the thread's own slot lock and log;
- *             OPLOG_ORDER_COUNTER adds one shared fetch-and-add); blocks while a
- *             synchronize of an object in the same slot holds the slot lock, and on
- *             evictions and full logs. Under OPLOG_ORDER_CLOCK a logged (not absorbed)
- *             op returns only once the clock has passed ts + S: a spin that waits for
- *             the clock, not for another thread, so it lasts at most S ticks after the
- *             timestamp whatever the scheduler does (a preemption only uses it up).
- * Ordering:   the op's effects are visible to every synchronize that starts after
- *             oplog_log returns (release on the slot lock, acquire by the synchronizer).
+ * Returns:    OPLOG_PUSHED or OPLOG_ABSORBED, or -1 with errno = EINVAL (a bad op->size
+ *             or op for this log type: docs/design.md §9.11), ENOMEM (the thread's first
+ *             table) or EAGAIN (the thread cannot be registered).
+ * Progress:   no shared store on the fast path (OPLOG_ORDER_COUNTER: one fetch-and-add);
+ *             blocks on a synchronize holding the slot lock, evictions and full logs;
+ *             OPLOG_ORDER_CLOCK: a logged op spins at most S ticks.
+ * Ordering:   visible to every synchronize that starts after the return (release on the slot lock).
  * Caller:     any thread (registers lazily).
  * Implements: OpLog (MIT TR 2014) §5.1, Fig. 6 (Object::log); commit wait: §6.1.
  */
@@ -435,21 +426,16 @@ size_t oplog_ops_used(const void *log);
 /*
  * oplog_log_acquire, oplog_log_release - direct access to the calling thread's log for
  * obj, for a type with a custom per-thread state and OPLOG_TYPE_UNORDERED (a counter's
- * push is "add to my count"; no op struct, no timestamp).
- *
- * The caller updates the state between the two calls, at once; the update is then what
- * push would have done, and is applied by the next synchronize. oplog_log_acquire evicts
- * the slot's previous object first if needed (see oplog_log).
+ * push is "add to my count"). Update the state between the two calls, at once; the next
+ * synchronize applies it. oplog_log_acquire evicts the slot's occupant as oplog_log.
  *
  * Returns:    oplog_log_acquire: the log, locked; NULL with errno = EINVAL (not such a
  *             type), ENOMEM or EAGAIN.
  * Progress:   fast path (inline): one thread-local load, two loads, one uncontended
- *             exchange on the thread's own slot; no shared store. Slow path as
- *             oplog_log.
+ *             exchange on the thread's own slot; no shared store. Slow path as oplog_log.
  * Ordering:   oplog_log_release is a release store: the update is visible to the next
  *             synchronize.
- * Caller:     any thread; oplog_log_release only with a log from its own
- *             oplog_log_acquire.
+ * Caller:     any thread; oplog_log_release only with its own oplog_log_acquire's log.
  * Implements: OpLog (MIT TR 2014) §5.2, Fig. 8.
  */
 static inline void *oplog_log_acquire(struct oplog_object *obj);

@@ -59,36 +59,18 @@ extern "C" {
 struct ps;
 
 /*
- * Quiescence policies (RT-SMR (RTAS 2018) §IV), chosen per instance at creation.
+ * Quiescence policies (RT-SMR (RTAS 2018) §IV), chosen per instance at creation. What
+ * each proves and costs: docs/design.md §9.3.
  *
- *  PS_POLICY_GENERAL   ParSec (EuroSys 2016) §3.3: wait-free ps_quiesce with
- *                      the four optimisations. A quiescer may answer from cached views
- *                      and published points, so the quiescence point it proves can lag
- *                      the true one: throughput first, no garbage bound. The default (a
- *                      zero-initialised config selects it).
- *  PS_POLICY_RT        RT-ParSec (RT-SMR (RTAS 2018) §IV-A, Fig. 8): every quiescence
- *                      computation reads every thread's record now - no cached views, no
- *                      other thread's published point, no early exit - and returns the
- *                      earliest enter time among the threads inside a section (less the
- *                      skew bound), or the scan's start if none is. Exact, so the garbage
- *                      bound of RT-SMR (RTAS 2018) Eq. 5 applies; costs O(threads) remote
- *                      loads per computation (α of §V-C). Sections are marked with
- *                      ps_enter/ps_exit exactly as for GENERAL (same inline code, cost).
- *  PS_POLICY_TEMPORAL  Temporal quiescence (RT-SMR (RTAS 2018) §IV-B, Fig. 9): the
- *                      quiescence point is now - grace_ns - S; no thread record is read.
- *                      CONTRACT: every section (from the first access to protected memory
- *                      to the last, including preemption and interrupts) lasts less than
- *                      grace_ns of real time, a bound the task model and response-time
- *                      analysis must establish (RT-SMR (RTAS 2018) §VI, Eq. 8:
- *                      grace_ns >= max Δʳ). A section that overruns it may see its objects
- *                      reused under it - undetected unless the reader also calls
- *                      ps_enter/ps_exit, see below. Enter and exit do no work for this
- *                      policy: its readers need not call ps_enter/ps_exit at all (Fig. 9's
- *                      empty functions; the general read path has no policy branch, so
- *                      GENERAL does not pay for TEMPORAL). Calling them anyway is allowed
- *                      and costs what it costs for GENERAL; then ps_in_section() works and
- *                      ps_stall_report() (<tsync/ps_mem.h>) flags a section that has
- *                      outlived grace_ns. ps_quiesce never reads the records.
+ *  PS_POLICY_GENERAL   ParSec (EuroSys 2016) §3.3: wait-free ps_quiesce with the four
+ *                      optimisations; throughput first, no garbage bound. The default.
+ *  PS_POLICY_RT        RT-ParSec (RT-SMR (RTAS 2018) §IV-A, Fig. 8): every computation
+ *                      reads every record now; exact, so Eq. 5's garbage bound applies.
+ *  PS_POLICY_TEMPORAL  Temporal quiescence (RT-SMR (RTAS 2018) §IV-B, Fig. 9): the point
+ *                      is now - grace_ns - S, no record is read. CONTRACT: every section
+ *                      lasts less than grace_ns of real time (§VI, Eq. 8). Readers need
+ *                      not call ps_enter/ps_exit; if they do, ps_stall_report flags a
+ *                      section that outlives grace_ns.
  */
 enum ps_policy {
 	PS_POLICY_GENERAL = 0,
@@ -179,15 +161,11 @@ void ps_destroy(struct ps *ps);
 /*
  * ps_quiesce - has every thread left every section of ps that was active at time t?
  *
- * Arguments:  t: ticks, from tsync_now_ordered() after the object was made unreachable
- *             (what ps_free records).
+ * Arguments:  t: ticks, from tsync_now_ordered() after the object was made unreachable.
  * Returns:    true if every section active at t has ended, the caller's own included,
- *             as the policy proves it (GENERAL: the records, dated by a read barrier;
- *             RT: every record read now; TEMPORAL: t + grace + S < now); a true result
- *             publishes the caller's point. False: "not yet", call again later.
- * Progress:   wait-free: O(threads) loads at worst, usually O(1); GENERAL with
- *             PS_READ_MEMBARRIER at most one membarrier system call (microseconds; it
- *             waits for no section). Never sleeps. Details: docs/design.md §2.8.
+ *             as the policy proves it (docs/design.md §2.8); false: "not yet", call again.
+ * Progress:   wait-free: O(threads) loads at worst, usually O(1); at most one membarrier
+ *             system call (PS_READ_MEMBARRIER), which waits for no section. Never sleeps.
  * Ordering:   acquire: a true result happens-after the exit of every such section.
  * Caller:     any thread, inside or outside a section.
  * Implements: ParSec (EuroSys 2016) §3.2-3.3; RT and TEMPORAL: RT-SMR (RTAS 2018)
@@ -196,18 +174,15 @@ void ps_destroy(struct ps *ps);
 bool ps_quiesce(struct ps *ps, tsync_tick_t t);
 
 /*
- * ps_quiesce_time - the most recent quiescence point, computed now: every section of
- * ps active at or before it has ended, so an object whose free time is <= it may be
- * reused.
+ * ps_quiesce_time - the most recent quiescence point, computed now: every section of ps
+ * active at or before it has ended, so an object freed at or before it may be reused.
  *
- * Returns:    a time in ticks (RT: exact, from every record read now; GENERAL: dated by
- *             the newest read barrier, so it may lag now by the read interval plus S;
- *             TEMPORAL: now - grace - S - 1), never below the caller's published point,
- *             which it becomes (docs/design.md §2.8).
+ * Returns:    a time in ticks, never below the caller's published point, which it
+ *             becomes (RT: exact; GENERAL: may lag now by the read interval plus S;
+ *             TEMPORAL: now - grace - S - 1; docs/design.md §2.8).
  * Progress:   wait-free: O(threads) loads (GENERAL, RT), O(1) (TEMPORAL); GENERAL with
  *             PS_READ_MEMBARRIER at most one membarrier system call.
- * Ordering:   acquire: every section that ended by the returned time happens-before
- *             the return.
+ * Ordering:   acquire: every section that ended by the returned time happens-before the return.
  * Caller:     any thread.
  * Implements: RT-SMR (RTAS 2018) Fig. 8's ps_quiesce (GENERAL, RT), Fig. 9's (TEMPORAL).
  */
@@ -260,23 +235,14 @@ void ps_synchronize(struct ps *ps);
  * (EuroSys 2016) §3.2: an object freed at time t is reused once quiescence proves t),
  * applied to a batch stamped with one ordered clock reading.
  *
- * Where callbacks run. Each thread queues on a list of its own in ps (one per thread
- * id): a compare-and-swap on a line only that thread pushes to, no lock and no shared
- * line. Every PS_CALL_BATCH calls the thread closes its list into a batch stamped with
- * the time (a later time than each call's: only more sections must end), then runs
- * every batch of its queue whose grace period is over, and helps one other thread's
- * queue the same way - one whose thread has not polled for a millisecond (idle, or
- * exited), at most 4 x PS_CALL_BATCH of its callbacks - so the callbacks of idle and
- * exited threads run too, while busy threads keep to their own queues. Callbacks
- * also run in ps_call_poll, ps_barrier, ps_destroy, and in ps_mem_reclaim of a ps_mem
- * created on ps. So a callback runs in the context of whichever thread gets there -
- * possibly inside that thread's section of ps or of another instance, and while it
- * holds its own locks (as CK's ck_epoch_poll runs callbacks in its caller): it must not
- * block, take a lock a ps_call caller may hold, call ps_barrier or ps_synchronize, or
- * create or destroy tsync instances. It may call ps_call (that call only queues) and
- * ps_free. Callbacks of one thread's queue run in the order they were queued, one
- * batch at a time under that queue's mutex; callbacks of different queues run in no
- * particular order and may run concurrently.
+ * Where callbacks run: in whichever thread gets there - a thread's ps_call every
+ * PS_CALL_BATCH calls (its own queue, then one idle or exited thread's), ps_call_poll,
+ * ps_barrier, ps_destroy, ps_mem_reclaim of a ps_mem on ps (docs/design.md §9.3) -
+ * possibly inside a section, while that thread holds its own locks. So a callback must
+ * not block, take a lock a ps_call caller may hold, call ps_barrier or ps_synchronize,
+ * or create or destroy tsync instances; it may call ps_call (which only queues) and
+ * ps_free. One queue's callbacks run in the order queued; different queues' in no
+ * particular order, possibly concurrently.
  *
  * An exiting thread's queue stays with its thread id: any thread's poll or ps_barrier
  * runs it, and the id's next user queues behind it. fork: see <tsync/thread.h>.
@@ -295,25 +261,17 @@ struct ps_head {
 /*
  * ps_call - run fn(head) once every section of ps active now has ended.
  *
- * Arguments:  head: in an object the caller has made unreachable to every section
- *             that begins from now on; not queued already. fn: the callback, called
- *             with head exactly once (then head is the callback's).
- * Progress:   lock-free queueing (a CAS on the caller's own list, which only
- *             ps_barrier/ps_call_poll/other threads' helping ever exchange); every
- *             PS_CALL_BATCH-th call of a thread also polls, without waiting: a
- *             trylock of its queue, ps_quiesce of the oldest batches (with
- *             PS_READ_MEMBARRIER at most one read barrier per read interval), and the
- *             callbacks found ready, in the caller; then the same for one idle or
- *             exited thread's queue (at most 4 x PS_CALL_BATCH callbacks).
- *             A lazily registered thread allocates its queue at its first call on ps
- *             and aborts with a diagnostic if that fails (as ps_enter).
+ * Arguments:  head: in an object now unreachable to every section that begins from now
+ *             on, not queued already; fn: called with head exactly once (then head is fn's).
+ * Progress:   lock-free queueing (a CAS on the caller's own list); every PS_CALL_BATCH-th
+ *             call also polls without waiting, running ready callbacks in the caller
+ *             (docs/design.md §9.3). A lazily registered thread aborts if its queue
+ *             cannot be allocated (as ps_enter).
  * Ordering:   release: the caller's accesses before ps_call happen-before fn; fn
- *             happens-after the end of every section of ps active at the call (as a
- *             true ps_quiesce for its batch's stamp).
- * Caller:     any thread, inside or outside a section of ps (the caller's own section
- *             then holds fn back too), and callbacks (which only queue).
- * Implements: ParSec (EuroSys 2016) §3.2-3.3 (free-time stamps, quiescence); the
- *             call_rcu interface is liburcu's.
+ *             happens-after the end of every section of ps active at the call.
+ * Caller:     any thread, inside or outside a section (the caller's own section then
+ *             holds fn back too), and callbacks (which only queue).
+ * Implements: ParSec (EuroSys 2016) §3.2-3.3; the call_rcu interface is liburcu's.
  */
 void ps_call(struct ps *ps, struct ps_head *head, void (*fn)(struct ps_head *head));
 
@@ -349,10 +307,7 @@ void ps_barrier(struct ps *ps);
 
 /*
  * ps_call_poll - run every queued callback of ps whose grace period is over now, from
- * every thread's queue.
- *
- * For a program's own periodic task (liburcu runs a call_rcu thread; tsync lets the
- * program choose), or a thread about to go idle.
+ * every thread's queue: for a program's own periodic task, or a thread about to idle.
  *
  * Returns:    the number of callbacks run.
  * Progress:   never waits for a section: one quiescence computation per queue with
@@ -437,19 +392,15 @@ int ps_stats_thread(struct ps *ps, struct ps_stats *out);
 /*
  * ps_enter, ps_exit - begin and end a parallel section of ps.
  *
- * Sections nest (at most 15 deep per instance); only the outermost pair records
- * anything, on the caller's own cache line. After the outermost exit the caller holds no
- * reference to memory protected by ps.
+ * Sections nest (at most 15 deep per instance); only the outermost pair records anything,
+ * on the caller's own line. After the outermost exit the caller holds no reference into ps.
  *
- * Progress:   wait-free: two loads and a store to the caller's own line, one load of
- *             the instance's first line; no fence and no counter read on GENERAL's
- *             membarrier path. A lazily registered thread allocates its record on its
- *             first call and aborts if it cannot (docs/design.md §2.8).
- * Ordering:   ps_enter: acquire load, release store, the section's loads after it;
- *             ps_exit: release store - the section's accesses happen-before a
- *             reclaimer's acquire load that observes it (docs/design.md §2).
- * Caller:     any thread. A 16th nested ps_enter, or a ps_exit outside a section of
- *             ps, aborts with a diagnostic.
+ * Progress:   wait-free: two loads and a store to the caller's own line, one load of the
+ *             instance's first line; no fence or counter read on the membarrier path.
+ * Ordering:   ps_enter: acquire load, then release store; ps_exit: release store.
+ * Caller:     any thread (a lazily registered one aborts if its record cannot be
+ *             allocated). A 16th nested ps_enter, or a ps_exit outside a section of ps,
+ *             aborts with a diagnostic. All of it: docs/design.md §2.8.
  * Implements: ParSec (EuroSys 2016) §2.2 and §3.3, optimisation 1; the clock word and
  *             the read barrier are tsync's (docs/design.md §2).
  */

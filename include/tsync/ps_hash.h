@@ -153,16 +153,13 @@ void ps_hash_destroy(struct ps_hash *h);
 /*
  * ps_hash_lookup - a node whose key is key.
  *
- * Returns:    such a node, or NULL. If several nodes have key (ps_hash_insert allows it),
- *             any one of them. Valid until the caller's section ends.
- * Progress:   wait-free, never blocked by a writer or a resize: it follows at most
- *             L_old + L_new + L_wander links, each the length of one chain when the call
- *             first reads its head (the key's old chain while a resize migrates, its new
- *             chain, and at most one chain it enters from an old tail being migrated:
- *             docs/hash.md §3); no store to shared memory.
+ * Returns:    such a node, or NULL; if several nodes have key, any one of them. Valid
+ *             until the caller's section ends.
+ * Progress:   wait-free, never blocked by a writer or a resize: at most three chains'
+ *             worth of links (docs/hash.md §3); no store to shared memory.
  * Ordering:   acquire: the stores that initialised a node before the insert that
  *             published it happen-before the return. Linearisable per key with the
- *             updates below (docs/hash.md §4): a node present for the whole call is found.
+ *             updates (docs/hash.md §4): a node present for the whole call is found.
  * Caller:     any thread inside a section of the table's ps.
  * Implements: ParSec (EuroSys 2016) §2.2 (lookups in sections, no synchronisation with
  *             updaters); relativistic readers: Triplett et al. (USENIX ATC 2011) §3.
@@ -172,19 +169,13 @@ struct ps_hash_node *ps_hash_lookup(struct ps_hash *h, const void *key);
 /*
  * ps_hash_insert, ps_hash_insert_unique - add node, with key key.
  *
- * Arguments:  node: in an object that is initialised (its key included: the fixed-size
- *             key at key_offset, or what match reads) and not in any table. key: the
- *             node's key (fixed-size keys: may point at the node's own copy).
- * Returns:    ps_hash_insert: 0 (duplicate keys allowed). ps_hash_insert_unique: NULL
- *             if node was inserted, or the node already holding key (then node was not
- *             inserted; the result is valid until the caller's section ends, so call it
- *             inside one to use it). Inserting a node that is already in the table
- *             aborts with a one-line diagnostic naming the function.
- * Progress:   blocking: takes the key's stripe lock (FIFO, ParSec (EuroSys 2016) §3.5's
- *             ticket lock); under it, walks the key's chain(s). After it, at most one
- *             bounded help step of a resize: PS_HASH_HELP_BUCKETS buckets migrated
- *             (each under its own stripe lock), or one ps_quiesce (wait-free), or - when
- *             the insert crosses the grow threshold - the new array's allocation.
+ * Arguments:  node: initialised (its key included) and in no table; key: the node's key
+ *             (fixed-size keys: may point at the node's own copy).
+ * Returns:    ps_hash_insert: 0 (duplicate keys allowed). ps_hash_insert_unique: NULL if
+ *             node was inserted, else the node already holding key (valid until the
+ *             caller's section ends). A node already in the table aborts.
+ * Progress:   blocking: takes the key's stripe lock (FIFO) and walks the key's chain(s);
+ *             then at most one bounded help step of a resize (docs/design.md §9.8).
  * Ordering:   release: the caller's stores to the object happen-before a lookup that
  *             finds it. Linearisation point: the store that links node.
  * Caller:     any thread, inside or outside a section of the table's ps.
@@ -238,19 +229,14 @@ int ps_hash_delete(struct ps_hash *h, struct ps_hash_node *node);
 struct ps_hash_node *ps_hash_delete_key(struct ps_hash *h, const void *key);
 
 /*
- * ps_hash_foreach - visit nodes of the table.
- *
- * Guarantees: every node present for the whole walk is visited exactly once; a node
- * inserted or deleted during it is visited at most once; a node replaced during it is
- * visited in at most one of its two incarnations (old or new), or both if the replace
- * moved it behind the walk - docs/hash.md §5. visit must not insert, delete or
- * replace in h (collect the nodes and update after the walk) nor call ps_hash_resize.
+ * ps_hash_foreach - visit nodes of the table: every node present for the whole walk
+ * exactly once, a node inserted, deleted or replaced during it at most once per
+ * incarnation (docs/hash.md §5). visit must not update h nor call ps_hash_resize.
  *
  * Returns:    the number of nodes visited.
- * Progress:   lock-free (no store, nothing taken) when no resize is migrating; while one
- *             is, it takes each stripe lock in turn while it walks that stripe's old and
- *             new chains (blocking: bounded by the writers queued on that stripe). It
- *             visits O(buckets + nodes) and never waits for a resize to finish.
+ * Progress:   lock-free (no store) when no resize is migrating; while one is, it takes
+ *             each stripe lock in turn for that stripe's chains (blocking, bounded by
+ *             the writers queued there). O(buckets + nodes); never waits for a resize.
  * Ordering:   as ps_hash_lookup for every node visited.
  * Caller:     any thread inside a section of the table's ps.
  * Implements: Triplett et al. (USENIX ATC 2011) §3 (readers traverse while the table
@@ -261,20 +247,16 @@ size_t ps_hash_foreach(struct ps_hash *h, ps_hash_visit_fn visit, void *arg);
 /*
  * ps_hash_resize - resize to nbuckets now, and wait until the resize is over.
  *
- * Arguments:  nbuckets: rounded up to a power of two and to at least min_buckets; 0
- *             means "what the automatic policy wants now" (grow, shrink or keep).
+ * Arguments:  nbuckets: rounded up to a power of two and to at least min_buckets; 0:
+ *             what the automatic policy wants now (grow, shrink or keep).
  * Returns:    0 once the table has that many buckets and no resize in progress; -1 with
- *             errno = ENOMEM if the new array could not be allocated (the table is left
- *             as it was, fully usable), or ERANGE if nbuckets exceeds 2^40.
- * Progress:   blocking: finishes any resize in progress first; waits for the grace
- *             period by polling ps_quiesce with sched_yield() between polls (it does not
- *             call ps_synchronize, and no reader or writer waits for it); migrates every
- *             bucket left, taking stripe locks; waits for helpers still migrating.
+ *             errno = ENOMEM (the table is left as it was) or ERANGE (nbuckets > 2^40).
+ * Progress:   blocking: finishes a resize in progress, polls ps_quiesce for the grace
+ *             period (no reader or writer waits for it), migrates what is left under
+ *             stripe locks, waits for helpers (docs/hash.md §3).
  * Ordering:   every node present at the call is in the new array at the return.
- * Caller:     any thread outside every section of the table's ps (it would wait for
- *             itself: aborts with a diagnostic).
- * Implements: Triplett et al. (USENIX ATC 2011) §3 (relativistic expansion and shrink,
- *             here as a two-array migration, docs/hash.md §3).
+ * Caller:     any thread outside every section of the table's ps (else it aborts).
+ * Implements: Triplett et al. (USENIX ATC 2011) §3, as a two-array migration.
  */
 int ps_hash_resize(struct ps_hash *h, size_t nbuckets);
 

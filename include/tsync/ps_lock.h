@@ -98,19 +98,15 @@ bool ps_lock_is_freed(const void *node);
 
 /*
  * ps_lock_lock, ps_lock_trylock, ps_lock_unlock - the same ticket lock without a node:
- * a plain FIFO spin lock for locks that do not live in ps_alloc() memory (lock stripes,
- * list heads). They never fail on a freed mark: there is no node to carry one. The lock
- * is not reentrant, and a lock held with these must not be taken with ps_lock_take.
+ * a plain FIFO spin lock for locks outside ps_alloc() memory (lock stripes, list heads),
+ * which never fails on a freed mark. Not reentrant; not to be mixed with ps_lock_take.
  *
- * Returns:    ps_lock_trylock: true with the lock held, or false at once, with no
- *             effect, if it was held or contended (including a spurious false when
- *             another thread changed it at the same moment).
- * Progress:   ps_lock_lock: blocking: waits FIFO behind earlier takers (a taker's wait is
- *             bounded by the number of earlier ones), spinning briefly and then calling
- *             sched_yield(), exactly as ps_lock_take (the same code). ps_lock_trylock:
- *             never waits, never joins the queue. ps_lock_unlock: wait-free.
- * Ordering:   taking is acquire (the previous holder's critical section happens-before
- *             the caller's); ps_lock_unlock is release.
+ * Returns:    ps_lock_trylock: true with the lock held, or false at once, with no effect,
+ *             if it was held or contended (a spurious false is possible).
+ * Progress:   ps_lock_lock: blocking, FIFO behind earlier takers, spinning and then
+ *             yielding, as ps_lock_take (docs/design.md §9.6). ps_lock_trylock: never
+ *             waits, never joins the queue. ps_lock_unlock: wait-free.
+ * Ordering:   taking is acquire; ps_lock_unlock is release.
  * Caller:     any thread, inside a parallel section or not; ps_lock_unlock only by the
  *             holder (of a lock taken by ps_lock_lock or ps_lock_trylock).
  * Implements: ParSec (EuroSys 2016) §3.5 (the lock without the freed check).

@@ -66,20 +66,15 @@ struct ps_mem;
 /*
  * ps_mem_grace_fn - a custom grace period: may obj, past normal quiescence, be reused?
  *
- * Arguments:  m; obj (contents as the freeing thread left them; do not write it);
- *             free_time, its stamp in ticks; arg, cfg->grace_arg.
- * Returns:    true to let obj be reused, false to keep it (e.g. "not before the next
- *             TLB flush": compare free_time with the time of the last flush). The first
- *             refusal ends that reclamation: the refused object stays at the head of its
- *             queue, every object freed after it by the same thread waits behind it, and
- *             it is asked again first at the next reclamation. So the hook never sees an
- *             object before every object freed earlier by the same thread has been
- *             accepted, and no object is lost or reordered.
+ * Arguments:  m; obj (as the freeing thread left it; do not write it); free_time, its
+ *             stamp in ticks; arg, cfg->grace_arg.
+ * Returns:    true to let obj be reused; false to keep it (e.g. "not before the next TLB
+ *             flush"), which ends that reclamation: obj and every later free of the same
+ *             thread wait, and obj is asked again first next time (docs/design.md §9.4).
  * Progress:   runs inside allocator calls: it must not block for long.
- * Caller:     called by the reclaiming thread's ps_free/ps_alloc/ps_mem_reclaim/
- *             ps_mem_collect (or σ), in free-time order per freeing thread, once the
- *             object's free time is <= a proven quiescence point; it must not call
- *             ps_alloc, ps_free, ps_mem_reclaim or ps_mem_collect on the same ps_mem.
+ * Caller:     the reclaiming thread's ps_free/ps_alloc/ps_mem_reclaim/ps_mem_collect
+ *             (or σ), in free-time order per freeing thread, once obj has quiesced; it
+ *             must not call ps_alloc, ps_free, ps_mem_reclaim or ps_mem_collect on m.
  * Implements: ParSec (EuroSys 2016) §3.7.
  */
 typedef bool (*ps_mem_grace_fn)(struct ps_mem *m, void *obj, tsync_tick_t free_time, void *arg);
@@ -180,30 +175,15 @@ enum ps_mem_prudence {
 };
 
 /*
- * Who reclaims (cfg->reclaim_mode; RT-SMR (RTAS 2018) §V-C, docs/rt.md §10). Whatever the
- * mode, an object is made reusable only after its grace period (docs/design.md §3, "The
- * reclamation task σ").
+ * Who reclaims (cfg->reclaim_mode; RT-SMR (RTAS 2018) §V-C). Whatever the mode, an
+ * object is made reusable only after its grace period. Each mode's term in RT-SMR
+ * (RTAS 2018) Eq. 5 and how σ is fed: docs/design.md §9.4.
  *  INLINE: each thread reclaims its own queue in its ps_free and allocation slow path.
- *    Analysis (docs/rt-analysis.md's `reclaim: on_free`): an object is collected at its
- *    owner's first reclamation after its grace period ends, so RT-SMR (RTAS 2018) Eq. 5
- *    uses q* = q + max over writers of (p + r).
- *  TASK: while a σ (struct ps_reclaimer) is attached, ps_free stamps the object (its own
- *    ordered clock reading, stamp_batch notwithstanding) and pushes it onto the calling
- *    thread's hand-off list (a CAS on a line of its own record that only σ's exchange
- *    contends on: at most two tries), and never reclaims; the allocation slow path takes
- *    remote-freed, slab and fresh memory. Only σ reclaims: once per period q it takes
- *    every hand-off list whole, computes quiescence once (α) and returns every object
- *    freed at or before that point to its slab (β each). Analysis: σ's response time
- *    r_σ enters Eq. 5 as r_σ* with q* = q, q = σ's period; σ per ps_mem or one σ shared
- *    by many ps_mem (RT-SMR (RTAS 2018) Fig. 13's RT-PARSEC-single: r_σ* is that one
- *    task's response time, its α one quiescence computation per ps and its β every
- *    collected object of every attached ps_mem). With no σ attached, TASK behaves as
- *    INLINE (and a thread takes back its own hand-off list).
+ *  TASK: while a σ (struct ps_reclaimer) is attached, ps_free stamps the object and
+ *    hands it to σ, and never reclaims; only σ reclaims, once per period. With no σ
+ *    attached, TASK behaves as INLINE.
  *  BOTH: INLINE, plus: when a thread's reclamation leaves reclaim_batch or more objects
- *    queued (a section held them back), it hands its queue to σ, which collects them
- *    later, so its own frees do not keep re-walking a long backlog. Analysis: an object
- *    is collected by its owner as INLINE or by σ after the hand-off: the bound takes the
- *    worse, q* = q + max writer (p + r) + r_σ*.
+ *    queued (a section held them back), it hands its queue to σ.
  */
 enum ps_mem_reclaim_mode {
 	PS_MEM_RECLAIM_INLINE = 0,
@@ -308,13 +288,9 @@ struct ps_mem_config {
  * Arguments:  ps: the parallel-section domain whose quiescence decides reuse.
  *             obj_size: bytes per object (1 to 1 GiB, and at least one object must fit
  *             in a slab). cfg: the configuration, or NULL for the defaults.
- * Returns:    the allocator; NULL with errno = EINVAL (ps NULL, obj_size 0 or too large
- *             for a slab, bad alignment or slab size, bad cfg->size, an unknown
- *             accounting or reclaim mode, limit_wait_ms < -1, pending_bound_pct < -1,
- *             pending_fn without
- *             pending_threshold or the reverse, pending_fn with PER_THREAD accounting)
- *             or ENOMEM (also when the records of the explicitly registered threads,
- *             allocated now, cannot be: <tsync/thread.h>).
+ * Returns:    the allocator; NULL with errno = EINVAL (ps NULL, obj_size out of range,
+ *             or a cfg field out of range or at odds with another: docs/design.md §9.4)
+ *             or ENOMEM (also for the records of the explicitly registered threads).
  * Progress:   blocking (allocates, also every explicitly registered thread's record;
  *             takes the registry mutex).
  * Caller:     any thread.
@@ -340,15 +316,12 @@ void ps_mem_destroy(struct ps_mem *m);
  * ps_alloc - an object of m's size (ParSec's name, although the argument is a ps_mem).
  *
  * Returns:    the object, contents unspecified (no reader can still see an earlier
- *             incarnation); NULL with errno = ENOMEM (the system refused memory and no
- *             grace period brought an object back in time; or a lazily registered
- *             thread's records could not be allocated), EDEADLK (at cfg->max_bytes,
- *             inside a section of m's ps), EAGAIN (the registry is full).
- * Progress:   wait-free on the fast path (pop from the thread's object cache). The slow
- *             path refills (reclaim, remote frees, own and pool slabs, then a new slab)
- *             and may wait up to cfg->limit_wait_ms for a grace period where it would
- *             otherwise map or fail: at the pending bound, at cfg->max_bytes, after a
- *             refused slab; never inside a section (docs/design.md §3, "The slow paths").
+ *             incarnation); NULL with errno = ENOMEM (no memory, even after waiting for
+ *             a grace period; or the thread's records could not be allocated), EDEADLK
+ *             (at cfg->max_bytes, inside a section of m's ps) or EAGAIN (registry full).
+ * Progress:   wait-free on the fast path (a pop from the thread's object cache); the
+ *             slow path refills, and may wait up to cfg->limit_wait_ms for a grace
+ *             period, never inside a section (docs/design.md §3, "The slow paths").
  * Ordering:   every access to the previous incarnation happens-before the return.
  * Caller:     any thread, inside or outside a section.
  * Implements: ParSec (EuroSys 2016) §3.4; the bound and the limit: Prudence (ASPLOS
@@ -362,11 +335,9 @@ void *ps_alloc(struct ps_mem *m);
  *
  * Arguments:  obj: from ps_alloc(m), live, already unreachable for new readers; NULL is
  *             ignored; a double free or a foreign pointer aborts with a diagnostic.
- * Progress:   never waits for another thread: stamps obj (now or at a later free of the
- *             caller: later reuse, never earlier), then reclaims at most reclaim_batch
- *             quiesced objects of the caller's queue (RT/TEMPORAL: every quiesced one;
- *             TASK with σ: hands obj to σ instead). May take the pool mutex when a slab
- *             changes hands (docs/design.md §3, "The slow paths").
+ * Progress:   never waits for another thread: stamps obj, then reclaims at most
+ *             reclaim_batch quiesced objects of the caller's queue; may take the pool
+ *             mutex (docs/design.md §3, "The slow paths").
  * Ordering:   the free time is read with tsync_now_ordered(), after all the caller's
  *             earlier stores (the unlinking one included) are visible.
  * Caller:     any thread, inside or outside a section; ps_lock_take fails on obj from
@@ -376,25 +347,18 @@ void *ps_alloc(struct ps_mem *m);
 void ps_free(struct ps_mem *m, void *obj);
 
 /*
- * ps_free_now - the immediate free: obj goes straight back to the caller's object cache.
+ * ps_free_now - the immediate free: obj goes straight back to the caller's object cache,
+ * reusable by its next ps_alloc (no grace period; counted in ps_mem_stats.frees_now).
  *
- * Reusable by the caller's next ps_alloc - no free time, no quiescence queue, no grace
- * period, no custom grace hook. Counted in ps_mem_stats.frees_now, not in frees; with
- * exact accounting it moves obj from live to free in one atomic add.
- *
- * Arguments:  obj: from ps_alloc(m) and live, and one that no reader can have reached:
- *             one never published (an allocation abandoned before it was linked, e.g. a
- *             store that failed), or one whose every publication was undone before any
- *             section that could load it began. An object that was reachable by a reader
- *             in a section - whenever that section started - needs ps_free; freeing it
- *             here is a use-after-free that no check catches. A double free (of either
- *             kind) or a foreign object aborts with a diagnostic, as ps_free does. NULL
- *             is ignored.
+ * Arguments:  obj: from ps_alloc(m), live, and never reachable by any reader: never
+ *             published, or every publication undone before any section that could load
+ *             it began (docs/design.md §9.4). Anything else needs ps_free: here it is a
+ *             use-after-free no check catches. A double free or a foreign object aborts
+ *             with a diagnostic, as ps_free does; NULL is ignored.
  * Progress:   wait-free except when the cache is full (a flush of half of it, which may
- *             take the pool mutex). Called by a lazily registered thread that has no
- *             record in m yet, it allocates one and aborts if that fails
- *             (<tsync/thread.h>).
- * Caller:     any thread, inside or outside a section.
+ *             take the pool mutex).
+ * Caller:     any thread, inside or outside a section (a lazily registered one aborts if
+ *             its record in m cannot be allocated).
  * Implements: Prudence (ASPLOS 2016) §4 ("two frees").
  */
 void ps_free_now(struct ps_mem *m, void *obj);
@@ -587,15 +551,13 @@ struct ps_stall {
 /*
  * ps_stall_report - which thread holds back quiescence of ps now, and what waits.
  *
- * Reads every thread's record of ps (like ps_quiesce_time) and, if m is not NULL, every
- * thread's reclamation summary of m.
- *
  * Arguments:  m: the allocator whose waiting objects to count, or NULL (object counts
  *             0). out: filled with the report.
  * Returns:    0, or -1 with errno = EINVAL (ps or out NULL, or m not on ps). Counts are
  *             snapshots of per-thread summaries written by their owners at their last
  *             reclamation: exact while the threads are quiet.
- * Progress:   wait-free apart from ps_mem_stats' pool mutex.
+ * Progress:   wait-free apart from ps_mem_stats' pool mutex; reads every thread's record
+ *             of ps (like ps_quiesce_time) and, with m, its reclamation summary of m.
  * Caller:     any thread.
  * Implements: diagnostics for RT-SMR (RTAS 2018) §IV (a section that overruns its
  *             bound); no paper section.

@@ -170,22 +170,16 @@ struct ps_ns *ps_ns_create(struct ps *ps, size_t obj_size, const struct ps_ns_co
 void ps_ns_destroy(struct ps_ns *ns);
 
 /*
- * ps_ns_alloc - a free id and a new object bound to it, in the reserved state.
- *
- * Lookups return NULL for the id until ps_ns_publish(ns, obj). The object's contents are
- * unspecified (as ps_alloc's).
+ * ps_ns_alloc - a free id and a new object bound to it, in the reserved state: lookups
+ * return NULL for the id until ps_ns_publish(ns, obj). Contents unspecified (as ps_alloc's).
  *
  * Arguments:  id: receives the id.
- * Returns:    the object; NULL with errno = ENOSPC (every id is bound, reserved or in
- *             its grace period), ENOMEM, EAGAIN, or EINVAL (ns or id NULL). ENOMEM
- *             also when a lazily registered thread's per-thread records (in ns or its
- *             allocator), allocated on its first use of ns, cannot be; EAGAIN when the
- *             thread is not registered and the registry is full (as ps_alloc's;
- *             <tsync/thread.h>).
+ * Returns:    the object; NULL with errno = ENOSPC (every id is bound, reserved or in its
+ *             grace period), EINVAL (ns or id NULL), or ENOMEM or EAGAIN (as ps_alloc's,
+ *             also for the thread's records: see Threads above).
  * Progress:   wait-free on the fast path (an id from the caller's cache, one CAS on its
  *             leaf word, a ps_alloc); a refill takes the pool mutex and may allocate trie
- *             nodes; in a full namespace the call scans the trie before it says ENOSPC
- *             (see Extents above).
+ *             nodes; a full namespace is scanned before ENOSPC (see Extents above).
  * Caller:     any thread, inside or outside a section.
  * Implements: ParSec (EuroSys 2016) §3.6.
  */
@@ -194,25 +188,14 @@ void *ps_ns_alloc(struct ps_ns *ns, uint64_t *id);
 /*
  * ps_ns_alloc_at - bind the chosen id to a new object (reserved state, as ps_ns_alloc).
  *
- * An id claimed here may still sit in some thread's cache or the pool; that copy is
- * skipped when it is popped (the leaf word's CAS fails), so it costs nothing but its
- * slot.
- *
- * Arguments:  id: the id wanted.
+ * Arguments:  id: the id wanted (a copy of it in some thread's cache is skipped later).
  * Returns:    the object; NULL with errno = EINVAL (ns NULL), ERANGE (id outside the
- *             space), EEXIST (id bound or reserved, also as part of an extent), EBUSY
- *             (id freed and still in its grace period: quiescence or the grace hook has
- *             not let it go yet; the caller's own queue is reclaimed once before EBUSY is
- *             returned, so an id the caller freed comes back as soon as its grace period
- *             is over), ENOMEM, or EAGAIN. ENOMEM also when a lazily registered
- *             thread's per-thread records (in ns or its allocator), allocated on its
- *             first use of ns, cannot be; EAGAIN when the thread is not registered and
- *             the registry is full (as ps_alloc's; <tsync/thread.h>).
- * Progress:   wait-free apart from trie node allocation, that reclamation, and one case:
- *             when an extent claim over id is in progress (ps_ns_alloc_extent), it waits
- *             for that claim's outcome (EEXIST if the extent was taken, the id
- *             otherwise) - at most 2^k CASes of the claimer, who waits for nothing;
- *             longer only if the claimer is preempted.
+ *             space), EEXIST (id bound or reserved, also as part of an extent), EBUSY (id
+ *             still in its grace period, after one reclamation of the caller's own
+ *             queue), or ENOMEM or EAGAIN (as ps_ns_alloc's).
+ * Progress:   wait-free apart from trie node allocation, that reclamation, and a wait for
+ *             the outcome of an extent claim in progress over id (at most 2^k CASes of
+ *             the claimer, longer only if it is preempted: docs/design.md §9.7).
  * Caller:     any thread, inside or outside a section.
  * Implements: ParSec (EuroSys 2016) §3.6.
  */
@@ -220,20 +203,16 @@ void *ps_ns_alloc_at(struct ps_ns *ns, uint64_t id);
 
 /*
  * ps_ns_alloc_extent - reserve 2^k contiguous ids aligned to 2^k, k the smallest with
- * 2^k >= n, and bind the first n of them to new objects (reserved state).
- *
- * The ids beyond n stay reserved, unbound, until the extent returns. For n == 1 the id
- * is a single id, as ps_ns_alloc's.
+ * 2^k >= n, and bind the first n of them to new objects (reserved state); the ids beyond
+ * n stay reserved, unbound, until the extent returns.
  *
  * Arguments:  n: objects, in [1, 2^max_order]. base: receives the first id. objs:
  *             receives the objects (objs[i] has id *base + i).
  * Returns:    0, or -1 with errno = EINVAL (n out of range, NULL argument), ENOSPC (no
- *             aligned run of 2^k free ids was found) or ENOMEM (nothing is left claimed).
- *             ENOMEM also when a lazily registered thread's per-thread records,
- *             allocated on its first use of ns, cannot be, or (unregistered thread) the
- *             registry is full (<tsync/thread.h>).
- * Progress:   n ps_alloc calls, 3 x 2^k leaf-word accesses (a look, a CAS and a store
- *             each), plus a small record per extent (ps_mem); a refill as ps_ns_alloc.
+ *             aligned run of 2^k free ids was found) or ENOMEM (any allocation failed,
+ *             the thread's records and a full registry included; nothing is left claimed).
+ * Progress:   n ps_alloc calls, 3 x 2^k leaf-word accesses, a small record per extent;
+ *             a refill as ps_ns_alloc.
  * Caller:     any thread, inside or outside a section.
  * Implements: ParSec (EuroSys 2016) §3.6 (the "mmap of npages").
  */
@@ -255,20 +234,15 @@ void ps_ns_publish(struct ps_ns *ns, void *obj);
 
 /*
  * ps_ns_free - unbind obj's id (lookups return NULL from now on) and free obj with
- * ps_free.
+ * ps_free: the id and the object are reused only after every section of ns's ps active
+ * now has ended and the grace hook (if any) agreed. Marks obj freed for ps_lock_take.
  *
- * The id and the object are reused only after every section of ns's ps active now has
- * ended and the grace hook (if any) agreed. Published or still reserved objects alike.
- * Marks obj freed for ps_lock_take.
- *
- * Arguments:  obj: from ns, or NULL (ignored). A foreign object or a double free aborts
- *             with a one-line diagnostic (two threads freeing the same object at the same
- *             moment may both pass the check: freeing is the owner's act, as for
- *             free(3)).
- * Progress:   wait-free apart from ps_free's reclamation work. A lazily registered
- *             thread without a record in ns (or its allocator) allocates one and aborts
- *             if that fails (<tsync/thread.h>).
- * Caller:     any thread, inside or outside a section.
+ * Arguments:  obj: from ns, published or still reserved, or NULL (ignored). A foreign
+ *             object or a double free aborts with a one-line diagnostic (two racing
+ *             frees may both pass: freeing is the owner's act, as for free(3)).
+ * Progress:   wait-free apart from ps_free's reclamation work.
+ * Caller:     any thread, inside or outside a section (a lazily registered one aborts if
+ *             its record cannot be allocated: see Threads above).
  * Implements: ParSec (EuroSys 2016) §3.6.
  */
 void ps_ns_free(struct ps_ns *ns, void *obj);

@@ -76,18 +76,14 @@ struct ps_reclaimer *ps_reclaimer_start(const struct ps_reclaimer_config *cfg);
 int ps_reclaimer_attach(struct ps_reclaimer *r, struct ps_mem *m);
 
 /*
- * ps_reclaimer_detach - σ stops reclaiming m.
- *
- * Before it returns it takes every hand-off list of m, computes quiescence (in the
- * caller) and collects what has quiesced; what still waits goes to m's orphaned queues,
- * adopted by the next thread whose allocation slow path or ps_mem_reclaim runs (INLINE
- * from then on).
+ * ps_reclaimer_detach - σ stops reclaiming m. Before it returns it collects what of m's
+ * hand-off lists has quiesced, in the caller; the rest goes to m's orphaned queues, for
+ * m's threads to adopt (INLINE from then on; docs/design.md §9.5).
  *
  * Returns:    0, or -1 with errno = EINVAL (NULL) or ENOENT (m is not attached to r).
  * Progress:   blocking (r's mutex).
- * Ordering:   a free racing with the detach is not lost: a thread that pushed after the
- *             detach's sweep sees no σ right after its push and takes its list back
- *             (seq_cst on both sides).
+ * Ordering:   seq_cst on both sides: a free racing with the detach is not lost (the
+ *             freeing thread sees no σ after its push and takes its list back).
  * Caller:     any thread outside a section of m's ps (inside one, its own section holds
  *             the objects back); ps_mem_destroy(m) calls it.
  * Implements: RT-SMR (RTAS 2018) §V-C.

@@ -147,34 +147,26 @@ void rlu_reader_lock(struct rlu_thread *self);
  * rlu_reader_unlock - end the section; a writer commits.
  *
  * Arguments: self: the caller's handle.
- * Returns:   nothing. A writer's write clock := global clock + 1 and the global clock is
- *            incremented; unless it defers (max_write_sets > 1, log less than half full,
- *            no peer's request), it then waits until every section that began before the
- *            commit has ended, writes its copies back, unlocks them and frees its
- *            rlu_free'd objects.
+ * Returns:   nothing. A writer sets its write clock to global clock + 1 and increments the
+ *            global clock; unless it defers, it then waits for the sections that began
+ *            before the commit, writes its copies back, unlocks them and frees its
+ *            rlu_free'd objects (docs/design.md §9.9).
  * Progress:  a reader: wait-free (one store), unless a peer asked it to synchronize its
- *            deferred write sets (blocking). A writer: blocking, on the sections older
- *            than its commit (the grace period), unless it defers.
- * Ordering:  the section end is a release store; the commit is seq_cst (clock word
- *            COMMITTING, global clock increment), then the write clock is published with
- *            a release store: a section that steals a copy sees all of the commit.
+ *            deferred write sets. A writer: blocking on the grace period, unless it defers.
+ * Ordering:  the section end is a release store; the commit is seq_cst, then the write
+ *            clock is published with a release store: a stealing section sees all of it.
  * Caller:    the handle's thread, inside a section.
- * Implements: the RLU study (Appl. Sci. 2022) §3.2 (Fig. 2, reader unlock, commit,
- *            synchronize).
+ * Implements: the RLU study (Appl. Sci. 2022) §3.2 (Fig. 2: unlock, commit, synchronize).
  */
 void rlu_reader_unlock(struct rlu_thread *self);
 /*
  * rlu_abort - abandon the section: unlock and discard its copies, forget its rlu_free
- * calls, end the section; then back off.
+ * calls, end the section; then back off (2^n relaxes after the n-th consecutive abort,
+ * n <= 8, a yield beyond).
  *
  * Arguments: self: the caller's handle.
- * Returns:   nothing; nothing of the section is ever visible. If the failure came from
- *            deferral (a lock held from an earlier write set, a full log, a peer's
- *            request) the deferred write sets are synchronized; if the log is full of
- *            aborted sections' entries (kept while a concurrent section may still read
- *            them) and no write set is deferred, it waits for a grace period and recycles
- *            the log. Then it backs off: 2^n relaxes after the n-th consecutive abort,
- *            n <= 8, a yield beyond.
+ * Returns:   nothing; nothing of the section is ever visible. Deferred write sets, or a
+ *            log full of aborted entries, are synchronized first (docs/design.md §9.9).
  * Progress:  blocking only in that synchronization or grace period.
  * Ordering:  the unlocks are release stores.
  * Caller:    the handle's thread, inside a section, after a failed rlu_try_lock; then
@@ -190,14 +182,9 @@ void rlu_abort(struct rlu_thread *self);
  * Returns:   NULL for NULL; the caller's own copy if it locked obj; another writer's copy
  *            if that writer committed at or before this section's local clock (steal);
  *            else obj itself.
- * Progress:  wait-free, except that a deref that meets a write set in the middle of its
- *            commit (two stores of the committer) spins until it is published.
- *            Inline fast path: a section that began when no committed write set awaited
- *            its write-back (rlu_reader_lock read the count of such sets as 0), and that
- *            has locked nothing itself, can only be asked to read originals - any commit
- *            it could steal from comes after its local clock - so rlu_deref returns obj
- *            without looking at its header (one load of the caller's own line).
- *            docs/rlu.md §3.
+ * Progress:  wait-free, except that a deref meeting a write set in the middle of its
+ *            commit (two stores) spins until it is published. Inline fast path: one load
+ *            of the caller's own line when no commit can be stolen (docs/design.md §9.9).
  * Ordering:  acquire: the returned version's contents are those committed.
  * Caller:    the handle's thread, inside a section.
  * Implements: the RLU study (Appl. Sci. 2022) §3.2 (Fig. 2, dereference and steal).
@@ -209,16 +196,12 @@ static inline void *rlu_deref(struct rlu_thread *self, void *obj);
  *
  * Arguments: self: the caller's handle; pobj: an object or a copy of one, as rlu_deref
  *            returned it; size: the object's size in bytes, as given to rlu_alloc.
- * Returns:   true on success (also when the caller already holds it). false - the caller
- *            must call rlu_abort and restart the section - when another thread holds the
- *            object (a concurrent or a deferred write; that thread is asked to
- *            synchronize), when the caller holds it from an earlier deferred write set, or
- *            when the write log is full, also with aborted sections' entries (errno =
- *            ENOSPC if the section's copies cannot fit even in an empty log: retrying
- *            cannot help).
+ * Returns:   true on success (also when the caller already holds it). false - call
+ *            rlu_abort and restart the section - when another thread holds the object,
+ *            the caller holds it from an earlier deferred write set, or the log is full
+ *            (ENOSPC: the copies cannot fit even in an empty log; docs/design.md §9.9).
  * Progress:  wait-free (one CAS; it fails instead of waiting).
- * Ordering:  the CAS on the object's header is acq_rel: it publishes the copy's metadata
- *            and acquires the previous holder's write-back.
+ * Ordering:  acq_rel CAS on the header: publishes the copy, acquires the last write-back.
  * Caller:    the handle's thread, inside a section.
  * Implements: the RLU study (Appl. Sci. 2022) §3.2 (Fig. 2, try-lock).
  */

@@ -94,17 +94,14 @@ extern "C" {
 #define TSYNC_THREADS_MAX (1u << 20)
 
 /*
- * tsync_thread_register - register the calling thread explicitly (idempotent).
- *
- * Allocates the thread's per-thread records in every existing instance (see the top of
- * this file). A lazily registered thread is upgraded (same id).
+ * tsync_thread_register - register the calling thread explicitly (idempotent): its
+ * records in every existing instance are allocated now (see the top of this file). A
+ * lazily registered thread is upgraded (same id).
  *
  * Returns:    0, or -1 with errno = EAGAIN (capacity exhausted) or ENOMEM (the
- *             registry's table or a per-thread record could not be allocated: the
- *             thread is left as it was, unregistered or lazily registered; nothing is
- *             leaked, a retry may succeed).
- * Progress:   blocking: takes the registry mutex (registration is not a fast path);
- *             allocates.
+ *             registry's table or a record could not be allocated: the thread is left as
+ *             it was, nothing is leaked, a retry may succeed; docs/design.md §9.2).
+ * Progress:   blocking: takes the registry mutex; allocates.
  * Caller:     any thread.
  * Implements: infrastructure (no paper section): the per-thread records of ParSec
  *             (EuroSys 2016) §3.3 are indexed by this id.
@@ -142,19 +139,14 @@ int tsync_thread_unregister(void);
 static inline int tsync_thread_id(void);
 
 /*
- * tsync_thread_self - the calling thread's id, for indexing per-thread data on a fast
- * path; registers the thread lazily if it is not registered, and never fails.
- *
- * The id tsync's own calls use (ps_enter, ps_alloc, ...): a thread not yet registered
- * is registered lazily, as by its first such call (only an id is taken; a lazily
- * registered thread stays so). The id is the caller's until it unregisters or exits;
- * then it may be handed to another thread.
+ * tsync_thread_self - the calling thread's id, the one tsync's own calls use, for
+ * indexing per-thread data on a fast path. A thread not yet registered is registered
+ * lazily (only an id is taken). The id is the caller's until it unregisters or exits.
  *
  * Returns:    the id in [0, capacity). If the thread cannot be registered (capacity
- *             exhausted) the call prints a diagnostic and aborts, like ps_enter: a
- *             thread that must not abort registers explicitly first
- *             (tsync_thread_register), or calls tsync_thread_id, which reports the
- *             error instead.
+ *             exhausted) it prints a diagnostic and aborts, like ps_enter; a thread that
+ *             must not abort registers first (tsync_thread_register) or calls
+ *             tsync_thread_id, which reports the error instead.
  * Progress:   wait-free once registered (one thread-local load); the first call of an
  *             unregistered thread blocks on the registry mutex.
  * Caller:     any thread.
