@@ -8,7 +8,13 @@ Checks, for the tree it is given (default: this repository):
   2. every header include/tsync/*.h appears in api.md's module table (the table whose
      header row starts "| module | header |") as `<tsync/NAME.h>`;
   3. every header appears in README.md's "## API map" section (as NAME.h, e.g.
-     `<tsync/ps_ns.h>` or a bare `oplog_list.h`).
+     `<tsync/ps_ns.h>` or a bare `oplog_list.h`);
+  4. every contract is a short checklist: at most CONTRACT_MAX_LINES lines of comment
+     (CONTRIBUTING.md, "Habits of the house"; the reasoning goes to docs/design.md §9).
+     A contract is a block comment at column 0 directly above a file-scope declaration
+     (a function, typedef, enum, struct or #define), or one that has a title line
+     (" * name - what it does"); a block that holds several titled contracts (as
+     arch.h's primitives, defined once per target below it) counts each title apart.
 
 The headers are found by glob, so a header or function added later is checked without
 touching this file. Standard library only: it runs as a script (prints what is missing,
@@ -208,6 +214,56 @@ def header_api(text):
     return funcs, names_macros
 
 
+# ---- contract length -------------------------------------------------------------------
+
+# "About a dozen lines" (CONTRIBUTING.md): the comment's lines between /* and */.
+CONTRACT_MAX_LINES = 13
+
+# A contract's title line: " * name - ..." or " * name, other_name - ...".
+TITLE = re.compile(r"^ \* ([A-Za-z_]\w*)(?:, [A-Za-z_]\w*)* - ")
+
+
+def contracts(text):
+    """Every contract of a header: (line number of its first line, what it documents,
+    its length in lines). See check 4 in the module's docstring."""
+    lines = text.split("\n")
+    out = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("/*"):
+            i += 1
+            continue
+        j = i
+        while "*/" not in lines[j]:
+            j += 1
+        after = lines[j + 1] if j + 1 < len(lines) else ""
+        code = after.strip() and not after.startswith((" ", "\t", "/", "#if", "#endif",
+                                                        "#include", "#else", "#elif"))
+        titled = any(TITLE.match(l) for l in lines[i:j + 1])
+        if (code or titled) and i > 0:
+            body = lines[i:j + 1]
+            if body[0].strip() == "/*":
+                body = body[1:]
+            if body and body[-1].strip() == "*/":
+                body = body[:-1]
+            starts = [k for k, l in enumerate(body) if TITLE.match(l)]
+            if len(starts) <= 1:
+                m = re.match(r"#\s*define\s+(\w+)", after) or \
+                    re.search(r"([A-Za-z_]\w*)\s*[({]|(\w+)\s*$", after)
+                name = TITLE.match(body[starts[0]]).group(1) if starts else (
+                    m.group(m.lastindex) if m else after.strip())
+                out.append((i + 1, name, len(body)))
+            else:
+                ends = starts[1:] + [len(body)]
+                for a, b in zip(starts, ends):
+                    n = b - a
+                    while n > 0 and body[a + n - 1].strip() == "*":
+                        n -= 1  # the blank line before the next title
+                    out.append((i + 1 + a, TITLE.match(body[a]).group(1), n))
+        i = j + 1
+    return out
+
+
 # ---- docs parsing ---------------------------------------------------------------------
 
 def code_spans(md):
@@ -269,6 +325,11 @@ def check(headers, api_md, readme_md):
                             % fname)
         if api_map and not mentions_header(api_map, fname):
             problems.append("README.md: %s is missing from the API map" % fname)
+        for line, name, n in contracts(headers[fname]):
+            if n > CONTRACT_MAX_LINES:
+                problems.append("include/tsync/%s:%d: the contract of %s is %d lines (at "
+                                "most %d: move the reasoning to docs/design.md §9 and "
+                                "link it)" % (fname, line, name, n, CONTRACT_MAX_LINES))
     return problems
 
 

@@ -213,3 +213,47 @@ def test_a_new_header_in_the_tree_is_checked(tmp_path):
     assert "function added_fn of <tsync/added.h> is not documented" in bad.stdout
     assert "<tsync/added.h> is missing from the module table" in bad.stdout
     assert "added.h is missing from the API map" in bad.stdout
+
+
+# ---- contract length --------------------------------------------------------------------
+
+def test_tree_contracts_found():
+    """The length check passes above only if it saw the contracts: anchor it on known
+    ones, each shape (a function, an enum, a #define, a block of titled contracts)."""
+    found = {}
+    for p in (cad.ROOT / "include/tsync").glob("*.h"):
+        for line, name, n in cad.contracts(p.read_text()):
+            found[name] = max(found.get(name, 0), n)
+    for name in ("ps_alloc", "ps_create", "ps_policy", "PS_READ_INTERVAL_NS",
+                 "tsync_arch_counter_ordered", "tsync_arch_relax", "oplog_log"):
+        assert 3 <= found.get(name, 0) <= cad.CONTRACT_MAX_LINES, (name, found.get(name))
+    assert len(found) > 150
+
+
+def fake_contract(lines, title="fake_do - does a thing."):
+    body = [" * " + title, " *"] + [" * Progress:   line %d." % k for k in range(lines - 2)]
+    return "/*\n" + "\n".join(body) + "\n */\nint fake_do(int x);\n"
+
+
+@pytest.mark.parametrize("lines", [cad.CONTRACT_MAX_LINES, cad.CONTRACT_MAX_LINES + 1])
+def test_check_fails_on_a_long_contract(lines):
+    header = "/* fake.h - a header. */\n#ifndef F\n#define F\n" + fake_contract(lines)
+    problems = cad.check({"fake.h": header}, fake_api_md({"fake_do"}), fake_readme())
+    if lines <= cad.CONTRACT_MAX_LINES:
+        assert problems == []
+    else:
+        assert len(problems) == 1
+        assert problems[0].startswith("include/tsync/fake.h:4: the contract of fake_do is "
+                                      "%d lines" % lines)
+
+
+def test_titled_contracts_count_apart():
+    """A block with several titled contracts over an #if (as arch.h's) counts per title:
+    two short ones pass together; one long one is named."""
+    short = " * fake_a - one.\n *   Progress: x.\n *\n * fake_b - two.\n *   Progress: y.\n"
+    long_b = " * fake_b - two.\n" + " *   Progress: y.\n" * cad.CONTRACT_MAX_LINES
+    for body, want in ((short * 4, []), (short + long_b, ["fake_b"])):
+        header = ("/* fake.h */\n#include <x.h>\n/*\n" + body +
+                  " */\n#if X\nint fake_a(void);\n#endif\n")
+        got = [n for _, n, k in cad.contracts(header) if k > cad.CONTRACT_MAX_LINES]
+        assert got == want, cad.contracts(header)
