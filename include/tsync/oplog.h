@@ -42,33 +42,22 @@
  * (sizeof(struct oplog_object) = 16 bytes plus the underlying structure); a domain costs
  * `slots` logs per thread that has logged into it, whatever the number of objects.
  *
- * Ordering across threads (§4.1, §6.1). Timestamps come from tsync's clock
- * (<tsync/clock.h>), read under the log's lock after a full fence (tsync_now_ordered),
- * and made strictly increasing per log. The paper's §6.1 experiment found that a
- * timestamp read on one core after reading another core's earlier timestamp from memory
- * was always larger (8-socket Intel and AMD machines, 45 days of uptime: skew < 1000
- * cycles, 1e-13), i.e. that hardware keeps the counters synchronised to better than a
- * cache-line transfer, and OpLog relied on it. tsync does not assume it: at start-up it
- * measures, for every ordered pair of CPUs, an upper bound on how far one counter can
- * be ahead of another (the skew bound S of <tsync/clock.h>, a few hundred cycles on
- * common machines) and also records whether any reading ever went backwards
- * (tsync_clock_inversion(), the paper's experiment). The order policy chooses:
+ * Ordering across threads (§4.1, §6.1). Timestamps come from tsync's clock, read under
+ * the log's lock after a full fence (tsync_now_ordered) and made strictly increasing per
+ * log. The paper relied on counters synchronised to better than a cache-line transfer
+ * (its §6.1 experiment); tsync measures the skew bound S instead (<tsync/clock.h>), and
+ * the order policy chooses (docs/oplog.md §3):
  *   OPLOG_ORDER_CLOCK  (default with an invariant counter) oplog_log returns only once
- *       the clock reads more than ts + S (Spanner's "commit wait", which §6.1 proposes
- *       for clocks with a bounded skew): an update that completes before another begins,
- *       on any CPU, then has the smaller timestamp. Costs about S ticks per logged op
- *       that is not absorbed; no wait when S = 0 (one CPU).
- *   OPLOG_ORDER_TRUST  the paper's assumption: no wait. Correct when counters are
- *       synchronised to within the one-way latency of a cache-line transfer, which is
- *       what tsync_clock_inversion() == 0 is evidence of, not proof.
- *   OPLOG_ORDER_COUNTER  (default without an invariant counter: TSYNC_CLOCK=monotonic,
- *       or a target with no user-mode counter) timestamps are taken from one shared
- *       atomic counter per domain (fetch-and-add). Always correct, but every logged op
- *       writes a shared cache line, which is what OpLog exists to avoid: updates stop
- *       scaling.
- * The environment variable TSYNC_OPLOG_ORDER=clock|trust|counter overrides the default
- * of every domain created with OPLOG_ORDER_AUTO. Types flagged OPLOG_TYPE_UNORDERED
- * (commutative updates, such as the counter) take no timestamp and never wait.
+ *       the clock reads more than ts + S (commit wait): an update that completes before
+ *       another begins, on any CPU, has the smaller timestamp. Costs about S ticks per
+ *       logged op that is not absorbed; nothing when S = 0.
+ *   OPLOG_ORDER_TRUST  the paper's assumption, no wait: tsync_clock_inversion() == 0 is
+ *       evidence for it, not proof.
+ *   OPLOG_ORDER_COUNTER  (default without an invariant counter) timestamps from one
+ *       shared fetch-and-add counter per domain: always correct, but updates stop scaling.
+ * TSYNC_OPLOG_ORDER=clock|trust|counter overrides the default of every domain created
+ * with OPLOG_ORDER_AUTO. Types flagged OPLOG_TYPE_UNORDERED (commutative updates, such as
+ * the counter) take no timestamp and never wait.
  *
  * Which snapshot a read sees: oplog_synchronize locks slot hash(o) of every thread's
  * table at once (in thread-id order, while holding the object lock) and applies every

@@ -53,30 +53,17 @@
  * ps_enter): never memory corruption.
  *
  * fork. tsync installs pthread_atfork handlers at the first registration or instance
- * creation. Before the fork they take the registry mutex and every internal mutex of
- * every instance (ps's callback queues, each ps_mem's and ps_ns's pool), waiting for
- * whoever holds one; so fork() must not be called from a ps_call callback, a grace
- * hook or another place that holds one of them. In the child, which has only the
- * forking thread:
- *  - the registry holds only that thread (tsync_thread_count() is 1, or 0 if it was not
- *    registered); every other id is retired - never reused in the child, so the child's
- *    usable capacity is smaller by that many ids;
- *  - the sections of threads that do not exist in the child are closed: they never hold
- *    back ps_quiesce, ps_synchronize, ps_barrier or any reclamation;
- *  - the forking thread keeps its own sections, queues, caches and slabs; the shared
- *    layers (slab pools, orphaned queues, batches of callbacks already closed) stay
- *    usable, and what is pending there is reclaimed as in the parent;
- *  - what only a vanished thread could change - its object cache, its quiescence
- *    queue, the slabs it owned, its callbacks not yet closed into a batch - stays
- *    allocated and unused in the child: it may have been half-way through changing them
- *    at the fork (glibc's malloc likewise abandons other threads' caches). The child's
- *    memory in use is at most the parent's;
- *  - the membarrier registration of the read path is made again;
- *  - a reclamation task σ (ps_reclaimer) has no thread in the child: every ps_mem is
- *    detached from it there (frees are reclaimed inline), and the child must not call
- *    ps_reclaimer_* on an inherited σ.
- * RLU, MV-RLU and OpLog have no fork handlers: a child of a process whose other threads
- * use them may call only what POSIX allows after fork (exec).
+ * creation; before the fork they take every internal mutex, so fork() must not be called
+ * from a ps_call callback, a grace hook or another place that holds one. The child has
+ * only the forking thread (tsync_thread_count() is 1, or 0 if it was not registered):
+ * every other id is retired, never reused, so the child's usable capacity is smaller; the
+ * vanished threads' sections are closed; the shared layers stay usable. What only a
+ * vanished thread could change (its caches, queues, slabs, open callbacks) stays
+ * allocated and unused: the child's memory in use is at most the parent's. Every ps_mem
+ * is detached from its σ in the child, which must not call ps_reclaimer_* on an
+ * inherited σ. docs/design.md §8 gives the argument. RLU, MV-RLU and OpLog have no fork
+ * handlers: a child of a process whose other threads use them may call only what POSIX
+ * allows after fork (exec).
  */
 #ifndef TSYNC_THREAD_H
 #define TSYNC_THREAD_H
