@@ -17,33 +17,35 @@ extern "C" {
 extern TSYNC_ATOMIC(int) tsync__clock_source;
 tsync_tick_t tsync__now_slow(int ordered);
 
-static inline tsync_tick_t tsync_now(void)
+/* Internal: is the source the hardware counter? The test every reading starts with. */
+static inline bool tsync__counter_on(void)
 {
 #if TSYNC_ARCH_HAS_COUNTER
-	if (TSYNC_LIKELY(atomic_load_explicit(&tsync__clock_source, memory_order_relaxed) ==
-			 TSYNC_CLOCK_COUNTER))
-		return tsync_arch_counter();
+	return atomic_load_explicit(&tsync__clock_source, memory_order_relaxed) ==
+	       TSYNC_CLOCK_COUNTER;
+#else
+	return false;
 #endif
+}
+
+static inline tsync_tick_t tsync_now(void)
+{
+	if (TSYNC_LIKELY(tsync__counter_on()))
+		return tsync_arch_counter();
 	return tsync__now_slow(0);
 }
 
 static inline tsync_tick_t tsync_now_ordered(void)
 {
-#if TSYNC_ARCH_HAS_COUNTER
-	if (TSYNC_LIKELY(atomic_load_explicit(&tsync__clock_source, memory_order_relaxed) ==
-			 TSYNC_CLOCK_COUNTER))
+	if (TSYNC_LIKELY(tsync__counter_on()))
 		return tsync_arch_counter_ordered();
-#endif
 	return tsync__now_slow(1);
 }
 
 static inline tsync_tick_t tsync_now_before_loads(void)
 {
-#if TSYNC_ARCH_HAS_COUNTER
-	if (TSYNC_LIKELY(atomic_load_explicit(&tsync__clock_source, memory_order_relaxed) ==
-			 TSYNC_CLOCK_COUNTER))
+	if (TSYNC_LIKELY(tsync__counter_on()))
 		return tsync_arch_counter_before_loads();
-#endif
 	return tsync__now_slow(1);
 }
 
